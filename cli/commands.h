@@ -1,0 +1,52 @@
+#ifndef TEMPEST_CLI_COMMANDS_H_
+#define TEMPEST_CLI_COMMANDS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+
+namespace tempest::cli {
+
+// Options every subcommand accepts (see docs/user-guide.md).
+struct GlobalOptions {
+  std::string config_file;
+  std::vector<std::string> overrides;  // "key=value"
+  std::string nimbus;                  // HOST:PORT
+};
+
+// Subcommands register themselves on the app and leave a runner behind; after
+// parsing, Run() calls the runner of the one that was chosen.
+class CommandSet {
+ public:
+  void Add(CLI::App* sub, std::function<int()> run) { entries_.push_back({sub, std::move(run)}); }
+  int Run() const;
+
+ private:
+  struct Entry {
+    CLI::App* sub;
+    std::function<int()> run;
+  };
+  std::vector<Entry> entries_;
+};
+
+CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals);
+
+// Per-subcommand registration, one per *_command.cc.
+void RegisterVersionCommand(CLI::App& app, CommandSet& set);
+void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+
+// Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
+int Fail(const std::string& message, int code = 1);
+
+// Blocks until SIGINT or SIGTERM arrives (signals are blocked in all threads
+// first, so the waiting thread is the one that sees them). Call
+// BlockStopSignals() before starting any thread.
+void BlockStopSignals();
+int WaitForStopSignal();
+
+}  // namespace tempest::cli
+
+#endif  // TEMPEST_CLI_COMMANDS_H_

@@ -1,0 +1,51 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "spout/dev_kafka_cluster.h"
+
+namespace tempest::cli {
+namespace {
+
+struct DevKafkaOptions {
+  int brokers = 1;
+  std::vector<std::string> topics;  // NAME:PARTITIONS
+  std::string zk;                   // publish a broker registry here
+};
+
+int RunDevKafka(const DevKafkaOptions& opts) {
+  BlockStopSignals();
+  std::vector<spout::DevKafkaTopic> topics;
+  for (const auto& spec : opts.topics) {
+    auto topic = spout::ParseDevKafkaTopic(spec);
+    if (!topic.ok()) return Fail(std::string(topic.status().message()), 2);
+    topics.push_back(*topic);
+  }
+  if (!opts.zk.empty()) {
+    return Fail("--zk (broker registry in ZooKeeper) is not available in this build", 2);
+  }
+  auto cluster = spout::DevKafkaCluster::Create(opts.brokers, topics);
+  if (!cluster.ok()) return Fail(std::string(cluster.status().message()));
+  std::printf("bootstrap.servers=%s\n", (*cluster)->bootstrap_servers().c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "tempest: dev Kafka with %d broker(s); keeps ~5 MiB or 100k messages per "
+               "partition (oldest dropped); Ctrl-C stops it\n",
+               opts.brokers);
+  WaitForStopSignal();
+  return 0;
+}
+
+}  // namespace
+
+void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions&) {
+  auto opts = std::make_shared<DevKafkaOptions>();
+  auto* sub = app.add_subcommand(
+      "dev-kafka", "Run a Kafka-protocol dev cluster (librdkafka mock) in the foreground");
+  sub->add_option("--brokers", opts->brokers, "number of brokers")->check(CLI::Range(1, 64));
+  sub->add_option("--topic", opts->topics, "topic to create, NAME:PARTITIONS (repeatable)");
+  sub->add_option("--zk", opts->zk, "also publish a Kafka-style broker registry in this ZooKeeper");
+  set.Add(sub, [opts] { return RunDevKafka(*opts); });
+}
+
+}  // namespace tempest::cli

@@ -1,0 +1,37 @@
+// The single `tempest` binary: global options and subcommand dispatch. Each
+// subcommand lives in its own *_command.cc and only parses its arguments and
+// calls into a library; the logic lives in the modules.
+#include <cstdio>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tempest: a Storm-style stream-processing runtime"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  tempest::cli::GlobalOptions globals;
+  app.add_option("--config", globals.config_file, "tempest.yaml or storm.yaml to read")
+      ->check(CLI::ExistingFile);
+  app.add_option("-c", globals.overrides, "key=value config override (value parsed as YAML)")
+      ->allow_extra_args(false);
+  app.add_option("--nimbus", globals.nimbus, "nimbus HOST:PORT for client verbs");
+
+  auto commands = tempest::cli::RegisterCommands(app, globals);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One clear line on stderr; usage errors exit 2.
+    std::fprintf(stderr, "tempest: %s\n", e.what());
+    return 2;
+  }
+  return commands.Run();
+}

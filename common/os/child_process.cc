@@ -1,0 +1,195 @@
+#include "common/os/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tempest::os {
+namespace {
+
+// Everything the child needs is prepared before fork(): after fork in a
+// multi-threaded parent only async-signal-safe calls are allowed.
+struct PreparedExec {
+  std::vector<std::string> env_storage;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+PreparedExec Prepare(const ChildProcess::Options& options) {
+  PreparedExec p;
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq == nullptr) continue;
+    env[std::string(static_cast<const char*>(*e), eq)] = eq + 1;
+  }
+  for (const auto& [k, v] : options.env) env[k] = v;
+  for (const auto& [k, v] : env) p.env_storage.push_back(k + "=" + v);
+  for (auto& s : p.env_storage) p.envp.push_back(s.data());
+  p.envp.push_back(nullptr);
+  for (const auto& a : options.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
+  p.argv.push_back(nullptr);
+  return p;
+}
+
+[[noreturn]] void ChildFail(int fd, const char* what) {
+  // Report through the pipe (async-signal-safe write) and exit.
+  int err = errno;
+  (void)!write(fd, &err, sizeof(err));
+  (void)!write(fd, what, std::strlen(what));
+  _exit(127);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const Options& options) {
+  if (options.argv.empty()) return absl::InvalidArgumentError("ChildProcess: empty argv");
+  PreparedExec exec = Prepare(options);
+
+  int out_fd = -1, err_fd = -1;
+  if (!options.stdout_path.empty()) {
+    out_fd = ::open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out_fd < 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot open ", options.stdout_path, ": ", std::strerror(errno)));
+    }
+  }
+  if (!options.stderr_path.empty() && options.stderr_path != "=stdout") {
+    err_fd = ::open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err_fd < 0) {
+      if (out_fd >= 0) ::close(out_fd);
+      return absl::InternalError(
+          absl::StrCat("cannot open ", options.stderr_path, ": ", std::strerror(errno)));
+    }
+  }
+  const bool err_to_out = options.stderr_path == "=stdout";
+
+  // A close-on-exec pipe tells us whether exec succeeded: EOF means it did.
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    ::close(report[0]);
+    ::setpgid(0, 0);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(report[1], "prctl");
+    // The parent may have died between fork and prctl.
+    if (::getppid() != parent) _exit(1);
+    if (out_fd >= 0 && ::dup2(out_fd, STDOUT_FILENO) < 0) ChildFail(report[1], "dup2 stdout");
+    if (err_fd >= 0 && ::dup2(err_fd, STDERR_FILENO) < 0) ChildFail(report[1], "dup2 stderr");
+    if (err_to_out && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) ChildFail(report[1], "dup2");
+    if (!options.working_dir.empty() && ::chdir(options.working_dir.c_str()) != 0) {
+      ChildFail(report[1], "chdir");
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvpe(exec.argv[0], exec.argv.data(), exec.envp.data());
+    ChildFail(report[1], "exec");
+  }
+  ::close(report[1]);
+  if (out_fd >= 0) ::close(out_fd);
+  if (err_fd >= 0) ::close(err_fd);
+  // Also set the group from the parent, so SignalGroup works even if we race
+  // the child's own setpgid.
+  ::setpgid(pid, pid);
+
+  int child_errno = 0;
+  char what[64] = {};
+  ssize_t n;
+  do {
+    n = ::read(report[0], &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) (void)!::read(report[0], what, sizeof(what) - 1);
+  ::close(report[0]);
+  auto child = std::unique_ptr<ChildProcess>(new ChildProcess(pid));
+  if (n > 0) {
+    child->Kill();
+    return absl::FailedPreconditionError(absl::StrCat("cannot start ", options.argv[0], ": ", what,
+                                                      ": ", std::strerror(child_errno)));
+  }
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  if (!exit_status_) Kill();
+}
+
+bool ChildProcess::TryReap(int options) {
+  if (exit_status_) return true;
+  int status = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &status, options);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_) {
+    exit_status_ = status;
+    return true;
+  }
+  if (r < 0 && errno == ECHILD) {
+    exit_status_ = 0;  // reaped elsewhere; nothing left to wait for
+    return true;
+  }
+  return false;
+}
+
+bool ChildProcess::SignalGroup(int signal) {
+  if (exit_status_) return false;
+  // The group may outlive its leader (a child's own children); signal both.
+  ::kill(-pid_, signal);
+  return ::kill(pid_, signal) == 0 || errno != ESRCH;
+}
+
+bool ChildProcess::Running() { return !TryReap(WNOHANG); }
+
+std::optional<int> ChildProcess::WaitFor(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto sleep = std::chrono::milliseconds(1);
+  while (!TryReap(WNOHANG)) {
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, std::chrono::milliseconds(50));
+  }
+  return exit_status_;
+}
+
+int ChildProcess::Stop(std::chrono::milliseconds grace) {
+  if (exit_status_) return *exit_status_;
+  SignalGroup(SIGTERM);
+  if (auto status = WaitFor(grace)) {
+    ::kill(-pid_, SIGKILL);  // stragglers in the group
+    return *status;
+  }
+  return Kill();
+}
+
+int ChildProcess::Kill() {
+  if (!exit_status_) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    TryReap(0);
+  }
+  return *exit_status_;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return absl::StrCat("exited ", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return absl::StrCat("killed by signal ", WTERMSIG(status));
+  return absl::StrCat("wait status ", status);
+}
+
+}  // namespace tempest::os

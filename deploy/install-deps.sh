@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Tempest needs to build, test and run.
+# Idempotent: packages already installed are skipped, and when nothing is
+# missing the script does not touch the network (a second run takes seconds).
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake pkg-config
+  # ZooKeeper client and a real server for dev mode and integration tests
+  libzookeeper-mt-dev zookeeper default-jre-headless
+  # Kafka client; ships rdkafka_mock.h, the dev/test broker
+  librdkafka-dev
+  # serialization
+  libprotobuf-dev protobuf-compiler
+  # networking and HTTP (Asio, Beast)
+  libboost-dev
+  # Status/StatusOr, hash maps
+  libabsl-dev
+  # YAML, JSON, logging, CLI parsing
+  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # independent peer clients used by tests to check our formats
+  kcat python3-kazoo python3-kafka
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "install-deps: missing packages (${missing[*]}) and not running as root" >&2
+    exit 1
+  fi
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,110 @@
+#include "tests/support/zk_ensemble.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tempest::testing {
+
+absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
+  if (options.size != 1 && options.size != 3) {
+    return absl::InvalidArgumentError("ZkEnsemble size must be 1 or 3");
+  }
+  auto ensemble = std::unique_ptr<ZkEnsemble>(new ZkEnsemble());
+  std::vector<coord::ZkPeer> peers;
+  for (int i = 0; i < options.size; ++i) {
+    peers.push_back({i + 1, FreePort(), FreePort(), FreePort()});
+  }
+  for (int i = 0; i < options.size; ++i) {
+    coord::ZkServerConfig config;
+    config.data_dir = absl::StrCat(ensemble->dir(), "/zk", i + 1);
+    config.client_port = peers[i].client_port;
+    config.tick_ms = options.tick_ms;
+    if (options.size > 1) {
+      config.ensemble = peers;
+      config.my_id = i + 1;
+    }
+    auto server = coord::ZkServer::Start(config);
+    if (!server.ok()) return server.status();
+    ensemble->servers_.push_back(std::move(*server));
+  }
+  for (int i = 0; i < options.size; ++i) {
+    if (auto s = ensemble->servers_[i]->WaitServing(options.start_timeout); !s.ok()) return s;
+  }
+  return ensemble;
+}
+
+std::string ZkEnsemble::ConnectString() const {
+  std::vector<std::string> parts;
+  for (const auto& s : servers_) parts.push_back(s->connect_string());
+  return absl::StrJoin(parts, ",");
+}
+
+std::string ZkEnsemble::MemberConnectString(int i) const { return servers_.at(i)->connect_string(); }
+
+void ZkEnsemble::Stop(int i) { servers_.at(i)->Stop(); }
+void ZkEnsemble::Kill(int i) { servers_.at(i)->Kill(); }
+void ZkEnsemble::Pause(int i) { servers_.at(i)->Pause(); }
+void ZkEnsemble::Resume(int i) { servers_.at(i)->Resume(); }
+
+absl::Status ZkEnsemble::Restart(int i, std::chrono::milliseconds timeout) {
+  if (auto s = servers_.at(i)->Restart(); !s.ok()) return s;
+  return servers_[i]->WaitServing(timeout);
+}
+
+absl::Status ZkEnsemble::WaitServing(int i, std::chrono::milliseconds timeout) {
+  return servers_.at(i)->WaitServing(timeout);
+}
+
+bool ZkEnsemble::IsServing(int i, std::chrono::milliseconds timeout) const {
+  return servers_.at(i)->Mode(timeout).ok();
+}
+
+absl::StatusOr<std::string> ZkEnsemble::Mode(int i) const { return servers_.at(i)->Mode(); }
+
+int ZkEnsemble::LeaderIndex() const {
+  for (int i = 0; i < size(); ++i) {
+    auto mode = servers_[i]->Mode();
+    if (mode.ok() && (*mode == "leader" || *mode == "standalone")) return i;
+  }
+  return -1;
+}
+
+namespace {
+void IgnoreEvents(zhandle_t*, int, int, const char*, void*) {}
+}  // namespace
+
+absl::Status ZkEnsemble::ExpireSession(int64_t session_id, const std::string& password,
+                                       std::chrono::milliseconds timeout) const {
+  clientid_t id{};
+  id.client_id = session_id;
+  std::memcpy(id.passwd, password.data(), std::min(password.size(), sizeof(id.passwd)));
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  zhandle_t* zh = zookeeper_init(ConnectString().c_str(), IgnoreEvents,
+                                 static_cast<int>(timeout.count()), &id, nullptr, 0);
+  if (zh == nullptr) return absl::InternalError("zookeeper_init failed");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int state = zoo_state(zh);
+  while (state != ZOO_CONNECTED_STATE && std::chrono::steady_clock::now() < deadline) {
+    if (state == ZOO_EXPIRED_SESSION_STATE) {
+      zookeeper_close(zh);
+      return absl::OkStatus();  // already expired: the goal is met
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    state = zoo_state(zh);
+  }
+  if (state != ZOO_CONNECTED_STATE) {
+    zookeeper_close(zh);
+    return absl::DeadlineExceededError("could not attach to the session to expire it");
+  }
+  int rc = zookeeper_close(zh);
+  if (rc != ZOK) return absl::InternalError(absl::StrCat("close: ", zerror(rc)));
+  return absl::OkStatus();
+}
+
+}  // namespace tempest::testing
