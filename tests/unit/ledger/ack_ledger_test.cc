@@ -1,0 +1,168 @@
+#include "common/core/ack_ledger.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "gtest/gtest.h"
+
+namespace tempest::core {
+namespace {
+
+constexpr AckResult kPending{};
+AckResult Completed(int32_t task) { return {AckOutcome::kCompleted, task}; }
+AckResult Failed(int32_t task) { return {AckOutcome::kFailed, task}; }
+
+TEST(AckLedgerTest, CompletesWhenAllEdgesAcked) {
+  AckLedger ledger;
+  // Spout emits edges e1, e2; bolt A acks e1 and emits e3 anchored to it.
+  const uint64_t e1 = 0x1111, e2 = 0x2222, e3 = 0x4444;
+  EXPECT_EQ(ledger.Init(7, e1 ^ e2, 3), kPending);
+  EXPECT_EQ(ledger.Ack(7, e1 ^ e3), kPending);
+  EXPECT_EQ(ledger.Ack(7, e2), kPending);
+  EXPECT_EQ(ledger.size(), 1u);
+  EXPECT_EQ(ledger.Ack(7, e3), Completed(3));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+TEST(AckLedgerTest, InitWithZeroCompletesImmediately) {
+  AckLedger ledger;
+  EXPECT_EQ(ledger.Init(1, 0, 5), Completed(5));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+TEST(AckLedgerTest, AckBeforeInitCompletesWhenInitArrives) {
+  AckLedger ledger;
+  EXPECT_EQ(ledger.Ack(9, 0xAA), kPending);
+  EXPECT_EQ(ledger.Ack(9, 0xBB), kPending);  // No spout task yet: nothing to report.
+  EXPECT_EQ(ledger.size(), 1u);
+  EXPECT_EQ(ledger.Init(9, 0xAA ^ 0xBB, 4), Completed(4));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+TEST(AckLedgerTest, AcksCancellingToZeroBeforeInitDoNotComplete) {
+  AckLedger ledger;
+  EXPECT_EQ(ledger.Ack(9, 0xAA), kPending);
+  EXPECT_EQ(ledger.Ack(9, 0xAA), kPending);  // Value 0, but the init is missing.
+  EXPECT_EQ(ledger.Init(9, 0xCC, 4), kPending);
+  EXPECT_EQ(ledger.Ack(9, 0xCC), Completed(4));
+}
+
+TEST(AckLedgerTest, FailReportsToSpout) {
+  AckLedger ledger;
+  EXPECT_EQ(ledger.Init(1, 0x10, 2), kPending);
+  EXPECT_EQ(ledger.Fail(1), Failed(2));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+TEST(AckLedgerTest, FailBeforeInitFailsWhenInitArrives) {
+  AckLedger ledger;
+  EXPECT_EQ(ledger.Fail(1), kPending);
+  EXPECT_EQ(ledger.Init(1, 0x10, 2), Failed(2));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+TEST(AckLedgerTest, ZeroValueWinsOverFailedLikeStorm) {
+  AckLedger ledger;
+  EXPECT_EQ(ledger.Fail(1), kPending);
+  EXPECT_EQ(ledger.Ack(1, 0x10), kPending);
+  EXPECT_EQ(ledger.Init(1, 0x10, 2), Completed(2));
+}
+
+TEST(AckLedgerTest, RotateExpiresUnfinishedTreesAsFailed) {
+  AckLedger ledger(3);
+  EXPECT_EQ(ledger.Init(1, 0x10, 2), kPending);
+  EXPECT_EQ(ledger.Ack(2, 0x20), kPending);  // Init never arrives.
+  EXPECT_TRUE(ledger.Rotate().empty());
+  EXPECT_TRUE(ledger.Rotate().empty());
+  auto expired = ledger.Rotate();
+  ASSERT_EQ(expired.size(), 2u);
+  std::sort(expired.begin(), expired.end(),
+            [](const ExpiredRoot& a, const ExpiredRoot& b) { return a.root < b.root; });
+  EXPECT_EQ(expired[0].root, 1u);
+  EXPECT_EQ(expired[0].spout_task, 2);
+  EXPECT_EQ(expired[1].root, 2u);
+  EXPECT_EQ(expired[1].spout_task, AckLedger::kUnknownTask);
+  EXPECT_EQ(ledger.size(), 0u);
+  // A late ack for an expired root starts a fresh entry and never completes.
+  EXPECT_EQ(ledger.Ack(1, 0x10), kPending);
+}
+
+TEST(AckLedgerTest, ResetTimeoutRestartsExpiry) {
+  AckLedger ledger(2);
+  EXPECT_EQ(ledger.Init(1, 0x10, 2), kPending);
+  EXPECT_TRUE(ledger.Rotate().empty());
+  EXPECT_EQ(ledger.ResetTimeout(1), 2);
+  EXPECT_EQ(ledger.ResetTimeout(99), std::nullopt);
+  EXPECT_TRUE(ledger.Rotate().empty());
+  EXPECT_EQ(ledger.Ack(1, 0x10), Completed(2));
+}
+
+// Builds random trees (random fan-out, random depth) the way spouts and bolts
+// assign edge ids, shuffles every message across all trees, and checks each
+// tree completes exactly once, on its last message, at its own spout task.
+TEST(AckLedgerTest, RandomTreesInRandomOrderCompleteExactlyOnce) {
+  std::mt19937_64 rng(20261130);
+  struct Message {
+    enum Kind { kInit, kAck } kind;
+    uint64_t root;
+    uint64_t value;
+    int32_t task;
+  };
+  std::vector<Message> messages;
+  absl::flat_hash_map<uint64_t, int32_t> spout_of;
+  absl::flat_hash_map<uint64_t, int> message_count;
+  constexpr int kTrees = 2000;
+  for (int t = 0; t < kTrees; ++t) {
+    const uint64_t root = rng();
+    const int32_t task = static_cast<int32_t>(rng() % 16);
+    spout_of[root] = task;
+    // Each pending edge gets acked by a "bolt" that emits 0..3 children.
+    std::vector<uint64_t> frontier;
+    uint64_t init = 0;
+    const int fan_out = static_cast<int>(rng() % 4);  // 0 → immediate completion.
+    for (int i = 0; i < fan_out; ++i) {
+      frontier.push_back(rng());
+      init ^= frontier.back();
+    }
+    messages.push_back({Message::kInit, root, init, task});
+    int budget = 40;
+    while (!frontier.empty()) {
+      const uint64_t edge = frontier.back();
+      frontier.pop_back();
+      uint64_t ack = edge;
+      const int children = budget-- > 0 ? static_cast<int>(rng() % 4) : 0;
+      for (int c = 0; c < children; ++c) {
+        frontier.push_back(rng());
+        ack ^= frontier.back();
+      }
+      messages.push_back({Message::kAck, root, ack, -1});
+    }
+  }
+  for (const Message& m : messages) ++message_count[m.root];
+  std::shuffle(messages.begin(), messages.end(), rng);
+
+  AckLedger ledger;
+  absl::flat_hash_map<uint64_t, int> completions;
+  absl::flat_hash_map<uint64_t, int> seen;
+  for (const Message& m : messages) {
+    const int nth = ++seen[m.root];
+    const AckResult r = m.kind == Message::kInit ? ledger.Init(m.root, m.value, m.task)
+                                                 : ledger.Ack(m.root, m.value);
+    if (r.outcome == AckOutcome::kCompleted) {
+      ++completions[m.root];
+      EXPECT_EQ(r.spout_task, spout_of[m.root]);
+      EXPECT_EQ(nth, message_count[m.root]) << "completed before its last message";
+    } else {
+      EXPECT_EQ(r.outcome, AckOutcome::kPending);
+    }
+  }
+  EXPECT_EQ(completions.size(), static_cast<size_t>(kTrees));
+  for (const auto& [root, n] : completions) EXPECT_EQ(n, 1) << root;
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+}  // namespace
+}  // namespace tempest::core
