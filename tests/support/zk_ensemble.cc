@@ -57,6 +57,8 @@ absl::Status ZkEnsemble::Restart(int i, std::chrono::milliseconds timeout) {
   return servers_[i]->WaitServing(timeout);
 }
 
+absl::Status ZkEnsemble::Relaunch(int i) { return servers_.at(i)->Restart(); }
+
 absl::Status ZkEnsemble::WaitServing(int i, std::chrono::milliseconds timeout) {
   return servers_.at(i)->WaitServing(timeout);
 }

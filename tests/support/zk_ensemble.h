@@ -43,6 +43,9 @@ class ZkEnsemble {
   // Starts a stopped/killed member again (same data dir and ports) and waits
   // until it serves, which for an ensemble member needs a quorum.
   absl::Status Restart(int i, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // Starts a stopped/killed member again without waiting: for bringing back
+  // several members of a quorum at once, then WaitServing on each.
+  absl::Status Relaunch(int i);
   absl::Status WaitServing(int i, std::chrono::milliseconds timeout);
 
   // True if member i answers `srvr` with a serving mode within `timeout`.

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs the demo against an already built `tempest` binary (argument 1).
+set -euo pipefail
+TEMPEST=$(realpath "$1")
+work=$(mktemp -d -t tempest-demo-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+wait_for_line() {  # file prefix -> prints the value after the prefix
+  for _ in $(seq 1 600); do
+    if line=$(grep -m1 "^$2" "$1" 2>/dev/null); then echo "${line#"$2"}"; return 0; fi
+    sleep 0.1
+  done
+  echo "demo: timed out waiting for '$2' in $1" >&2
+  return 1
+}
+
+echo "== starting a real ZooKeeper (tempest dev-zookeeper)"
+"$TEMPEST" dev-zookeeper --dir "$work/zk" >"$work/zk.out" 2>"$work/zk.err" &
+pids+=($!)
+zk=$(wait_for_line "$work/zk.out" "zookeeper=")
+echo "   zookeeper=$zk"
+
+echo "== starting a 3-broker Kafka-protocol dev cluster (tempest dev-kafka)"
+"$TEMPEST" dev-kafka --brokers 3 --topic events:4 >"$work/kafka.out" 2>"$work/kafka.err" &
+pids+=($!)
+bootstrap=$(wait_for_line "$work/kafka.out" "bootstrap.servers=")
+echo "   bootstrap.servers=$bootstrap"
+
+echo "== producing 10000 records to 'events' with kcat, consuming them back"
+seq 0 9999 | sed 's/^/event-/' | kcat -P -b "$bootstrap" -t events -X log_level=3
+got=$(kcat -C -b "$bootstrap" -t events -o beginning -e -q -X log_level=3 | sort -u | wc -l)
+echo "   consumed $got distinct records"
+
+echo "== writing a storm-kafka offset node with an independent client (kazoo)"
+/usr/bin/python3 - "$zk" <<'PY'
+import json, sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start(timeout=30)
+path = "/kafkaspout/demo/partition_0"
+doc = {"topology": {"id": "demo-1-1700000000", "name": "demo"}, "offset": 10000,
+       "partition": 0, "broker": {"host": "127.0.0.1", "port": 9092}, "topic": "events"}
+zk.ensure_path("/kafkaspout/demo")
+if zk.exists(path): zk.set(path, json.dumps(doc).encode())
+else: zk.create(path, json.dumps(doc).encode())
+data, stat = zk.get(path)
+print("   " + path + " = " + data.decode())
+zk.stop()
+PY
+echo "== demo complete"

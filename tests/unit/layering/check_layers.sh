@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Fails when production code includes across a forbidden layer boundary
+# (docs/architecture.md, "Layers"). Usage: check_layers.sh [repo-root]
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/../../.." && pwd)}
+cd "$root" || exit 2
+
+violations=0
+# forbid <folder> <regex of forbidden include targets> <reason>
+forbid() {
+  local dir=$1 pattern=$2 reason=$3
+  [ -d "$dir" ] || return 0
+  local hits
+  hits=$(grep -rnE --include='*.h' --include='*.cc' "^\s*#\s*include\s*[<\"]($pattern)" "$dir")
+  if [ -n "$hits" ]; then
+    echo "layer violation ($reason):"
+    echo "$hits" | sed 's/^/  /'
+    violations=$((violations + 1))
+  fi
+}
+
+production="common worker spout bolts nimbus supervisor cli"
+
+# One owner per third-party API.
+for d in $production; do
+  [ "$d" = common ] && continue
+  forbid "$d" 'zookeeper/' "only common/coord includes the ZooKeeper C client"
+done
+for d in common/api common/core common/os common/net; do
+  forbid "$d" 'zookeeper/' "only common/coord includes the ZooKeeper C client"
+done
+for d in common worker nimbus supervisor cli; do
+  forbid "$d" 'librdkafka/' "only spout/ and bolts/ include librdkafka"
+done
+for d in common/api common/core common/os common/coord worker spout bolts nimbus supervisor cli; do
+  forbid "$d" 'boost/(asio|beast)' "only common/net includes Asio/Beast"
+done
+
+# Dependency arrows point down only.
+forbid common/api 'common/(core|os|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+  "common/api depends on nothing of ours"
+forbid common/core 'common/(os|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+  "common/core depends only on common/api and proto"
+forbid common/os 'common/(api|core|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+  "common/os depends on nothing of ours"
+forbid common/coord 'common/net/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+  "common/coord sits below the services"
+forbid common/net 'common/coord/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+  "common/net sits below the services"
+forbid spout 'worker/|bolts/|nimbus/|supervisor/|cli/' "spout/ sits below worker/"
+forbid bolts 'worker/|spout/|nimbus/|supervisor/|cli/' "bolts/ sits below worker/"
+forbid worker 'nimbus/|supervisor/|cli/' "worker/ sits below the daemons and the CLI"
+forbid nimbus 'supervisor/|cli/' "nimbus/ sits below the CLI"
+forbid supervisor 'nimbus/|cli/' "supervisor/ sits below the CLI"
+for d in $production; do
+  forbid "$d" 'tests/' "production code never includes test support"
+done
+
+if [ "$violations" -gt 0 ]; then
+  echo "$violations layer rule(s) violated"
+  exit 1
+fi
+echo "layers OK"

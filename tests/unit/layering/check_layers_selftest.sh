@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Plants a forbidden include in a scratch tree and expects check_layers.sh to
+# reject it, and a clean tree to pass.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/common/core" "$scratch/common/coord"
+echo '#include <zookeeper/zookeeper.h>' > "$scratch/common/coord/ok.cc"
+echo '#include "common/core/clock.h"' > "$scratch/common/core/fine.cc"
+"$here/check_layers.sh" "$scratch" >/dev/null || { echo "clean tree rejected"; exit 1; }
+echo '#include <zookeeper/zookeeper.h>' > "$scratch/common/core/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "common/core including zookeeper.h was not caught"
+  exit 1
+fi
+echo "checker catches violations"
