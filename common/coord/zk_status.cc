@@ -7,7 +7,7 @@
 
 namespace tempest::coord {
 namespace {
-constexpr std::string_view kZkCodePayload = "type.tempest.dev/zookeeper.rc";
+constexpr absl::string_view kZkCodePayload = "type.tempest.dev/zookeeper.rc";
 }  // namespace
 
 std::string ZkCodeName(int rc) {
@@ -49,7 +49,7 @@ std::string ZkCodeName(int rc) {
 
 bool IsAmbiguousWriteCode(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT; }
 
-absl::Status ZkStatus(int rc, std::string_view op, std::string_view path) {
+absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path) {
   if (rc == ZOK) return absl::OkStatus();
   std::string msg = absl::StrCat("zookeeper ", op, " ", path, ": ", ZkCodeName(rc), " (",
                                  zerror(rc), ")");

@@ -1,0 +1,341 @@
+#ifndef TEMPEST_COMMON_COORD_ZK_SESSION_H_
+#define TEMPEST_COMMON_COORD_ZK_SESSION_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/coord/retry_policy.h"
+#include "common/core/clock.h"
+#include "common/core/metrics_registry.h"
+
+// The C client's handle type, so this header need not include zookeeper.h.
+typedef struct _zhandle zhandle_t;
+
+namespace tempest::coord {
+
+// The session as its owners see it.
+//   kConnecting: no session established yet on the current handle.
+//   kConnected:  a live session on a read-write server.
+//   kReadOnly:   connected to a server that lost its quorum and serves reads
+//                only (needs Options::allow_read_only); writes fail.
+//   kSuspended:  disconnected; the session may still be alive on the server.
+//   kLost:       the server expired the session, or our own timer ran past the
+//                negotiated session timeout while suspended. Ownership and
+//                leadership must be considered gone. After a server-side expiry
+//                a new session follows (kConnecting); after a timer-only loss the
+//                old session may still come back (kConnected, same session id).
+//   kAuthFailed: the server rejected our credentials; terminal.
+//   kClosed:     Close() was called; terminal.
+enum class ZkSessionState { kConnecting, kConnected, kReadOnly, kSuspended, kLost, kAuthFailed, kClosed };
+absl::string_view ZkSessionStateName(ZkSessionState state);
+
+struct ZkSessionEvent {
+  ZkSessionState previous = ZkSessionState::kConnecting;
+  ZkSessionState state = ZkSessionState::kConnecting;
+  int64_t session_id = 0;   // the session the event is about (0 before one exists)
+  uint64_t generation = 0;  // +1 for every new handle (i.e. every new session attempt)
+  bool by_local_timer = false;  // kLost decided by our own timer, not by the server
+};
+
+// Mirror of ZooKeeper's Stat.
+struct ZkStat {
+  int64_t czxid = 0, mzxid = 0, ctime = 0, mtime = 0;
+  int32_t version = 0, cversion = 0, aversion = 0;
+  int64_t ephemeral_owner = 0;
+  int32_t data_length = 0, num_children = 0;
+  int64_t pzxid = 0;
+};
+
+struct ZkNode {
+  std::string data;
+  ZkStat stat;
+};
+
+enum class ZkCreateMode { kPersistent, kEphemeral, kPersistentSequential, kEphemeralSequential };
+bool IsEphemeral(ZkCreateMode mode);
+bool IsSequential(ZkCreateMode mode);
+
+inline constexpr int kZkPermRead = 1, kZkPermWrite = 2, kZkPermCreate = 4, kZkPermDelete = 8,
+                     kZkPermAdmin = 16, kZkPermAll = 31;
+struct ZkAclEntry {
+  int perms = kZkPermAll;
+  std::string scheme;  // "world", "auth", "digest", "ip", ...
+  std::string id;
+};
+using ZkAcl = std::vector<ZkAclEntry>;
+ZkAcl OpenAcl();        // world:anyone, all permissions
+ZkAcl CreatorAllAcl();  // auth: all permissions to the identities (e.g. digest) we authenticated with
+ZkAcl CreatorAllWorldReadAcl();  // as CreatorAllAcl, plus read for everyone
+
+struct ZkCreateOptions {
+  ZkCreateMode mode = ZkCreateMode::kPersistent;
+  ZkAcl acl = OpenAcl();
+  bool create_parents = false;  // missing ancestors are created persistent, empty, same ACL
+};
+
+// Per-call settings.
+struct ZkCall {
+  // Overall deadline of the call, retries and read-backs included;
+  // 0 means Options::operation_timeout.
+  std::chrono::milliseconds timeout{0};
+  // Non-zero: the request is only ever sent on this session; if the session
+  // has changed the call fails with FailedPrecondition ("fenced"). Recipes use
+  // it so a write made under an old ownership is never replayed on a new
+  // session.
+  int64_t require_session_id = 0;
+};
+
+enum class ZkWatchEventType { kCreated, kDeleted, kChanged, kChildren, kSessionLost };
+struct ZkWatchEvent {
+  ZkWatchEventType type = ZkWatchEventType::kChanged;
+  std::string path;
+};
+// One-shot watch callback; runs on the session's dispatcher thread and must
+// not block (enqueue work to your own thread). kSessionLost means the session
+// that held the watch has ended, so the watch will never fire.
+using ZkWatchFn = std::function<void(const ZkWatchEvent&)>;
+
+// One operation of an atomic Multi.
+struct ZkOp {
+  enum class Kind { kCreate, kDelete, kSet, kCheck };
+  Kind kind = Kind::kCheck;
+  std::string path;
+  std::string data;
+  int version = -1;
+  ZkCreateMode mode = ZkCreateMode::kPersistent;
+  ZkAcl acl = OpenAcl();
+
+  static ZkOp Create(std::string path, std::string data,
+                     ZkCreateMode mode = ZkCreateMode::kPersistent, ZkAcl acl = OpenAcl());
+  static ZkOp Delete(std::string path, int version = -1);
+  static ZkOp Set(std::string path, std::string data, int version = -1);
+  static ZkOp Check(std::string path, int version);
+};
+struct ZkOpResult {
+  absl::Status status;
+  std::string created_path;  // kCreate
+  ZkStat stat;               // kSet (when known)
+};
+
+// One ZooKeeper session at a time over the multi-threaded C client, with an
+// explicit state machine (see ZkSessionState), retries with backoff under a
+// per-call deadline, read-back resolution of ambiguous writes, watches and
+// metrics.
+//
+// Owns: one zhandle_t (replaced only after the server expired the session,
+// never because of a mere disconnect) and a dispatcher thread. The C client's
+// own threads only enqueue events; the dispatcher thread applies them, runs
+// the local session timer, replaces expired handles and calls listeners, watch
+// callbacks and SetAsync callbacks (all of which must not block).
+//
+// Thread-safe: any thread may call any method, except that synchronous
+// operations must not be called from listeners or watch callbacks (they would
+// stall event delivery until their deadline). Synchronous operations block
+// the caller for at most their deadline.
+//
+// Ambiguous writes: a write that fails with ZCONNECTIONLOSS or
+// ZOPERATIONTIMEOUT is resolved by reading the node back once connected:
+//   set(version v): version v+1 with our data -> applied; still v -> not
+//     applied, retried; anything else -> Aborted (outcome unknown).
+//   set(-1): our data present -> applied; otherwise retried as set(read version).
+//   create: node present with our data (and, if ephemeral, our session as
+//     owner) -> applied; absent -> retried; otherwise AlreadyExists.
+//     Sequential creates look for a sibling with our prefix and data, so the
+//     data must be unique (recipes put an owner id in it).
+//   delete: absent -> applied; present at the expected version -> retried.
+//   multi: resolved through its first resolvable write (all or nothing).
+// Nothing is re-sent without such a check.
+class ZkSession {
+ public:
+  struct Options {
+    // "host:port,host:port" optionally followed by "/chroot".
+    std::string connect_string;
+    // A chroot to use if connect_string has none.
+    std::string chroot;
+    // Create the chroot node (persistent, open ACL) if it is missing.
+    bool create_chroot = true;
+    // Timeouts and retry budget (Storm's keys and defaults).
+    ZkClientConfig config;
+    // Default deadline of one call; 0 means config.connection_timeout.
+    std::chrono::milliseconds operation_timeout{0};
+    // (scheme, credential) pairs passed to zoo_add_auth on every new handle,
+    // e.g. {"digest", "user:password"}.
+    std::vector<std::pair<std::string, std::string>> auth;
+    // Ask for read-only mode (ZOO_READONLY) so a partitioned server with
+    // readonlymode.enabled keeps serving reads; reported as kReadOnly.
+    bool allow_read_only = false;
+    core::Clock* clock = &core::RealClock();
+    std::reference_wrapper<core::MetricsRegistry> metrics = core::MetricsRegistry::Global();
+    uint64_t retry_seed = 0;  // 0: random
+  };
+
+  using Listener = std::function<void(const ZkSessionEvent&)>;
+  using SetCallback = std::function<void(absl::StatusOr<ZkStat>)>;
+
+  // Starts connecting; does not wait for the session (see WaitConnected). If a
+  // chroot must be created, waits up to config.connection_timeout for that.
+  static absl::StatusOr<std::unique_ptr<ZkSession>> Create(Options options);
+  ~ZkSession();
+  ZkSession(const ZkSession&) = delete;
+  ZkSession& operator=(const ZkSession&) = delete;
+
+  // Closes the handle (the server ends the session, so its ephemerals go),
+  // fails pending calls with Cancelled and stops the dispatcher. Idempotent.
+  void Close();
+
+  ZkSessionState state() const;
+  // Id and password of the current session (0/"" before one exists): what
+  // ZkEnsemble::ExpireSession needs.
+  int64_t session_id() const;
+  std::string session_password() const;
+  uint64_t generation() const;
+  std::chrono::milliseconds negotiated_timeout() const;
+  // True while writes can be sent: kConnected.
+  bool IsConnected() const { return state() == ZkSessionState::kConnected; }
+
+  // Waits until kConnected (or a terminal state / the timeout).
+  absl::Status WaitConnected(std::chrono::milliseconds timeout) const;
+
+  // Listeners run on the dispatcher thread, in order, for every transition.
+  int Subscribe(Listener listener);
+  void Unsubscribe(int id);
+
+  // --- synchronous operations (deadline = call.timeout) ---
+  // Returns the created path (differs from `path` for sequential nodes).
+  absl::StatusOr<std::string> Create(const std::string& path, absl::string_view data,
+                                     const ZkCreateOptions& options = {}, const ZkCall& call = {});
+  absl::StatusOr<ZkNode> Get(const std::string& path, const ZkCall& call = {});
+  absl::StatusOr<ZkNode> GetAndWatch(const std::string& path, ZkWatchFn watch,
+                                     const ZkCall& call = {});
+  absl::StatusOr<ZkStat> Set(const std::string& path, absl::string_view data, int version = -1,
+                             const ZkCall& call = {});
+  absl::Status Delete(const std::string& path, int version = -1, const ZkCall& call = {});
+  // nullopt if the node does not exist.
+  absl::StatusOr<std::optional<ZkStat>> Exists(const std::string& path, const ZkCall& call = {});
+  // The watch fires on creation, change or deletion (also when absent now).
+  absl::StatusOr<std::optional<ZkStat>> ExistsAndWatch(const std::string& path, ZkWatchFn watch,
+                                                       const ZkCall& call = {});
+  absl::StatusOr<std::vector<std::string>> Children(const std::string& path,
+                                                    const ZkCall& call = {});
+  absl::StatusOr<std::vector<std::string>> ChildrenAndWatch(const std::string& path,
+                                                            ZkWatchFn watch,
+                                                            const ZkCall& call = {});
+  // Creates `path` and its ancestors (persistent, empty) where missing.
+  absl::Status EnsurePath(const std::string& path, const ZkCall& call = {});
+  // Atomic multi. On failure, `failed_op` (if given) receives the index of
+  // the first failing op.
+  absl::StatusOr<std::vector<ZkOpResult>> Multi(const std::vector<ZkOp>& ops,
+                                                const ZkCall& call = {},
+                                                int* failed_op = nullptr);
+
+  // --- pipelined path for hot loops ---
+  // Sends a set without waiting. Returns Unavailable at once (callback not
+  // called) when not kConnected. Otherwise `done` runs exactly once on the
+  // dispatcher thread. No retry, no read-back: the caller owns ambiguity
+  // (ZkCodeOf(status) tells ZCONNECTIONLOSS apart).
+  absl::Status SetAsync(const std::string& path, absl::string_view data, int version,
+                        SetCallback done);
+
+  // Handle and per-call internals (defined in the .cc).
+  struct Handle;
+  struct Pending;
+
+ private:
+  friend struct ZkSessionCallbacks;
+  struct Metrics;
+  struct WatchReg {
+    uint64_t id;
+    ZkWatchFn fn;
+  };
+  enum class WatchKind { kData, kChild };
+  struct Attempt;
+
+  explicit ZkSession(Options options);
+  absl::Status Start();
+
+  // Dispatcher side.
+  void Enqueue(std::function<void()> task);
+  void DispatchLoop();
+  void OnSessionEvent(uint64_t generation, int zk_state);
+  void OnWatchEvent(uint64_t generation, int type, std::string path);
+  void CheckLocalTimer();
+  void Transition(ZkSessionState next, bool by_local_timer = false);
+  void ReplaceHandle();
+  std::unique_ptr<Handle> NewHandle(uint64_t generation);
+  void DropWatches();
+
+  // Caller side.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point DeadlineOf(const ZkCall& call) const;
+  absl::Status WaitUsable(Clock::time_point deadline, bool write, int64_t require_session,
+                          int64_t* session_out);
+  Attempt RunAttempt(Clock::time_point deadline, bool write, int64_t require_session,
+                     const std::function<int(zhandle_t*, Handle*, const void*)>& submit,
+                     std::shared_ptr<Pending> pending);
+  bool Backoff(RetryPolicy& policy, int& retries, Clock::time_point deadline);
+  uint64_t RegisterWatch(WatchKind kind, const std::string& path, ZkWatchFn fn);
+  void UnregisterWatch(WatchKind kind, const std::string& path, uint64_t id);
+  RetryPolicy NewRetryPolicy();
+
+  absl::StatusOr<ZkNode> GetImpl(const std::string& path, ZkWatchFn watch, const ZkCall& call);
+  absl::StatusOr<std::optional<ZkStat>> ExistsImpl(const std::string& path, ZkWatchFn watch,
+                                                   const ZkCall& call);
+  absl::StatusOr<std::vector<std::string>> ChildrenImpl(const std::string& path, ZkWatchFn watch,
+                                                        const ZkCall& call);
+  absl::StatusOr<std::string> CreateOnce(const std::string& path, absl::string_view data,
+                                         const ZkCreateOptions& options, const ZkCall& call);
+
+  Options options_;
+  std::string hosts_;   // connect string without chroot
+  std::string chroot_;  // "" or "/x"
+  std::chrono::milliseconds op_timeout_;
+  std::unique_ptr<Metrics> metrics_;
+
+  mutable std::shared_mutex handle_mu_;  // exclusive only to replace/close the handle
+  std::unique_ptr<Handle> handle_;
+
+  mutable std::mutex state_mu_;
+  mutable std::condition_variable state_cv_;
+  ZkSessionState state_ = ZkSessionState::kConnecting;
+  int64_t session_id_ = 0;
+  std::string password_;
+  uint64_t generation_ = 0;
+  std::chrono::milliseconds negotiated_timeout_{0};
+  core::Clock::TimePoint suspended_at_{};
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread dispatcher_;
+
+  std::mutex listeners_mu_;
+  std::map<int, Listener> listeners_;
+  int next_listener_ = 1;
+
+  std::mutex watch_mu_;
+  std::map<std::string, std::vector<WatchReg>> data_watches_, child_watches_;
+  uint64_t next_watch_ = 1;
+
+  std::mutex close_mu_;
+  bool closed_ = false;
+};
+
+}  // namespace tempest::coord
+
+#endif  // TEMPEST_COMMON_COORD_ZK_SESSION_H_
