@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
 
 namespace tempest::api {
 namespace {
@@ -97,7 +98,7 @@ void AppendDebug(std::string* out, const Value& v) {
 
 absl::Status CoerceError(const Value& v, std::string_view wanted) {
   return absl::InvalidArgumentError(
-      absl::StrCat("expected ", wanted, ", got ", Value::TypeName(v.type()), " ", v.DebugString()));
+      absl::StrCat("expected ", Sv(wanted), ", got ", Sv(Value::TypeName(v.type())), " ", v.DebugString()));
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+#ifndef TEMPEST_COMMON_API_BOLT_H_
+#define TEMPEST_COMMON_API_BOLT_H_
+
+#include "absl/status/status.h"
+#include "common/api/config.h"
+#include "common/api/output_collector.h"
+#include "common/api/output_fields_declarer.h"
+#include "common/api/topology_context.h"
+#include "common/api/tuple.h"
+
+namespace tempest::api {
+
+// A tuple processor (Storm's IRichBolt). One instance per task; the worker
+// calls Prepare, then Execute for each input, then Cleanup, all from that
+// task's executor thread. Execute may block (a slow bolt slows its executor
+// only). Every input must eventually be acked or failed through the
+// collector, or it times out and its spout tuple is replayed.
+//
+// Construction must have no side effects (see Spout).
+class Bolt {
+ public:
+  virtual ~Bolt() = default;
+
+  // `collector` stays valid until Cleanup. A non-OK status fails the task.
+  virtual absl::Status Prepare(const Config& config, const TopologyContext& context,
+                               OutputCollector& collector) = 0;
+  virtual void Execute(const Tuple& input) = 0;
+  virtual void Cleanup() {}
+  virtual void DeclareOutputFields(OutputFieldsDeclarer& declarer) const = 0;
+};
+
+}  // namespace tempest::api
+
+#endif  // TEMPEST_COMMON_API_BOLT_H_

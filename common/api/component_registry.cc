@@ -1,0 +1,193 @@
+#include "common/api/component_registry.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+
+namespace tempest::api {
+namespace {
+
+std::string_view KindName(ComponentRegistry::Kind kind) {
+  switch (kind) {
+    case ComponentRegistry::Kind::kSpout:
+      return "spout";
+    case ComponentRegistry::Kind::kBolt:
+      return "bolt";
+    case ComponentRegistry::Kind::kGrouping:
+      return "grouping";
+  }
+  return "?";
+}
+
+// Factories run user constructors, which may throw: this is a boundary.
+template <typename T, typename F>
+absl::StatusOr<std::unique_ptr<T>> CallFactory(const F& factory, const ComponentArgs& args) {
+  try {
+    return factory(args);
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("constructing ", args.class_name, " threw: ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat("constructing ", args.class_name, " threw"));
+  }
+}
+
+}  // namespace
+
+const Value* ComponentArgs::Property(std::string_view name) const {
+  auto it = properties.find(std::string(name));
+  return it == properties.end() ? nullptr : &it->second;
+}
+
+namespace {
+template <typename T, typename Fn>
+absl::StatusOr<T> TypedProperty(const ComponentArgs& args, std::string_view name, T def, Fn fn) {
+  const Value* v = args.Property(name);
+  if (v == nullptr || v->is_nil()) return def;
+  absl::StatusOr<T> r = fn(*v);
+  if (!r.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(args.class_name, " property '", Sv(name),
+                                                   "': ", r.status().message()));
+  }
+  return r;
+}
+}  // namespace
+
+absl::StatusOr<int64_t> ComponentArgs::IntProperty(std::string_view name,
+                                                   int64_t default_value) const {
+  return TypedProperty<int64_t>(*this, name, default_value,
+                                [](const Value& v) { return v.CoerceInt(); });
+}
+absl::StatusOr<double> ComponentArgs::DoubleProperty(std::string_view name,
+                                                     double default_value) const {
+  return TypedProperty<double>(*this, name, default_value,
+                               [](const Value& v) { return v.CoerceDouble(); });
+}
+absl::StatusOr<bool> ComponentArgs::BoolProperty(std::string_view name, bool default_value) const {
+  return TypedProperty<bool>(*this, name, default_value,
+                             [](const Value& v) { return v.CoerceBool(); });
+}
+absl::StatusOr<std::string> ComponentArgs::StringProperty(std::string_view name,
+                                                          std::string_view default_value) const {
+  return TypedProperty<std::string>(*this, name, std::string(default_value),
+                                    [](const Value& v) { return v.CoerceString(); });
+}
+
+ComponentRegistry& ComponentRegistry::Global() {
+  static ComponentRegistry* const kRegistry = new ComponentRegistry();
+  return *kRegistry;
+}
+
+absl::Status ComponentRegistry::Add(std::string_view class_name, Entry entry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = entries_.try_emplace(std::string(class_name), std::move(entry));
+  if (!inserted) {
+    return absl::AlreadyExistsError(absl::StrCat("class '", Sv(class_name),
+                                                 "' is already registered as a ",
+                                                 Sv(KindName(it->second.kind))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ComponentRegistry::RegisterSpout(std::string_view class_name, SpoutFactory factory) {
+  return Add(class_name, Entry{Kind::kSpout, std::move(factory), nullptr, nullptr});
+}
+absl::Status ComponentRegistry::RegisterBolt(std::string_view class_name, BoltFactory factory) {
+  return Add(class_name, Entry{Kind::kBolt, nullptr, std::move(factory), nullptr});
+}
+absl::Status ComponentRegistry::RegisterGrouping(std::string_view class_name,
+                                                 GroupingFactory factory) {
+  return Add(class_name, Entry{Kind::kGrouping, nullptr, nullptr, std::move(factory)});
+}
+
+std::optional<ComponentRegistry::Kind> ComponentRegistry::KindOf(
+    std::string_view class_name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(class_name);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.kind;
+}
+
+std::vector<std::string> ComponentRegistry::ClassNames(Kind kind) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, e] : entries_) {
+    if (e.kind == kind) out.push_back(name);
+  }
+  return out;
+}
+
+absl::StatusOr<ComponentRegistry::Entry> ComponentRegistry::Lookup(std::string_view class_name,
+                                                                   Kind kind) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(class_name);
+  if (it == entries_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown ", Sv(KindName(kind)), " class '", Sv(class_name), "'"));
+  }
+  if (it->second.kind != kind) {
+    return absl::InvalidArgumentError(absl::StrCat("class '", Sv(class_name), "' is a ",
+                                                   Sv(KindName(it->second.kind)), ", not a ",
+                                                   Sv(KindName(kind))));
+  }
+  return it->second;
+}
+
+absl::StatusOr<std::unique_ptr<Spout>> ComponentRegistry::CreateSpout(
+    const ComponentArgs& args) const {
+  absl::StatusOr<Entry> e = Lookup(args.class_name, Kind::kSpout);
+  if (!e.ok()) return e.status();
+  return CallFactory<Spout>(e->spout, args);
+}
+
+absl::StatusOr<std::unique_ptr<Bolt>> ComponentRegistry::CreateBolt(
+    const ComponentArgs& args) const {
+  absl::StatusOr<Entry> e = Lookup(args.class_name, Kind::kBolt);
+  if (!e.ok()) return e.status();
+  return CallFactory<Bolt>(e->bolt, args);
+}
+
+absl::StatusOr<std::unique_ptr<CustomStreamGrouping>> ComponentRegistry::CreateGrouping(
+    const ComponentArgs& args) const {
+  absl::StatusOr<Entry> e = Lookup(args.class_name, Kind::kGrouping);
+  if (!e.ok()) return e.status();
+  return CallFactory<CustomStreamGrouping>(e->grouping, args);
+}
+
+absl::Status ComponentRegistry::MergeFrom(const ComponentRegistry& other,
+                                          std::vector<std::string>* added) {
+  if (&other == this) return absl::OkStatus();
+  std::map<std::string, Entry, std::less<>> copy;
+  {
+    std::lock_guard<std::mutex> lock(other.mu_);
+    copy = other.entries_;
+  }
+  std::vector<std::string> taken;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [name, entry] : copy) {
+    if (entries_.contains(name)) {
+      taken.push_back(name);
+      continue;
+    }
+    entries_.emplace(name, std::move(entry));
+    if (added != nullptr) added->push_back(name);
+  }
+  if (!taken.empty()) {
+    std::string names;
+    for (const std::string& n : taken) absl::StrAppend(&names, names.empty() ? "" : ", ", n);
+    return absl::AlreadyExistsError(absl::StrCat("classes already registered: ", names));
+  }
+  return absl::OkStatus();
+}
+
+void ComponentRegistry::RecordRegistrationError(const absl::Status& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  registration_errors_.emplace_back(status.message());
+}
+
+std::vector<std::string> ComponentRegistry::registration_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return registration_errors_;
+}
+
+}  // namespace tempest::api
