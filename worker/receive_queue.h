@@ -1,0 +1,281 @@
+#ifndef TEMPEST_WORKER_RECEIVE_QUEUE_H_
+#define TEMPEST_WORKER_RECEIVE_QUEUE_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/event_count.h"
+#include "worker/spsc_ring.h"
+#include "worker/wait_strategy.h"
+
+namespace tempest::worker {
+
+struct ReceiveQueueOptions {
+  // Slots per producer ring (rounded up to a power of two). Total capacity is
+  // this times the number of producers.
+  size_t ring_capacity = 1024;
+  // A producer makes its items visible (and wakes a parked consumer) once per
+  // this many pushes, or on Flush().
+  size_t batch_size = 128;
+  // Producers that may ever register (fixed so the consumer can poll a plain
+  // array).
+  size_t max_producers = 16;
+  WaitOptions producer_wait;
+  WaitOptions consumer_wait;
+};
+
+// Park/wake counts of a ReceiveQueue, for metrics and benchmarks.
+struct ReceiveQueueStats {
+  uint64_t consumer_parks = 0;  // consumer found the queue empty and slept
+  uint64_t consumer_wakes = 0;  // producers woke it (≤ one per producer batch)
+  uint64_t producer_parks = 0;  // a producer found its ring full and slept
+  uint64_t producer_wakes = 0;  // the consumer woke a producer (≤ one per drain)
+};
+
+// An executor's bounded multi-producer/single-consumer receive queue.
+//
+// Design: one SpscRing per registered producer; the consumer polls the rings
+// round-robin. Producers therefore never contend with each other (no shared
+// CAS on a tail index, unlike a JCTools-style MPSC array), each ring keeps the
+// cheap SPSC cached-index protocol, and per-producer FIFO order is inherent.
+// There is no global order across producers (Storm gives none either). The
+// price is that the consumer's empty check scans every ring, which is fine for
+// the handful of producers an executor has (sibling executors in the worker
+// plus the network thread), fixed at set-up time.
+//
+// Batching: Producer::Push() writes the item straight into its ring slot but
+// publishes the ring index only every `batch_size` items or on Flush(), so
+// there is no second copy and the consumer sees (and is woken for) whole
+// batches. The consumer drains up to `max` items per call across all rings
+// and frees each ring's slots with one index store.
+//
+// Waiting (WaitStrategy + EventCount): a full ring blocks its producer (spin,
+// yield, then futex park) until the consumer has freed at least a batch worth
+// of slots — nothing is dropped. An empty queue parks the consumer after a
+// short spin. Every notify is one fence plus a load when nobody is parked, and
+// at most one futex wake per batch (producer side) or per drain pass
+// (consumer side); counts are in Stats().
+//
+// Threads: RegisterProducer() and Close() from any thread; each Producer from
+// one thread at a time; the Pop*/Drain* methods from the single consumer
+// thread (the executor). Owns the rings, the Producer handles (valid until
+// the queue is destroyed) and the items inside.
+//
+// Close(): afterwards Push() fails with FailedPrecondition, blocked producers
+// return that error, and the consumer drains what was published before the
+// close and then gets 0 from the blocking pops. Items staged but not flushed
+// when the queue closes are discarded, as are pushes racing with Close().
+template <typename T>
+class ReceiveQueue {
+ public:
+  class Producer {
+   public:
+    Producer(const Producer&) = delete;
+    Producer& operator=(const Producer&) = delete;
+
+    // Adds `item`; publishes the batch when it is full. Blocks while the ring
+    // is full. Fails only once the queue is closed.
+    absl::Status Push(T item) {
+      if (queue_->closed_.load(std::memory_order_relaxed)) return ClosedError();
+      if (!ring_.TryStage(std::move(item))) {
+        PublishAndNotify();
+        const size_t want = std::min(queue_->options_.batch_size, ring_.capacity());
+        queue_->producer_wait_.Await(not_full_, [&] {
+          return ring_.FreeSlots() >= want || queue_->closed_.load(std::memory_order_acquire);
+        });
+        if (queue_->closed_.load(std::memory_order_acquire)) return ClosedError();
+        const bool staged = ring_.TryStage(std::move(item));
+        (void)staged;  // There is room: we just waited for it.
+      }
+      if (ring_.staged() >= queue_->options_.batch_size) PublishAndNotify();
+      return absl::OkStatus();
+    }
+
+    // Publishes the items pushed since the last batch. Never blocks (they
+    // already sit in the ring).
+    absl::Status Flush() {
+      if (queue_->closed_.load(std::memory_order_relaxed)) return ClosedError();
+      if (ring_.staged() > 0) PublishAndNotify();
+      return absl::OkStatus();
+    }
+
+    // Items pushed but not yet published.
+    size_t staged() const { return ring_.staged(); }
+
+    // Constructed by ReceiveQueue::RegisterProducer() only.
+    Producer(ReceiveQueue* queue, size_t capacity) : queue_(queue), ring_(capacity) {}
+
+   private:
+    friend class ReceiveQueue;
+
+    static absl::Status ClosedError() {
+      return absl::FailedPreconditionError("receive queue is closed");
+    }
+
+    void PublishAndNotify() {
+      ring_.Publish();
+      queue_->not_empty_.Notify();
+    }
+
+    ReceiveQueue* const queue_;
+    SpscRing<T> ring_;
+    // The consumer notifies this after freeing slots in `ring_`.
+    EventCount not_full_;
+  };
+
+  static absl::StatusOr<std::unique_ptr<ReceiveQueue>> Create(ReceiveQueueOptions options) {
+    if (options.ring_capacity < 2) return absl::InvalidArgumentError("ring_capacity must be >= 2");
+    if (options.batch_size < 1) return absl::InvalidArgumentError("batch_size must be >= 1");
+    if (options.max_producers < 1) return absl::InvalidArgumentError("max_producers must be >= 1");
+    return std::unique_ptr<ReceiveQueue>(new ReceiveQueue(std::move(options)));
+  }
+
+  ReceiveQueue(const ReceiveQueue&) = delete;
+  ReceiveQueue& operator=(const ReceiveQueue&) = delete;
+
+  // Adds a producer ring. Any thread; the handle is valid for the queue's
+  // lifetime. Fails when `max_producers` are registered or the queue closed.
+  absl::StatusOr<Producer*> RegisterProducer() {
+    std::lock_guard<std::mutex> lock(register_mu_);
+    if (closed_.load(std::memory_order_relaxed)) {
+      return absl::FailedPreconditionError("receive queue is closed");
+    }
+    const size_t n = num_producers_.load(std::memory_order_relaxed);
+    if (n >= options_.max_producers) {
+      return absl::ResourceExhaustedError("receive queue has max_producers producers");
+    }
+    producers_[n] = std::make_unique<Producer>(this, options_.ring_capacity);
+    num_producers_.store(n + 1, std::memory_order_release);
+    return producers_[n].get();
+  }
+
+  // ---- Consumer thread ----
+
+  // Moves up to `max` published items into out[0..) without blocking.
+  size_t TryPopBatch(T* out, size_t max) {
+    return TryDrain(max, [&out](T& item) { *out++ = std::move(item); });
+  }
+
+  // Like TryPopBatch() but waits for at least one item; returns 0 only once
+  // the queue is closed and drained.
+  size_t PopBatch(T* out, size_t max) {
+    return Drain(
+        max, [&out](T& item) { *out++ = std::move(item); }, std::nullopt);
+  }
+
+  // Like PopBatch() but also returns 0 when `deadline` passes.
+  size_t PopBatchUntil(T* out, size_t max, EventCount::Deadline deadline) {
+    return Drain(
+        max, [&out](T& item) { *out++ = std::move(item); }, deadline);
+  }
+
+  // Calls fn(T&) on up to `max` published items in place (zero-copy), oldest
+  // first per producer, visiting producers round-robin. Never blocks.
+  template <typename Fn>
+  size_t TryDrain(size_t max, Fn&& fn) {
+    const size_t n = num_producers_.load(std::memory_order_acquire);
+    if (n == 0 || max == 0) return 0;
+    size_t taken = 0;
+    // Start one ring further each call so no producer is always served last.
+    const size_t start = next_ring_ < n ? next_ring_ : 0;
+    next_ring_ = start + 1;
+    for (size_t k = 0; k < n && taken < max; ++k) {
+      Producer& producer = *producers_[(start + k) % n];
+      const size_t got = producer.ring_.ConsumeBatch(max - taken, fn);
+      if (got > 0) {
+        taken += got;
+        producer.not_full_.Notify();
+      }
+    }
+    return taken;
+  }
+
+  // Blocking TryDrain(): waits for at least one item unless closed and
+  // drained (returns 0) or the optional deadline passed (returns 0).
+  template <typename Fn>
+  size_t Drain(size_t max, Fn&& fn, std::optional<EventCount::Deadline> deadline) {
+    for (;;) {
+      const size_t got = TryDrain(max, fn);
+      if (got > 0) return got;
+      if (closed_.load(std::memory_order_acquire)) return TryDrain(max, fn);
+      const bool ready = consumer_wait_.Await(
+          not_empty_, [this] { return AnyPublished() || closed_.load(std::memory_order_acquire); },
+          deadline);
+      if (!ready) return 0;
+    }
+  }
+
+  // ---- Any thread ----
+
+  void Close() {
+    closed_.store(true, std::memory_order_seq_cst);
+    not_empty_.Notify();
+    std::lock_guard<std::mutex> lock(register_mu_);
+    const size_t n = num_producers_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) producers_[i]->not_full_.Notify();
+  }
+
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+  // Published items not yet consumed (an estimate while threads run).
+  size_t size() const {
+    size_t total = 0;
+    const size_t n = num_producers_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) total += producers_[i]->ring_.size();
+    return total;
+  }
+
+  ReceiveQueueStats Stats() const {
+    ReceiveQueueStats stats;
+    stats.consumer_parks = not_empty_.parks();
+    stats.consumer_wakes = not_empty_.wakes();
+    const size_t n = num_producers_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) {
+      stats.producer_parks += producers_[i]->not_full_.parks();
+      stats.producer_wakes += producers_[i]->not_full_.wakes();
+    }
+    return stats;
+  }
+
+ private:
+  explicit ReceiveQueue(ReceiveQueueOptions options)
+      : options_(std::move(options)),
+        producer_wait_(options_.producer_wait),
+        consumer_wait_(options_.consumer_wait),
+        producers_(std::make_unique<std::unique_ptr<Producer>[]>(options_.max_producers)) {}
+
+  // Consumer-side check used by the wait predicate.
+  bool AnyPublished() {
+    const size_t n = num_producers_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) {
+      if (!producers_[i]->ring_.ConsumerEmpty()) return true;
+    }
+    return false;
+  }
+
+  const ReceiveQueueOptions options_;
+  const WaitStrategy producer_wait_;
+  const WaitStrategy consumer_wait_;
+
+  std::mutex register_mu_;  // serialises RegisterProducer() and Close()
+  const std::unique_ptr<std::unique_ptr<Producer>[]> producers_;
+  std::atomic<size_t> num_producers_{0};
+  std::atomic<bool> closed_{false};
+
+  // Consumer-only state, kept off the lines producers write.
+  alignas(kFalseSharingRange) size_t next_ring_ = 0;
+  // The consumer parks on this; producers notify it once per published batch.
+  alignas(kFalseSharingRange) EventCount not_empty_;
+};
+
+}  // namespace tempest::worker
+
+#endif  // TEMPEST_WORKER_RECEIVE_QUEUE_H_
