@@ -1084,8 +1084,9 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, absl:
 absl::StatusOr<std::string> ZkSession::Create(const std::string& path, absl::string_view data,
                                               const ZkCreateOptions& options, const ZkCall& call) {
   const auto start = options_.clock->Now();
-  absl::StatusOr<std::string> r = ValidatePath(path);
-  if (r.status().ok()) r = CreateOnce(path, data, options, call);
+  absl::Status valid = ValidatePath(path);
+  absl::StatusOr<std::string> r =
+      valid.ok() ? CreateOnce(path, data, options, call) : absl::StatusOr<std::string>(valid);
   metrics_->Record("create", options_.clock->Now() - start, r.status());
   return r;
 }
