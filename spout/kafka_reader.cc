@@ -1,0 +1,252 @@
+#include "spout/kafka_reader.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace tempest::spout {
+namespace {
+
+absl::Status KafkaError(const std::string& what, rd_kafka_resp_err_t err) {
+  std::string message = absl::StrCat(what, ": ", rd_kafka_err2str(err));
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+      return absl::DeadlineExceededError(message);
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      return absl::NotFoundError(message);
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+      return absl::InvalidArgumentError(message);
+    default:
+      return absl::UnavailableError(message);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KafkaReader>> KafkaReader::Create(
+    const KafkaReaderOptions& options) {
+  auto reader = std::unique_ptr<KafkaReader>(new KafkaReader());
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  std::map<std::string, std::string> props = {
+      {"bootstrap.servers", options.bootstrap_servers},
+      {"client.id", options.client_id},
+      // Report the log end so finite readers know when they are done.
+      {"enable.partition.eof", "true"},
+      // Keep the prefetch modest: the spout, not librdkafka, bounds memory.
+      {"queued.max.messages.kbytes", "65536"},
+      {"fetch.wait.max.ms", "100"},
+      // A misspelt topic is an error, not a new empty topic.
+      {"allow.auto.create.topics", "false"},
+      {"log_level", "3"},
+  };
+  for (const auto& [k, v] : options.properties) props[k] = v;
+  for (const auto& [k, v] : props) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return absl::InvalidArgumentError(absl::StrCat("Kafka property ", k, ": ", err));
+    }
+  }
+  reader->rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (reader->rk_ == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot create Kafka consumer: ", err));
+  }
+  reader->queue_ = rd_kafka_queue_new(reader->rk_);
+  return reader;
+}
+
+KafkaReader::~KafkaReader() {
+  for (const auto& [tp, started] : started_) {
+    if (started) rd_kafka_consume_stop(topics_.at(tp.topic), tp.partition);
+  }
+  for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+  if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
+  if (rk_ != nullptr) rd_kafka_destroy(rk_);
+}
+
+absl::StatusOr<rd_kafka_topic_t*> KafkaReader::TopicHandle(const std::string& topic) {
+  auto it = topics_.find(topic);
+  if (it != topics_.end()) return it->second;
+  char err[512];
+  rd_kafka_topic_conf_t* tconf = rd_kafka_topic_conf_new();
+  // Never jump on our own: an out-of-range offset becomes an event and the
+  // spout applies its explicit policy.
+  rd_kafka_topic_conf_set(tconf, "auto.offset.reset", "error", err, sizeof(err));
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), tconf);
+  if (rkt == nullptr) return KafkaError("topic " + topic, rd_kafka_last_error());
+  topics_[topic] = rkt;
+  return rkt;
+}
+
+absl::Status KafkaReader::Start(const TopicPartition& partition, int64_t offset) {
+  if (offset < 0) return absl::InvalidArgumentError("start offset must be >= 0");
+  if (IsStarted(partition)) {
+    if (auto s = Stop(partition); !s.ok()) return s;
+  }
+  auto rkt = TopicHandle(partition.topic);
+  if (!rkt.ok()) return rkt.status();
+  if (rd_kafka_consume_start_queue(*rkt, partition.partition, offset, queue_) == -1) {
+    return KafkaError(absl::StrCat("start ", partition.topic, "/", partition.partition),
+                      rd_kafka_last_error());
+  }
+  started_[partition] = true;
+  return absl::OkStatus();
+}
+
+absl::Status KafkaReader::Stop(const TopicPartition& partition) {
+  auto it = started_.find(partition);
+  if (it == started_.end() || !it->second) return absl::OkStatus();
+  it->second = false;
+  if (rd_kafka_consume_stop(topics_.at(partition.topic), partition.partition) == -1) {
+    return KafkaError(absl::StrCat("stop ", partition.topic, "/", partition.partition),
+                      rd_kafka_last_error());
+  }
+  return absl::OkStatus();
+}
+
+bool KafkaReader::IsStarted(const TopicPartition& partition) const {
+  auto it = started_.find(partition);
+  return it != started_.end() && it->second;
+}
+
+std::vector<PartitionEvent> KafkaReader::Poll(
+    size_t max_records, std::chrono::milliseconds timeout,
+    const std::function<void(const KafkaRecord&)>& sink) {
+  std::vector<PartitionEvent> events;
+  constexpr size_t kBatch = 512;
+  rd_kafka_message_t* batch[kBatch];
+  size_t delivered = 0;
+  int wait_ms = static_cast<int>(timeout.count());
+  while (delivered < max_records) {
+    const size_t want = std::min(kBatch, max_records - delivered);
+    ssize_t n = rd_kafka_consume_batch_queue(queue_, wait_ms, batch, want);
+    wait_ms = 0;  // only the first call waits
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      rd_kafka_message_t* m = batch[i];
+      TopicPartition tp{m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "", m->partition};
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (IsStarted(tp)) {
+          KafkaRecord r;
+          r.topic = tp.topic;
+          r.partition = m->partition;
+          r.offset = m->offset;
+          r.has_key = m->key != nullptr;
+          if (m->key != nullptr) r.key = {static_cast<const char*>(m->key), m->key_len};
+          if (m->payload != nullptr) r.value = {static_cast<const char*>(m->payload), m->len};
+          r.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
+          sink(r);
+          ++delivered;
+        }
+      } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        events.push_back({PartitionEvent::Kind::kEndOfPartition, tp, m->offset, ""});
+      } else if (m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
+                 m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+        events.push_back({PartitionEvent::Kind::kOutOfRange, tp, m->offset,
+                          rd_kafka_message_errstr(m)});
+      } else {
+        events.push_back({PartitionEvent::Kind::kError, tp, m->offset,
+                          absl::StrCat(rd_kafka_err2str(m->err), ": ",
+                                       rd_kafka_message_errstr(m))});
+      }
+      rd_kafka_message_destroy(m);
+    }
+    if (static_cast<size_t>(n) < want) break;  // queue drained
+  }
+  return events;
+}
+
+absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::Watermarks(
+    const TopicPartition& partition, std::chrono::milliseconds timeout) {
+  int64_t low = 0, high = 0;
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+      rk_, partition.topic.c_str(), partition.partition, &low, &high,
+      static_cast<int>(timeout.count()));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaError(absl::StrCat("watermarks of ", partition.topic, "/", partition.partition),
+                      err);
+  }
+  return std::make_pair(low, high);
+}
+
+absl::StatusOr<int64_t> KafkaReader::OffsetForTime(const TopicPartition& partition, int64_t time,
+                                                   std::chrono::milliseconds timeout) {
+  if (time == -2 || time == -1) {
+    auto marks = Watermarks(partition, timeout);
+    if (!marks.ok()) return marks.status();
+    return time == -2 ? marks->first : marks->second;
+  }
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, partition.topic.c_str(), partition.partition)->offset =
+      time;
+  rd_kafka_resp_err_t err =
+      rd_kafka_offsets_for_times(rk_, list, static_cast<int>(timeout.count()));
+  int64_t offset = list->elems[0].offset;
+  rd_kafka_resp_err_t part_err = list->elems[0].err;
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("offsets for times", err);
+  if (part_err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("offsets for times", part_err);
+  if (offset < 0) {  // no record that late: the log end
+    auto marks = Watermarks(partition, timeout);
+    if (!marks.ok()) return marks.status();
+    return marks->second;
+  }
+  return offset;
+}
+
+absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
+    const std::vector<std::string>& topics, std::chrono::milliseconds timeout) {
+  std::vector<TopicPartition> out;
+  for (const auto& topic : topics) {
+    auto rkt = TopicHandle(topic);
+    if (!rkt.ok()) return rkt.status();
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t err =
+        rd_kafka_metadata(rk_, 0, *rkt, &md, static_cast<int>(timeout.count()));
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("metadata for " + topic, err);
+    absl::Status status = absl::OkStatus();
+    for (int t = 0; t < md->topic_cnt; ++t) {
+      const auto& mt = md->topics[t];
+      if (mt.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        status = KafkaError("topic " + topic, mt.err);
+        break;
+      }
+      for (int p = 0; p < mt.partition_cnt; ++p) out.push_back({mt.topic, mt.partitions[p].id});
+    }
+    rd_kafka_metadata_destroy(md);
+    if (!status.ok()) return status;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::pair<std::string, int> KafkaReader::Leader(const TopicPartition& partition,
+                                                std::chrono::milliseconds timeout) {
+  auto rkt = TopicHandle(partition.topic);
+  if (!rkt.ok()) return {"", 0};
+  const rd_kafka_metadata_t* md = nullptr;
+  if (rd_kafka_metadata(rk_, 0, *rkt, &md, static_cast<int>(timeout.count())) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return {"", 0};
+  }
+  std::pair<std::string, int> leader{"", 0};
+  int32_t leader_id = -1;
+  for (int t = 0; t < md->topic_cnt; ++t) {
+    for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
+      if (md->topics[t].partitions[p].id == partition.partition) {
+        leader_id = md->topics[t].partitions[p].leader;
+      }
+    }
+  }
+  for (int b = 0; b < md->broker_cnt; ++b) {
+    if (md->brokers[b].id == leader_id) leader = {md->brokers[b].host, md->brokers[b].port};
+  }
+  rd_kafka_metadata_destroy(md);
+  return leader;
+}
+
+}  // namespace tempest::spout
