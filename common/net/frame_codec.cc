@@ -1,0 +1,141 @@
+#include "common/net/frame_codec.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tempest::net {
+namespace {
+
+void Store32(char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+uint32_t Load32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+void SeqBytes(uint64_t seq, uint8_t out[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>((seq >> (8 * i)) & 0xff);
+}
+
+FrameMac::Tag ComputeTag(const char* header, std::string_view payload, uint64_t seq,
+                         FrameMac& mac) {
+  uint8_t seq_bytes[8];
+  SeqBytes(seq, seq_bytes);
+  mac.Begin();
+  mac.Update(header, FrameCodec::kMacOffset);
+  mac.Update(seq_bytes, sizeof(seq_bytes));
+  mac.Update(payload.data(), payload.size());
+  return mac.Finish();
+}
+
+FrameCodec::DecodeResult Error(const char* reason, std::string message, size_t frame_size = 0) {
+  FrameCodec::DecodeResult r;
+  r.kind = FrameCodec::DecodeResult::Kind::kError;
+  r.reason = reason;
+  r.frame_size = frame_size;
+  r.error = absl::DataLossError(std::move(message));
+  return r;
+}
+
+}  // namespace
+
+size_t FrameCodec::BeginFrame(std::string* out) {
+  const size_t offset = out->size();
+  out->append(kHeaderSize, '\0');
+  return offset;
+}
+
+void FrameCodec::FinishFrame(std::string* out, size_t header_offset, uint32_t message_count,
+                             uint64_t seq, FrameMac& mac) {
+  char* h = out->data() + header_offset;
+  const size_t payload_size = out->size() - header_offset - kHeaderSize;
+  Store32(h, kMagic);
+  h[4] = static_cast<char>(kVersion);
+  h[5] = 0;  // flags
+  h[6] = 0;
+  h[7] = 0;
+  Store32(h + 8, static_cast<uint32_t>(payload_size));
+  Store32(h + 12, message_count);
+  const FrameMac::Tag tag =
+      ComputeTag(h, std::string_view(h + kHeaderSize, payload_size), seq, mac);
+  std::memcpy(h + kMacOffset, tag.data(), tag.size());
+}
+
+void FrameCodec::EncodeFrame(const Batch& batch, uint64_t seq, FrameMac& mac, std::string* out) {
+  const size_t offset = BeginFrame(out);
+  out->append(batch.payload());
+  FinishFrame(out, offset, batch.message_count(), seq, mac);
+}
+
+FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t seq, FrameMac& mac,
+                                            size_t max_payload_bytes,
+                                            std::vector<Message>* messages) {
+  DecodeResult result;
+  // Check the fixed fields as soon as they arrive, so garbage is rejected
+  // after a few bytes rather than after waiting for a "payload" that never
+  // comes.
+  if (buffer.size() >= 4 && Load32(buffer.data()) != kMagic) {
+    return Error("bad_magic", "frame has a bad magic number (not a Tempest transport peer?)");
+  }
+  if (buffer.size() >= 5 && static_cast<uint8_t>(buffer[4]) != kVersion) {
+    return Error("bad_version",
+                 absl::StrCat("unsupported frame version ", static_cast<uint8_t>(buffer[4])));
+  }
+  if (buffer.size() >= 8 && (buffer[5] != 0 || buffer[6] != 0 || buffer[7] != 0)) {
+    return Error("bad_flags", "frame has unknown flags or non-zero reserved bytes");
+  }
+  if (buffer.size() < kHeaderSize) return result;
+
+  const uint32_t payload_size = Load32(buffer.data() + 8);
+  const uint32_t count = Load32(buffer.data() + 12);
+  if (payload_size > max_payload_bytes) {
+    return Error("oversized", absl::StrCat("frame payload of ", payload_size,
+                                           " bytes exceeds the limit of ", max_payload_bytes));
+  }
+  if (count > payload_size / Batch::kPerMessageOverhead) {
+    return Error("malformed_payload",
+                 absl::StrCat("frame claims ", count, " messages in ", payload_size, " bytes"));
+  }
+  result.frame_size = kHeaderSize + payload_size;
+  if (buffer.size() < result.frame_size) return result;
+
+  const std::string_view payload = buffer.substr(kHeaderSize, payload_size);
+  const FrameMac::Tag tag = ComputeTag(buffer.data(), payload, seq, mac);
+  if (!FrameMac::Equal(tag.data(), reinterpret_cast<const uint8_t*>(buffer.data() + kMacOffset))) {
+    return Error("bad_mac", "frame MAC mismatch (wrong topology secret or corrupted stream)",
+                 result.frame_size);
+  }
+
+  messages->clear();
+  messages->reserve(count);
+  size_t pos = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (payload.size() - pos < Batch::kPerMessageOverhead) {
+      return Error("malformed_payload", absl::StrCat("message ", i, " header is truncated"),
+                   result.frame_size);
+    }
+    const int32_t task = static_cast<int32_t>(Load32(payload.data() + pos));
+    const uint32_t len = Load32(payload.data() + pos + 4);
+    pos += Batch::kPerMessageOverhead;
+    if (len > payload.size() - pos) {
+      return Error("malformed_payload",
+                   absl::StrCat("message ", i, " length ", len, " runs past the payload"),
+                   result.frame_size);
+    }
+    messages->push_back(Message{task, payload.substr(pos, len)});
+    pos += len;
+  }
+  if (pos != payload.size()) {
+    return Error("malformed_payload",
+                 absl::StrCat(payload.size() - pos, " trailing bytes after the last message"),
+                 result.frame_size);
+  }
+  result.kind = DecodeResult::Kind::kFrame;
+  return result;
+}
+
+}  // namespace tempest::net

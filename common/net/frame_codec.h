@@ -1,0 +1,76 @@
+#ifndef TEMPEST_COMMON_NET_FRAME_CODEC_H_
+#define TEMPEST_COMMON_NET_FRAME_CODEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/net/batch.h"
+#include "common/net/frame_mac.h"
+
+namespace tempest::net {
+
+// Encodes and decodes transport frames. Stateless (the per-connection frame
+// sequence number and MAC context are passed in); safe on any thread.
+//
+// Frame layout, all integers little-endian:
+//
+//   offset size  field
+//   0      4     magic          "TMPF" (0x46504D54 read as LE uint32)
+//   4      1     version        1
+//   5      1     flags          0 (no flag is defined yet; unknown bits are rejected)
+//   6      2     reserved       0
+//   8      4     payload length bytes after the 48-byte header
+//   12     4     message count
+//   16     32    MAC            HMAC-SHA256(secret, header[0,16) || seq || payload)
+//   48     ...   payload        message count × {task id int32, length uint32, bytes}
+//
+// `seq` is the frame's index on its connection (0, 1, 2, …) as a LE uint64.
+// It is not sent: both ends count frames, so a frame that is replayed,
+// dropped or reordered within a connection fails the MAC check.
+class FrameCodec {
+ public:
+  static constexpr uint32_t kMagic = 0x46504D54;  // bytes "TMPF"
+  static constexpr uint8_t kVersion = 1;
+  static constexpr size_t kHeaderSize = 48;
+  static constexpr size_t kMacOffset = 16;
+  static constexpr size_t kDefaultMaxPayloadBytes = 64u << 20;
+
+  // Appends a header placeholder to `out` and returns its offset; append the
+  // payload(s) after it, then call FinishFrame. Lets a sender concatenate
+  // several batches into one frame without an extra copy.
+  static size_t BeginFrame(std::string* out);
+  // Fills in the header at `header_offset`; the payload is everything in
+  // `out` after the header.
+  static void FinishFrame(std::string* out, size_t header_offset, uint32_t message_count,
+                          uint64_t seq, FrameMac& mac);
+  // Convenience: one batch → one frame appended to `out`.
+  static void EncodeFrame(const Batch& batch, uint64_t seq, FrameMac& mac, std::string* out);
+
+  struct DecodeResult {
+    enum class Kind { kNeedMore, kFrame, kError };
+    Kind kind = Kind::kNeedMore;
+    // Total size (header + payload) once the header has been read, else 0.
+    // For kFrame this is the number of bytes consumed.
+    size_t frame_size = 0;
+    // kError only: a short metric label ("bad_magic", "bad_version",
+    // "bad_flags", "oversized", "bad_mac", "malformed_payload") and details.
+    const char* reason = "";
+    absl::Status error;
+  };
+
+  // Decodes the frame at the start of `buffer`. On kFrame, `messages` holds
+  // views into `buffer` (cleared first). Never reads outside `buffer`, never
+  // allocates more than the message count that the payload can hold, and
+  // rejects a header whose payload length exceeds `max_payload_bytes` before
+  // any payload has arrived.
+  static DecodeResult Decode(std::string_view buffer, uint64_t seq, FrameMac& mac,
+                             size_t max_payload_bytes, std::vector<Message>* messages);
+};
+
+}  // namespace tempest::net
+
+#endif  // TEMPEST_COMMON_NET_FRAME_CODEC_H_

@@ -1,0 +1,427 @@
+#include "common/net/transport_client.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "boost/asio/connect.hpp"
+#include "boost/asio/io_context.hpp"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/steady_timer.hpp"
+#include "boost/asio/write.hpp"
+#include "common/net/backoff.h"
+#include "common/net/frame_codec.h"
+#include "common/net/frame_mac.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::net {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+struct ClientMetrics {
+  explicit ClientMetrics(core::MetricsRegistry& r)
+      : registry(r),
+        bytes_sent(r.GetCounter("tempest_net_bytes_sent_total")),
+        frames_sent(r.GetCounter("tempest_net_frames_sent_total")),
+        messages_sent(r.GetCounter("tempest_net_messages_sent_total")),
+        messages_dropped(r.GetCounter("tempest_net_messages_dropped_total")),
+        reconnects(r.GetCounter("tempest_net_reconnects_total")),
+        send_queue_full(r.GetCounter("tempest_net_send_queue_full_total")) {}
+
+  core::Counter& Error(const std::string& reason) {
+    return registry.GetCounter("tempest_net_connection_errors_total",
+                               {{"side", "client"}, {"reason", reason}});
+  }
+
+  core::MetricsRegistry& registry;
+  core::Counter& bytes_sent;
+  core::Counter& frames_sent;
+  core::Counter& messages_sent;
+  core::Counter& messages_dropped;
+  core::Counter& reconnects;
+  core::Counter& send_queue_full;
+};
+
+uint64_t SeedOrRandom(uint64_t seed) {
+  if (seed != 0) return seed;
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+// Socket, timers and write state live on the loop thread; the queue (and
+// the counters guarded by mu_) is shared with sending threads.
+class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterConnection> {
+ public:
+  FrameWriterConnection(EventLoop& loop, TransportClientOptions options,
+                        std::unique_ptr<FrameMac> mac)
+      : loop_(loop),
+        options_(std::move(options)),
+        mac_(std::move(mac)),
+        metrics_(options_.metrics != nullptr ? *options_.metrics
+                                             : core::MetricsRegistry::Global()),
+        socket_(loop.context()),
+        resolver_(loop.context()),
+        connect_timer_(loop.context()),
+        reconnect_timer_(loop.context()),
+        flush_timer_(loop.context()),
+        backoff_(options_.reconnect_initial, options_.reconnect_max,
+                 SeedOrRandom(options_.backoff_seed)),
+        peer_(absl::StrCat(options_.host, ":", options_.port)) {}
+
+  // ---- any thread ----
+
+  absl::Status Send(Batch& batch, std::chrono::milliseconds timeout) {
+    if (batch.empty()) return absl::OkStatus();
+    const size_t size = batch.payload_size();
+    if (size > options_.max_queued_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat("batch of ", size,
+                                                     " bytes exceeds max_queued_bytes ",
+                                                     options_.max_queued_bytes));
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (closed_) return absl::FailedPreconditionError("transport client is closed");
+    if (queued_bytes_ + size > options_.max_queued_bytes) {
+      if (timeout.count() > 0) {
+        ++waiters_;
+        cv_.wait_for(lock, timeout, [&] {
+          return closed_ || queued_bytes_ + size <= options_.max_queued_bytes;
+        });
+        --waiters_;
+      }
+      if (closed_) return absl::FailedPreconditionError("transport client is closed");
+      if (queued_bytes_ + size > options_.max_queued_bytes) {
+        metrics_.send_queue_full.Add();
+        return absl::ResourceExhaustedError(
+            absl::StrCat("send queue to ", peer_, " is full (", queued_bytes_, " bytes)"));
+      }
+    }
+    const size_t before = pending_bytes_;
+    queued_bytes_ += size;
+    pending_bytes_ += size;
+    queue_.push_back(std::move(batch));
+    batch.Clear();
+    // Wake the loop only when it has something new to decide: arm the flush
+    // timer (queue turned non-empty) or write now (threshold crossed).
+    const bool kick =
+        !kick_posted_ && (before == 0 || (before < options_.min_write_bytes &&
+                                          pending_bytes_ >= options_.min_write_bytes));
+    if (kick) kick_posted_ = true;
+    lock.unlock();
+    if (kick) {
+      auto self = shared_from_this();
+      loop_.Post([self] { self->Kick(); });
+    }
+    return absl::OkStatus();
+  }
+
+  void Flush() {
+    auto self = shared_from_this();
+    loop_.Post([self] { self->MaybeWrite(/*force=*/true); });
+  }
+
+  void Close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+      queue_.clear();
+      queued_bytes_ = pending_bytes_ = 0;
+    }
+    cv_.notify_all();
+    auto self = shared_from_this();
+    loop_.RunSync([self] { self->CloseOnLoop(); });
+  }
+
+  bool connected() const { return connected_.load(std::memory_order_acquire); }
+  int64_t connect_count() const { return connects_.load(std::memory_order_relaxed); }
+  size_t queued_bytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queued_bytes_;
+  }
+
+  // ---- loop thread ----
+
+  void Connect() {
+    if (loop_closed_) return;
+    const uint64_t gen = ++gen_;
+    auto self = shared_from_this();
+    resolver_.async_resolve(
+        options_.host, std::to_string(options_.port),
+        [self, gen](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+          if (gen != self->gen_ || self->loop_closed_) return;
+          if (ec) {
+            self->Failed("resolve", ec.message());
+            return;
+          }
+          self->connect_timer_.expires_after(self->options_.connect_timeout);
+          self->connect_timer_.async_wait([self, gen](const boost::system::error_code& tec) {
+            if (tec || gen != self->gen_ || self->connected()) return;
+            boost::system::error_code ignored;
+            self->socket_.close(ignored);  // the connect handler reports the failure
+          });
+          asio::async_connect(self->socket_, results,
+                              [self, gen](const boost::system::error_code& cec, const tcp::endpoint&) {
+                                self->OnConnect(gen, cec);
+                              });
+        });
+  }
+
+ private:
+  void OnConnect(uint64_t gen, const boost::system::error_code& ec) {
+    if (gen != gen_ || loop_closed_) return;
+    connect_timer_.cancel();
+    if (ec) {
+      Failed(ec == asio::error::operation_aborted ? "connect_timeout" : "connect", ec.message());
+      return;
+    }
+    boost::system::error_code opt_ec;
+    // We coalesce ourselves; Nagle would only add latency to the flushes.
+    socket_.set_option(tcp::no_delay(true), opt_ec);
+    if (options_.send_buffer_bytes > 0) {
+      socket_.set_option(asio::socket_base::send_buffer_size(options_.send_buffer_bytes), opt_ec);
+    }
+    seq_ = 0;
+    backoff_.Reset();
+    if (connects_.fetch_add(1, std::memory_order_relaxed) > 0) metrics_.reconnects.Add();
+    connected_.store(true, std::memory_order_release);
+    logged_failure_ = false;
+    spdlog::debug("transport: connected to {}", peer_);
+    WatchForClose(gen);
+    MaybeWrite(/*force=*/false);
+  }
+
+  // The server never sends; a completed read means it closed (or broke the
+  // protocol). Detecting it here lets an idle client reconnect early.
+  void WatchForClose(uint64_t gen) {
+    auto self = shared_from_this();
+    socket_.async_read_some(asio::buffer(&probe_, 1),
+                            [self, gen](const boost::system::error_code& ec, size_t) {
+                              if (gen != self->gen_ || self->loop_closed_) return;
+                              if (!ec) {
+                                self->Failed("protocol", "server sent unexpected bytes");
+                              } else if (ec == asio::error::eof) {
+                                self->Failed("closed_by_peer", "server closed the connection");
+                              } else {
+                                self->Failed("io_error", ec.message());
+                              }
+                            });
+  }
+
+  void Failed(const char* reason, const std::string& detail) {
+    if (loop_closed_) return;
+    metrics_.Error(reason).Add();
+    // One log line per outage, not one per reconnect attempt.
+    if (!logged_failure_) {
+      spdlog::warn("transport: connection to {} failed: {} ({}); reconnecting", peer_, detail,
+                   reason);
+      logged_failure_ = true;
+    }
+    ++gen_;  // handlers of the old socket become no-ops
+    connected_.store(false, std::memory_order_release);
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    connect_timer_.cancel();
+    if (writing_) {
+      writing_ = false;
+      metrics_.messages_dropped.Add(in_flight_messages_);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        queued_bytes_ -= std::min(queued_bytes_, in_flight_bytes_);
+      }
+      cv_.notify_all();
+      in_flight_bytes_ = 0;
+      in_flight_messages_ = 0;
+    }
+    const auto delay = backoff_.Next();
+    auto self = shared_from_this();
+    const uint64_t gen = gen_;
+    reconnect_timer_.expires_after(delay);
+    reconnect_timer_.async_wait([self, gen](const boost::system::error_code& ec) {
+      if (ec || gen != self->gen_) return;
+      self->Connect();
+    });
+  }
+
+  void Kick() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      kick_posted_ = false;
+    }
+    MaybeWrite(/*force=*/false);
+  }
+
+  void MaybeWrite(bool force) {
+    if (loop_closed_ || !connected() || writing_) return;
+    size_t pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending = pending_bytes_;
+    }
+    if (pending == 0) return;
+    if (force || pending >= options_.min_write_bytes) {
+      StartWrite();
+      return;
+    }
+    if (!flush_timer_armed_) {
+      flush_timer_armed_ = true;
+      auto self = shared_from_this();
+      flush_timer_.expires_after(options_.flush_interval);
+      flush_timer_.async_wait([self](const boost::system::error_code& ec) {
+        self->flush_timer_armed_ = false;
+        if (ec) return;
+        self->MaybeWrite(/*force=*/true);
+      });
+    }
+  }
+
+  void StartWrite() {
+    taken_.clear();
+    size_t payload = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (!queue_.empty()) {
+        const size_t size = queue_.front().payload_size();
+        if (!taken_.empty() && payload + size > options_.max_frame_payload_bytes) break;
+        payload += size;
+        pending_bytes_ -= size;
+        taken_.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    if (taken_.empty()) return;
+    write_buf_.clear();
+    write_buf_.reserve(FrameCodec::kHeaderSize + payload);
+    const size_t header = FrameCodec::BeginFrame(&write_buf_);
+    uint32_t count = 0;
+    for (const Batch& b : taken_) {
+      write_buf_.append(b.payload());
+      count += b.message_count();
+    }
+    taken_.clear();
+    FrameCodec::FinishFrame(&write_buf_, header, count, seq_++, *mac_);
+    in_flight_bytes_ = payload;
+    in_flight_messages_ = count;
+    writing_ = true;
+    auto self = shared_from_this();
+    const uint64_t gen = gen_;
+    asio::async_write(socket_, asio::buffer(write_buf_),
+                      [self, gen](const boost::system::error_code& ec, size_t n) {
+                        self->OnWrite(gen, ec, n);
+                      });
+  }
+
+  void OnWrite(uint64_t gen, const boost::system::error_code& ec, size_t n) {
+    if (gen != gen_ || loop_closed_) return;
+    if (ec) {
+      Failed("io_error", ec.message());
+      return;
+    }
+    writing_ = false;
+    metrics_.bytes_sent.Add(static_cast<int64_t>(n));
+    metrics_.frames_sent.Add();
+    metrics_.messages_sent.Add(in_flight_messages_);
+    bool notify;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queued_bytes_ -= std::min(queued_bytes_, in_flight_bytes_);
+      notify = waiters_ > 0;
+    }
+    if (notify) cv_.notify_all();
+    in_flight_bytes_ = 0;
+    in_flight_messages_ = 0;
+    MaybeWrite(/*force=*/false);
+  }
+
+  void CloseOnLoop() {
+    loop_closed_ = true;
+    ++gen_;
+    connected_.store(false, std::memory_order_release);
+    boost::system::error_code ignored;
+    resolver_.cancel();
+    connect_timer_.cancel();
+    reconnect_timer_.cancel();
+    flush_timer_.cancel();
+    socket_.close(ignored);
+  }
+
+  EventLoop& loop_;
+  const TransportClientOptions options_;
+  std::unique_ptr<FrameMac> mac_;
+  ClientMetrics metrics_;
+
+  // Loop thread only.
+  tcp::socket socket_;
+  tcp::resolver resolver_;
+  asio::steady_timer connect_timer_;
+  asio::steady_timer reconnect_timer_;
+  asio::steady_timer flush_timer_;
+  Backoff backoff_;
+  const std::string peer_;
+  uint64_t gen_ = 0;  // bumped per connection attempt and on failure
+  uint64_t seq_ = 0;
+  bool writing_ = false;
+  bool flush_timer_armed_ = false;
+  bool loop_closed_ = false;
+  bool logged_failure_ = false;
+  std::vector<Batch> taken_;
+  std::string write_buf_;
+  size_t in_flight_bytes_ = 0;
+  int64_t in_flight_messages_ = 0;
+  char probe_ = 0;
+
+  // Any thread.
+  std::atomic<bool> connected_{false};
+  std::atomic<int64_t> connects_{0};
+
+  // Shared with senders, guarded by mu_.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Batch> queue_;
+  size_t queued_bytes_ = 0;   // queued + being written
+  size_t pending_bytes_ = 0;  // queued, not yet taken by a write
+  bool kick_posted_ = false;
+  bool closed_ = false;
+  int waiters_ = 0;
+};
+
+TransportClient::TransportClient(EventLoop& loop, std::shared_ptr<FrameWriterConnection> conn)
+    : loop_(loop), conn_(std::move(conn)) {}
+
+absl::StatusOr<std::unique_ptr<TransportClient>> TransportClient::Create(
+    EventLoop& loop, TransportClientOptions options) {
+  if (options.port <= 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("bad transport port ", options.port));
+  }
+  if (options.max_queued_bytes == 0 || options.max_frame_payload_bytes == 0) {
+    return absl::InvalidArgumentError("queue and frame limits must be positive");
+  }
+  auto mac = FrameMac::Create(options.secret);
+  if (!mac.ok()) return mac.status();
+  auto conn = std::make_shared<FrameWriterConnection>(loop, std::move(options), *std::move(mac));
+  loop.RunSync([conn] { conn->Connect(); });
+  return std::unique_ptr<TransportClient>(new TransportClient(loop, std::move(conn)));
+}
+
+TransportClient::~TransportClient() { Close(); }
+
+absl::Status TransportClient::Send(Batch& batch, std::chrono::milliseconds timeout) {
+  return conn_->Send(batch, timeout);
+}
+
+void TransportClient::Flush() { conn_->Flush(); }
+void TransportClient::Close() { conn_->Close(); }
+bool TransportClient::connected() const { return conn_->connected(); }
+int64_t TransportClient::connect_count() const { return conn_->connect_count(); }
+size_t TransportClient::queued_bytes() const { return conn_->queued_bytes(); }
+
+}  // namespace tempest::net

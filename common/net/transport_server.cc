@@ -1,0 +1,378 @@
+#include "common/net/transport_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "boost/asio/io_context.hpp"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/socket_base.hpp"
+#include "spdlog/spdlog.h"
+
+namespace tempest::net {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// Metric handles resolved once per server; updates are lock-free.
+struct ServerMetrics {
+  explicit ServerMetrics(core::MetricsRegistry& r)
+      : registry(r),
+        bytes_received(r.GetCounter("tempest_net_bytes_received_total")),
+        frames_received(r.GetCounter("tempest_net_frames_received_total")),
+        messages_received(r.GetCounter("tempest_net_messages_received_total")),
+        connections_accepted(r.GetCounter("tempest_net_connections_accepted_total")),
+        receive_pauses(r.GetCounter("tempest_net_receive_pauses_total")),
+        open_connections(r.GetGauge("tempest_net_server_connections")) {}
+
+  core::Counter& Error(const std::string& reason) {
+    return registry.GetCounter("tempest_net_connection_errors_total",
+                               {{"side", "server"}, {"reason", reason}});
+  }
+
+  core::MetricsRegistry& registry;
+  core::Counter& bytes_received;
+  core::Counter& frames_received;
+  core::Counter& messages_received;
+  core::Counter& connections_accepted;
+  core::Counter& receive_pauses;
+  core::Gauge& open_connections;
+};
+
+}  // namespace
+
+class FrameReaderConnection;
+
+// The listener plus the table of live connections. Lives on the loop thread;
+// only `port` and `open_count` are read elsewhere.
+class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
+ public:
+  FrameAcceptor(asio::io_context& io, TransportServerOptions options, ReceiveCallback callback)
+      : acceptor_(io),
+        options_(std::move(options)),
+        callback_(std::move(callback)),
+        metrics_(options_.metrics != nullptr ? *options_.metrics
+                                             : core::MetricsRegistry::Global()) {}
+
+  absl::StatusOr<int> Listen();
+  void Accept();
+  void Resume(ConnectionId id);
+  void ResumeAll();
+  void Stop();
+  void Remove(ConnectionId id);
+
+  const TransportServerOptions& options() const { return options_; }
+  ServerMetrics& metrics() { return metrics_; }
+  ReceiveCallback& callback() { return callback_; }
+  std::atomic<size_t> open_count{0};
+
+ private:
+  tcp::acceptor acceptor_;
+  TransportServerOptions options_;
+  ReceiveCallback callback_;
+  ServerMetrics metrics_;
+  std::map<ConnectionId, std::shared_ptr<FrameReaderConnection>> connections_;
+  ConnectionId next_id_ = 1;
+  bool stopped_ = false;
+};
+
+// One accepted socket: reads into a growable buffer, decodes frames in place
+// and hands them to the callback. Lives on the loop thread.
+class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderConnection> {
+ public:
+  FrameReaderConnection(ConnectionId id, tcp::socket socket, std::unique_ptr<FrameMac> mac,
+                        std::shared_ptr<FrameAcceptor> owner)
+      : id_(id),
+        socket_(std::move(socket)),
+        mac_(std::move(mac)),
+        owner_(std::move(owner)),
+        options_(owner_->options()),
+        metrics_(owner_->metrics()),
+        callback_(owner_->callback()) {
+    boost::system::error_code ec;
+    const auto remote = socket_.remote_endpoint(ec);
+    peer_ = ec ? std::string("?") : absl::StrCat(remote.address().to_string(), ":", remote.port());
+  }
+
+  void Start() { ReadMore(); }
+
+  void Resume() {
+    if (!paused_ || closed_) return;
+    paused_ = false;
+    ProcessBuffer();
+  }
+
+  // Closes without logging (server shutdown).
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+ private:
+  void Fail(const char* reason, const std::string& detail) {
+    if (closed_) return;
+    spdlog::error("transport: closing connection {} from {}: {} ({})", id_, peer_, detail,
+                  reason);
+    metrics_.Error(reason).Add();
+    CloseAndForget();
+  }
+
+  void CloseAndForget() {
+    Close();
+    owner_->Remove(id_);
+  }
+
+  void ReadMore() {
+    if (paused_ || closed_ || reading_) return;
+    // Make room: the whole pending frame (once its size is known) must fit,
+    // so a large frame is moved to the front at most once.
+    const size_t want = std::max(options_.read_chunk_bytes, needed_);
+    if (begin_ > 0 && buffer_.size() - end_ < want) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (buffer_.size() - end_ < options_.read_chunk_bytes || buffer_.size() < needed_) {
+      buffer_.resize(std::max(end_ + options_.read_chunk_bytes, needed_));
+    }
+    reading_ = true;
+    auto self = shared_from_this();
+    socket_.async_read_some(
+        asio::buffer(buffer_.data() + end_, buffer_.size() - end_),
+        [self](const boost::system::error_code& ec, size_t n) { self->OnRead(ec, n); });
+  }
+
+  void OnRead(const boost::system::error_code& ec, size_t n) {
+    reading_ = false;
+    if (closed_) return;
+    if (ec) {
+      if (ec == asio::error::eof || ec == asio::error::connection_reset) {
+        if (end_ > begin_) {
+          Fail("truncated", absl::StrCat("peer closed inside a frame (", end_ - begin_,
+                                         " bytes pending)"));
+        } else {
+          spdlog::debug("transport: connection {} from {} closed by peer", id_, peer_);
+          CloseAndForget();
+        }
+      } else if (ec != asio::error::operation_aborted) {
+        Fail("io_error", ec.message());
+      }
+      return;
+    }
+    metrics_.bytes_received.Add(static_cast<int64_t>(n));
+    end_ += n;
+    ProcessBuffer();
+  }
+
+  void ProcessBuffer() {
+    auto self = shared_from_this();  // the callback may not drop us, but Fail() may
+    while (!paused_ && !closed_) {
+      const auto result = FrameCodec::Decode(
+          std::string_view(buffer_.data() + begin_, end_ - begin_), seq_, *mac_,
+          options_.max_payload_bytes, &messages_);
+      if (result.kind == FrameCodec::DecodeResult::Kind::kNeedMore) {
+        needed_ = result.frame_size;
+        break;
+      }
+      if (result.kind == FrameCodec::DecodeResult::Kind::kError) {
+        Fail(result.reason, std::string(result.error.message()));
+        return;
+      }
+      ++seq_;
+      needed_ = 0;
+      begin_ += result.frame_size;
+      metrics_.frames_received.Add();
+      metrics_.messages_received.Add(static_cast<int64_t>(messages_.size()));
+      if (!callback_(id_, std::span<const Message>(messages_))) {
+        paused_ = true;
+        metrics_.receive_pauses.Add();
+      }
+    }
+    if (begin_ == end_) {
+      begin_ = end_ = 0;
+      // Give back the memory of an unusually large frame.
+      if (buffer_.size() > 4 * options_.read_chunk_bytes) {
+        std::vector<char>().swap(buffer_);
+      }
+    }
+    ReadMore();
+  }
+
+  const ConnectionId id_;
+  tcp::socket socket_;
+  std::unique_ptr<FrameMac> mac_;
+  // Shared, not weak: the acceptor's options, metrics and callback must stay
+  // alive while any handler of this connection is pending. The cycle through
+  // the acceptor's table is broken by Remove() / Stop().
+  std::shared_ptr<FrameAcceptor> owner_;
+  const TransportServerOptions& options_;
+  ServerMetrics& metrics_;
+  ReceiveCallback& callback_;
+  std::string peer_;
+
+  std::vector<char> buffer_;
+  size_t begin_ = 0;   // first undecoded byte
+  size_t end_ = 0;     // one past the last received byte
+  size_t needed_ = 0;  // size of the frame being received, once known
+  uint64_t seq_ = 0;
+  std::vector<Message> messages_;
+  bool paused_ = false;
+  bool reading_ = false;
+  bool closed_ = false;
+};
+
+absl::StatusOr<int> FrameAcceptor::Listen() {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(options_.bind_address, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad bind address '", options_.bind_address, "': ", ec.message()));
+  }
+  if (options_.port < 0 || options_.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("bad port ", options_.port));
+  }
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
+  acceptor_.open(endpoint.protocol(), ec);
+  // Lets a restarted worker re-bind its port while old connections linger in
+  // TIME_WAIT.
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec && options_.receive_buffer_bytes > 0) {
+    // Set on the listener so accepted sockets inherit it before the window
+    // is negotiated.
+    acceptor_.set_option(asio::socket_base::receive_buffer_size(options_.receive_buffer_bytes),
+                         ec);
+  }
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    const std::string msg = absl::StrCat("cannot listen on ", options_.bind_address, ":",
+                                         options_.port, ": ", ec.message());
+    if (ec == asio::error::address_in_use) return absl::UnavailableError(msg);
+    return absl::InternalError(msg);
+  }
+  const auto local = acceptor_.local_endpoint(ec);
+  if (ec) return absl::InternalError(absl::StrCat("local_endpoint: ", ec.message()));
+  return static_cast<int>(local.port());
+}
+
+void FrameAcceptor::Accept() {
+  if (stopped_) return;
+  auto self = shared_from_this();
+  acceptor_.async_accept([self](const boost::system::error_code& ec, tcp::socket socket) {
+    if (self->stopped_) return;
+    if (ec) {
+      if (ec == asio::error::operation_aborted) return;
+      // Typically EMFILE: log, count, keep accepting.
+      spdlog::error("transport: accept failed: {}", ec.message());
+      self->metrics_.Error("accept").Add();
+    } else {
+      auto mac = FrameMac::Create(self->options_.secret);
+      if (!mac.ok()) {  // cannot happen: the secret was checked in Create
+        spdlog::critical("transport: {}", mac.status().ToString());
+        std::abort();
+      }
+      const ConnectionId id = self->next_id_++;
+      auto conn = std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac),
+                                                          self);
+      self->connections_.emplace(id, conn);
+      self->open_count.store(self->connections_.size(), std::memory_order_relaxed);
+      self->metrics_.connections_accepted.Add();
+      self->metrics_.open_connections.Add(1);
+      conn->Start();
+    }
+    self->Accept();
+  });
+}
+
+void FrameAcceptor::Resume(ConnectionId id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  auto conn = it->second;
+  conn->Resume();
+}
+
+void FrameAcceptor::ResumeAll() {
+  // Resume may close a connection (bad buffered frame) and erase it.
+  std::vector<std::shared_ptr<FrameReaderConnection>> all;
+  all.reserve(connections_.size());
+  for (auto& [id, conn] : connections_) all.push_back(conn);
+  for (auto& conn : all) conn->Resume();
+}
+
+void FrameAcceptor::Remove(ConnectionId id) {
+  if (connections_.erase(id) > 0) {
+    metrics_.open_connections.Add(-1);
+    open_count.store(connections_.size(), std::memory_order_relaxed);
+  }
+}
+
+void FrameAcceptor::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  for (auto& [id, conn] : connections_) conn->Close();
+  metrics_.open_connections.Add(-static_cast<int64_t>(connections_.size()));
+  connections_.clear();
+  open_count.store(0, std::memory_order_relaxed);
+}
+
+TransportServer::TransportServer(EventLoop& loop, std::shared_ptr<FrameAcceptor> acceptor,
+                                 int port)
+    : loop_(loop), acceptor_(std::move(acceptor)), port_(port) {}
+
+absl::StatusOr<std::unique_ptr<TransportServer>> TransportServer::Create(
+    EventLoop& loop, TransportServerOptions options, ReceiveCallback callback) {
+  if (!callback) return absl::InvalidArgumentError("TransportServer needs a receive callback");
+  if (options.read_chunk_bytes < FrameCodec::kHeaderSize) {
+    return absl::InvalidArgumentError("read_chunk_bytes is smaller than a frame header");
+  }
+  auto mac = FrameMac::Create(options.secret);
+  if (!mac.ok()) return mac.status();
+  auto acceptor = std::make_shared<FrameAcceptor>(loop.context(), std::move(options),
+                                                  std::move(callback));
+  absl::StatusOr<int> port = absl::InternalError("not run");
+  loop.RunSync([&] {
+    port = acceptor->Listen();
+    if (port.ok()) acceptor->Accept();
+  });
+  if (!port.ok()) return port.status();
+  return std::unique_ptr<TransportServer>(new TransportServer(loop, std::move(acceptor), *port));
+}
+
+TransportServer::~TransportServer() { Stop(); }
+
+void TransportServer::Resume(ConnectionId id) {
+  std::weak_ptr<FrameAcceptor> weak = acceptor_;
+  loop_.Post([weak, id] {
+    if (auto a = weak.lock()) a->Resume(id);
+  });
+}
+
+void TransportServer::ResumeAll() {
+  std::weak_ptr<FrameAcceptor> weak = acceptor_;
+  loop_.Post([weak] {
+    if (auto a = weak.lock()) a->ResumeAll();
+  });
+}
+
+size_t TransportServer::connection_count() const {
+  return acceptor_->open_count.load(std::memory_order_relaxed);
+}
+
+void TransportServer::Stop() {
+  auto acceptor = acceptor_;
+  loop_.RunSync([acceptor] { acceptor->Stop(); });
+}
+
+}  // namespace tempest::net

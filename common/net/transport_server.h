@@ -1,0 +1,93 @@
+#ifndef TEMPEST_COMMON_NET_TRANSPORT_SERVER_H_
+#define TEMPEST_COMMON_NET_TRANSPORT_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/core/metrics_registry.h"
+#include "common/net/batch.h"
+#include "common/net/event_loop.h"
+#include "common/net/frame_codec.h"
+
+namespace tempest::net {
+
+class FrameAcceptor;
+
+// Identifies one accepted connection of a TransportServer (unique per server).
+using ConnectionId = uint64_t;
+
+// Called on the event-loop thread with each decoded, authenticated frame of
+// a connection, in arrival order. `messages` (and the bytes they point to)
+// are only valid during the call: copy or deserialize them. Return true to
+// keep reading; return false to pause this connection: no further frame of
+// it is delivered and its socket is not read (so TCP's window closes and the
+// sender's writes stall) until TransportServer::Resume(id) or ResumeAll().
+// The frame passed to the call that returned false counts as delivered.
+// Must not block.
+using ReceiveCallback = std::function<bool(ConnectionId id, std::span<const Message> messages)>;
+
+struct TransportServerOptions {
+  std::string bind_address = "127.0.0.1";
+  int port = 0;  // 0 = ephemeral; read the bound port with port()
+  // Per-topology secret that every frame's MAC is checked against.
+  std::string secret;
+  // A frame header announcing a larger payload closes the connection.
+  size_t max_payload_bytes = FrameCodec::kDefaultMaxPayloadBytes;
+  // Bytes asked from the kernel per read; many small frames arrive per read.
+  size_t read_chunk_bytes = 256 << 10;
+  // SO_RCVBUF for accepted sockets; 0 keeps the OS default. Tests shrink it
+  // to reach back pressure quickly.
+  int receive_buffer_bytes = 0;
+  // Where metrics go; nullptr = MetricsRegistry::Global(). Must outlive the
+  // server.
+  core::MetricsRegistry* metrics = nullptr;
+};
+
+// Accepts transport connections on a loopback (or given) address and decodes
+// their frames (see FrameCodec for the layout). Owns the listening socket
+// and every accepted connection; all of them live on the EventLoop's thread,
+// where `callback` runs. A connection that sends garbage, a frame with a
+// wrong MAC or an oversized frame is closed with one logged error and a
+// `tempest_net_connection_errors_total{reason=...}` increment; the server
+// and its other connections keep running.
+//
+// Thread-safety: Create, Resume, ResumeAll, Stop, port and connection_count
+// may be called from any thread. Destroying the server (or Stop) closes all
+// connections and waits until the loop thread has done so; after that the
+// callback is never called again. The EventLoop must outlive the server.
+class TransportServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<TransportServer>> Create(EventLoop& loop,
+                                                                 TransportServerOptions options,
+                                                                 ReceiveCallback callback);
+  ~TransportServer();
+
+  TransportServer(const TransportServer&) = delete;
+  TransportServer& operator=(const TransportServer&) = delete;
+
+  int port() const { return port_; }
+  // Resumes reading a paused connection: frames already buffered are
+  // delivered first, in order. No-op for unknown or unpaused connections.
+  void Resume(ConnectionId id);
+  void ResumeAll();
+  // Open connections right now.
+  size_t connection_count() const;
+  // Closes the listener and every connection. Idempotent.
+  void Stop();
+
+ private:
+  TransportServer(EventLoop& loop, std::shared_ptr<FrameAcceptor> acceptor, int port);
+
+  EventLoop& loop_;
+  std::shared_ptr<FrameAcceptor> acceptor_;
+  int port_;
+};
+
+}  // namespace tempest::net
+
+#endif  // TEMPEST_COMMON_NET_TRANSPORT_SERVER_H_
