@@ -1,0 +1,68 @@
+#ifndef TEMPEST_COMMON_COORD_LEADER_ELECTION_H_
+#define TEMPEST_COMMON_COORD_LEADER_ELECTION_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/coord/serial_executor.h"
+#include "common/coord/zk_session.h"
+
+namespace tempest::coord {
+
+// Leader election among participants under one path: each creates an
+// ephemeral-sequential node "n_<seq>" holding a tempest.v1.ElectionParticipant
+// and watches only its predecessor (no herd effect); the lowest sequence
+// leads. Leadership is given up (on_change(false)) as soon as the session is
+// Suspended or Lost, since neither lets us be sure the node still exists; it
+// is regained after reconnecting if our node survived, or by re-joining on a
+// new session.
+//
+// Owns a SerialExecutor thread, where all ZooKeeper calls and on_change run.
+// IsLeader() is thread-safe; CurrentLeader() blocks the caller for at most
+// op_timeout. participant_id must be unique among participants (it also
+// identifies our node when a create's outcome is ambiguous). The ZkSession
+// must outlive it; destroying it leaves the election.
+class LeaderElection {
+ public:
+  struct Options {
+    std::string path;  // e.g. /tempest/leader
+    std::string participant_id;
+    std::string host;
+    int port = 0;
+    std::chrono::milliseconds op_timeout{5000};
+    std::chrono::milliseconds retry_interval{250};
+    std::function<void(bool is_leader)> on_change;
+  };
+
+  static absl::StatusOr<std::unique_ptr<LeaderElection>> Create(ZkSession& session,
+                                                                Options options);
+  ~LeaderElection();
+
+  bool IsLeader() const { return leader_.load(); }
+  // The participant id of the current leader, read from ZooKeeper now;
+  // NotFound when nobody participates.
+  absl::StatusOr<std::string> CurrentLeader() const;
+
+ private:
+  LeaderElection(ZkSession& session, Options options);
+  void Reconcile();
+  void SetLeader(bool leader);
+
+  ZkSession& session_;
+  Options options_;
+  int subscription_ = 0;
+  std::atomic<bool> leader_{false};
+  // Touched only on the executor thread.
+  std::string my_node_;
+  int64_t my_session_ = 0;
+  SerialExecutor executor_;  // last: stops first
+};
+
+}  // namespace tempest::coord
+
+#endif  // TEMPEST_COMMON_COORD_LEADER_ELECTION_H_

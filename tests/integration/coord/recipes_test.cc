@@ -1,0 +1,229 @@
+// Recipes (ownership node, leader election, fenced CAS, watch re-arm)
+// against a real standalone ZooKeeper, including real session expiry.
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "common/coord/leader_election.h"
+#include "common/coord/ownership_node.h"
+#include "common/coord/versioned_cas.h"
+#include "common/coord/zk_node_watch.h"
+#include "common/coord/zk_session.h"
+#include "gtest/gtest.h"
+#include "tests/integration/coord/test_util.h"
+#include "tests/support/eventually.h"
+#include "tests/support/zk_ensemble.h"
+
+namespace tempest::coord {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::Eventually;
+using testutil::Connect;
+using testutil::EventLog;
+using testutil::TestOptions;
+
+class RecipesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto e = testing::ZkEnsemble::Start();
+    ASSERT_TRUE(e.ok()) << e.status();
+    ensemble_ = std::move(*e).release();
+  }
+  static void TearDownTestSuite() {
+    delete ensemble_;
+    ensemble_ = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(ensemble_, nullptr); }
+  std::unique_ptr<ZkSession> NewSession() {
+    return Connect(TestOptions(ensemble_->ConnectString(), metrics_));
+  }
+  absl::Status Expire(ZkSession& s) {
+    return ensemble_->ExpireSession(s.session_id(), s.session_password());
+  }
+
+  static testing::ZkEnsemble* ensemble_;
+  core::MetricsRegistry metrics_;
+};
+testing::ZkEnsemble* RecipesTest::ensemble_ = nullptr;
+
+OwnershipNode::Options OwnerOpts(const std::string& path, const std::string& owner) {
+  OwnershipNode::Options o;
+  o.path = path;
+  o.record.set_owner_id(owner);
+  o.op_timeout = milliseconds(3000);
+  o.retry_interval = milliseconds(100);
+  return o;
+}
+
+TEST_F(RecipesTest, OwnershipLeadershipAndWatchesSurviveSessionExpiry) {
+  auto s = NewSession();
+  ASSERT_NE(s, nullptr);
+  EventLog log(*s);
+  std::mutex mu;
+  std::vector<bool> owner_changes, leader_changes;
+  std::vector<std::string> watched_values;
+
+  auto own_opts = OwnerOpts("/expiry-recipes/owners/p0", "worker-a");
+  own_opts.on_change = [&](const std::optional<FencingToken>& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    owner_changes.push_back(t.has_value());
+  };
+  auto owner = OwnershipNode::Create(*s, own_opts);
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  LeaderElection::Options el;
+  el.path = "/expiry-recipes/leader";
+  el.participant_id = "a";
+  el.on_change = [&](bool leader) {
+    std::lock_guard<std::mutex> lock(mu);
+    leader_changes.push_back(leader);
+  };
+  auto election = LeaderElection::Create(*s, el);
+  ASSERT_TRUE(election.ok()) << election.status();
+  ASSERT_TRUE(s->EnsurePath("/expiry-recipes/watched").ok());
+  auto watch = ZkNodeWatch::Create(*s, "/expiry-recipes/watched",
+                                   [&](const std::optional<ZkNode>& n) {
+                                     std::lock_guard<std::mutex> lock(mu);
+                                     watched_values.push_back(n ? n->data : "<absent>");
+                                   });
+  ASSERT_TRUE(watch.ok());
+
+  ASSERT_TRUE((*owner)->WaitHeld(milliseconds(10000)));
+  ASSERT_TRUE(Eventually(milliseconds(10000), [&] { return (*election)->IsLeader(); }));
+  const int64_t old_session = s->session_id();
+  EXPECT_EQ((*owner)->token()->session_id, old_session);
+  const int64_t old_czxid = (*owner)->token()->czxid;
+  auto payload = s->Get("/expiry-recipes/owners/p0");
+  ASSERT_TRUE(payload.ok());
+  tempest::v1::OwnerRecord record;
+  ASSERT_TRUE(record.ParseFromString(payload->data));
+  EXPECT_EQ(record.owner_id(), "worker-a");
+  EXPECT_EQ(static_cast<int64_t>(record.session_id()), old_session);
+
+  ASSERT_TRUE(Expire(*s).ok());
+
+  // Lost, then a new session, on which ownership and leadership come back.
+  ASSERT_TRUE(Eventually(milliseconds(20000), [&] {
+    auto t = (*owner)->token();
+    return t.has_value() && t->session_id != old_session && s->session_id() == t->session_id &&
+           (*election)->IsLeader();
+  }));
+  EXPECT_TRUE(log.Saw(ZkSessionState::kLost));
+  EXPECT_GT((*owner)->token()->czxid, old_czxid);  // a new node: a larger fencing token
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(owner_changes, (std::vector<bool>{true, false, true}));
+    EXPECT_EQ(leader_changes, (std::vector<bool>{true, false, true}));
+  }
+  auto leader = (*election)->CurrentLeader();
+  ASSERT_TRUE(leader.ok());
+  EXPECT_EQ(*leader, "a");
+
+  // Watches keep firing on the new session.
+  auto other = NewSession();
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(other->Set("/expiry-recipes/watched", "after-expiry").ok());
+  EXPECT_TRUE(Eventually(milliseconds(10000), [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !watched_values.empty() && watched_values.back() == "after-expiry";
+  }));
+  ASSERT_TRUE(other->Delete("/expiry-recipes/watched").ok());
+  EXPECT_TRUE(Eventually(milliseconds(10000), [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return watched_values.back() == "<absent>";
+  }));
+}
+
+TEST_F(RecipesTest, ElectionOfThreeElectsExactlyOneNewLeaderWhenTheLeadersSessionDies) {
+  std::vector<std::unique_ptr<ZkSession>> sessions;
+  std::vector<std::unique_ptr<LeaderElection>> elections;
+  for (const char* id : {"c0", "c1", "c2"}) {
+    sessions.push_back(NewSession());
+    ASSERT_NE(sessions.back(), nullptr);
+    LeaderElection::Options o;
+    o.path = "/election3";
+    o.participant_id = id;
+    auto e = LeaderElection::Create(*sessions.back(), o);
+    ASSERT_TRUE(e.ok()) << e.status();
+    elections.push_back(std::move(*e));
+  }
+  auto leaders = [&] {
+    std::vector<int> out;
+    for (int i = 0; i < 3; ++i) {
+      if (elections[i]->IsLeader()) out.push_back(i);
+    }
+    return out;
+  };
+  ASSERT_TRUE(Eventually(milliseconds(10000), [&] { return leaders().size() == 1; }));
+  const int old_leader = leaders()[0];
+  auto reported = elections[(old_leader + 1) % 3]->CurrentLeader();
+  ASSERT_TRUE(reported.ok());
+  EXPECT_EQ(*reported, "c" + std::to_string(old_leader));
+
+  ASSERT_TRUE(Expire(*sessions[old_leader]).ok());
+  ASSERT_TRUE(Eventually(milliseconds(20000), [&] {
+    auto l = leaders();
+    return l.size() == 1 && l[0] != old_leader &&
+           sessions[old_leader]->state() == ZkSessionState::kConnected;
+  }));
+  const int new_leader = leaders()[0];
+  // Everyone, the old leader included (it re-joined at the back), agrees.
+  for (int i = 0; i < 3; ++i) {
+    auto r = elections[i]->CurrentLeader();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(*r, "c" + std::to_string(new_leader));
+  }
+  auto kids = sessions[0]->Children("/election3");
+  ASSERT_TRUE(kids.ok());
+  EXPECT_EQ(kids->size(), 3u);
+  EXPECT_FALSE(elections[old_leader]->IsLeader());
+}
+
+TEST_F(RecipesTest, FencedCompareAndSetRejectsAnOldOwner) {
+  auto a = NewSession();
+  auto b = NewSession();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(a->EnsurePath("/cas/offset").ok());
+  auto owner_a = OwnershipNode::Create(*a, OwnerOpts("/cas/owner", "a"));
+  ASSERT_TRUE(owner_a.ok());
+  ASSERT_TRUE((*owner_a)->WaitHeld(milliseconds(10000)));
+  auto owner_b = OwnershipNode::Create(*b, OwnerOpts("/cas/owner", "b"));
+  ASSERT_TRUE(owner_b.ok());
+  EXPECT_FALSE((*owner_b)->WaitHeld(milliseconds(300)));  // held by a
+
+  const FencingToken token_a = *(*owner_a)->token();
+  auto w1 = CompareAndSet(*a, "/cas/offset", "10", 0, &token_a);
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  EXPECT_EQ(w1->version, 1);
+  auto stale = CompareAndSet(*a, "/cas/offset", "11", 0, &token_a);
+  EXPECT_TRUE(absl::IsAborted(stale.status())) << stale.status();
+
+  ASSERT_TRUE(Expire(*a).ok());
+  ASSERT_TRUE((*owner_b)->WaitHeld(milliseconds(20000)));
+  const FencingToken token_b = *(*owner_b)->token();
+  EXPECT_GT(token_b.czxid, token_a.czxid);
+  ASSERT_TRUE(CompareAndSet(*b, "/cas/offset", "20", 1, &token_b).ok());
+
+  // The old owner's write, even with the right data version, is fenced.
+  auto zombie = CompareAndSet(*a, "/cas/offset", "12", 2, &token_a, ZkCall{milliseconds(5000)});
+  EXPECT_TRUE(absl::IsFailedPrecondition(zombie.status())) << zombie.status();
+  auto n = b->Get("/cas/offset");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->data, "20");
+  EXPECT_EQ(n->stat.version, 2);
+
+  // Ops compose into one multi with several writes under one ownership check.
+  ASSERT_TRUE(b->EnsurePath("/cas/offset2").ok());
+  auto multi = b->Multi({OwnershipCheckOp(token_b), VersionedSetOp("/cas/offset", "21", 2),
+                         VersionedSetOp("/cas/offset2", "5", 0)},
+                        ZkCall{milliseconds(5000), token_b.session_id});
+  ASSERT_TRUE(multi.ok()) << multi.status();
+  EXPECT_FALSE((*owner_a)->token().has_value() &&
+               (*owner_a)->token()->session_id == token_b.session_id);
+}
+
+}  // namespace
+}  // namespace tempest::coord
