@@ -3,22 +3,34 @@
 namespace tempest::core {
 
 AckResult AckLedger::Init(uint64_t root, uint64_t xor_of_edges, int32_t spout_task) {
-  Entry& entry = *pending_.FindOrInsert(root).first;
-  entry.value ^= xor_of_edges;
-  entry.spout_task = spout_task;
-  return Settle(root, entry);
+  AckResult result;
+  pending_.Upsert(root, [&](Entry& entry) {
+    entry.value ^= xor_of_edges;
+    entry.spout_task = spout_task;
+    result = Decide(entry);
+    return result.outcome != AckOutcome::kPending;
+  });
+  return result;
 }
 
 AckResult AckLedger::Ack(uint64_t root, uint64_t xor_value) {
-  Entry& entry = *pending_.FindOrInsert(root).first;
-  entry.value ^= xor_value;
-  return Settle(root, entry);
+  AckResult result;
+  pending_.Upsert(root, [&](Entry& entry) {
+    entry.value ^= xor_value;
+    result = Decide(entry);
+    return result.outcome != AckOutcome::kPending;
+  });
+  return result;
 }
 
 AckResult AckLedger::Fail(uint64_t root) {
-  Entry& entry = *pending_.FindOrInsert(root).first;
-  entry.failed = true;
-  return Settle(root, entry);
+  AckResult result;
+  pending_.Upsert(root, [&](Entry& entry) {
+    entry.failed = true;
+    result = Decide(entry);
+    return result.outcome != AckOutcome::kPending;
+  });
+  return result;
 }
 
 std::optional<int32_t> AckLedger::ResetTimeout(uint64_t root) {
@@ -28,21 +40,14 @@ std::optional<int32_t> AckLedger::ResetTimeout(uint64_t root) {
   return entry->spout_task;
 }
 
-AckResult AckLedger::Settle(uint64_t root, const Entry& entry) {
+AckResult AckLedger::Decide(const Entry& entry) {
   // Until the init arrives we neither know whom to tell nor have the spout's
   // contribution to the XOR, so a zero value means nothing yet.
   if (entry.spout_task == kUnknownTask) return AckResult{};
   // Same precedence as Storm's Acker: a zero value wins over the failed flag.
-  AckResult result;
-  if (entry.value == 0) {
-    result = {AckOutcome::kCompleted, entry.spout_task};
-  } else if (entry.failed) {
-    result = {AckOutcome::kFailed, entry.spout_task};
-  } else {
-    return AckResult{};
-  }
-  pending_.Erase(root);
-  return result;
+  if (entry.value == 0) return {AckOutcome::kCompleted, entry.spout_task};
+  if (entry.failed) return {AckOutcome::kFailed, entry.spout_task};
+  return AckResult{};
 }
 
 std::vector<ExpiredRoot> AckLedger::Rotate() {

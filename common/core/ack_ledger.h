@@ -88,8 +88,9 @@ class AckLedger {
     bool failed = false;
   };
 
-  // Reports and forgets `root` if its entry is decided.
-  AckResult Settle(uint64_t root, const Entry& entry);
+  // The outcome for `entry` after an update; decided trees are erased by the
+  // caller (RotatingMap::Upsert).
+  static AckResult Decide(const Entry& entry);
 
   RotatingMap<uint64_t, Entry> pending_;
 };

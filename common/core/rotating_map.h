@@ -54,6 +54,21 @@ class RotatingMap {
     return {&it->second, inserted};
   }
 
+  // Finds `key` (inserting a default-constructed value into the newest bucket
+  // if absent), calls fn(V&) on it, and erases the entry if fn returns true.
+  // Returns fn's result. One probe per bucket searched and no second lookup
+  // to erase: the acker's whole per-message update.
+  template <typename Fn>
+  bool Upsert(const K& key, Fn&& fn) {
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      Bucket& bucket = BucketAt(i);
+      auto it = bucket.find(key);
+      if (it != bucket.end()) return Apply(bucket, it, fn);
+    }
+    Bucket& newest = BucketAt(0);
+    return Apply(newest, newest.try_emplace(key).first, fn);
+  }
+
   // The value for `key`, or nullptr. Valid until the next modification.
   V* Find(const K& key) {
     for (size_t i = 0; i < buckets_.size(); ++i) {
@@ -102,7 +117,7 @@ class RotatingMap {
   // Drops the oldest bucket and returns its entries (the expired ones); an
   // empty bucket becomes the newest.
   Bucket Rotate() {
-    const size_t oldest = (newest_ + buckets_.size() - 1) % buckets_.size();
+    const size_t oldest = Index(buckets_.size() - 1);
     Bucket expired = std::move(buckets_[oldest]);
     buckets_[oldest] = Bucket();
     newest_ = oldest;
@@ -125,10 +140,23 @@ class RotatingMap {
   }
 
  private:
+  template <typename It, typename Fn>
+  static bool Apply(Bucket& bucket, It it, Fn& fn) {
+    const bool erase = fn(it->second);
+    if (erase) bucket.erase(it);
+    return erase;
+  }
+
   // Bucket i counting from the newest (0) to the oldest (N-1). The buckets are
   // a ring so rotation moves no maps around.
-  Bucket& BucketAt(size_t i) { return buckets_[(newest_ + i) % buckets_.size()]; }
-  const Bucket& BucketAt(size_t i) const { return buckets_[(newest_ + i) % buckets_.size()]; }
+  // (A compare instead of `%`: a 64-bit division would cost more than the
+  // hash probe on the acker's hot path.)
+  size_t Index(size_t i) const {
+    const size_t index = newest_ + i;
+    return index < buckets_.size() ? index : index - buckets_.size();
+  }
+  Bucket& BucketAt(size_t i) { return buckets_[Index(i)]; }
+  const Bucket& BucketAt(size_t i) const { return buckets_[Index(i)]; }
 
   std::vector<Bucket> buckets_;
   size_t newest_ = 0;

@@ -90,6 +90,27 @@ TEST(RotatingMapTest, FindOrInsertFindsInOlderBucketWithoutMovingIt) {
   EXPECT_TRUE(map.Contains(2));
 }
 
+TEST(RotatingMapTest, UpsertUpdatesInPlaceAndErasesOnRequest) {
+  RotatingMap<int, int> map(2);
+  map.Put(1, 10);
+  map.Rotate();
+  EXPECT_FALSE(map.Upsert(1, [](int& v) {
+    v += 1;
+    return false;
+  }));
+  EXPECT_EQ(*map.Find(1), 11);
+  EXPECT_FALSE(map.Upsert(2, [](int& v) {
+    EXPECT_EQ(v, 0);  // Inserted default-constructed.
+    v = 20;
+    return false;
+  }));
+  EXPECT_TRUE(map.Upsert(1, [](int& v) { return v == 11; }));
+  EXPECT_FALSE(map.Contains(1));
+  auto expired = map.Rotate();  // Key 1 is gone; key 2 went to the newest bucket.
+  EXPECT_TRUE(expired.empty());
+  EXPECT_EQ(map.Rotate().at(2), 20);
+}
+
 TEST(RotatingMapTest, ForEachVisitsEveryBucket) {
   RotatingMap<int, int> map(3);
   map.Put(1, 1);
