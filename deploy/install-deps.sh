@@ -15,6 +15,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   # networking and HTTP (Asio, Beast)
   libboost-dev
+  libssl-dev  # transport frame MAC (docs/adr/0002-openssl-for-frame-mac.md)
   # Status/StatusOr, hash maps
   libabsl-dev
   # YAML, JSON, logging, CLI parsing
