@@ -7,8 +7,9 @@
 //   (c) worker::ReceiveQueue with 1 and 2 producers (blocking, spin→yield→park),
 //       with parks/wakes and context switches per 1000 items;
 //   (d) core::AckLedger init + 2 acks (+ erase on completion) per tree with
-//       100k trees in flight, next to plain absl::flat_hash_map and
-//       std::unordered_map ledgers doing the same work.
+//       100k trees in flight, next to ledgers on core::RotatingMap (3 absl
+//       maps), a plain absl::flat_hash_map and std::unordered_map doing the
+//       same work.
 //
 // Usage: queue_bench [--items N] [--reps R] [--pin] [--only queues|ledger]
 // Not a test: it asserts only that every item arrived (and aborts otherwise).
@@ -34,6 +35,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "boost/lockfree/spsc_queue.hpp"
 #include "common/core/ack_ledger.h"
+#include "common/core/rotating_map.h"
 #include "worker/receive_queue.h"
 #include "worker/spsc_ring.h"
 #include "worker/wait_strategy.h"
@@ -315,6 +317,28 @@ struct PlainMapLedger {
   void Rotate() {}
 };
 
+// The same ledger on core::RotatingMap (3 absl maps, Storm's layout): what
+// AckLedger would cost without its single open-addressing table.
+struct RotatingMapLedger {
+  tempest::core::RotatingMap<uint64_t, PlainEntry> map{3};
+  void Init(uint64_t root, uint64_t value, int32_t task) {
+    map.Upsert(root, [&](PlainEntry& e) {
+      e.value ^= value;
+      e.task = task;
+      return e.value == 0;
+    });
+  }
+  int Ack(uint64_t root, uint64_t value) {
+    return map.Upsert(root, [&](PlainEntry& e) {
+      e.value ^= value;
+      return e.value == 0 && e.task >= 0;
+    });
+  }
+  void Rotate() {
+    if (!map.Rotate().empty()) Die("tree expired in benchmark");
+  }
+};
+
 using AbslLedger = PlainMapLedger<absl::flat_hash_map<uint64_t, PlainEntry>>;
 using StdLedger = PlainMapLedger<std::unordered_map<uint64_t, PlainEntry>>;
 
@@ -379,7 +403,7 @@ int main(int argc, char** argv) {
               g_pin ? "threads pinned (producer cpu0, consumer cpu1)" : "threads not pinned");
 
   std::vector<QueueResult> boost_runs, ring_runs, rq1_runs, rq2_runs;
-  std::vector<double> ledger_runs, ledger_rot_runs, absl_runs, std_runs;
+  std::vector<double> ledger_runs, ledger_rot_runs, rotmap_runs, absl_runs, std_runs;
   constexpr size_t kInFlight = 100'000;
   const uint64_t trees = 10'000'000;
   // Interleave the cases so slow phases of the shared machine hit all alike.
@@ -395,6 +419,7 @@ int main(int argc, char** argv) {
     if (ledgers) {
       ledger_runs.push_back(BenchLedger<AckLedgerAdapter>(trees, kInFlight, 0));
       ledger_rot_runs.push_back(BenchLedger<AckLedgerAdapter>(trees, kInFlight, kInFlight / 2));
+      rotmap_runs.push_back(BenchLedger<RotatingMapLedger>(trees, kInFlight, 0));
       absl_runs.push_back(BenchLedger<AbslLedger>(trees, kInFlight, 0));
       std_runs.push_back(BenchLedger<StdLedger>(trees, kInFlight, 0));
     }
@@ -410,8 +435,9 @@ int main(int argc, char** argv) {
   if (ledgers) {
     std::printf("\n(d) ack ledger, init + 2 acks + erase, %zu trees in flight, %llu trees\n",
                 kInFlight, static_cast<unsigned long long>(trees));
-    PrintLedger("AckLedger (RotatingMap, 3 buckets)", ledger_runs);
+    PrintLedger("AckLedger (open addressing)", ledger_runs);
     PrintLedger("AckLedger, rotate every 50k trees", ledger_rot_runs);
+    PrintLedger("RotatingMap<absl> ledger, 3 buckets", rotmap_runs);
     PrintLedger("plain absl::flat_hash_map", absl_runs);
     PrintLedger("plain std::unordered_map", std_runs);
   }

@@ -3,10 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
-
-#include "common/core/rotating_map.h"
 
 namespace tempest::core {
 
@@ -47,12 +46,23 @@ struct ExpiredRoot {
 // once and then forgotten; later messages for that root start a fresh entry
 // that simply times out.
 //
-// Timeouts follow Storm 2.x: entries live in a RotatingMap of `buckets` (3 by
-// default) rotated on every tick tuple (tick period = message timeout), so an
-// unfinished tree expires after between (buckets-1) and `buckets` ticks;
-// Rotate() returns those trees so the acker can fail them at their spout (Storm
-// itself drops them silently and relies on the spout's own timeout; failing
-// them early is harmless because spouts ignore unknown roots).
+// Timeouts have exactly the semantics of Storm 2.x's RotatingMap with
+// `buckets` (3 by default) buckets rotated on every tick tuple (tick period =
+// message timeout): an unfinished tree expires on the `buckets`-th Rotate()
+// after it was created, i.e. between (buckets-1) and `buckets` timeouts later.
+// Rotate() returns those trees so the acker can fail them at their spout
+// (Storm itself drops them silently and relies on the spout's own timeout;
+// failing them early is harmless because spouts ignore unknown roots).
+//
+// Storage: instead of N hash maps (core::RotatingMap, which costs a probe per
+// bucket on every miss) the ledger keeps one open-addressing table with
+// linear probing, 24-byte slots holding key and value together, and each
+// entry stamped with the rotation epoch it was created in. Every message is
+// then a single probe that usually touches one cache line, and a rotation is
+// one sequential scan of the table (once per message timeout, 30 s by
+// default). Erasure uses backward shifting, so there are no tombstones.
+// The table grows at half load and never shrinks (the number of trees in
+// flight is bounded by topology.max.spout.pending).
 //
 // Owns all its entries. Not thread-safe: it belongs to one acker executor and
 // is only touched from that executor's thread.
@@ -61,7 +71,8 @@ class AckLedger {
   static constexpr int kDefaultBuckets = 3;
   static constexpr int32_t kUnknownTask = -1;
 
-  explicit AckLedger(int buckets = kDefaultBuckets) : pending_(buckets) {}
+  // `buckets` is clamped to [2, 1000].
+  explicit AckLedger(int buckets = kDefaultBuckets);
 
   // `__ack_init` [root, xor of the spout's edge ids, spout task]. An init value
   // of 0 (the tuple went nowhere) completes at once.
@@ -75,24 +86,47 @@ class AckLedger {
   // arrived.
   std::optional<int32_t> ResetTimeout(uint64_t root);
 
-  // Tick: drops the oldest bucket and returns its trees.
+  // Tick: expires every tree created (or last reset) `buckets` ticks ago and
+  // returns them.
   std::vector<ExpiredRoot> Rotate();
 
   // Trees currently tracked.
-  size_t size() const { return pending_.size(); }
+  size_t size() const { return size_; }
 
  private:
-  struct Entry {
-    uint64_t value = 0;
-    int32_t spout_task = kUnknownTask;
-    bool failed = false;
+  struct Slot {
+    uint64_t root;
+    uint64_t value;
+    int32_t spout_task;
+    uint16_t epoch;  // Rotation count (mod 2^16) when created or last reset.
+    uint8_t used;
+    uint8_t failed;
   };
+  static_assert(sizeof(Slot) == 24);
 
-  // The outcome for `entry` after an update; decided trees are erased by the
-  // caller (RotatingMap::Upsert).
-  static AckResult Decide(const Entry& entry);
+  // The slot of `root`, inserted (value 0, task unknown) if absent.
+  size_t FindOrInsert(uint64_t root);
+  // The slot of `root`, or kNotFound.
+  size_t Find(uint64_t root) const;
+  // Reports the tree in `index` if decided, and then erases it.
+  AckResult SettleAt(size_t index);
+  void EraseAt(size_t index);
+  void Allocate(size_t capacity);
+  void Grow();
+  size_t Home(uint64_t root) const {
+    // Fibonacci hashing: root ids are random already, but a multiply keeps
+    // sequential ids (tests, custom spouts) from clustering.
+    return static_cast<size_t>((root * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
 
-  RotatingMap<uint64_t, Entry> pending_;
+  static constexpr size_t kNotFound = ~size_t{0};
+
+  std::unique_ptr<Slot[]> slots_;
+  size_t mask_ = 0;
+  int shift_ = 64;
+  size_t size_ = 0;
+  uint16_t epoch_ = 0;
+  const uint16_t buckets_;
 };
 
 }  // namespace tempest::core

@@ -164,5 +164,90 @@ TEST(AckLedgerTest, RandomTreesInRandomOrderCompleteExactlyOnce) {
   EXPECT_EQ(ledger.size(), 0u);
 }
 
+// Many trees created across several ticks, with sequential roots so the
+// table's probe runs cluster and rotation-time erasure has to shift entries:
+// each rotation expires exactly the trees created `buckets` ticks earlier, and
+// every survivor can still be found and completed.
+TEST(AckLedgerTest, RotationExpiresExactlyTheOldTreesAmongMany) {
+  AckLedger ledger(3);
+  constexpr uint64_t kPerTick = 3000;
+  for (uint64_t tick = 0; tick < 3; ++tick) {
+    for (uint64_t i = 0; i < kPerTick; ++i) {
+      const uint64_t root = tick * kPerTick + i;
+      ASSERT_EQ(ledger.Init(root, root + 1, static_cast<int32_t>(tick)), kPending);
+    }
+    if (tick < 2) {
+      EXPECT_TRUE(ledger.Rotate().empty());
+    }
+  }
+  EXPECT_EQ(ledger.size(), 3 * kPerTick);
+  auto expired = ledger.Rotate();  // Third rotation since tick 0's trees.
+  ASSERT_EQ(expired.size(), kPerTick);
+  std::sort(expired.begin(), expired.end(),
+            [](const ExpiredRoot& a, const ExpiredRoot& b) { return a.root < b.root; });
+  for (uint64_t i = 0; i < kPerTick; ++i) {
+    EXPECT_EQ(expired[i].root, i);
+    EXPECT_EQ(expired[i].spout_task, 0);
+  }
+  EXPECT_EQ(ledger.size(), 2 * kPerTick);
+  for (uint64_t root = kPerTick; root < 3 * kPerTick; ++root) {
+    ASSERT_EQ(ledger.Ack(root, root + 1), Completed(static_cast<int32_t>(root / kPerTick))) << root;
+  }
+  EXPECT_EQ(ledger.size(), 0u);
+  EXPECT_TRUE(ledger.Rotate().empty());
+}
+
+// Interleaves random inits, acks and ticks on a table that grows from its
+// initial size, checking sizes, completions and expiries against a reference
+// model (root -> remaining XOR and creation tick).
+TEST(AckLedgerTest, MatchesReferenceModelUnderChurnAndTicks) {
+  std::mt19937_64 rng(99);
+  AckLedger ledger(3);
+  struct Tree {
+    uint64_t value;
+    int tick;
+  };
+  absl::flat_hash_map<uint64_t, Tree> model;
+  std::vector<uint64_t> roots;
+  int tick = 0;
+  size_t total_expired = 0;
+  for (int step = 1; step <= 300'000; ++step) {
+    if (step % 20'000 == 0) {
+      ++tick;
+      absl::flat_hash_map<uint64_t, Tree> expected;
+      for (const auto& [root, tree] : model) {
+        if (tick - tree.tick >= 3) expected[root] = tree;
+      }
+      const auto expired = ledger.Rotate();
+      ASSERT_EQ(expired.size(), expected.size()) << "tick " << tick;
+      total_expired += expired.size();
+      for (const ExpiredRoot& e : expired) {
+        ASSERT_TRUE(expected.contains(e.root)) << e.root;
+        model.erase(e.root);
+      }
+      roots.clear();
+      for (const auto& [root, tree] : model) roots.push_back(root);
+    } else if (roots.empty() || rng() % 3 != 0) {
+      const uint64_t root = rng() % 1'000'000;  // Small range: dense clusters.
+      if (model.contains(root)) continue;
+      const uint64_t value = rng() | 1;
+      ASSERT_EQ(ledger.Init(root, value, 1), kPending);
+      model[root] = Tree{value, tick};
+      roots.push_back(root);
+    } else {
+      const size_t pick = rng() % roots.size();
+      const uint64_t root = roots[pick];
+      ASSERT_EQ(ledger.Ack(root, model[root].value), Completed(1)) << root;
+      model.erase(root);
+      roots[pick] = roots.back();
+      roots.pop_back();
+    }
+    ASSERT_EQ(ledger.size(), model.size());
+  }
+  EXPECT_GT(total_expired, 1000u);  // The ticks really expired trees.
+  for (const auto& [root, tree] : model) ASSERT_EQ(ledger.Ack(root, tree.value), Completed(1));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
 }  // namespace
 }  // namespace tempest::core
