@@ -153,7 +153,7 @@ TEST(ReceiveQueueTest, BlockedProducerResumesWhenConsumerDrains) {
   }
   thread.join();
   EXPECT_EQ(pushed.load(), 10u);
-  EXPECT_GE(queue->Stats().producer_wakes, 1u);
+  EXPECT_GE(queue->Stats().producer_parks, 1u);
 }
 
 TEST(ReceiveQueueTest, ConsumerParksWhenEmptyAndWakesOnBatch) {
@@ -175,7 +175,9 @@ TEST(ReceiveQueueTest, ConsumerParksWhenEmptyAndWakesOnBatch) {
   ASSERT_TRUE(producer->Push({0, 3}).ok());
   consumer.join();
   EXPECT_EQ(got.load(), 4u);
-  EXPECT_EQ(queue->Stats().consumer_wakes, 1u);
+  // One batch, at most one futex wake (none if the consumer happened to be
+  // between two parks when the batch was published).
+  EXPECT_LE(queue->Stats().consumer_wakes, 1u);
 }
 
 // Each publish notifies at most once, so a parked consumer gets at most one
