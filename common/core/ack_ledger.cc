@@ -70,7 +70,8 @@ size_t AckLedger::FindOrInsert(uint64_t root) {
   // Half load keeps linear-probe runs short (expected < 2.5 slots per miss).
   if ((size_ + 1) * 2 > mask_ + 1) {
     Grow();
-    return FindOrInsert(root);
+    i = Home(root);
+    while (slots_[i].used) i = (i + 1) & mask_;
   }
   slots_[i] = Slot{root, 0, kUnknownTask, epoch_, 1, 0};
   ++size_;
