@@ -137,6 +137,7 @@ std::vector<PartitionEvent> KafkaReader::Poll(
           r.offset = m->offset;
           r.has_key = m->key != nullptr;
           if (m->key != nullptr) r.key = {static_cast<const char*>(m->key), m->key_len};
+          r.has_value = m->payload != nullptr;
           if (m->payload != nullptr) r.value = {static_cast<const char*>(m->payload), m->len};
           r.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
           sink(r);
@@ -169,6 +170,17 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::Watermarks(
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return KafkaError(absl::StrCat("watermarks of ", partition.topic, "/", partition.partition),
                       err);
+  }
+  return std::make_pair(low, high);
+}
+
+absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::CachedWatermarks(
+    const TopicPartition& partition) {
+  int64_t low = -1, high = -1;
+  rd_kafka_resp_err_t err =
+      rd_kafka_get_watermark_offsets(rk_, partition.topic.c_str(), partition.partition, &low, &high);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR || high < 0) {
+    return absl::NotFoundError("no cached watermarks yet");
   }
   return std::make_pair(low, high);
 }

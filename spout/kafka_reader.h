@@ -30,6 +30,7 @@ struct KafkaRecord {
   std::string_view key;  // empty when the record has no key
   std::string_view value;
   bool has_key = false;
+  bool has_value = false;  // false for a null value (a tombstone)
   int64_t timestamp_ms = -1;
 };
 
@@ -85,6 +86,9 @@ class KafkaReader {
   // (low, high) watermarks from the partition leader; high is the log end.
   absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(const TopicPartition& partition,
                                                          std::chrono::milliseconds timeout);
+  // The last (low, high) watermarks librdkafka learnt from fetch responses,
+  // without a network round trip; NotFound before the first fetch.
+  absl::StatusOr<std::pair<int64_t, int64_t>> CachedWatermarks(const TopicPartition& partition);
   // storm-kafka's startOffsetTime: -2 earliest, -1 latest, else the first
   // offset with a timestamp >= `time` (ms since the epoch), or the log end.
   absl::StatusOr<int64_t> OffsetForTime(const TopicPartition& partition, int64_t time,

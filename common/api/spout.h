@@ -32,6 +32,9 @@ class Spout {
   virtual void Activate() {}
   virtual void Deactivate() {}
   virtual void Close() {}
+  // A finite spout (Storm's CompletableSpout) returns true once it has emitted
+  // everything and nothing it emitted is still pending.
+  virtual bool IsExhausted() const { return false; }
   virtual void DeclareOutputFields(OutputFieldsDeclarer& declarer) const = 0;
 };
 

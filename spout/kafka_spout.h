@@ -1,0 +1,222 @@
+#ifndef TEMPEST_SPOUT_KAFKA_SPOUT_H_
+#define TEMPEST_SPOUT_KAFKA_SPOUT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/api/component_registry.h"
+#include "common/api/spout.h"
+#include "common/core/clock.h"
+#include "common/core/metrics_registry.h"
+#include "spout/kafka_partition_state.h"
+#include "spout/kafka_spout_config.h"
+#include "spout/kafka_metadata_worker.h"
+#include "spout/partition_assignment.h"
+#include "spout/zk_offset_store.h"
+
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_message_s rd_kafka_message_t;
+
+namespace tempest::spout {
+
+class KafkaReader;
+
+// Reads Kafka partitions with librdkafka and keeps each partition's offset
+// in ZooKeeper exactly where legacy storm-kafka keeps it
+// ({zkRoot}/{id}/[{topic}/]partition_{N}, storm-kafka's JSON), with
+// per-partition ownership nodes and fenced, atomic commits (see
+// docs/adr/0004-kafka-spout-offsets.md). Flux classes `tempest.KafkaSpout`
+// and `org.apache.storm.kafka.KafkaSpout` (with SpoutConfig / ZkHosts).
+//
+// Threads: every Spout method runs on the task's executor thread and never
+// blocks on ZooKeeper or on Kafka metadata. The spout owns
+//   - a KafkaReader (librdkafka partition consumer; executor thread),
+//   - a ZkOffsetStore (its own thread + ZkSession: ownership, reads, commits),
+//   - a KafkaMetadataWorker (its own thread: discovery, start offsets,
+//     watermarks),
+//   - optionally a dead-letter producer (delivery reports polled on the
+//     executor thread with rd_kafka_poll(…, 0)).
+// Results of the two helper threads come back through mailboxes drained at
+// the start of NextTuple. Only Close waits (bounded) for the final commit.
+//
+// Construction parses the configuration only (no I/O), as the validator
+// requires; Open starts everything.
+class KafkaSpout : public api::Spout {
+ public:
+  // Test and benchmark hooks; the defaults suit production.
+  struct Hooks {
+    core::Clock* clock = nullptr;              // nullptr: the real clock
+    core::MetricsRegistry* metrics = nullptr;  // nullptr: the global registry
+    std::chrono::milliseconds close_timeout{5000};
+    // Most tuples emitted per NextTuple call (Storm emits one; batching a few
+    // keeps per-call overhead off the hot path).
+    int max_emit_per_call = 64;
+  };
+
+  static absl::StatusOr<std::unique_ptr<KafkaSpout>> Create(const api::ComponentArgs& args);
+  explicit KafkaSpout(KafkaSpoutConfig config);
+  KafkaSpout(KafkaSpoutConfig config, Hooks hooks);
+  ~KafkaSpout() override;
+
+  absl::Status Open(const api::Config& config, const api::TopologyContext& context,
+                    api::SpoutOutputCollector& collector) override;
+  void NextTuple() override;
+  void Ack(const api::MessageId& message_id) override;
+  void Fail(const api::MessageId& message_id) override;
+  void Activate() override;
+  void Deactivate() override;
+  void Close() override;
+  bool IsExhausted() const override;
+  void DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const override;
+
+  const KafkaSpoutConfig& config() const { return config_; }
+
+  // Per-partition view for tests, benchmarks and tools (executor thread).
+  struct PartitionStats {
+    bool owned = false;   // acquired and fetching (or paused)
+    bool paused = false;  // stopped at the uncommitted limit
+    bool failed = false;  // stopped by outOfRangePolicy=fail
+    int64_t committed = -1;
+    int64_t emitted_to = -1;
+    int64_t pending = 0;
+    int64_t lost = 0;           // offsets skipped by out-of-range repositioning
+    int64_t dropped_pending = 0;
+    int64_t dead_lettered = 0;
+    int64_t acquisitions = 0;   // how often ownership was (re)acquired
+  };
+  std::map<TopicPartition, PartitionStats> Stats() const;
+  // The offset store (tests reach its ZooKeeper session); nullptr before Open.
+  ZkOffsetStore* offset_store() const { return store_.get(); }
+
+  // Called by librdkafka (inside rd_kafka_poll on the executor thread).
+  void OnDeadLetterReport(const rd_kafka_message_t& message);
+
+ private:
+  struct Held {
+    int64_t offset = 0;
+    std::string key, value;
+    bool has_key = false, has_value = false;
+  };
+  enum class Phase { kUnowned, kResolving, kActive, kFailed };
+  struct Partition {
+    TopicPartition tp;
+    int slot = 0;
+    uint32_t epoch = 0;
+    bool assigned = false;
+    Phase phase = Phase::kUnowned;
+    uint64_t acquisition = 0;
+    std::optional<StormKafkaOffset> stored;  // as read at acquisition
+    std::optional<KafkaPartitionState> state;
+    absl::flat_hash_map<int64_t, Held> records;  // payloads of pending offsets
+    std::deque<Held> waiting;                    // fetched, not yet emitted
+    bool fetching = false;
+    bool paused = false;
+    bool repositioning = false;
+    int64_t end_offset = -1;  // log end at acquisition (stopAtEnd)
+    int64_t log_end = -1;
+    std::pair<std::string, int> leader{"", 0};
+    bool commit_in_flight = false;
+    int64_t requested_commit = -1;
+    core::Clock::TimePoint amo_retry_at{};
+    int64_t blocked_offset = -1;
+    core::Clock::TimePoint blocked_since{};
+    core::Clock::TimePoint blocked_logged{};
+    core::Clock::TimePoint read_error_reported{};
+    PartitionStats totals;
+    // Metrics.
+    core::Gauge* lag = nullptr;
+    core::Gauge* committed = nullptr;
+    core::Gauge* emitted = nullptr;
+    core::Gauge* pending = nullptr;
+    core::Gauge* blocked_seconds = nullptr;
+    core::Gauge* blocked_offset_gauge = nullptr;
+    core::Gauge* paused_gauge = nullptr;
+    core::Counter* lost = nullptr;
+    core::Counter* dropped = nullptr;
+    core::Counter* dead_lettered = nullptr;
+    core::Counter* out_of_range = nullptr;
+  };
+  struct DeadLetterRef {
+    int slot;
+    uint32_t epoch;
+    int64_t offset;
+  };
+
+  Partition& SlotFor(const TopicPartition& tp);
+  Partition* Find(const TopicPartition& tp);
+  void Drain(core::Clock::TimePoint now);
+  void OnStoreUpdate(OffsetStoreUpdate& u, core::Clock::TimePoint now);
+  void OnMetadata(MetadataResult& r, core::Clock::TimePoint now);
+  void ApplyAssignment(const std::vector<TopicPartition>& all);
+  void DropOwnership(Partition& p, const std::string& why);
+  void Housekeeping(core::Clock::TimePoint now);
+  void CommitNow(bool final_commit);
+  std::optional<OffsetCommit> MakeCommit(Partition& p);
+  void PollKafka(core::Clock::TimePoint now);
+  int EmitSome(core::Clock::TimePoint now, int budget);
+  void EmitRecord(Partition& p, const Held& h, bool retry);
+  void RequestAtMostOnceCommits(core::Clock::TimePoint now);
+  void UpdateFetching(Partition& p);
+  void SendToDeadLetter(Partition& p, int64_t offset);
+  api::MessageId EncodeId(const Partition& p, int64_t offset) const;
+  bool DecodeId(const api::MessageId& id, int* slot, uint32_t* epoch, int64_t* offset) const;
+  absl::Status StartReader(const std::string& bootstrap);
+  core::Gauge& PartitionGauge(const std::string& name, const TopicPartition& tp);
+  core::Counter& PartitionCounter(const std::string& name, const TopicPartition& tp);
+
+  KafkaSpoutConfig config_;
+  Hooks hooks_;
+  core::Clock* clock_ = nullptr;
+  core::MetricsRegistry* metrics_ = nullptr;
+  api::SpoutOutputCollector* collector_ = nullptr;
+  std::string topology_id_, topology_name_;
+  int task_index_ = 0, task_count_ = 1;
+  core::MetricLabels labels_;
+  api::StreamId stream_;
+  bool active_ = true;
+  bool opened_ = false;
+  bool closed_ = false;
+  bool discovered_ = false;
+
+  std::unique_ptr<KafkaReader> reader_;
+  std::unique_ptr<ZkOffsetStore> store_;
+  std::unique_ptr<KafkaMetadataWorker> metadata_;
+  rd_kafka_t* dead_letter_ = nullptr;
+  std::vector<std::pair<int, int64_t>> dead_letter_retry_;  // (slot, offset) to resend
+
+  std::vector<std::unique_ptr<Partition>> partitions_;  // by slot, never shrinks
+  std::map<TopicPartition, int> slot_of_;
+  std::vector<TopicPartition> assignment_;
+  size_t round_robin_ = 0;
+
+  core::Clock::TimePoint next_commit_{};
+  core::Clock::TimePoint next_refresh_{};
+  core::Clock::TimePoint next_housekeeping_{};
+  core::Clock::TimePoint commit_error_logged_{};
+  int64_t commit_failures_ = 0;
+  bool poll_idle_ = false;
+
+  friend struct KafkaSpoutTestPeer;
+};
+
+// Registers tempest.KafkaSpout and org.apache.storm.kafka.KafkaSpout into
+// `registry`, skipping names already held (so calling it twice is harmless).
+// The same names are also registered into ComponentRegistry::Global() at
+// static initialization, if the linker keeps kafka_spout.o: binaries should
+// call this (or LinkKafkaSpout) once. Thread-safe.
+absl::Status RegisterKafkaSpout(api::ComponentRegistry& registry);
+void LinkKafkaSpout();
+
+}  // namespace tempest::spout
+
+#endif  // TEMPEST_SPOUT_KAFKA_SPOUT_H_

@@ -1,0 +1,402 @@
+#include "spout/zk_offset_store.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/coord/versioned_cas.h"
+#include "common/coord/zk_paths.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::spout {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Describe(const TopicPartition& tp) { return absl::StrCat(tp.topic, "/", tp.partition); }
+
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ZkOffsetStore>> ZkOffsetStore::Create(Options options) {
+  if (options.connect_string.empty()) {
+    return absl::InvalidArgumentError("offset store: empty ZooKeeper connect string");
+  }
+  auto store = std::unique_ptr<ZkOffsetStore>(new ZkOffsetStore(std::move(options)));
+  coord::ZkSession::Options zo;
+  zo.connect_string = store->options_.connect_string;
+  zo.create_chroot = false;
+  zo.config = store->options_.zk_config;
+  zo.operation_timeout = store->options_.op_timeout;
+  zo.metrics = *store->metrics_;
+  absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
+  if (!session.ok()) return session.status();
+  store->session_ = std::move(*session);
+  ZkOffsetStore* self = store.get();
+  // Runs on the session's dispatcher: only flags and wakes the store thread.
+  store->subscription_ = store->session_->Subscribe([self](const coord::ZkSessionEvent&) {
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->session_event_ = true;
+    self->cv_.notify_all();
+  });
+  store->thread_ = std::thread([self] { self->Loop(); });
+  return store;
+}
+
+ZkOffsetStore::ZkOffsetStore(Options options) : options_(std::move(options)) {
+  metrics_ = options_.metrics != nullptr ? options_.metrics : &core::MetricsRegistry::Global();
+  commit_latency_us_ =
+      &metrics_->GetHistogram("tempest_kafka_spout_commit_latency_us", options_.labels);
+  commit_failures_ = &metrics_->GetCounter("tempest_kafka_spout_commit_failures", options_.labels);
+  commits_ = &metrics_->GetCounter("tempest_kafka_spout_zk_multis", options_.labels);
+}
+
+ZkOffsetStore::~ZkOffsetStore() { Close(std::chrono::milliseconds(0)); }
+
+void ZkOffsetStore::SetAssignment(std::vector<TopicPartition> partitions) {
+  std::sort(partitions.begin(), partitions.end());
+  std::lock_guard<std::mutex> lock(mu_);
+  desired_ = std::move(partitions);
+  desired_changed_ = true;
+  cv_.notify_all();
+}
+
+void ZkOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (OffsetCommit& c : commits) requested_[c.partition] = std::move(c);
+  cv_.notify_all();
+}
+
+std::vector<OffsetStoreUpdate> ZkOffsetStore::TakeUpdates() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OffsetStoreUpdate> out;
+  out.swap(updates_);
+  return out;
+}
+
+bool ZkOffsetStore::HasUpdates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !updates_.empty();
+}
+
+int64_t ZkOffsetStore::multi_count() const { return multis_.load(); }
+
+void ZkOffsetStore::Close(std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    closing_ = true;
+    close_deadline_ = Clock::now() + timeout;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  if (session_) {
+    session_->Unsubscribe(subscription_);
+    session_->Close();
+  }
+}
+
+void ZkOffsetStore::Post(OffsetStoreUpdate update) {
+  std::lock_guard<std::mutex> lock(mu_);
+  updates_.push_back(std::move(update));
+}
+
+std::string ZkOffsetStore::OffsetPath(const TopicPartition& tp) const {
+  return OffsetNodePath(options_.zk_root, options_.spout_id, tp.topic, tp.partition,
+                        options_.topic_level);
+}
+
+std::string ZkOffsetStore::OwnerPath(const TopicPartition& tp) const {
+  return OwnerNodePath(options_.zk_root, options_.spout_id, tp.topic, tp.partition,
+                       options_.topic_level);
+}
+
+void ZkOffsetStore::MarkLost(const TopicPartition& tp, absl::Status why) {
+  owned_.erase(tp);
+  OffsetStoreUpdate u;
+  u.kind = OffsetStoreUpdate::Kind::kLost;
+  u.partition = tp;
+  u.status = std::move(why);
+  Post(std::move(u));
+}
+
+void ZkOffsetStore::Loop() {
+  for (;;) {
+    std::vector<TopicPartition> desired;
+    bool desired_changed = false;
+    std::map<TopicPartition, OffsetCommit> requested;
+    bool closing = false;
+    Clock::time_point close_deadline;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(100), [this] {
+        return desired_changed_ || !requested_.empty() || session_event_ || closing_;
+      });
+      if (desired_changed_) {
+        desired = desired_;
+        desired_changed = true;
+        desired_changed_ = false;
+      }
+      requested.swap(requested_);
+      session_event_ = false;
+      closing = closing_;
+      close_deadline = close_deadline_;
+    }
+    HandleSession();
+    if (!requested.empty()) {
+      if (closing) {
+        // The final commit gets what is left of Close's budget.
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(close_deadline -
+                                                                          Clock::now());
+        if (left.count() > 0) {
+          auto saved = options_.op_timeout;
+          options_.op_timeout = std::min(saved, left);
+          CommitRound(std::move(requested));
+          options_.op_timeout = saved;
+        }
+      } else {
+        CommitRound(std::move(requested));
+      }
+    }
+    if (desired_changed) {
+      assignment_ = std::move(desired);
+      std::vector<TopicPartition> gone;
+      for (const auto& [tp, owned] : owned_) {
+        if (!std::binary_search(assignment_.begin(), assignment_.end(), tp)) gone.push_back(tp);
+      }
+      for (const TopicPartition& tp : gone) Release(tp);
+      for (auto it = next_attempt_.begin(); it != next_attempt_.end();) {
+        it = std::binary_search(assignment_.begin(), assignment_.end(), it->first)
+                 ? std::next(it)
+                 : next_attempt_.erase(it);
+      }
+    }
+    if (closing) {
+      std::vector<TopicPartition> all;
+      for (const auto& [tp, owned] : owned_) all.push_back(tp);
+      if (Clock::now() < close_deadline) {
+        for (const TopicPartition& tp : all) Release(tp);
+      }
+      return;
+    }
+    if (session_->state() == coord::ZkSessionState::kConnected) {
+      const auto now = Clock::now();
+      for (const TopicPartition& tp : assignment_) {
+        if (owned_.contains(tp)) continue;
+        auto next = next_attempt_.find(tp);
+        if (next != next_attempt_.end() && now < next->second) continue;
+        TryAcquire(tp);
+        // A mailbox change (e.g. Close) should not wait for a long sweep.
+        std::lock_guard<std::mutex> lock(mu_);
+        if (closing_ || desired_changed_) break;
+      }
+    }
+  }
+}
+
+void ZkOffsetStore::HandleSession() {
+  const coord::ZkSessionState state = session_->state();
+  const int64_t sid = session_->session_id();
+  const bool usable = state == coord::ZkSessionState::kConnected ||
+                      state == coord::ZkSessionState::kSuspended ||
+                      state == coord::ZkSessionState::kReadOnly;
+  std::vector<TopicPartition> lost;
+  for (const auto& [tp, owned] : owned_) {
+    // Suspended keeps ownership: the session may come back, and writes
+    // cannot be sent meanwhile anyway. Lost (server expiry or our own timer)
+    // or a different session means the owner node is not ours any more.
+    if (!usable || owned.session_id != sid) lost.push_back(tp);
+  }
+  for (const TopicPartition& tp : lost) {
+    spdlog::warn("kafka spout {}: ownership of {} lost (ZooKeeper session {})",
+                 options_.spout_id, Describe(tp), std::string(coord::ZkSessionStateName(state)));
+    MarkLost(tp, absl::UnavailableError(
+                     absl::StrCat("ZooKeeper session ", std::string(coord::ZkSessionStateName(state)))));
+  }
+}
+
+void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
+  const int64_t sid = session_->session_id();
+  const coord::ZkCall call{options_.op_timeout, sid};
+  next_attempt_[tp] = Clock::now() + options_.retry_interval;
+  const std::string owner = OwnerPath(tp);
+  coord::ZkCreateOptions create;
+  create.mode = coord::ZkCreateMode::kEphemeral;
+  create.create_parents = true;
+  const std::string record =
+      absl::StrCat("{\"session\":\"", absl::Hex(sid), "\",\"owner\":\"",
+                   options_.owner_description, "\"}");
+  absl::StatusOr<std::string> created = session_->Create(owner, record, create, call);
+  if (!created.ok() && !absl::IsAlreadyExists(created.status())) return;
+  // ephemeralOwner decides, whoever created it (KAFKA-1387: a node of our
+  // own session may survive a quick reconnect).
+  absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
+  if (!node.ok()) return;
+  if (node->stat.ephemeral_owner != sid) {
+    spdlog::info("kafka spout {}: {} is owned by session {:x}; waiting", options_.spout_id,
+                 Describe(tp), node->stat.ephemeral_owner);
+    return;
+  }
+  Owned o;
+  o.session_id = sid;
+  o.owner_version = node->stat.version;
+  o.owner_czxid = node->stat.czxid;
+  const std::string path = OffsetPath(tp);
+  std::optional<StormKafkaOffset> stored;
+  absl::StatusOr<coord::ZkNode> offset = session_->Get(path, call);
+  if (offset.ok()) {
+    absl::StatusOr<StormKafkaOffset> decoded = DecodeStormKafkaOffset(offset->data);
+    if (!decoded.ok()) {
+      // Refuse to guess a position: keep the owner node (nobody else guesses
+      // either), report, and re-read until an operator fixes the node.
+      OffsetStoreUpdate u;
+      u.kind = OffsetStoreUpdate::Kind::kReadFailed;
+      u.partition = tp;
+      u.status = absl::DataLossError(
+          absl::StrCat("malformed offset node ", path, ": ", decoded.status().message()));
+      Post(std::move(u));
+      next_attempt_[tp] = Clock::now() + std::max(options_.retry_interval,
+                                                  std::chrono::milliseconds(2000));
+      return;
+    }
+    stored = *decoded;
+    o.offset_version = offset->stat.version;
+    o.stored_offset = decoded->offset;
+  } else if (absl::IsNotFound(offset.status())) {
+    if (!session_->EnsurePath(ParentOf(path), call).ok()) return;
+  } else {
+    OffsetStoreUpdate u;
+    u.kind = OffsetStoreUpdate::Kind::kReadFailed;
+    u.partition = tp;
+    u.status = offset.status();
+    Post(std::move(u));
+    return;
+  }
+  o.acquisition = next_acquisition_++;
+  owned_[tp] = o;
+  next_attempt_.erase(tp);
+  OffsetStoreUpdate u;
+  u.kind = OffsetStoreUpdate::Kind::kAcquired;
+  u.partition = tp;
+  u.acquisition = o.acquisition;
+  u.stored = std::move(stored);
+  u.session_id = sid;
+  u.owner_czxid = o.owner_czxid;
+  Post(std::move(u));
+}
+
+void ZkOffsetStore::Release(const TopicPartition& tp) {
+  auto it = owned_.find(tp);
+  if (it == owned_.end()) return;
+  const Owned o = it->second;
+  if (session_->session_id() == o.session_id) {
+    // Version-checked and session-bound: never deletes a successor's node.
+    (void)session_->Delete(OwnerPath(tp), o.owner_version,
+                           coord::ZkCall{options_.op_timeout, o.session_id});
+  }
+  MarkLost(tp, absl::CancelledError("released (partition reassigned)"));
+}
+
+void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) {
+  // Bounded: each failing round removes at least one partition.
+  for (int round = 0; round < 64 && !commits.empty(); ++round) {
+    std::vector<coord::ZkOp> ops;
+    std::vector<TopicPartition> op_partition;
+    std::vector<OffsetCommit> sent;
+    int64_t sid = 0;
+    for (auto it = commits.begin(); it != commits.end();) {
+      const TopicPartition tp = it->first;
+      const OffsetCommit& c = it->second;
+      auto owned = owned_.find(tp);
+      if (owned == owned_.end() || owned->second.acquisition != c.acquisition) {
+        it = commits.erase(it);  // stale epoch: its spout state is gone
+        continue;
+      }
+      Owned& o = owned->second;
+      if (c.state.offset <= o.stored_offset) {
+        // Never backwards (and nothing to do when equal): report what is
+        // stored, which covers the request.
+        OffsetStoreUpdate u;
+        u.kind = OffsetStoreUpdate::Kind::kCommitted;
+        u.partition = tp;
+        u.offset = o.stored_offset;
+        Post(std::move(u));
+        it = commits.erase(it);
+        continue;
+      }
+      if (sid == 0) sid = o.session_id;
+      if (o.session_id != sid) {
+        MarkLost(tp, absl::FailedPreconditionError("owned under an older session"));
+        it = commits.erase(it);
+        continue;
+      }
+      coord::FencingToken token{OwnerPath(tp), o.session_id, o.owner_czxid, o.owner_version};
+      ops.push_back(coord::OwnershipCheckOp(token));
+      op_partition.push_back(tp);
+      const std::string data = EncodeStormKafkaOffset(c.state);
+      if (o.offset_version < 0) {
+        ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data));
+      } else {
+        ops.push_back(coord::VersionedSetOp(OffsetPath(tp), data, o.offset_version));
+      }
+      op_partition.push_back(tp);
+      sent.push_back(c);
+      ++it;
+    }
+    if (ops.empty()) return;
+    const auto start = Clock::now();
+    int failed_op = -1;
+    absl::StatusOr<std::vector<coord::ZkOpResult>> result =
+        session_->Multi(ops, coord::ZkCall{options_.op_timeout, sid}, &failed_op);
+    multis_.fetch_add(1);
+    commits_->Add(1);
+    commit_latency_us_->Record(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+    if (result.ok()) {
+      for (const OffsetCommit& c : sent) {
+        Owned& o = owned_[c.partition];
+        // A create leaves version 0; a set at version v leaves v + 1.
+        o.offset_version = o.offset_version < 0 ? 0 : o.offset_version + 1;
+        o.stored_offset = c.state.offset;
+        OffsetStoreUpdate u;
+        u.kind = OffsetStoreUpdate::Kind::kCommitted;
+        u.partition = c.partition;
+        u.offset = c.state.offset;
+        Post(std::move(u));
+      }
+      return;
+    }
+    const absl::Status& st = result.status();
+    if (absl::IsFailedPrecondition(st)) {
+      // Fenced: the session that owned these partitions is gone.
+      commit_failures_->Add(1);
+      for (const OffsetCommit& c : sent) MarkLost(c.partition, st);
+      return;
+    }
+    if ((absl::IsAborted(st) || absl::IsNotFound(st) || absl::IsAlreadyExists(st)) &&
+        failed_op >= 0 && failed_op < static_cast<int>(op_partition.size())) {
+      // Someone else changed this partition's owner or offset node: we are
+      // not its owner any more (or never were); re-acquire and re-read.
+      const TopicPartition bad = op_partition[failed_op];
+      commit_failures_->Add(1);
+      spdlog::warn("kafka spout {}: commit of {} rejected ({}); re-acquiring", options_.spout_id,
+                   Describe(bad), std::string(st.message()));
+      MarkLost(bad, st);
+      commits.erase(bad);
+      continue;  // the others were not applied: send them again
+    }
+    commit_failures_->Add(1);
+    OffsetStoreUpdate u;
+    u.kind = OffsetStoreUpdate::Kind::kCommitFailed;
+    u.status = st;
+    Post(std::move(u));
+    return;
+  }
+}
+
+}  // namespace tempest::spout

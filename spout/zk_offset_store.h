@@ -1,0 +1,165 @@
+#ifndef TEMPEST_SPOUT_ZK_OFFSET_STORE_H_
+#define TEMPEST_SPOUT_ZK_OFFSET_STORE_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/coord/zk_session.h"
+#include "common/core/metrics_registry.h"
+#include "spout/partition_assignment.h"
+#include "spout/storm_kafka_offset.h"
+
+namespace tempest::spout {
+
+// What the store tells its spout. Delivered in the order things happened.
+struct OffsetStoreUpdate {
+  enum class Kind {
+    kAcquired,      // we own `partition`; `stored` is its node (nullopt: none yet)
+    kLost,          // ownership gone (session lost, fenced, version conflict,
+                    // released): stop emitting, drop in-flight bookkeeping
+    kCommitted,     // `offset` is durably stored for `partition`
+    kCommitFailed,  // a commit could not be sent or confirmed (`status`)
+    kReadFailed,    // the stored node cannot be used (`status`); retried
+  };
+  Kind kind = Kind::kCommitFailed;
+  TopicPartition partition;
+  // kAcquired: identifies this ownership epoch; commits must quote it.
+  uint64_t acquisition = 0;
+  std::optional<StormKafkaOffset> stored;
+  int64_t session_id = 0;     // kAcquired: the owning session
+  int64_t owner_czxid = 0;    // kAcquired: fencing token of the owner node
+  int64_t offset = 0;         // kCommitted
+  absl::Status status;        // kCommitFailed / kReadFailed / kLost (why)
+};
+
+// One partition's commit: the JSON to store, under an ownership epoch.
+struct OffsetCommit {
+  TopicPartition partition;
+  uint64_t acquisition = 0;
+  StormKafkaOffset state;  // state.offset is the offset to store
+};
+
+// The ZooKeeper side of one KafkaSpout task: acquires per-partition
+// ownership (ephemeral owner nodes whose ephemeralOwner must be our session),
+// reads the stored storm-kafka offsets, and commits offsets as one atomic
+// multi per round covering every changed partition, each as
+// [check(owner node version) + set(offset node, expected version) or create],
+// sent bound to the owning session. Offsets never move backwards here.
+//
+// Owns a ZkSession and one background thread that makes every ZooKeeper
+// call. The spout's executor thread talks to it only through a
+// mutex-protected mailbox and never blocks on ZooKeeper: SetAssignment and
+// RequestCommit post, TakeUpdates drains results. Only Close waits (bounded)
+// for a final commit. Thread-safe.
+//
+//   auto store = ZkOffsetStore::Create(options);
+//   store->SetAssignment({{"events", 0}});
+//   ... per NextTuple: for (auto& u : store->TakeUpdates()) ...
+//   store->RequestCommit({{tp, acquisition, state}});
+//   store->Close(std::chrono::seconds(5));
+class ZkOffsetStore {
+ public:
+  struct Options {
+    std::string connect_string;  // offsets ZooKeeper
+    coord::ZkClientConfig zk_config;
+    std::string zk_root;
+    std::string spout_id;
+    bool topic_level = false;
+    // Written into owner nodes for operators (tempest offsets show).
+    std::string owner_description;
+    // Deadline of one ZooKeeper call made by the store thread.
+    std::chrono::milliseconds op_timeout{5000};
+    // Pause between attempts to acquire a contended or unreadable partition.
+    std::chrono::milliseconds retry_interval{500};
+    core::MetricsRegistry* metrics = nullptr;  // nullptr: the global registry
+    core::MetricLabels labels;                 // component / task
+  };
+
+  static absl::StatusOr<std::unique_ptr<ZkOffsetStore>> Create(Options options);
+  ~ZkOffsetStore();
+  ZkOffsetStore(const ZkOffsetStore&) = delete;
+  ZkOffsetStore& operator=(const ZkOffsetStore&) = delete;
+
+  // The partitions this task should own. Partitions that leave are released
+  // after any commit requested before this call.
+  void SetAssignment(std::vector<TopicPartition> partitions);
+  // Commits on the next round; a later request for the same partition
+  // replaces an earlier one that has not gone out yet.
+  void RequestCommit(std::vector<OffsetCommit> commits);
+  std::vector<OffsetStoreUpdate> TakeUpdates();
+  // Cheap check for the executor's hot loop.
+  bool HasUpdates() const;
+
+  // Sends outstanding commits (waiting at most `timeout`), releases owner
+  // nodes and closes the session. Idempotent.
+  void Close(std::chrono::milliseconds timeout);
+
+  // The store's session (tests expire it).
+  coord::ZkSession* session() const { return session_.get(); }
+  // Multis sent (for the one-multi-per-interval check).
+  int64_t multi_count() const;
+
+ private:
+  struct Owned {
+    uint64_t acquisition = 0;
+    int64_t session_id = 0;
+    int32_t owner_version = 0;
+    int64_t owner_czxid = 0;
+    int32_t offset_version = -1;  // -1: node absent
+    int64_t stored_offset = -1;   // highest offset known stored (never go below)
+  };
+
+  explicit ZkOffsetStore(Options options);
+  void Loop();
+  void Post(OffsetStoreUpdate update);
+  void HandleSession();
+  void CommitRound(std::map<TopicPartition, OffsetCommit> commits);
+  void Release(const TopicPartition& tp);
+  void TryAcquire(const TopicPartition& tp);
+  void MarkLost(const TopicPartition& tp, absl::Status why);
+  std::string OffsetPath(const TopicPartition& tp) const;
+  std::string OwnerPath(const TopicPartition& tp) const;
+
+  Options options_;
+  std::unique_ptr<coord::ZkSession> session_;
+  core::MetricsRegistry* metrics_;
+  core::Histogram* commit_latency_us_ = nullptr;
+  core::Counter* commit_failures_ = nullptr;
+  core::Counter* commits_ = nullptr;
+
+  // Mailbox (guarded by mu_).
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<TopicPartition> desired_;
+  bool desired_changed_ = false;
+  std::map<TopicPartition, OffsetCommit> requested_;
+  std::vector<OffsetStoreUpdate> updates_;
+  bool session_event_ = false;
+  bool closing_ = false;
+  std::chrono::steady_clock::time_point close_deadline_;
+  bool closed_ = false;
+
+  // Store-thread state.
+  std::map<TopicPartition, Owned> owned_;
+  std::map<TopicPartition, std::chrono::steady_clock::time_point> next_attempt_;
+  std::vector<TopicPartition> assignment_;
+  uint64_t next_acquisition_ = 1;
+  std::atomic<int64_t> multis_{0};
+  int subscription_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace tempest::spout
+
+#endif  // TEMPEST_SPOUT_ZK_OFFSET_STORE_H_
