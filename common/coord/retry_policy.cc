@@ -5,9 +5,9 @@
 namespace tempest::coord {
 
 ZkClientConfig ZkClientConfig::FromLookup(
-    const std::function<std::optional<int64_t>(absl::string_view key)>& lookup) {
+    const std::function<std::optional<int64_t>(std::string_view key)>& lookup) {
   ZkClientConfig c;
-  auto positive = [&](absl::string_view key) -> std::optional<int64_t> {
+  auto positive = [&](std::string_view key) -> std::optional<int64_t> {
     auto v = lookup(key);
     if (v.has_value() && *v > 0) return v;
     return std::nullopt;

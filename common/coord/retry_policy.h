@@ -6,7 +6,7 @@
 #include <functional>
 #include <optional>
 #include <random>
-#include "absl/strings/string_view.h"
+#include <string_view>
 
 namespace tempest::coord {
 
@@ -23,7 +23,7 @@ struct ZkClientConfig {
   // absent key); absent keys keep Storm's defaults. Negative or zero values
   // are ignored, so a bad config cannot produce a zero deadline.
   static ZkClientConfig FromLookup(
-      const std::function<std::optional<int64_t>(absl::string_view key)>& lookup);
+      const std::function<std::optional<int64_t>(std::string_view key)>& lookup);
 };
 
 // Bounded exponential backoff with jitter, in the spirit of Storm's

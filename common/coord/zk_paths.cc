@@ -6,63 +6,68 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 
 namespace tempest::coord {
+namespace {
+// This Debian build of absl has its own string_view type.
+absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+}  // namespace
 
-absl::Status ValidatePath(absl::string_view path) {
+absl::Status ValidatePath(std::string_view path) {
   if (path.empty() || path[0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat("znode path must be absolute: '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("znode path must be absolute: '", Av(path), "'"));
   }
   if (path == "/") return absl::OkStatus();
   if (path.back() == '/') {
-    return absl::InvalidArgumentError(absl::StrCat("znode path ends with '/': '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("znode path ends with '/': '", Av(path), "'"));
   }
-  if (path.find('\0') != absl::string_view::npos) {
+  if (path.find('\0') != std::string_view::npos) {
     return absl::InvalidArgumentError("znode path contains NUL");
   }
-  for (absl::string_view part : absl::StrSplit(path.substr(1), '/')) {
+  for (absl::string_view part : absl::StrSplit(Av(path.substr(1)), '/')) {
     if (part.empty() || part == "." || part == "..") {
-      return absl::InvalidArgumentError(absl::StrCat("bad znode path component in '", path, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("bad znode path component in '", Av(path), "'"));
     }
   }
   return absl::OkStatus();
 }
 
-std::string JoinPath(absl::string_view parent, absl::string_view child) {
-  if (parent == "/" || parent.empty()) return absl::StrCat("/", child);
-  return absl::StrCat(parent, "/", child);
+std::string JoinPath(std::string_view parent, std::string_view child) {
+  if (parent == "/" || parent.empty()) return absl::StrCat("/", Av(child));
+  return absl::StrCat(Av(parent), "/", Av(child));
 }
 
-std::string ParentPath(absl::string_view path) {
+std::string ParentPath(std::string_view path) {
   auto pos = path.rfind('/');
-  if (pos == absl::string_view::npos || pos == 0) return "/";
+  if (pos == std::string_view::npos || pos == 0) return "/";
   return std::string(path.substr(0, pos));
 }
 
-std::string BaseName(absl::string_view path) {
+std::string BaseName(std::string_view path) {
   auto pos = path.rfind('/');
-  if (pos == absl::string_view::npos) return std::string(path);
+  if (pos == std::string_view::npos) return std::string(path);
   return std::string(path.substr(pos + 1));
 }
 
-std::vector<std::string> Ancestors(absl::string_view path) {
+std::vector<std::string> Ancestors(std::string_view path) {
   std::vector<std::string> out;
-  for (size_t pos = path.find('/', 1); pos != absl::string_view::npos;
+  for (size_t pos = path.find('/', 1); pos != std::string_view::npos;
        pos = path.find('/', pos + 1)) {
     out.emplace_back(path.substr(0, pos));
   }
   return out;
 }
 
-std::optional<int64_t> SequenceNumber(absl::string_view name) {
+std::optional<int64_t> SequenceNumber(std::string_view name) {
   constexpr size_t kDigits = 10;
   if (name.size() < kDigits) return std::nullopt;
-  absl::string_view tail = name.substr(name.size() - kDigits);
+  std::string_view tail = name.substr(name.size() - kDigits);
   for (char c : tail) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;
   }
   int64_t value = 0;
-  if (!absl::SimpleAtoi(tail, &value)) return std::nullopt;
+  if (!absl::SimpleAtoi(Av(tail), &value)) return std::nullopt;
   return value;
 }
 
@@ -76,10 +81,10 @@ void SortBySequence(std::vector<std::string>& names) {
   });
 }
 
-absl::Status SplitConnectString(absl::string_view connect, std::string* hosts,
+absl::Status SplitConnectString(std::string_view connect, std::string* hosts,
                                 std::string* chroot) {
   auto slash = connect.find('/');
-  if (slash == absl::string_view::npos) {
+  if (slash == std::string_view::npos) {
     *hosts = std::string(connect);
     chroot->clear();
   } else {

@@ -3,7 +3,7 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -14,22 +14,22 @@ namespace tempest::coord {
 
 // OK if `path` is absolute, has no empty, "." or ".." components, no trailing
 // slash (except "/" itself) and no NUL.
-absl::Status ValidatePath(absl::string_view path);
+absl::Status ValidatePath(std::string_view path);
 
 // "/a/b" + "c" -> "/a/b/c"; "/" + "c" -> "/c". `child` must not contain "/".
-std::string JoinPath(absl::string_view parent, absl::string_view child);
+std::string JoinPath(std::string_view parent, std::string_view child);
 
 // "/a/b/c" -> "/a/b"; "/a" -> "/"; "/" -> "/".
-std::string ParentPath(absl::string_view path);
+std::string ParentPath(std::string_view path);
 
 // "/a/b/c" -> "c".
-std::string BaseName(absl::string_view path);
+std::string BaseName(std::string_view path);
 
 // Every proper ancestor below the root, outermost first: "/a/b/c" -> {"/a", "/a/b"}.
-std::vector<std::string> Ancestors(absl::string_view path);
+std::vector<std::string> Ancestors(std::string_view path);
 
 // The 10-digit counter ZooKeeper appends to sequential nodes: "n_0000000042" -> 42.
-std::optional<int64_t> SequenceNumber(absl::string_view name);
+std::optional<int64_t> SequenceNumber(std::string_view name);
 
 // Sorts sequential node names by their counter (names without one go last,
 // in name order). The counter wraps at 2^31, which we do not handle.
@@ -37,7 +37,7 @@ void SortBySequence(std::vector<std::string>& names);
 
 // Splits "host:port,host:port/chroot" into the host list and the chroot
 // ("" when absent); validates the chroot.
-absl::Status SplitConnectString(absl::string_view connect, std::string* hosts,
+absl::Status SplitConnectString(std::string_view connect, std::string* hosts,
                                 std::string* chroot);
 
 }  // namespace tempest::coord

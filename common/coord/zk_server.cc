@@ -81,6 +81,7 @@ absl::Status ZkServer::Launch() {
                   "-XX:TieredStopAtLevel=1",
                   absl::StrCat("-Dzookeeper.log.dir=", config_.data_dir),
                   "-Dzookeeper.admin.enableServer=false",
+                  absl::StrCat("-Dreadonlymode.enabled=", config_.read_only_mode ? "true" : "false"),
                   "-cp",
                   kDebianClasspath,
                   "org.apache.zookeeper.server.quorum.QuorumPeerMain",

@@ -28,6 +28,9 @@ struct ZkServerConfig {
   std::vector<ZkPeer> ensemble;
   int my_id = 0;  // this member's id in `ensemble`
   std::string jvm_heap = "256m";
+  // Serve reads to ZOO_READONLY clients while cut off from the quorum
+  // (Java property readonlymode.enabled).
+  bool read_only_mode = false;
 };
 
 // A real ZooKeeper server (Debian's `zookeeper` package, run with `java`) as a

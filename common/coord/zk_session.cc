@@ -7,6 +7,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/coord/zk_paths.h"
 #include "common/coord/zk_status.h"
 
@@ -14,7 +15,12 @@ namespace tempest::coord {
 
 using std::chrono::milliseconds;
 
-absl::string_view ZkSessionStateName(ZkSessionState state) {
+namespace {
+// This Debian build of absl has its own string_view type.
+absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+}  // namespace
+
+std::string_view ZkSessionStateName(ZkSessionState state) {
   switch (state) {
     case ZkSessionState::kConnecting: return "connecting";
     case ZkSessionState::kConnected: return "connected";
@@ -652,7 +658,7 @@ absl::Status ZkSession::WaitConnected(milliseconds timeout) const {
   });
   if (ok && state_ == ZkSessionState::kConnected) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat("ZooKeeper session not connected (state ",
-                                             ZkSessionStateName(state_), ")"));
+                                             Av(ZkSessionStateName(state_)), ")"));
 }
 
 int ZkSession::Subscribe(Listener listener) {
@@ -706,7 +712,7 @@ absl::Status ZkSession::WaitUsable(Clock::time_point deadline, bool write,
   };
   if (!state_cv_.wait_until(lock, deadline, ready)) {
     return absl::UnavailableError(absl::StrCat("ZooKeeper not connected within the deadline (",
-                                               ZkSessionStateName(state_), ")"));
+                                               Av(ZkSessionStateName(state_)), ")"));
   }
   if (state_ == ZkSessionState::kClosed) return absl::CancelledError("ZooKeeper session closed");
   if (state_ == ZkSessionState::kAuthFailed) {
@@ -764,8 +770,8 @@ ZkSession::Attempt ZkSession::RunAttempt(
 }
 
 namespace {
-absl::Status OutcomeUnknown(absl::string_view op, const std::string& path) {
-  return absl::DeadlineExceededError(absl::StrCat("zookeeper ", op, " ", path,
+absl::Status OutcomeUnknown(std::string_view op, const std::string& path) {
+  return absl::DeadlineExceededError(absl::StrCat("zookeeper ", Av(op), " ", path,
                                                   ": no reply before the deadline; outcome unknown"));
 }
 }  // namespace
@@ -916,7 +922,7 @@ absl::StatusOr<std::vector<std::string>> ZkSession::ChildrenAndWatch(const std::
 
 // --- set ---
 
-absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, absl::string_view data, int version,
+absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, std::string_view data, int version,
                                       const ZkCall& call) {
   const auto start = options_.clock->Now();
   const auto deadline = DeadlineOf(call);
@@ -989,7 +995,7 @@ absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, absl::string_view
 
 // --- create ---
 
-absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, absl::string_view data,
+absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::string_view data,
                                                   const ZkCreateOptions& options,
                                                   const ZkCall& call) {
   const auto deadline = DeadlineOf(call);
@@ -1081,7 +1087,7 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, absl:
   }
 }
 
-absl::StatusOr<std::string> ZkSession::Create(const std::string& path, absl::string_view data,
+absl::StatusOr<std::string> ZkSession::Create(const std::string& path, std::string_view data,
                                               const ZkCreateOptions& options, const ZkCall& call) {
   const auto start = options_.clock->Now();
   absl::Status valid = ValidatePath(path);
@@ -1295,11 +1301,11 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::Multi(const std::vector<ZkOp>
 
 // --- async set ---
 
-absl::Status ZkSession::SetAsync(const std::string& path, absl::string_view data, int version,
+absl::Status ZkSession::SetAsync(const std::string& path, std::string_view data, int version,
                                  SetCallback done) {
   if (state() != ZkSessionState::kConnected) {
     return absl::UnavailableError(
-        absl::StrCat("ZooKeeper not connected (", ZkSessionStateName(state()), ")"));
+        absl::StrCat("ZooKeeper not connected (", Av(ZkSessionStateName(state())), ")"));
   }
   auto* ctx = new ZkSessionCallbacks::AsyncSet{this, std::move(done), options_.clock->Now(), path};
   int rc;

@@ -12,7 +12,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -42,7 +42,7 @@ namespace tempest::coord {
 //   kAuthFailed: the server rejected our credentials; terminal.
 //   kClosed:     Close() was called; terminal.
 enum class ZkSessionState { kConnecting, kConnected, kReadOnly, kSuspended, kLost, kAuthFailed, kClosed };
-absl::string_view ZkSessionStateName(ZkSessionState state);
+std::string_view ZkSessionStateName(ZkSessionState state);
 
 struct ZkSessionEvent {
   ZkSessionState previous = ZkSessionState::kConnecting;
@@ -217,12 +217,12 @@ class ZkSession {
 
   // --- synchronous operations (deadline = call.timeout) ---
   // Returns the created path (differs from `path` for sequential nodes).
-  absl::StatusOr<std::string> Create(const std::string& path, absl::string_view data,
+  absl::StatusOr<std::string> Create(const std::string& path, std::string_view data,
                                      const ZkCreateOptions& options = {}, const ZkCall& call = {});
   absl::StatusOr<ZkNode> Get(const std::string& path, const ZkCall& call = {});
   absl::StatusOr<ZkNode> GetAndWatch(const std::string& path, ZkWatchFn watch,
                                      const ZkCall& call = {});
-  absl::StatusOr<ZkStat> Set(const std::string& path, absl::string_view data, int version = -1,
+  absl::StatusOr<ZkStat> Set(const std::string& path, std::string_view data, int version = -1,
                              const ZkCall& call = {});
   absl::Status Delete(const std::string& path, int version = -1, const ZkCall& call = {});
   // nullopt if the node does not exist.
@@ -248,7 +248,7 @@ class ZkSession {
   // called) when not kConnected. Otherwise `done` runs exactly once on the
   // dispatcher thread. No retry, no read-back: the caller owns ambiguity
   // (ZkCodeOf(status) tells ZCONNECTIONLOSS apart).
-  absl::Status SetAsync(const std::string& path, absl::string_view data, int version,
+  absl::Status SetAsync(const std::string& path, std::string_view data, int version,
                         SetCallback done);
 
   // Handle and per-call internals (defined in the .cc).
@@ -297,7 +297,7 @@ class ZkSession {
                                                    const ZkCall& call);
   absl::StatusOr<std::vector<std::string>> ChildrenImpl(const std::string& path, ZkWatchFn watch,
                                                         const ZkCall& call);
-  absl::StatusOr<std::string> CreateOnce(const std::string& path, absl::string_view data,
+  absl::StatusOr<std::string> CreateOnce(const std::string& path, std::string_view data,
                                          const ZkCreateOptions& options, const ZkCall& call);
 
   Options options_;

@@ -49,9 +49,10 @@ std::string ZkCodeName(int rc) {
 
 bool IsAmbiguousWriteCode(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT; }
 
-absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path) {
+absl::Status ZkStatus(int rc, std::string_view op, std::string_view path) {
   if (rc == ZOK) return absl::OkStatus();
-  std::string msg = absl::StrCat("zookeeper ", op, " ", path, ": ", ZkCodeName(rc), " (",
+  std::string msg = absl::StrCat("zookeeper ", absl::string_view(op.data(), op.size()), " ",
+                                 absl::string_view(path.data(), path.size()), ": ", ZkCodeName(rc), " (",
                                  zerror(rc), ")");
   absl::StatusCode code;
   switch (rc) {

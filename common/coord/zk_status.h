@@ -3,7 +3,7 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <string_view>
 
 #include "absl/status/status.h"
 
@@ -30,7 +30,7 @@ namespace tempest::coord {
 //
 // FailedPrecondition is reserved for "you are fenced" (ownership or session
 // changed); see versioned_cas.h.
-absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path);
+absl::Status ZkStatus(int rc, std::string_view op, std::string_view path);
 
 // The ZooKeeper return code carried by a status made by ZkStatus, if any.
 std::optional<int> ZkCodeOf(const absl::Status& status);

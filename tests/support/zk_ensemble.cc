@@ -25,6 +25,7 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
     config.data_dir = absl::StrCat(ensemble->dir(), "/zk", i + 1);
     config.client_port = peers[i].client_port;
     config.tick_ms = options.tick_ms;
+    config.read_only_mode = options.read_only_mode;
     if (options.size > 1) {
       config.ensemble = peers;
       config.my_id = i + 1;

@@ -24,6 +24,7 @@ class ZkEnsemble {
     int size = 1;       // 1 (standalone) or 3
     int tick_ms = 250;  // sessions may then last 0.5..5 s
     std::chrono::milliseconds start_timeout{90'000};
+    bool read_only_mode = false;  // members serve ZOO_READONLY clients without quorum
   };
 
   // Starts every member and waits until each serves.

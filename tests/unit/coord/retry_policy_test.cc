@@ -54,7 +54,7 @@ TEST(RetryPolicyTest, SameSeedSameSchedule) {
 }
 
 TEST(ZkClientConfigTest, StormDefaults) {
-  auto c = ZkClientConfig::FromLookup([](absl::string_view) { return std::optional<int64_t>(); });
+  auto c = ZkClientConfig::FromLookup([](std::string_view) { return std::optional<int64_t>(); });
   EXPECT_EQ(c.retry_times, 5);
   EXPECT_EQ(c.retry_interval, milliseconds(1000));
   EXPECT_EQ(c.retry_interval_ceiling, milliseconds(30000));
@@ -68,7 +68,7 @@ TEST(ZkClientConfigTest, ReadsStormKeysAndIgnoresNonsense) {
                                          {"storm.zookeeper.retry.intervalceiling.millis", 400},
                                          {"storm.zookeeper.session.timeout", 4000},
                                          {"storm.zookeeper.connection.timeout", -1}};
-  auto c = ZkClientConfig::FromLookup([&](absl::string_view key) -> std::optional<int64_t> {
+  auto c = ZkClientConfig::FromLookup([&](std::string_view key) -> std::optional<int64_t> {
     auto it = conf.find(std::string(key));
     if (it == conf.end()) return std::nullopt;
     return it->second;
