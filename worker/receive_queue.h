@@ -110,11 +110,10 @@ class ReceiveQueue {
     // Items pushed but not yet published.
     size_t staged() const { return ring_.staged(); }
 
-    // Constructed by ReceiveQueue::RegisterProducer() only.
-    Producer(ReceiveQueue* queue, size_t capacity) : queue_(queue), ring_(capacity) {}
-
    private:
     friend class ReceiveQueue;
+
+    Producer(ReceiveQueue* queue, size_t capacity) : queue_(queue), ring_(capacity) {}
 
     static absl::Status ClosedError() {
       return absl::FailedPreconditionError("receive queue is closed");
@@ -152,7 +151,7 @@ class ReceiveQueue {
     if (n >= options_.max_producers) {
       return absl::ResourceExhaustedError("receive queue has max_producers producers");
     }
-    producers_[n] = std::make_unique<Producer>(this, options_.ring_capacity);
+    producers_[n] = std::unique_ptr<Producer>(new Producer(this, options_.ring_capacity));
     num_producers_.store(n + 1, std::memory_order_release);
     return producers_[n].get();
   }
