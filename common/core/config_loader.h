@@ -1,0 +1,51 @@
+#ifndef TEMPEST_COMMON_CORE_CONFIG_LOADER_H_
+#define TEMPEST_COMMON_CORE_CONFIG_LOADER_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/api/config.h"
+
+namespace tempest::core {
+
+// A parsed configuration plus what was odd about it.
+struct LoadedConfig {
+  api::Config config;
+  std::vector<std::string> warnings;  // e.g. "storm.yaml:3: unknown config key 'foo.bar'"
+};
+
+// Builds the effective configuration: Storm-compatible defaults, then a
+// tempest.yaml / storm.yaml file, then `-c key=value` overrides (the value
+// parsed as YAML, as `storm -c` does). Unknown keys are warnings, never
+// errors, so a Storm user's storm.yaml loads unchanged; keys under
+// "tempest." are Tempest's own and always accepted. Stateless; any thread.
+//
+//   LoadedConfig c = *ConfigLoader::LoadFile("/etc/tempest/tempest.yaml");
+//   ConfigLoader::ApplyOverride(c.config, "topology.workers=4");
+class ConfigLoader {
+ public:
+  // Storm's defaults for the keys Tempest uses now (topology.workers 1,
+  // topology.acker.executors null, topology.message.timeout.secs 30,
+  // topology.max.spout.pending null, topology.enable.message.timeouts true,
+  // topology.tick.tuple.freq.secs null, topology.debug false,
+  // storm.zookeeper.* as in Storm's defaults.yaml, root "/tempest").
+  static api::Config Defaults();
+  // Whether `key` is a configuration key Tempest knows (Storm or tempest.*).
+  static bool IsKnownKey(std::string_view key);
+
+  // Parses YAML text (a top-level map) over the defaults. `file_name` is used
+  // in messages only. A syntax error is InvalidArgument "file:line: ...".
+  static absl::StatusOr<LoadedConfig> Parse(std::string_view yaml_text, std::string_view file_name);
+  // Reads and parses a file (NotFound if it cannot be read).
+  static absl::StatusOr<LoadedConfig> LoadFile(const std::string& path);
+  // Applies "key=value"; InvalidArgument for a missing '=' or bad YAML.
+  // Returns a warning text for unknown keys, empty otherwise.
+  static absl::StatusOr<std::string> ApplyOverride(api::Config& config,
+                                                   std::string_view key_equals_value);
+};
+
+}  // namespace tempest::core
+
+#endif  // TEMPEST_COMMON_CORE_CONFIG_LOADER_H_

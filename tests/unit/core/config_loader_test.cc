@@ -1,0 +1,105 @@
+#include "common/core/config_loader.h"
+
+#include <cmath>
+
+#include "common/core/yaml_value.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tempest::core {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(ConfigLoaderTest, DefaultsMatchStorm) {
+  api::Config c = ConfigLoader::Defaults();
+  EXPECT_EQ(c.GetInt(api::kTopologyWorkers, 0), 1);
+  EXPECT_TRUE(c.Has(api::kTopologyAckerExecutors));
+  EXPECT_FALSE(c.GetOptionalInt(api::kTopologyAckerExecutors).has_value());
+  EXPECT_EQ(c.GetInt(api::kTopologyMessageTimeoutSecs, 0), 30);
+  EXPECT_FALSE(c.GetOptionalInt(api::kTopologyMaxSpoutPending).has_value());
+  EXPECT_TRUE(c.GetBool(api::kTopologyEnableMessageTimeouts, false));
+  EXPECT_FALSE(c.GetOptionalInt(api::kTopologyTickTupleFreqSecs).has_value());
+  EXPECT_FALSE(c.GetBool(api::kTopologyDebug, true));
+  EXPECT_EQ(c.GetInt(api::kStormZookeeperPort, 0), 2181);
+  EXPECT_EQ(c.GetInt(api::kStormZookeeperSessionTimeout, 0), 20000);
+  EXPECT_EQ(c.GetInt(api::kStormZookeeperRetryTimes, 0), 5);
+  EXPECT_EQ(c.GetString(api::kStormZookeeperRoot, ""), "/tempest");
+}
+
+TEST(ConfigLoaderTest, StormYamlLoadsWithWarningsForUnknownKeys) {
+  absl::StatusOr<LoadedConfig> c = ConfigLoader::Parse(
+      "storm.zookeeper.servers:\n  - \"zk1\"\n  - \"zk2\"\n"
+      "topology.workers: 4\n"
+      "nimbus.seeds: [\"n1\"]\n"
+      "my.custom.key: yes\n"
+      "tempest.log.dir: /var/log/tempest\n",
+      "storm.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->config.GetInt(api::kTopologyWorkers, 0), 4);
+  EXPECT_EQ(c->config.Get(api::kStormZookeeperServers), api::Value(api::ValueList{"zk1", "zk2"}));
+  EXPECT_TRUE(c->config.GetBool("my.custom.key", false));
+  EXPECT_EQ(c->config.GetInt(api::kTopologyMessageTimeoutSecs, 0), 30);  // default kept
+  EXPECT_THAT(c->warnings, ElementsAre("storm.yaml:6: unknown config key 'my.custom.key'"));
+}
+
+TEST(ConfigLoaderTest, SyntaxErrorNamesFileAndLine) {
+  absl::StatusOr<LoadedConfig> c =
+      ConfigLoader::Parse("topology.workers: 1\nstorm.zookeeper.servers: [a, b\n", "bad.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("bad.yaml:"));
+  EXPECT_THAT(c.status().message(), HasSubstr("YAML syntax error"));
+  EXPECT_FALSE(ConfigLoader::Parse("- a\n- b\n", "list.yaml").ok());
+  EXPECT_TRUE(ConfigLoader::Parse("", "empty.yaml").ok());
+  EXPECT_EQ(ConfigLoader::LoadFile("/nonexistent/tempest.yaml").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(ConfigLoaderTest, OverridesParseValuesAsYaml) {
+  api::Config c = ConfigLoader::Defaults();
+  EXPECT_EQ(*ConfigLoader::ApplyOverride(c, "topology.workers=3"), "");
+  EXPECT_EQ(c.Get(api::kTopologyWorkers), api::Value(3));
+  ASSERT_TRUE(ConfigLoader::ApplyOverride(c, "topology.max.spout.pending=null").ok());
+  EXPECT_TRUE(c.Get(api::kTopologyMaxSpoutPending).is_nil());
+  ASSERT_TRUE(ConfigLoader::ApplyOverride(c, "storm.zookeeper.servers=[\"a\", \"b\"]").ok());
+  EXPECT_EQ(c.Get(api::kStormZookeeperServers).AsList().size(), 2u);
+  ASSERT_TRUE(ConfigLoader::ApplyOverride(c, "topology.debug=true").ok());
+  EXPECT_TRUE(c.Get(api::kTopologyDebug).AsBool());
+  ASSERT_TRUE(ConfigLoader::ApplyOverride(c, "storm.zookeeper.root=/a=b").ok());
+  EXPECT_EQ(c.Get(api::kStormZookeeperRoot).AsString(), "/a=b");
+  EXPECT_EQ(*ConfigLoader::ApplyOverride(c, "x.y=1"), "unknown config key 'x.y'");
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "no-equals").ok());
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "k=[1, 2").ok());
+}
+
+TEST(YamlValueTest, PlainScalarsAreTypedLikeSnakeYaml) {
+  EXPECT_TRUE(ResolvePlainScalar("~").is_nil());
+  EXPECT_TRUE(ResolvePlainScalar("null").is_nil());
+  EXPECT_EQ(ResolvePlainScalar("yes"), api::Value(true));
+  EXPECT_EQ(ResolvePlainScalar("OFF"), api::Value(false));
+  EXPECT_EQ(ResolvePlainScalar("42"), api::Value(42));
+  EXPECT_EQ(ResolvePlainScalar("-1_000"), api::Value(-1000));
+  EXPECT_EQ(ResolvePlainScalar("0x1F"), api::Value(31));
+  EXPECT_EQ(ResolvePlainScalar("2.5"), api::Value(2.5));
+  EXPECT_EQ(ResolvePlainScalar("1e3"), api::Value(1000.0));
+  EXPECT_TRUE(std::isinf(ResolvePlainScalar(".inf").AsDouble()));
+  EXPECT_EQ(ResolvePlainScalar("localhost:2181"), api::Value("localhost:2181"));
+  EXPECT_EQ(ResolvePlainScalar("99999999999999999999"), api::Value("99999999999999999999"));
+}
+
+TEST(YamlValueTest, QuotedAndTaggedScalars) {
+  absl::StatusOr<api::Value> v =
+      ParseYamlValue("{a: \"42\", b: '', c: !!str 7, d: !!float 1, e: [1, 'x'], f: }");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v->Find("a"), api::Value("42"));
+  EXPECT_EQ(*v->Find("b"), api::Value(""));
+  EXPECT_EQ(*v->Find("c"), api::Value("7"));
+  EXPECT_EQ(*v->Find("d"), api::Value(1.0));
+  EXPECT_EQ(*v->Find("e"), api::Value(api::ValueList{1, "x"}));
+  EXPECT_TRUE(v->Find("f")->is_nil());
+  EXPECT_FALSE(ParseYamlValue("!!int abc").ok());
+}
+
+}  // namespace
+}  // namespace tempest::core
