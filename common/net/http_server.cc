@@ -1,0 +1,344 @@
+#include "common/net/http_server.h"
+
+#include <cctype>
+#include <exception>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/beast/core.hpp"
+#include "boost/beast/http.hpp"
+#include "common/api/string_view_compat.h"
+#include "common/net/static_files.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using asio::ip::tcp;
+
+namespace {
+
+// After an error response to a request we did not read completely, read and
+// discard what the client still sends (bounded) before closing; closing a
+// socket with unread data would reset the connection and could destroy the
+// response before the client reads it.
+constexpr size_t kMaxDrainBytes = 64u << 20;
+constexpr std::chrono::seconds kDrainTimeout(2);
+
+const char* ReasonFor(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    default: return "Error";
+  }
+}
+
+HttpResponse ErrorResponse(int status, std::string_view message) {
+  return HttpResponse::Error(status, ReasonFor(status), message);
+}
+
+}  // namespace
+
+class HttpSession;
+
+// The listener and the live sessions. Loop thread only.
+class HttpListener : public std::enable_shared_from_this<HttpListener> {
+ public:
+  HttpListener(asio::io_context& io, HttpServerOptions options, HttpRouter router,
+               std::unique_ptr<StaticFiles> static_files)
+      : acceptor_(io),
+        options_(std::move(options)),
+        router_(std::move(router)),
+        static_files_(std::move(static_files)),
+        metrics_(options_.metrics != nullptr ? *options_.metrics
+                                             : core::MetricsRegistry::Global()) {}
+
+  absl::StatusOr<int> Listen();
+  void Accept();
+  void Stop();
+  void Remove(uint64_t id) { sessions_.erase(id); }
+
+  HttpResponse Handle(HttpRequest& request);
+  const HttpServerOptions& options() const { return options_; }
+  void Count(int status) {
+    metrics_.GetCounter("tempest_net_http_requests_total", {{"status", std::to_string(status)}})
+        .Add();
+  }
+
+ private:
+  tcp::acceptor acceptor_;
+  HttpServerOptions options_;
+  HttpRouter router_;
+  std::unique_ptr<StaticFiles> static_files_;
+  core::MetricsRegistry& metrics_;
+  std::map<uint64_t, std::weak_ptr<HttpSession>> sessions_;
+  uint64_t next_id_ = 1;
+  bool stopped_ = false;
+};
+
+// One connection: read a request, answer, repeat while keep-alive. Loop
+// thread only.
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(uint64_t id, tcp::socket socket, std::shared_ptr<HttpListener> owner)
+      : id_(id), stream_(std::move(socket)), owner_(std::move(owner)) {}
+
+  void Start() { ReadRequest(); }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+ private:
+  void Finish() {
+    Close();
+    owner_->Remove(id_);
+  }
+
+  void ReadRequest() {
+    if (closed_) return;
+    const auto& options = owner_->options();
+    parser_.emplace();
+    parser_->body_limit(options.body_limit_bytes);
+    parser_->header_limit(static_cast<uint32_t>(options.header_limit_bytes));
+    stream_.expires_after(options.idle_timeout);
+    auto self = shared_from_this();
+    http::async_read(stream_, buffer_, *parser_,
+                     [self](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (closed_) return;
+    if (ec) {
+      if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+          ec == asio::error::connection_reset || ec == asio::error::eof ||
+          ec == asio::error::operation_aborted) {
+        Finish();  // the client went away or idled out: nothing to answer
+      } else if (ec == http::error::body_limit) {
+        Reply(ErrorResponse(413, absl::StrCat("request body exceeds ",
+                                              owner_->options().body_limit_bytes, " bytes")),
+              /*keep_alive=*/false, /*drain=*/true);
+      } else if (ec == http::error::header_limit) {
+        Reply(ErrorResponse(431, "request head too large"), false, true);
+      } else if (ec.category() == http::make_error_code(http::error::bad_target).category() ||
+                 ec == http::error::partial_message) {
+        // Any other Beast parse error: a malformed request line or header.
+        Reply(ErrorResponse(400, absl::StrCat("malformed request: ", ec.message())), false, true);
+      } else {
+        Finish();  // socket error
+      }
+      return;
+    }
+    auto& msg = parser_->get();
+    HttpRequest request;
+    request.method = std::string(msg.method_string());
+    request.target = std::string(msg.target());
+    const size_t q = request.target.find('?');
+    request.path = request.target.substr(0, q);
+    if (q != std::string::npos) request.query = request.target.substr(q + 1);
+    for (const auto& field : msg) {
+      request.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
+          std::string(field.value());
+    }
+    request.body = std::move(msg.body());
+    const bool keep_alive = msg.keep_alive();
+    if (request.path.empty() || request.path[0] != '/') {
+      Reply(ErrorResponse(400, "request target must be an absolute path"), false, false);
+      return;
+    }
+    Reply(owner_->Handle(request), keep_alive, false);
+  }
+
+  void Reply(HttpResponse response, bool keep_alive, bool drain) {
+    owner_->Count(response.status);
+    response_ = {};
+    response_.version(11);
+    response_.result(static_cast<unsigned>(response.status));
+    response_.set(http::field::server, "tempest");
+    response_.set(http::field::content_type, response.content_type);
+    response_.keep_alive(keep_alive);
+    response_.body() = std::move(response.body);
+    response_.prepare_payload();
+    stream_.expires_after(owner_->options().idle_timeout);
+    auto self = shared_from_this();
+    http::async_write(stream_, response_, [self, keep_alive, drain](beast::error_code ec, size_t) {
+      if (self->closed_) return;
+      if (ec) {
+        self->Finish();
+      } else if (drain) {
+        self->Drain();
+      } else if (!keep_alive) {
+        beast::error_code ignored;
+        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        self->Finish();
+      } else {
+        self->ReadRequest();
+      }
+    });
+  }
+
+  void Drain() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kDrainTimeout);
+    auto self = shared_from_this();
+    stream_.async_read_some(asio::buffer(drain_buf_),
+                            [self](beast::error_code ec, size_t n) {
+                              if (self->closed_) return;
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrainBytes) {
+                                self->Finish();
+                              } else {
+                                self->Drain();
+                              }
+                            });
+  }
+
+  const uint64_t id_;
+  beast::tcp_stream stream_;
+  std::shared_ptr<HttpListener> owner_;  // broken by Remove()/Stop()
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  char drain_buf_[16 << 10];
+  size_t drained_ = 0;
+  bool closed_ = false;
+};
+
+HttpResponse HttpListener::Handle(HttpRequest& request) {
+  HttpRouter::Match match = router_.Route(request.method, request.path);
+  if (match.kind == HttpRouter::MatchKind::kFound) {
+    request.params = std::move(match.params);
+    // The boundary where a throwing handler is contained (the brief's rule:
+    // catch at the edge, never let an exception reach the event loop).
+    try {
+      return (*match.handler)(request);
+    } catch (const std::exception& e) {
+      spdlog::error("http: handler for {} {} threw: {}", request.method, request.path, e.what());
+      return ErrorResponse(500, e.what());
+    } catch (...) {
+      spdlog::error("http: handler for {} {} threw a non-exception", request.method, request.path);
+      return ErrorResponse(500, "handler failed");
+    }
+  }
+  if (match.kind == HttpRouter::MatchKind::kMethodNotAllowed) {
+    HttpResponse r = ErrorResponse(
+        405, absl::StrCat(request.method, " not allowed for ", request.path, "; allowed: ",
+                          absl::StrJoin(match.allowed_methods, ", ")));
+    return r;
+  }
+  if (static_files_ != nullptr && request.method == "GET") {
+    auto file = static_files_->Read(request.path);
+    if (file.ok()) return HttpResponse{200, file->content_type, std::move(file->body)};
+    if (absl::IsPermissionDenied(file.status())) {
+      return HttpResponse::Error(403, "Forbidden", api::StdSv(file.status().message()));
+    }
+    if (absl::IsInvalidArgument(file.status())) {
+      return ErrorResponse(400, api::StdSv(file.status().message()));
+    }
+  }
+  return ErrorResponse(404, absl::StrCat("no route for ", request.method, " ", request.path));
+}
+
+absl::StatusOr<int> HttpListener::Listen() {
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(options_.bind_address, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad bind address '", options_.bind_address, "': ", ec.message()));
+  }
+  if (options_.port < 0 || options_.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("bad port ", options_.port));
+  }
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    const std::string msg = absl::StrCat("cannot listen on ", options_.bind_address, ":",
+                                         options_.port, ": ", ec.message());
+    if (ec == asio::error::address_in_use) return absl::UnavailableError(msg);
+    return absl::InternalError(msg);
+  }
+  const auto local = acceptor_.local_endpoint(ec);
+  if (ec) return absl::InternalError(absl::StrCat("local_endpoint: ", ec.message()));
+  return static_cast<int>(local.port());
+}
+
+void HttpListener::Accept() {
+  if (stopped_) return;
+  auto self = shared_from_this();
+  acceptor_.async_accept([self](beast::error_code ec, tcp::socket socket) {
+    if (self->stopped_) return;
+    if (ec) {
+      if (ec == asio::error::operation_aborted) return;
+      spdlog::error("http: accept failed: {}", ec.message());
+    } else {
+      const uint64_t id = self->next_id_++;
+      auto session = std::make_shared<HttpSession>(id, std::move(socket), self);
+      self->sessions_.emplace(id, session);
+      session->Start();
+    }
+    self->Accept();
+  });
+}
+
+void HttpListener::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  beast::error_code ignored;
+  acceptor_.close(ignored);
+  auto sessions = std::move(sessions_);
+  sessions_.clear();
+  for (auto& [id, weak] : sessions) {
+    if (auto s = weak.lock()) s->Close();
+  }
+}
+
+HttpServer::HttpServer(EventLoop& loop, std::shared_ptr<HttpListener> listener, int port)
+    : loop_(loop), listener_(std::move(listener)), port_(port) {}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(EventLoop& loop,
+                                                               HttpServerOptions options,
+                                                               HttpRouter router) {
+  std::unique_ptr<StaticFiles> static_files;
+  if (!options.static_dir.empty()) {
+    auto files = StaticFiles::Create(options.static_dir);
+    if (!files.ok()) return files.status();
+    static_files = *std::move(files);
+  }
+  auto listener = std::make_shared<HttpListener>(loop.context(), std::move(options),
+                                                 std::move(router), std::move(static_files));
+  absl::StatusOr<int> port = absl::InternalError("not run");
+  loop.RunSync([&] {
+    port = listener->Listen();
+    if (port.ok()) listener->Accept();
+  });
+  if (!port.ok()) return port.status();
+  return std::unique_ptr<HttpServer>(new HttpServer(loop, std::move(listener), *port));
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  auto listener = listener_;
+  loop_.RunSync([listener] { listener->Stop(); });
+}
+
+}  // namespace tempest::net
