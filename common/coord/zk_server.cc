@@ -40,6 +40,10 @@ std::string RenderZooCfg(const ZkServerConfig& c) {
       "4lw.commands.whitelist=*\n"
       // Quick failover in tests; harmless for dev.
       "cnxTimeout=1000\n");
+  if (c.read_only_mode) {
+    // A read-only server can only hand out local sessions.
+    absl::StrAppend(&cfg, "localSessionsEnabled=true\nlocalSessionsUpgradingEnabled=true\n");
+  }
   if (!c.ensemble.empty()) {
     absl::StrAppend(&cfg, "standaloneEnabled=false\n");
     for (const auto& p : c.ensemble) {
