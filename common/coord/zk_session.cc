@@ -245,6 +245,8 @@ struct ZkSessionCallbacks {
     ZkSession::SetCallback done;
     core::Clock::TimePoint start;
     std::string path;
+    int rc = 0;
+    ZkStat stat;
   };
   static void AsyncSetDone(int rc, const Stat* stat, const void* data);
 };
@@ -260,11 +262,14 @@ struct ZkSession::Metrics {
       ops[name] = Op{&r.GetCounter("tempest_zk_ops_total", {{"op", name}}),
                      &r.GetHistogram("tempest_zk_op_latency_us", {{"op", name}})};
     }
+    set_async = &ops.at("set_async");
     state = &r.GetGauge("tempest_zk_session_state");
     sessions = &r.GetCounter("tempest_zk_sessions_created_total");
   }
   void Record(const std::string& op, core::Clock::Duration elapsed, const absl::Status& status) {
-    Op& o = ops.at(op);
+    Record(ops.at(op), elapsed, op.c_str(), status);
+  }
+  void Record(Op& o, core::Clock::Duration elapsed, const char* op, const absl::Status& status) {
     o.count->Add();
     o.latency_us->Record(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
     if (!status.ok()) {
@@ -287,22 +292,25 @@ struct ZkSession::Metrics {
 
   core::MetricsRegistry& registry;
   std::map<std::string, Op> ops;
+  Op* set_async;
   core::Gauge* state;
   core::Counter* sessions;
 };
 
 void ZkSessionCallbacks::AsyncSetDone(int rc, const Stat* stat, const void* data) {
   auto* ctx = static_cast<AsyncSet*>(const_cast<void*>(data));
-  ZkStat st;
-  if (rc == ZOK && stat != nullptr) st = FromStat(*stat);
-  ZkSession* s = ctx->session;
-  s->Enqueue([ctx, rc, st] {
+  ctx->rc = rc;
+  if (rc == ZOK && stat != nullptr) ctx->stat = FromStat(*stat);
+  // Capturing only the pointer keeps the task inside std::function's small
+  // buffer: no allocation per completion on the hot path.
+  ctx->session->Enqueue([ctx] {
     std::unique_ptr<AsyncSet> owned(ctx);
-    absl::Status status = ZkStatus(rc, "set", owned->path);
-    owned->session->metrics_->Record("set_async",
-                                     owned->session->options_.clock->Now() - owned->start, status);
+    ZkSession* s = owned->session;
+    absl::Status status = ZkStatus(owned->rc, "set", owned->path);
+    s->metrics_->Record(*s->metrics_->set_async, s->options_.clock->Now() - owned->start, "set_async",
+                        status);
     if (status.ok()) {
-      owned->done(st);
+      owned->done(owned->stat);
     } else {
       owned->done(std::move(status));
     }
@@ -420,11 +428,15 @@ void ZkSession::Close() {
 // Dispatcher thread
 
 void ZkSession::Enqueue(std::function<void()> task) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     queue_.push_back(std::move(task));
+    // Only the first task of a batch needs to wake the dispatcher; the rest
+    // are picked up with it.
+    wake = queue_.size() == 1;
   }
-  queue_cv_.notify_one();
+  if (wake) queue_cv_.notify_one();
 }
 
 void ZkSession::DispatchLoop() {
@@ -1307,7 +1319,8 @@ absl::Status ZkSession::SetAsync(const std::string& path, std::string_view data,
     return absl::UnavailableError(
         absl::StrCat("ZooKeeper not connected (", Av(ZkSessionStateName(state())), ")"));
   }
-  auto* ctx = new ZkSessionCallbacks::AsyncSet{this, std::move(done), options_.clock->Now(), path};
+  auto* ctx = new ZkSessionCallbacks::AsyncSet{this, std::move(done), options_.clock->Now(), path,
+                                               0, ZkStat{}};
   int rc;
   {
     std::shared_lock<std::shared_mutex> lock(handle_mu_);
