@@ -8,7 +8,7 @@
 // receive callback has seen every message.
 //
 // Usage: net_transport_bench [--messages N] [--batch B] [--size S] [--reps R]
-//                            [--flush-us U] [--min-write K]
+//                            [--flush-us U] [--min-write K] [--mac-every-frame 0|1]
 // Not a test: it checks only that every message arrived (and aborts otherwise).
 
 #include <arpa/inet.h>
@@ -47,6 +47,7 @@ struct Args {
   int reps = 5;
   int flush_us = 1000;
   size_t min_write = 16 << 10;
+  bool mac_every_frame = false;  // default: handshake-only authentication
 };
 
 [[noreturn]] void Die(const std::string& why) {
@@ -71,6 +72,7 @@ Result RunTransport(const Args& args) {
   tempest::net::TransportServerOptions server_options;
   server_options.secret = "bench-secret";
   server_options.metrics = &metrics;
+  server_options.require_frame_mac = args.mac_every_frame;
   auto server = tempest::net::TransportServer::Create(
       **server_loop, server_options,
       [&](tempest::net::ConnectionId, std::span<const tempest::net::Message> messages) {
@@ -90,6 +92,7 @@ Result RunTransport(const Args& args) {
   client_options.metrics = &metrics;
   client_options.flush_interval = std::chrono::microseconds(args.flush_us);
   client_options.min_write_bytes = args.min_write;
+  client_options.mac_every_frame = args.mac_every_frame;
   auto client = tempest::net::TransportClient::Create(**client_loop, client_options);
   if (!client.ok()) Die(std::string(client.status().message()));
   for (int i = 0; i < 5000 && !(*client)->connected(); ++i) {
@@ -211,14 +214,17 @@ int main(int argc, char** argv) {
       args.flush_us = std::atoi(value);
     } else if (flag == "--min-write") {
       args.min_write = static_cast<size_t>(std::atoll(value));
+    } else if (flag == "--mac-every-frame") {
+      args.mac_every_frame = std::atoi(value) != 0;
     } else {
       Die("unknown flag " + flag);
     }
   }
   if (args.messages <= 0 || args.batch <= 0 || args.size == 0 || args.reps <= 0) Die("bad args");
-  std::printf("messages=%lld size=%zu batch=%d flush_us=%d min_write=%zu reps=%d\n",
+  std::printf("messages=%lld size=%zu batch=%d flush_us=%d min_write=%zu mac_every_frame=%d"
+              " reps=%d\n",
               static_cast<long long>(args.messages), args.size, args.batch, args.flush_us,
-              args.min_write, args.reps);
+              args.min_write, args.mac_every_frame ? 1 : 0, args.reps);
   std::vector<double> t_msgs, t_mb, raw_mb, ratio;
   for (int rep = 0; rep < args.reps; ++rep) {
     const Result t = RunTransport(args);

@@ -50,25 +50,36 @@ size_t FrameCodec::BeginFrame(std::string* out) {
 }
 
 void FrameCodec::FinishFrame(std::string* out, size_t header_offset, uint32_t message_count,
-                             uint64_t seq, FrameMac& mac) {
+                             uint64_t seq, FrameMac* mac, uint8_t extra_flags) {
   char* h = out->data() + header_offset;
   const size_t payload_size = out->size() - header_offset - kHeaderSize;
   Store32(h, kMagic);
   h[4] = static_cast<char>(kVersion);
-  h[5] = 0;  // flags
+  h[5] = static_cast<char>(extra_flags | (mac != nullptr ? kFlagMac : 0));
   h[6] = 0;
   h[7] = 0;
   Store32(h + 8, static_cast<uint32_t>(payload_size));
   Store32(h + 12, message_count);
-  const FrameMac::Tag tag =
-      ComputeTag(h, std::string_view(h + kHeaderSize, payload_size), seq, mac);
-  std::memcpy(h + kMacOffset, tag.data(), tag.size());
+  if (mac != nullptr) {
+    const FrameMac::Tag tag =
+        ComputeTag(h, std::string_view(h + kHeaderSize, payload_size), seq, *mac);
+    std::memcpy(h + kMacOffset, tag.data(), tag.size());
+  } else {
+    std::memset(h + kMacOffset, 0, FrameMac::kTagSize);
+  }
 }
 
-void FrameCodec::EncodeFrame(const Batch& batch, uint64_t seq, FrameMac& mac, std::string* out) {
+void FrameCodec::EncodeFrame(const Batch& batch, uint64_t seq, FrameMac* mac, std::string* out) {
   const size_t offset = BeginFrame(out);
   out->append(batch.payload());
   FinishFrame(out, offset, batch.message_count(), seq, mac);
+}
+
+void FrameCodec::EncodeHello(std::string_view nonce, uint64_t seq, FrameMac* mac,
+                             std::string* out) {
+  const size_t offset = BeginFrame(out);
+  out->append(nonce.data(), nonce.size());
+  FinishFrame(out, offset, 0, seq, mac, kFlagHello);
 }
 
 FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t seq, FrameMac& mac,
@@ -85,7 +96,9 @@ FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t se
     return Error("bad_version",
                  absl::StrCat("unsupported frame version ", static_cast<uint8_t>(buffer[4])));
   }
-  if (buffer.size() >= 8 && (buffer[5] != 0 || buffer[6] != 0 || buffer[7] != 0)) {
+  if (buffer.size() >= 8 &&
+      ((static_cast<uint8_t>(buffer[5]) & ~(kFlagMac | kFlagHello)) != 0 || buffer[6] != 0 ||
+       buffer[7] != 0)) {
     return Error("bad_flags", "frame has unknown flags or non-zero reserved bytes");
   }
   if (buffer.size() < kHeaderSize) return result;
@@ -103,14 +116,28 @@ FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t se
   result.frame_size = kHeaderSize + payload_size;
   if (buffer.size() < result.frame_size) return result;
 
+  const uint8_t flags = static_cast<uint8_t>(buffer[5]);
   const std::string_view payload = buffer.substr(kHeaderSize, payload_size);
-  const FrameMac::Tag tag = ComputeTag(buffer.data(), payload, seq, mac);
-  if (!FrameMac::Equal(tag.data(), reinterpret_cast<const uint8_t*>(buffer.data() + kMacOffset))) {
-    return Error("bad_mac", "frame MAC mismatch (wrong topology secret or corrupted stream)",
-                 result.frame_size);
+  if ((flags & kFlagMac) != 0) {
+    const FrameMac::Tag tag = ComputeTag(buffer.data(), payload, seq, mac);
+    if (!FrameMac::Equal(tag.data(),
+                         reinterpret_cast<const uint8_t*>(buffer.data() + kMacOffset))) {
+      return Error("bad_mac", "frame MAC mismatch (wrong topology secret or corrupted stream)",
+                   result.frame_size);
+    }
+  }
+  result.flags = flags;
+  result.payload = payload;
+  messages->clear();
+  if ((flags & kFlagHello) != 0) {
+    if (count != 0 || payload_size != kNonceSize) {
+      return Error("malformed_payload", "hello frame must carry exactly one nonce",
+                   result.frame_size);
+    }
+    result.kind = DecodeResult::Kind::kFrame;
+    return result;
   }
 
-  messages->clear();
   messages->reserve(count);
   size_t pos = 0;
   for (uint32_t i = 0; i < count; ++i) {

@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <openssl/rand.h>
 
 #include <cstdlib>
 
@@ -72,6 +73,19 @@ FrameMac::Tag FrameMac::Finish() {
 
 bool FrameMac::Equal(const uint8_t* a, const uint8_t* b) {
   return CRYPTO_memcmp(a, b, kTagSize) == 0;
+}
+
+}  // namespace tempest::net
+
+namespace tempest::net {
+
+std::string FrameMac::RandomBytes(size_t size) {
+  std::string out(size, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(size)) != 1) {
+    spdlog::critical("OpenSSL RAND_bytes failed");
+    std::abort();
+  }
+  return out;
 }
 
 }  // namespace tempest::net

@@ -35,6 +35,8 @@ class FrameMac {
 
   // Constant-time comparison, so a peer cannot learn a tag byte by byte.
   static bool Equal(const uint8_t* a, const uint8_t* b);
+  // `size` bytes from OpenSSL's CSPRNG (handshake nonces).
+  static std::string RandomBytes(size_t size);
 
  private:
   FrameMac() = default;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/asio/connect.hpp"
 #include "boost/asio/io_context.hpp"
+#include "boost/asio/read.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
@@ -179,8 +180,8 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
  private:
   void OnConnect(uint64_t gen, const boost::system::error_code& ec) {
     if (gen != gen_ || loop_closed_) return;
-    connect_timer_.cancel();
     if (ec) {
+      connect_timer_.cancel();
       Failed(ec == asio::error::operation_aborted ? "connect_timeout" : "connect", ec.message());
       return;
     }
@@ -190,7 +191,51 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     if (options_.send_buffer_bytes > 0) {
       socket_.set_option(asio::socket_base::send_buffer_size(options_.send_buffer_bytes), opt_ec);
     }
-    seq_ = 0;
+    // Handshake, still under the connect timer: read the server's challenge,
+    // answer it with a MAC'd hello (frame 0 of this connection).
+    hello_.assign(FrameCodec::kHeaderSize + FrameCodec::kNonceSize, '\0');
+    auto self = shared_from_this();
+    asio::async_read(socket_, asio::buffer(hello_),
+                     [self, gen](const boost::system::error_code& rec, size_t) {
+                       self->OnChallenge(gen, rec);
+                     });
+  }
+
+  void OnChallenge(uint64_t gen, const boost::system::error_code& ec) {
+    if (gen != gen_ || loop_closed_) return;
+    if (ec) {
+      connect_timer_.cancel();
+      Failed("handshake", absl::StrCat("no challenge from server: ", ec.message()));
+      return;
+    }
+    std::vector<Message> unused;
+    const auto challenge =
+        FrameCodec::Decode(hello_, 0, *mac_, FrameCodec::kNonceSize, &unused);
+    if (challenge.kind != FrameCodec::DecodeResult::Kind::kFrame ||
+        (challenge.flags & FrameCodec::kFlagHello) == 0) {
+      connect_timer_.cancel();
+      Failed("handshake", "server sent no valid challenge (not a Tempest transport server?)");
+      return;
+    }
+    std::string answer;
+    FrameCodec::EncodeHello(challenge.payload, 0, mac_.get(), &answer);
+    hello_ = std::move(answer);
+    auto self = shared_from_this();
+    asio::async_write(socket_, asio::buffer(hello_),
+                      [self, gen](const boost::system::error_code& wec, size_t) {
+                        self->OnHelloSent(gen, wec);
+                      });
+  }
+
+  void OnHelloSent(uint64_t gen, const boost::system::error_code& ec) {
+    if (gen != gen_ || loop_closed_) return;
+    connect_timer_.cancel();
+    if (ec) {
+      Failed("handshake", ec.message());
+      return;
+    }
+    metrics_.bytes_sent.Add(static_cast<int64_t>(hello_.size()));
+    seq_ = 1;  // frame 0 was the hello
     backoff_.Reset();
     if (connects_.fetch_add(1, std::memory_order_relaxed) > 0) metrics_.reconnects.Add();
     connected_.store(true, std::memory_order_release);
@@ -308,7 +353,8 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
       count += b.message_count();
     }
     taken_.clear();
-    FrameCodec::FinishFrame(&write_buf_, header, count, seq_++, *mac_);
+    FrameCodec::FinishFrame(&write_buf_, header, count, seq_++,
+                            options_.mac_every_frame ? mac_.get() : nullptr);
     in_flight_bytes_ = payload;
     in_flight_messages_ = count;
     writing_ = true;
@@ -375,6 +421,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
   bool logged_failure_ = false;
   std::vector<Batch> taken_;
   std::string write_buf_;
+  std::string hello_;  // the challenge being read, then our answer being written
   size_t in_flight_bytes_ = 0;
   int64_t in_flight_messages_ = 0;
   char probe_ = 0;

@@ -20,8 +20,14 @@ class FrameWriterConnection;
 struct TransportClientOptions {
   std::string host = "127.0.0.1";
   int port = 0;
-  // Per-topology secret; must equal the server's.
+  // Per-topology secret; must equal the server's. Used to answer the
+  // server's challenge on every (re)connect.
   std::string secret;
+  // Also MAC every data frame (HMAC-SHA256 over the whole frame). Off by
+  // default: the handshake already proves the peer knows the secret, and the
+  // per-frame MAC roughly halves throughput on the 2-core machine
+  // (docs/benchmarks.md). Required if the server sets require_frame_mac.
+  bool mac_every_frame = false;
   // Bound of the send buffer: payload bytes queued or being written. A Send
   // that would exceed it waits (up to its timeout) and then fails.
   size_t max_queued_bytes = 16 << 20;
@@ -62,7 +68,10 @@ struct TransportClientOptions {
 // leaves the batch with the caller. A timeout of 0 makes Send non-blocking.
 // Callers on the event-loop thread must use timeout 0.
 //
-// Connection loss: the client reconnects with bounded jittered backoff.
+// Each (re)connect answers the server's challenge with an HMAC of its nonce
+// under `secret` before any data is written (FrameCodec describes the
+// handshake). Connection loss: the client reconnects with bounded jittered
+// backoff.
 // Queued batches wait for the new connection. Batches that were being
 // written when the connection broke are dropped and counted in
 // `tempest_net_messages_dropped_total`: the transport is at-most-once per

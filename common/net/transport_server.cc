@@ -12,6 +12,7 @@
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/socket_base.hpp"
+#include "boost/asio/write.hpp"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -101,7 +102,16 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     peer_ = ec ? std::string("?") : absl::StrCat(remote.address().to_string(), ":", remote.port());
   }
 
-  void Start() { ReadMore(); }
+  void Start() {
+    // The challenge: a fresh nonce the client must MAC with the secret. The
+    // read loop starts at once; a write failure surfaces there as well.
+    FrameCodec::EncodeHello(FrameMac::RandomBytes(FrameCodec::kNonceSize), 0, nullptr,
+                            &challenge_);
+    auto self = shared_from_this();
+    asio::async_write(socket_, asio::buffer(challenge_),
+                      [self](const boost::system::error_code&, size_t) {});
+    ReadMore();
+  }
 
   void Resume() {
     if (!paused_ || closed_) return;
@@ -191,6 +201,25 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
       ++seq_;
       needed_ = 0;
       begin_ += result.frame_size;
+      const bool hello = (result.flags & FrameCodec::kFlagHello) != 0;
+      const bool maced = (result.flags & FrameCodec::kFlagMac) != 0;
+      if (!authenticated_) {
+        if (!hello || !maced ||
+            result.payload != std::string_view(challenge_).substr(FrameCodec::kHeaderSize)) {
+          Fail("unauthenticated", "first frame does not answer this connection's challenge");
+          return;
+        }
+        authenticated_ = true;
+        continue;
+      }
+      if (hello) {
+        Fail("protocol", "unexpected hello frame after the handshake");
+        return;
+      }
+      if (options_.require_frame_mac && !maced) {
+        Fail("unauthenticated", "frame without MAC, but this server requires one on every frame");
+        return;
+      }
       metrics_.frames_received.Add();
       metrics_.messages_received.Add(static_cast<int64_t>(messages_.size()));
       if (!callback_(id_, std::span<const Message>(messages_))) {
@@ -226,6 +255,8 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   size_t needed_ = 0;  // size of the frame being received, once known
   uint64_t seq_ = 0;
   std::vector<Message> messages_;
+  std::string challenge_;  // the hello frame we sent; its payload is the nonce
+  bool authenticated_ = false;
   bool paused_ = false;
   bool reading_ = false;
   bool closed_ = false;

@@ -161,13 +161,17 @@ class RawPeer {
     return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
            static_cast<ssize_t>(bytes.size());
   }
-  // True once the server has closed the connection (EOF or reset).
+  // True once the server has closed the connection (EOF or reset). The
+  // server's hello challenge arrives first and is skipped.
   bool ClosedByServer(milliseconds timeout) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
-    char buf[256];
-    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    return n <= 0;
+    for (int i = 0; i < 100; ++i) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+      char buf[256];
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return true;
+    }
+    return false;
   }
 
  private:
@@ -342,18 +346,57 @@ TEST_F(TransportTest, WrongSecretClosesOnlyThatConnection) {
   TransportClientOptions intruder_options;
   intruder_options.secret = "secret-of-another-topology";
   auto intruder = StartClient(server->port(), intruder_options);
-  ASSERT_TRUE(Eventually(kDeadline, [&] { return intruder->connected(); }));
-
   Batch batch;
   batch.Add(1, "must never be delivered");
   ASSERT_TRUE(intruder->Send(batch).ok());
-  intruder->Flush();
+  // The intruder's answer to the challenge fails the MAC check.
   ASSERT_TRUE(Eventually(kDeadline, [&] { return Errors("bad_mac") >= 1; }));
 
   SendRange(*good, 0, 300, 10);
   ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.size() == 300; }));
   ExpectInOrder(sink.received(), 300);  // nothing of the intruder's got through
+  EXPECT_TRUE(good->connected());
   intruder->Close();
+}
+
+TEST_F(TransportTest, DataFrameWithoutHandshakeIsUnauthenticated) {
+  Sink sink;
+  auto server = StartServer(sink);
+  // Even a frame MAC'd with the right secret is refused if the connection
+  // skipped the challenge–response.
+  auto mac = FrameMac::Create(kSecret);
+  ASSERT_TRUE(mac.ok());
+  Batch batch;
+  batch.Add(1, "sneaky");
+  std::string wire;
+  FrameCodec::EncodeFrame(batch, 0, mac->get(), &wire);
+  RawPeer peer(server->port());
+  ASSERT_TRUE(peer.Write(wire));
+  EXPECT_TRUE(peer.ClosedByServer(kDeadline));
+  EXPECT_EQ(Errors("unauthenticated"), 1);
+  EXPECT_EQ(sink.size(), 0u);
+}
+
+TEST_F(TransportTest, ServerCanRequireAMacOnEveryFrame) {
+  Sink sink;
+  TransportServerOptions strict;
+  strict.require_frame_mac = true;
+  auto server = StartServer(sink, strict);
+  TransportClientOptions maced;
+  maced.mac_every_frame = true;
+  auto good = StartClient(server->port(), maced);
+  SendRange(*good, 0, 1000, 50);
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.size() == 1000; }));
+  ExpectInOrder(sink.received(), 1000);
+
+  auto lax = StartClient(server->port());  // handshake only
+  Batch batch;
+  batch.Add(0, "no mac");
+  ASSERT_TRUE(lax->Send(batch).ok());
+  lax->Flush();
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return Errors("unauthenticated") >= 1; }));
+  EXPECT_EQ(sink.size(), 1000u);
+  lax->Close();
 }
 
 TEST_F(TransportTest, OversizedFrameIsRejectedAndOthersKeepWorking) {
@@ -370,7 +413,7 @@ TEST_F(TransportTest, OversizedFrameIsRejectedAndOthersKeepWorking) {
   Batch big;
   big.Add(1, std::string(100000, 'z'));
   std::string wire;
-  FrameCodec::EncodeFrame(big, 0, **mac, &wire);
+  FrameCodec::EncodeFrame(big, 1, mac->get(), &wire);
   RawPeer peer(server->port());
   ASSERT_TRUE(peer.connected());
   ASSERT_TRUE(peer.Write(wire.substr(0, FrameCodec::kHeaderSize)));
@@ -390,7 +433,7 @@ TEST_F(TransportTest, TruncatedFrameAndUnknownVersionAreCountedErrors) {
   Batch batch;
   batch.Add(3, "abc");
   std::string wire;
-  FrameCodec::EncodeFrame(batch, 0, **mac, &wire);
+  FrameCodec::EncodeFrame(batch, 0, mac->get(), &wire);
   {
     RawPeer peer(server->port());
     ASSERT_TRUE(peer.Write(wire.substr(0, wire.size() - 1)));

@@ -33,7 +33,7 @@ TEST(FrameCodecTest, RoundTripPreservesTasksBytesAndOrder) {
   auto mac = Mac();
   const Batch batch = SampleBatch();
   std::string wire;
-  FrameCodec::EncodeFrame(batch, /*seq=*/0, *mac, &wire);
+  FrameCodec::EncodeFrame(batch, /*seq=*/0, mac.get(), &wire);
   ASSERT_EQ(wire.size(), FrameCodec::kHeaderSize + batch.payload_size());
 
   std::vector<Message> messages;
@@ -55,10 +55,11 @@ TEST(FrameCodecTest, HeaderLayoutIsLittleEndianWithMagicVersionAndCounts) {
   Batch batch;
   batch.Add(0x01020304, "ab");
   std::string wire;
-  FrameCodec::EncodeFrame(batch, 0, *mac, &wire);
+  FrameCodec::EncodeFrame(batch, 0, mac.get(), &wire);
   EXPECT_EQ(wire.substr(0, 4), "TMPF");
   EXPECT_EQ(wire[4], 1);                            // version
-  EXPECT_EQ(wire.substr(5, 3), std::string(3, '\0'));  // flags + reserved
+  EXPECT_EQ(wire[5], FrameCodec::kFlagMac);         // flags
+  EXPECT_EQ(wire.substr(6, 2), std::string(2, '\0'));  // reserved
   EXPECT_EQ(static_cast<uint8_t>(wire[8]), 10);     // payload length = 8 + 2
   EXPECT_EQ(static_cast<uint8_t>(wire[12]), 1);     // message count
   EXPECT_EQ(static_cast<uint8_t>(wire[48]), 0x04);  // task id, LE
@@ -75,7 +76,7 @@ TEST(FrameCodecTest, ConcatenatedBatchesFormOneFrame) {
   const size_t header = FrameCodec::BeginFrame(&wire);
   wire.append(a.payload());
   wire.append(b.payload());
-  FrameCodec::FinishFrame(&wire, header, a.message_count() + b.message_count(), 5, *mac);
+  FrameCodec::FinishFrame(&wire, header, a.message_count() + b.message_count(), 5, mac.get());
   std::vector<Message> messages;
   const auto r = FrameCodec::Decode(wire, 5, *mac, 1 << 20, &messages);
   ASSERT_EQ(r.kind, Kind::kFrame) << r.error;
@@ -86,7 +87,7 @@ TEST(FrameCodecTest, ConcatenatedBatchesFormOneFrame) {
 TEST(FrameCodecTest, EveryStrictPrefixNeedsMoreBytes) {
   auto mac = Mac();
   std::string wire;
-  FrameCodec::EncodeFrame(SampleBatch(), 0, *mac, &wire);
+  FrameCodec::EncodeFrame(SampleBatch(), 0, mac.get(), &wire);
   std::vector<Message> messages;
   for (size_t n = 0; n < wire.size(); ++n) {
     const auto r = FrameCodec::Decode(std::string_view(wire).substr(0, n), 0, *mac, 1 << 20,
@@ -102,7 +103,7 @@ TEST(FrameCodecTest, WrongSecretIsRejected) {
   auto sender = Mac("secret-of-topology-a");
   auto receiver = Mac("secret-of-topology-b");
   std::string wire;
-  FrameCodec::EncodeFrame(SampleBatch(), 0, *sender, &wire);
+  FrameCodec::EncodeFrame(SampleBatch(), 0, sender.get(), &wire);
   std::vector<Message> messages;
   const auto r = FrameCodec::Decode(wire, 0, *receiver, 1 << 20, &messages);
   ASSERT_EQ(r.kind, Kind::kError);
@@ -112,7 +113,7 @@ TEST(FrameCodecTest, WrongSecretIsRejected) {
 TEST(FrameCodecTest, ReplayedOrReorderedFrameIsRejected) {
   auto mac = Mac();
   std::string wire;
-  FrameCodec::EncodeFrame(SampleBatch(), /*seq=*/0, *mac, &wire);
+  FrameCodec::EncodeFrame(SampleBatch(), /*seq=*/0, mac.get(), &wire);
   std::vector<Message> messages;
   // The receiver expects frame #1 next; a copy of frame #0 must not pass.
   const auto r = FrameCodec::Decode(wire, /*seq=*/1, *mac, 1 << 20, &messages);
@@ -125,7 +126,7 @@ TEST(FrameCodecTest, OversizedHeaderIsRejectedBeforeThePayloadArrives) {
   Batch batch;
   batch.Add(1, std::string(2000, 'y'));
   std::string wire;
-  FrameCodec::EncodeFrame(batch, 0, *mac, &wire);
+  FrameCodec::EncodeFrame(batch, 0, mac.get(), &wire);
   std::vector<Message> messages;
   const auto r = FrameCodec::Decode(std::string_view(wire).substr(0, FrameCodec::kHeaderSize), 0,
                                     *mac, /*max_payload_bytes=*/1024, &messages);
@@ -141,13 +142,13 @@ TEST(FrameCodecTest, BadMagicVersionAndFlagsAreRejectedEarly) {
   EXPECT_STREQ(r.reason, "bad_magic");
 
   std::string wire;
-  FrameCodec::EncodeFrame(SampleBatch(), 0, *mac, &wire);
+  FrameCodec::EncodeFrame(SampleBatch(), 0, mac.get(), &wire);
   std::string v2 = wire;
   v2[4] = 2;
   r = FrameCodec::Decode(std::string_view(v2).substr(0, 5), 0, *mac, 1 << 20, &messages);
   EXPECT_STREQ(r.reason, "bad_version");
   std::string flagged = wire;
-  flagged[5] = 1;
+  flagged[5] = static_cast<char>(0x80);
   r = FrameCodec::Decode(flagged, 0, *mac, 1 << 20, &messages);
   EXPECT_STREQ(r.reason, "bad_flags");
 }
@@ -158,7 +159,7 @@ std::string AuthenticatedFrame(const std::string& payload, uint32_t count, Frame
   std::string wire;
   const size_t header = FrameCodec::BeginFrame(&wire);
   wire.append(payload);
-  FrameCodec::FinishFrame(&wire, header, count, 0, mac);
+  FrameCodec::FinishFrame(&wire, header, count, 0, &mac);
   return wire;
 }
 
@@ -190,7 +191,7 @@ TEST(FrameCodecTest, MalformedAuthenticatedPayloadsAreRejected) {
 TEST(FrameCodecTest, EmptyFrameIsValid) {
   auto mac = Mac();
   std::string wire;
-  FrameCodec::EncodeFrame(Batch(), 3, *mac, &wire);
+  FrameCodec::EncodeFrame(Batch(), 3, mac.get(), &wire);
   std::vector<Message> messages;
   const auto r = FrameCodec::Decode(wire, 3, *mac, 1 << 20, &messages);
   ASSERT_EQ(r.kind, Kind::kFrame);
@@ -215,13 +216,19 @@ TEST(FrameCodecTest, RandomGarbageIsNeverAcceptedAndNeverCrashes) {
       junk.replace(0, 8, std::string("TMPF\1\0\0\0", 8));
     }
     const auto r = FrameCodec::Decode(junk, 0, *mac, 1 << 16, &messages);
-    ASSERT_NE(r.kind, Kind::kFrame) << "random bytes accepted as a frame at iteration " << i;
+    if (r.kind == Kind::kFrame) {
+      // Only possible for a structurally valid frame without a MAC claim.
+      ASSERT_EQ(r.flags & FrameCodec::kFlagMac, 0) << "iteration " << i;
+      size_t total = 0;
+      for (const Message& m : messages) total += Batch::kPerMessageOverhead + m.bytes.size();
+      ASSERT_EQ(total + FrameCodec::kHeaderSize, r.frame_size) << "iteration " << i;
+    }
     if (r.kind == Kind::kError) ++errors;
   }
   EXPECT_GT(errors, 10000);
 
   std::string valid;
-  FrameCodec::EncodeFrame(SampleBatch(), 0, *mac, &valid);
+  FrameCodec::EncodeFrame(SampleBatch(), 0, mac.get(), &valid);
   for (int i = 0; i < 5000; ++i) {
     std::string corrupted = valid;
     const int flips = 1 + static_cast<int>(rng() % 4);
@@ -230,7 +237,11 @@ TEST(FrameCodecTest, RandomGarbageIsNeverAcceptedAndNeverCrashes) {
     }
     if (corrupted == valid) continue;
     const auto r = FrameCodec::Decode(corrupted, 0, *mac, 1 << 20, &messages);
-    ASSERT_EQ(r.kind == Kind::kFrame, false) << "corrupted frame accepted at iteration " << i;
+    // A corruption that clears the MAC flag can leave a valid unauthenticated
+    // frame (that is what per-frame MACs are for); it is never accepted as
+    // authenticated.
+    ASSERT_FALSE(r.kind == Kind::kFrame && (r.flags & FrameCodec::kFlagMac) != 0)
+        << "corrupted frame accepted as authenticated at iteration " << i;
   }
 
   // Authenticated but random payloads: the structural checks alone must
@@ -251,6 +262,47 @@ TEST(FrameCodecTest, RandomGarbageIsNeverAcceptedAndNeverCrashes) {
       ASSERT_STREQ(r.reason, "malformed_payload");
     }
   }
+}
+
+TEST(FrameCodecTest, FrameWithoutMacIsStructureCheckedOnly) {
+  auto mac = Mac();
+  std::string wire;
+  FrameCodec::EncodeFrame(SampleBatch(), 9, /*mac=*/nullptr, &wire);
+  EXPECT_EQ(wire[5], 0);
+  EXPECT_EQ(wire.substr(FrameCodec::kMacOffset, FrameMac::kTagSize), std::string(32, '\0'));
+  std::vector<Message> messages;
+  const auto r = FrameCodec::Decode(wire, 0, *mac, 1 << 20, &messages);
+  ASSERT_EQ(r.kind, Kind::kFrame) << r.error;
+  EXPECT_EQ(r.flags, 0);
+  EXPECT_EQ(messages.size(), 4u);
+}
+
+TEST(FrameCodecTest, HelloFramesCarryANonceAndAreAuthenticatedWhenMaced) {
+  auto mac = Mac();
+  const std::string nonce = FrameMac::RandomBytes(FrameCodec::kNonceSize);
+  ASSERT_EQ(nonce.size(), FrameCodec::kNonceSize);
+  EXPECT_NE(nonce, FrameMac::RandomBytes(FrameCodec::kNonceSize));
+  std::string challenge, answer;
+  FrameCodec::EncodeHello(nonce, 0, nullptr, &challenge);
+  FrameCodec::EncodeHello(nonce, 0, mac.get(), &answer);
+  std::vector<Message> messages;
+  auto r = FrameCodec::Decode(challenge, 0, *mac, 1 << 20, &messages);
+  ASSERT_EQ(r.kind, Kind::kFrame);
+  EXPECT_EQ(r.flags, FrameCodec::kFlagHello);
+  EXPECT_EQ(r.payload, nonce);
+  EXPECT_TRUE(messages.empty());
+  r = FrameCodec::Decode(answer, 0, *mac, 1 << 20, &messages);
+  ASSERT_EQ(r.kind, Kind::kFrame);
+  EXPECT_EQ(r.flags, FrameCodec::kFlagHello | FrameCodec::kFlagMac);
+  // The answer under another secret fails.
+  auto other = Mac("another-topology");
+  r = FrameCodec::Decode(answer, 0, *other, 1 << 20, &messages);
+  EXPECT_STREQ(r.reason, "bad_mac");
+  // A hello must carry exactly one nonce.
+  std::string short_hello;
+  FrameCodec::EncodeHello("tiny", 0, nullptr, &short_hello);
+  r = FrameCodec::Decode(short_hello, 0, *mac, 1 << 20, &messages);
+  EXPECT_STREQ(r.reason, "malformed_payload");
 }
 
 TEST(FrameMacTest, EmptySecretIsRejected) {
