@@ -125,9 +125,9 @@ Result RunSession(tempest::coord::ZkSession& session, const Args& args, const st
   const auto t0 = Clock::now();
   for (int i = 0; i < args.ops; ++i) {
     window.Acquire(i);
-    auto st = session.SetAsync(path, data, -1, [&window, i](absl::StatusOr<tempest::coord::ZkStat> r) {
-      window.Complete(i, r.ok());
-    });
+    auto st = session.SetAsync(
+        path, data, -1,
+        [&window, i](absl::StatusOr<tempest::coord::ZkStat> r) { window.Complete(i, r.ok()); });
     if (!st.ok()) window.Complete(i, false);
   }
   window.WaitAll(args.ops);
@@ -146,10 +146,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
-    if (flag == "--ops") args.ops = value;
-    else if (flag == "--window") args.window = value;
-    else if (flag == "--rounds") args.rounds = value;
-    else if (flag == "--size") args.size = value;
+    if (flag == "--ops")
+      args.ops = value;
+    else if (flag == "--window")
+      args.window = value;
+    else if (flag == "--rounds")
+      args.rounds = value;
+    else if (flag == "--size")
+      args.size = value;
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -181,7 +185,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string data(static_cast<size_t>(args.size), 'x');
-  if (!(*session)->EnsurePath("/bench/raw").ok() || !(*session)->EnsurePath("/bench/session").ok()) {
+  if (!(*session)->EnsurePath("/bench/raw").ok() ||
+      !(*session)->EnsurePath("/bench/session").ok()) {
     std::fprintf(stderr, "cannot create bench nodes\n");
     return 1;
   }

@@ -11,7 +11,7 @@ constexpr char kPrefix[] = "n_";
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(ZkSession& session,
-                                                                      Options options) {
+                                                                       Options options) {
   if (auto s = ValidatePath(options.path); !s.ok()) return s;
   if (options.participant_id.empty()) {
     return absl::InvalidArgumentError("participant_id must not be empty");
@@ -60,8 +60,8 @@ void LeaderElection::Reconcile() {
     ZkCreateOptions create;
     create.mode = ZkCreateMode::kEphemeralSequential;
     create.create_parents = true;
-    auto created = session_.Create(JoinPath(options_.path, kPrefix), me.SerializeAsString(),
-                                   create, ZkCall{options_.op_timeout, sid});
+    auto created = session_.Create(JoinPath(options_.path, kPrefix), me.SerializeAsString(), create,
+                                   ZkCall{options_.op_timeout, sid});
     if (!created.ok()) return retry();
     my_node_ = *created;
     my_session_ = sid;

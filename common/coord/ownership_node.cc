@@ -29,8 +29,7 @@ OwnershipNode::~OwnershipNode() {
   auto held = token();
   if (held.has_value() && session_.session_id() == held->session_id) {
     // Version-checked and session-bound: never deletes a successor's node.
-    (void)session_.Delete(held->path, held->version,
-                          ZkCall{options_.op_timeout, held->session_id});
+    (void)session_.Delete(held->path, held->version, ZkCall{options_.op_timeout, held->session_id});
   }
 }
 
@@ -49,8 +48,8 @@ void OwnershipNode::SetToken(std::optional<FencingToken> token) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     changed = token_.has_value() != token.has_value() ||
-              (token.has_value() && (token_->czxid != token->czxid ||
-                                     token_->session_id != token->session_id));
+              (token.has_value() &&
+               (token_->czxid != token->czxid || token_->session_id != token->session_id));
     token_ = std::move(token);
   }
   cv_.notify_all();

@@ -40,7 +40,7 @@ struct FencingToken {
 class OwnershipNode {
  public:
   struct Options {
-    std::string path;                // e.g. /tempest/owners/topic/partition_3
+    std::string path;                 // e.g. /tempest/owners/topic/partition_3
     tempest::v1::OwnerRecord record;  // payload; session_id is filled in
     std::chrono::milliseconds op_timeout{5000};
     std::chrono::milliseconds retry_interval{250};
@@ -49,8 +49,7 @@ class OwnershipNode {
   };
 
   // Starts contending at once.
-  static absl::StatusOr<std::unique_ptr<OwnershipNode>> Create(ZkSession& session,
-                                                               Options options);
+  static absl::StatusOr<std::unique_ptr<OwnershipNode>> Create(ZkSession& session, Options options);
   ~OwnershipNode();
 
   std::optional<FencingToken> token() const;

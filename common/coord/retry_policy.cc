@@ -37,9 +37,8 @@ RetryPolicy::RetryPolicy(Options options, uint64_t seed) : options_(options), rn
 }
 
 RetryPolicy RetryPolicy::FromConfig(const ZkClientConfig& config, uint64_t seed) {
-  return RetryPolicy(Options{config.retry_times, config.retry_interval,
-                             config.retry_interval_ceiling},
-                     seed);
+  return RetryPolicy(
+      Options{config.retry_times, config.retry_interval, config.retry_interval_ceiling}, seed);
 }
 
 std::optional<std::chrono::milliseconds> RetryPolicy::NextBackoff(

@@ -12,8 +12,8 @@ namespace tempest::coord {
 
 // Client settings with Storm's key names and defaults.
 struct ZkClientConfig {
-  int retry_times = 5;                                  // storm.zookeeper.retry.times
-  std::chrono::milliseconds retry_interval{1000};       // storm.zookeeper.retry.interval
+  int retry_times = 5;                             // storm.zookeeper.retry.times
+  std::chrono::milliseconds retry_interval{1000};  // storm.zookeeper.retry.interval
   std::chrono::milliseconds retry_interval_ceiling{30000};
   // storm.zookeeper.retry.intervalceiling.millis
   std::chrono::milliseconds session_timeout{20000};     // storm.zookeeper.session.timeout
@@ -41,7 +41,8 @@ class RetryPolicy {
   };
 
   explicit RetryPolicy(Options options, uint64_t seed = std::random_device{}());
-  static RetryPolicy FromConfig(const ZkClientConfig& config, uint64_t seed = std::random_device{}());
+  static RetryPolicy FromConfig(const ZkClientConfig& config,
+                                uint64_t seed = std::random_device{}());
 
   // How long to wait before retry number `retry` (0-based), or nullopt if the
   // retry budget is spent or `remaining` (time left before the deadline) is

@@ -4,9 +4,7 @@
 
 namespace tempest::coord {
 
-ZkOp OwnershipCheckOp(const FencingToken& token) {
-  return ZkOp::Check(token.path, token.version);
-}
+ZkOp OwnershipCheckOp(const FencingToken& token) { return ZkOp::Check(token.path, token.version); }
 
 ZkOp VersionedSetOp(std::string path, std::string data, int expected_version) {
   return ZkOp::Set(std::move(path), std::move(data), expected_version);
@@ -23,8 +21,8 @@ absl::StatusOr<ZkStat> CompareAndSet(ZkSession& session, const std::string& path
   if (r.ok()) return (*r)[1].stat;
   if (failed == 0) {
     return absl::FailedPreconditionError(absl::StrCat("fenced: ownership node ", fence->path,
-                                                      " changed or vanished (", r.status().message(),
-                                                      ")"));
+                                                      " changed or vanished (",
+                                                      r.status().message(), ")"));
   }
   return r.status();
 }

@@ -5,8 +5,7 @@
 namespace tempest::coord {
 
 absl::StatusOr<std::unique_ptr<ZkNodeWatch>> ZkNodeWatch::Create(
-    ZkSession& session, std::string path, Callback on_value,
-    std::chrono::milliseconds op_timeout) {
+    ZkSession& session, std::string path, Callback on_value, std::chrono::milliseconds op_timeout) {
   if (auto s = ValidatePath(path); !s.ok()) return s;
   auto w = std::unique_ptr<ZkNodeWatch>(
       new ZkNodeWatch(session, std::move(path), std::move(on_value), op_timeout));
@@ -20,7 +19,9 @@ absl::StatusOr<std::unique_ptr<ZkNodeWatch>> ZkNodeWatch::Create(
 
 ZkNodeWatch::ZkNodeWatch(ZkSession& session, std::string path, Callback on_value,
                          std::chrono::milliseconds op_timeout)
-    : session_(session), path_(std::move(path)), on_value_(std::move(on_value)),
+    : session_(session),
+      path_(std::move(path)),
+      on_value_(std::move(on_value)),
       op_timeout_(op_timeout) {}
 
 ZkNodeWatch::~ZkNodeWatch() {

@@ -16,7 +16,8 @@ absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.
 
 absl::Status ValidatePath(std::string_view path) {
   if (path.empty() || path[0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat("znode path must be absolute: '", Av(path), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("znode path must be absolute: '", Av(path), "'"));
   }
   if (path == "/") return absl::OkStatus();
   if (path.back() == '/') {
@@ -27,7 +28,8 @@ absl::Status ValidatePath(std::string_view path) {
   }
   for (absl::string_view part : absl::StrSplit(Av(path.substr(1)), '/')) {
     if (part.empty() || part == "." || part == "..") {
-      return absl::InvalidArgumentError(absl::StrCat("bad znode path component in '", Av(path), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad znode path component in '", Av(path), "'"));
     }
   }
   return absl::OkStatus();
@@ -81,8 +83,7 @@ void SortBySequence(std::vector<std::string>& names) {
   });
 }
 
-absl::Status SplitConnectString(std::string_view connect, std::string* hosts,
-                                std::string* chroot) {
+absl::Status SplitConnectString(std::string_view connect, std::string* hosts, std::string* chroot) {
   auto slash = connect.find('/');
   if (slash == std::string_view::npos) {
     *hosts = std::string(connect);

@@ -37,8 +37,7 @@ void SortBySequence(std::vector<std::string>& names);
 
 // Splits "host:port,host:port/chroot" into the host list and the chroot
 // ("" when absent); validates the chroot.
-absl::Status SplitConnectString(std::string_view connect, std::string* hosts,
-                                std::string* chroot);
+absl::Status SplitConnectString(std::string_view connect, std::string* hosts, std::string* chroot);
 
 }  // namespace tempest::coord
 

@@ -22,13 +22,20 @@ absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.
 
 std::string_view ZkSessionStateName(ZkSessionState state) {
   switch (state) {
-    case ZkSessionState::kConnecting: return "connecting";
-    case ZkSessionState::kConnected: return "connected";
-    case ZkSessionState::kReadOnly: return "read_only";
-    case ZkSessionState::kSuspended: return "suspended";
-    case ZkSessionState::kLost: return "lost";
-    case ZkSessionState::kAuthFailed: return "auth_failed";
-    case ZkSessionState::kClosed: return "closed";
+    case ZkSessionState::kConnecting:
+      return "connecting";
+    case ZkSessionState::kConnected:
+      return "connected";
+    case ZkSessionState::kReadOnly:
+      return "read_only";
+    case ZkSessionState::kSuspended:
+      return "suspended";
+    case ZkSessionState::kLost:
+      return "lost";
+    case ZkSessionState::kAuthFailed:
+      return "auth_failed";
+    case ZkSessionState::kClosed:
+      return "closed";
   }
   return "unknown";
 }
@@ -37,13 +44,14 @@ bool IsEphemeral(ZkCreateMode mode) {
   return mode == ZkCreateMode::kEphemeral || mode == ZkCreateMode::kEphemeralSequential;
 }
 bool IsSequential(ZkCreateMode mode) {
-  return mode == ZkCreateMode::kPersistentSequential ||
-         mode == ZkCreateMode::kEphemeralSequential;
+  return mode == ZkCreateMode::kPersistentSequential || mode == ZkCreateMode::kEphemeralSequential;
 }
 
 ZkAcl OpenAcl() { return {{kZkPermAll, "world", "anyone"}}; }
 ZkAcl CreatorAllAcl() { return {{kZkPermAll, "auth", ""}}; }
-ZkAcl CreatorAllWorldReadAcl() { return {{kZkPermAll, "auth", ""}, {kZkPermRead, "world", "anyone"}}; }
+ZkAcl CreatorAllWorldReadAcl() {
+  return {{kZkPermAll, "auth", ""}, {kZkPermRead, "world", "anyone"}};
+}
 
 ZkOp ZkOp::Create(std::string path, std::string data, ZkCreateMode mode, ZkAcl acl) {
   ZkOp op;
@@ -81,10 +89,14 @@ namespace {
 
 int CreateFlags(ZkCreateMode mode) {
   switch (mode) {
-    case ZkCreateMode::kPersistent: return ZOO_PERSISTENT;
-    case ZkCreateMode::kEphemeral: return ZOO_EPHEMERAL;
-    case ZkCreateMode::kPersistentSequential: return ZOO_PERSISTENT_SEQUENTIAL;
-    case ZkCreateMode::kEphemeralSequential: return ZOO_EPHEMERAL_SEQUENTIAL;
+    case ZkCreateMode::kPersistent:
+      return ZOO_PERSISTENT;
+    case ZkCreateMode::kEphemeral:
+      return ZOO_EPHEMERAL;
+    case ZkCreateMode::kPersistentSequential:
+      return ZOO_PERSISTENT_SEQUENTIAL;
+    case ZkCreateMode::kEphemeralSequential:
+      return ZOO_EPHEMERAL_SEQUENTIAL;
   }
   return ZOO_PERSISTENT;
 }
@@ -133,8 +145,8 @@ bool RetriableRead(int rc) {
 // Codes after which a write definitely did not happen and may be sent again
 // (on a new session unless the call is bound to the old one).
 bool DefinitelyNotApplied(int rc) {
-  return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZTHROTTLEDOP ||
-         rc == ZNOTREADONLY || rc == ZNEWCONFIGNOQUORUM || rc == ZSESSIONMOVED;
+  return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZTHROTTLEDOP || rc == ZNOTREADONLY ||
+         rc == ZNEWCONFIGNOQUORUM || rc == ZSESSIONMOVED;
 }
 
 std::string FailureLabel(const absl::Status& status) {
@@ -209,7 +221,8 @@ struct ZkSessionCallbacks {
     ZkSession* s = h->session;
     const uint64_t gen = h->generation;
     std::string p = path != nullptr ? path : "";
-    s->Enqueue([s, gen, type, p = std::move(p)]() mutable { s->OnWatchEvent(gen, type, std::move(p)); });
+    s->Enqueue(
+        [s, gen, type, p = std::move(p)]() mutable { s->OnWatchEvent(gen, type, std::move(p)); });
   }
 
   static void VoidDone(int rc, const void* data) { (*Take(data))->Finish(rc); }
@@ -273,7 +286,8 @@ struct ZkSession::Metrics {
     o.count->Add();
     o.latency_us->Record(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
     if (!status.ok()) {
-      registry.GetCounter("tempest_zk_op_failures_total", {{"op", op}, {"code", FailureLabel(status)}})
+      registry
+          .GetCounter("tempest_zk_op_failures_total", {{"op", op}, {"code", FailureLabel(status)}})
           .Add();
     }
   }
@@ -307,8 +321,8 @@ void ZkSessionCallbacks::AsyncSetDone(int rc, const Stat* stat, const void* data
     std::unique_ptr<AsyncSet> owned(ctx);
     ZkSession* s = owned->session;
     absl::Status status = ZkStatus(owned->rc, "set", owned->path);
-    s->metrics_->Record(*s->metrics_->set_async, s->options_.clock->Now() - owned->start, "set_async",
-                        status);
+    s->metrics_->Record(*s->metrics_->set_async, s->options_.clock->Now() - owned->start,
+                        "set_async", status);
     if (status.ok()) {
       owned->done(owned->stat);
     } else {
@@ -633,8 +647,9 @@ void ZkSession::UnregisterWatch(WatchKind kind, const std::string& path, uint64_
   auto it = m.find(path);
   if (it == m.end()) return;
   auto& regs = it->second;
-  regs.erase(std::remove_if(regs.begin(), regs.end(), [id](const WatchReg& r) { return r.id == id; }),
-             regs.end());
+  regs.erase(
+      std::remove_if(regs.begin(), regs.end(), [id](const WatchReg& r) { return r.id == id; }),
+      regs.end());
   if (regs.empty()) m.erase(it);
 }
 
@@ -669,8 +684,8 @@ absl::Status ZkSession::WaitConnected(milliseconds timeout) const {
            state_ == ZkSessionState::kAuthFailed;
   });
   if (ok && state_ == ZkSessionState::kConnected) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("ZooKeeper session not connected (state ",
-                                             Av(ZkSessionStateName(state_)), ")"));
+  return absl::UnavailableError(
+      absl::StrCat("ZooKeeper session not connected (state ", Av(ZkSessionStateName(state_)), ")"));
 }
 
 int ZkSession::Subscribe(Listener listener) {
@@ -695,21 +710,20 @@ ZkSession::Clock::time_point ZkSession::DeadlineOf(const ZkCall& call) const {
 RetryPolicy ZkSession::NewRetryPolicy() {
   static std::atomic<uint64_t> counter{0};
   const uint64_t seed = options_.retry_seed != 0 ? options_.retry_seed + counter.fetch_add(1)
-                                                  : std::random_device{}();
+                                                 : std::random_device{}();
   return RetryPolicy::FromConfig(options_.config, seed);
 }
 
 bool ZkSession::Backoff(RetryPolicy& policy, int& retries, Clock::time_point deadline) {
-  const auto remaining =
-      std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+  const auto remaining = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
   auto wait = policy.NextBackoff(retries++, remaining);
   if (!wait.has_value()) return false;
   std::this_thread::sleep_for(*wait);
   return Clock::now() < deadline;
 }
 
-absl::Status ZkSession::WaitUsable(Clock::time_point deadline, bool write,
-                                   int64_t require_session, int64_t* session_out) {
+absl::Status ZkSession::WaitUsable(Clock::time_point deadline, bool write, int64_t require_session,
+                                   int64_t* session_out) {
   std::unique_lock<std::mutex> lock(state_mu_);
   auto fenced = [&] {
     // After an expiry session_id_ is 0 until the next session exists: a
@@ -718,9 +732,8 @@ absl::Status ZkSession::WaitUsable(Clock::time_point deadline, bool write,
   };
   auto ready = [&] {
     return state_ == ZkSessionState::kConnected ||
-           (!write && state_ == ZkSessionState::kReadOnly) ||
-           state_ == ZkSessionState::kClosed || state_ == ZkSessionState::kAuthFailed ||
-           fenced();
+           (!write && state_ == ZkSessionState::kReadOnly) || state_ == ZkSessionState::kClosed ||
+           state_ == ZkSessionState::kAuthFailed || fenced();
   };
   if (!state_cv_.wait_until(lock, deadline, ready)) {
     return absl::UnavailableError(absl::StrCat("ZooKeeper not connected within the deadline (",
@@ -731,8 +744,8 @@ absl::Status ZkSession::WaitUsable(Clock::time_point deadline, bool write,
     return absl::PermissionDeniedError("ZooKeeper authentication failed");
   }
   if (fenced()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "fenced: ZooKeeper session ", require_session, " is gone (current ", session_id_, ")"));
+    return absl::FailedPreconditionError(absl::StrCat("fenced: ZooKeeper session ", require_session,
+                                                      " is gone (current ", session_id_, ")"));
   }
   *session_out = session_id_;
   return absl::OkStatus();
@@ -783,8 +796,8 @@ ZkSession::Attempt ZkSession::RunAttempt(
 
 namespace {
 absl::Status OutcomeUnknown(std::string_view op, const std::string& path) {
-  return absl::DeadlineExceededError(absl::StrCat("zookeeper ", Av(op), " ", path,
-                                                  ": no reply before the deadline; outcome unknown"));
+  return absl::DeadlineExceededError(absl::StrCat(
+      "zookeeper ", Av(op), " ", path, ": no reply before the deadline; outcome unknown"));
 }
 }  // namespace
 
@@ -797,16 +810,16 @@ absl::StatusOr<ZkNode> ZkSession::GetImpl(const std::string& path, ZkWatchFn wat
     auto p = std::make_shared<Pending>();
     uint64_t reg = 0;
     if (watch) reg = RegisterWatch(WatchKind::kData, path, watch);
-    Attempt a = RunAttempt(deadline, false, call.require_session_id,
-                           [&](zhandle_t* zh, Handle* h, const void* ctx) {
-                             if (watch) {
-                               return zoo_awget(zh, path.c_str(), &ZkSessionCallbacks::PathWatcher,
-                                                h, &ZkSessionCallbacks::DataDone, ctx);
-                             }
-                             return zoo_aget(zh, path.c_str(), 0, &ZkSessionCallbacks::DataDone,
-                                             ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, false, call.require_session_id,
+        [&](zhandle_t* zh, Handle* h, const void* ctx) {
+          if (watch) {
+            return zoo_awget(zh, path.c_str(), &ZkSessionCallbacks::PathWatcher, h,
+                             &ZkSessionCallbacks::DataDone, ctx);
+          }
+          return zoo_aget(zh, path.c_str(), 0, &ZkSessionCallbacks::DataDone, ctx);
+        },
+        p);
     if (watch && (!a.pre.ok() || a.timed_out || a.rc != ZOK)) {
       UnregisterWatch(WatchKind::kData, path, reg);
     }
@@ -842,17 +855,16 @@ absl::StatusOr<std::optional<ZkStat>> ZkSession::ExistsImpl(const std::string& p
     auto p = std::make_shared<Pending>();
     uint64_t reg = 0;
     if (watch) reg = RegisterWatch(WatchKind::kData, path, watch);
-    Attempt a = RunAttempt(deadline, false, call.require_session_id,
-                           [&](zhandle_t* zh, Handle* h, const void* ctx) {
-                             if (watch) {
-                               return zoo_awexists(zh, path.c_str(),
-                                                   &ZkSessionCallbacks::PathWatcher, h,
-                                                   &ZkSessionCallbacks::StatDone, ctx);
-                             }
-                             return zoo_aexists(zh, path.c_str(), 0,
-                                                &ZkSessionCallbacks::StatDone, ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, false, call.require_session_id,
+        [&](zhandle_t* zh, Handle* h, const void* ctx) {
+          if (watch) {
+            return zoo_awexists(zh, path.c_str(), &ZkSessionCallbacks::PathWatcher, h,
+                                &ZkSessionCallbacks::StatDone, ctx);
+          }
+          return zoo_aexists(zh, path.c_str(), 0, &ZkSessionCallbacks::StatDone, ctx);
+        },
+        p);
     // An exists watch is also set when the node is absent.
     if (watch && (!a.pre.ok() || a.timed_out || (a.rc != ZOK && a.rc != ZNONODE))) {
       UnregisterWatch(WatchKind::kData, path, reg);
@@ -893,17 +905,16 @@ absl::StatusOr<std::vector<std::string>> ZkSession::ChildrenImpl(const std::stri
     auto p = std::make_shared<Pending>();
     uint64_t reg = 0;
     if (watch) reg = RegisterWatch(WatchKind::kChild, path, watch);
-    Attempt a = RunAttempt(deadline, false, call.require_session_id,
-                           [&](zhandle_t* zh, Handle* h, const void* ctx) {
-                             if (watch) {
-                               return zoo_awget_children(zh, path.c_str(),
-                                                         &ZkSessionCallbacks::PathWatcher, h,
-                                                         &ZkSessionCallbacks::StringsDone, ctx);
-                             }
-                             return zoo_aget_children(zh, path.c_str(), 0,
-                                                      &ZkSessionCallbacks::StringsDone, ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, false, call.require_session_id,
+        [&](zhandle_t* zh, Handle* h, const void* ctx) {
+          if (watch) {
+            return zoo_awget_children(zh, path.c_str(), &ZkSessionCallbacks::PathWatcher, h,
+                                      &ZkSessionCallbacks::StringsDone, ctx);
+          }
+          return zoo_aget_children(zh, path.c_str(), 0, &ZkSessionCallbacks::StringsDone, ctx);
+        },
+        p);
     if (watch && (!a.pre.ok() || a.timed_out || a.rc != ZOK)) {
       UnregisterWatch(WatchKind::kChild, path, reg);
     }
@@ -950,13 +961,13 @@ absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, std::string_view 
   };
   for (;;) {
     auto p = std::make_shared<Pending>();
-    Attempt a = RunAttempt(deadline, true, call.require_session_id,
-                           [&](zhandle_t* zh, Handle*, const void* ctx) {
-                             return zoo_aset(zh, path.c_str(), data.data(),
-                                             static_cast<int>(data.size()), expected,
-                                             &ZkSessionCallbacks::StatDone, ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, true, call.require_session_id,
+        [&](zhandle_t* zh, Handle*, const void* ctx) {
+          return zoo_aset(zh, path.c_str(), data.data(), static_cast<int>(data.size()), expected,
+                          &ZkSessionCallbacks::StatDone, ctx);
+        },
+        p);
     if (!a.pre.ok()) return finish(a.pre);
     if (a.timed_out) return finish(OutcomeUnknown("set", path));
     if (a.rc == ZOK) return finish(p->stat);
@@ -995,8 +1006,7 @@ absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, std::string_view 
       }
     } else if (DefinitelyNotApplied(a.rc)) {
       if (call.require_session_id != 0 && (a.rc == ZSESSIONEXPIRED || a.rc == ZINVALIDSTATE)) {
-        return finish(absl::FailedPreconditionError(
-            absl::StrCat("fenced: ", status.message())));
+        return finish(absl::FailedPreconditionError(absl::StrCat("fenced: ", status.message())));
       }
     } else {
       return finish(status);
@@ -1018,13 +1028,13 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
   bool parents_done = false;
   for (;;) {
     auto p = std::make_shared<Pending>();
-    Attempt a = RunAttempt(deadline, true, call.require_session_id,
-                           [&](zhandle_t* zh, Handle*, const void* ctx) {
-                             return zoo_acreate(zh, path.c_str(), data.data(),
-                                                static_cast<int>(data.size()), &acl.vector, flags,
-                                                &ZkSessionCallbacks::StringDone, ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, true, call.require_session_id,
+        [&](zhandle_t* zh, Handle*, const void* ctx) {
+          return zoo_acreate(zh, path.c_str(), data.data(), static_cast<int>(data.size()),
+                             &acl.vector, flags, &ZkSessionCallbacks::StringDone, ctx);
+        },
+        p);
     if (!a.pre.ok()) return a.pre;
     if (a.timed_out) return OutcomeUnknown("create", path);
     if (a.rc == ZOK) return p->created;
@@ -1060,9 +1070,8 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
         }
         if (!absl::IsNotFound(node.status())) {
           metrics_->Ambiguous("create", "unknown");
-          return absl::UnavailableError(absl::StrCat(status.message(),
-                                                     "; outcome unknown, read-back failed: ",
-                                                     node.status().message()));
+          return absl::UnavailableError(absl::StrCat(
+              status.message(), "; outcome unknown, read-back failed: ", node.status().message()));
         }
         metrics_->Ambiguous("create", "not_applied");
       } else {
@@ -1071,9 +1080,8 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
         auto kids = ChildrenImpl(parent, nullptr, rc_call);
         if (!kids.ok()) {
           metrics_->Ambiguous("create", "unknown");
-          return absl::UnavailableError(absl::StrCat(status.message(),
-                                                     "; outcome unknown, read-back failed: ",
-                                                     kids.status().message()));
+          return absl::UnavailableError(absl::StrCat(
+              status.message(), "; outcome unknown, read-back failed: ", kids.status().message()));
         }
         SortBySequence(*kids);
         std::optional<std::string> found;
@@ -1131,12 +1139,12 @@ absl::Status ZkSession::Delete(const std::string& path, int version, const ZkCal
   };
   for (;;) {
     auto p = std::make_shared<Pending>();
-    Attempt a = RunAttempt(deadline, true, call.require_session_id,
-                           [&](zhandle_t* zh, Handle*, const void* ctx) {
-                             return zoo_adelete(zh, path.c_str(), version,
-                                                &ZkSessionCallbacks::VoidDone, ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, true, call.require_session_id,
+        [&](zhandle_t* zh, Handle*, const void* ctx) {
+          return zoo_adelete(zh, path.c_str(), version, &ZkSessionCallbacks::VoidDone, ctx);
+        },
+        p);
     if (!a.pre.ok()) return finish(a.pre);
     if (a.timed_out) return finish(OutcomeUnknown("delete", path));
     if (a.rc == ZOK) return finish(absl::OkStatus());
@@ -1219,13 +1227,13 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::Multi(const std::vector<ZkOp>
           break;
       }
     }
-    Attempt a = RunAttempt(deadline, true, call.require_session_id,
-                           [&](zhandle_t* zh, Handle*, const void* ctx) {
-                             return zoo_amulti(zh, static_cast<int>(n), p->ops.data(),
-                                               p->results.data(), &ZkSessionCallbacks::VoidDone,
-                                               ctx);
-                           },
-                           p);
+    Attempt a = RunAttempt(
+        deadline, true, call.require_session_id,
+        [&](zhandle_t* zh, Handle*, const void* ctx) {
+          return zoo_amulti(zh, static_cast<int>(n), p->ops.data(), p->results.data(),
+                            &ZkSessionCallbacks::VoidDone, ctx);
+        },
+        p);
     if (!a.pre.ok()) return finish(a.pre);
     if (a.timed_out) return finish(OutcomeUnknown("multi", ops[0].path));
     std::vector<ZkOpResult> results(n);
@@ -1320,7 +1328,7 @@ absl::Status ZkSession::SetAsync(const std::string& path, std::string_view data,
         absl::StrCat("ZooKeeper not connected (", Av(ZkSessionStateName(state())), ")"));
   }
   auto* ctx = new ZkSessionCallbacks::AsyncSet{this, std::move(done), options_.clock->Now(), path,
-                                               0, ZkStat{}};
+                                               0,    ZkStat{}};
   int rc;
   {
     std::shared_lock<std::shared_mutex> lock(handle_mu_);

@@ -41,14 +41,22 @@ namespace tempest::coord {
 //                old session may still come back (kConnected, same session id).
 //   kAuthFailed: the server rejected our credentials; terminal.
 //   kClosed:     Close() was called; terminal.
-enum class ZkSessionState { kConnecting, kConnected, kReadOnly, kSuspended, kLost, kAuthFailed, kClosed };
+enum class ZkSessionState {
+  kConnecting,
+  kConnected,
+  kReadOnly,
+  kSuspended,
+  kLost,
+  kAuthFailed,
+  kClosed
+};
 std::string_view ZkSessionStateName(ZkSessionState state);
 
 struct ZkSessionEvent {
   ZkSessionState previous = ZkSessionState::kConnecting;
   ZkSessionState state = ZkSessionState::kConnecting;
-  int64_t session_id = 0;   // the session the event is about (0 before one exists)
-  uint64_t generation = 0;  // +1 for every new handle (i.e. every new session attempt)
+  int64_t session_id = 0;       // the session the event is about (0 before one exists)
+  uint64_t generation = 0;      // +1 for every new handle (i.e. every new session attempt)
   bool by_local_timer = false;  // kLost decided by our own timer, not by the server
 };
 
@@ -79,7 +87,8 @@ struct ZkAclEntry {
 };
 using ZkAcl = std::vector<ZkAclEntry>;
 ZkAcl OpenAcl();        // world:anyone, all permissions
-ZkAcl CreatorAllAcl();  // auth: all permissions to the identities (e.g. digest) we authenticated with
+ZkAcl CreatorAllAcl();  // auth: all permissions to the identities (e.g. digest) we authenticated
+                        // with
 ZkAcl CreatorAllWorldReadAcl();  // as CreatorAllAcl, plus read for everyone
 
 struct ZkCreateOptions {
@@ -196,6 +205,7 @@ class ZkSession {
 
   // Closes the handle (the server ends the session, so its ephemerals go),
   // fails pending calls with Cancelled and stops the dispatcher. Idempotent.
+  // Not from a listener or callback (it joins the dispatcher thread).
   void Close();
 
   ZkSessionState state() const;
@@ -240,8 +250,7 @@ class ZkSession {
   // Atomic multi. On failure, `failed_op` (if given) receives the index of
   // the first failing op.
   absl::StatusOr<std::vector<ZkOpResult>> Multi(const std::vector<ZkOp>& ops,
-                                                const ZkCall& call = {},
-                                                int* failed_op = nullptr);
+                                                const ZkCall& call = {}, int* failed_op = nullptr);
 
   // --- pipelined path for hot loops ---
   // Sends a set without waiting. Returns Unavailable at once (callback not

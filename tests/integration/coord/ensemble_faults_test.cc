@@ -59,11 +59,11 @@ TEST_F(EnsembleFaultsTest, PausedOwnerIsFencedAfterAnotherTakesOver) {
   const int other = (leader + 2) % 3;
   // A only knows the follower: pausing that member cuts A off completely,
   // as if A itself were paused, while the quorum (leader + other) goes on.
-  auto a = Connect(TestOptions(ensemble_->MemberConnectString(follower), metrics_,
-                               milliseconds(3000)));
-  auto b = Connect(TestOptions(ensemble_->MemberConnectString(leader) + "," +
-                                   ensemble_->MemberConnectString(other),
-                               metrics_, milliseconds(3000)));
+  auto a =
+      Connect(TestOptions(ensemble_->MemberConnectString(follower), metrics_, milliseconds(3000)));
+  auto b = Connect(TestOptions(
+      ensemble_->MemberConnectString(leader) + "," + ensemble_->MemberConnectString(other),
+      metrics_, milliseconds(3000)));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   ASSERT_TRUE(a->EnsurePath("/fence/offset").ok());
@@ -167,9 +167,8 @@ TEST_F(EnsembleFaultsTest, QuorumLossFailsFastAndRecoversWithoutRestart) {
   run("exists", [&] { return s->Exists("/quorum/node", call).status(); });
   run("children", [&] { return s->Children("/quorum", call).status(); });
   run("multi", [&] { return s->Multi({ZkOp::Check("/quorum/node", 0)}, call).status(); });
-  run("set_async", [&] {
-    return s->SetAsync("/quorum/node", "x", -1, [](absl::StatusOr<ZkStat>) {});
-  });
+  run("set_async",
+      [&] { return s->SetAsync("/quorum/node", "x", -1, [](absl::StatusOr<ZkStat>) {}); });
   for (const auto& o : outcomes) {
     EXPECT_TRUE(absl::IsUnavailable(o.status)) << o.op << ": " << o.status;
     // "Within its deadline": generous slack for a loaded 2-core machine,
@@ -190,11 +189,12 @@ TEST_F(EnsembleFaultsTest, QuorumLossFailsFastAndRecoversWithoutRestart) {
     return false;
   }));
   const auto ms = [](auto d) { return std::chrono::duration_cast<milliseconds>(d).count(); };
-  std::printf("[quorum] member restart took %lld ms; quorum restored -> first successful write: "
-              "%lld ms (session %s)\n",
-              static_cast<long long>(ms(quorum_restored - t_restart)),
-              static_cast<long long>(ms(*first_write - quorum_restored)),
-              std::string(ZkSessionStateName(s->state())).c_str());
+  std::printf(
+      "[quorum] member restart took %lld ms; quorum restored -> first successful write: "
+      "%lld ms (session %s)\n",
+      static_cast<long long>(ms(quorum_restored - t_restart)),
+      static_cast<long long>(ms(*first_write - quorum_restored)),
+      std::string(ZkSessionStateName(s->state())).c_str());
   EXPECT_EQ(s->Get("/quorum/node")->data, "after");
   ASSERT_TRUE(ensemble_->Restart(k2).ok());
   EXPECT_TRUE(s->Set("/quorum/node", "all-back").ok());

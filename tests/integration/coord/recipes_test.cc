@@ -83,11 +83,11 @@ TEST_F(RecipesTest, OwnershipLeadershipAndWatchesSurviveSessionExpiry) {
   auto election = LeaderElection::Create(*s, el);
   ASSERT_TRUE(election.ok()) << election.status();
   ASSERT_TRUE(s->EnsurePath("/expiry-recipes/watched").ok());
-  auto watch = ZkNodeWatch::Create(*s, "/expiry-recipes/watched",
-                                   [&](const std::optional<ZkNode>& n) {
-                                     std::lock_guard<std::mutex> lock(mu);
-                                     watched_values.push_back(n ? n->data : "<absent>");
-                                   });
+  auto watch =
+      ZkNodeWatch::Create(*s, "/expiry-recipes/watched", [&](const std::optional<ZkNode>& n) {
+        std::lock_guard<std::mutex> lock(mu);
+        watched_values.push_back(n ? n->data : "<absent>");
+      });
   ASSERT_TRUE(watch.ok());
 
   ASSERT_TRUE((*owner)->WaitHeld(milliseconds(10000)));

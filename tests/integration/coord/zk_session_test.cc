@@ -124,8 +124,8 @@ TEST_F(ZkSessionTest, MultiIsAtomic) {
   EXPECT_EQ(failed, 1);
   EXPECT_TRUE(absl::IsNotFound(s->Get("/multi/y").status()));  // nothing applied
 
-  auto ok = s->Multi({ZkOp::Create("/multi/y", "y"), ZkOp::Check("/multi/x", 0),
-                      ZkOp::Set("/multi/x", "1", 0)});
+  auto ok = s->Multi(
+      {ZkOp::Create("/multi/y", "y"), ZkOp::Check("/multi/x", 0), ZkOp::Set("/multi/x", "1", 0)});
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ((*ok)[0].created_path, "/multi/y");
   EXPECT_EQ((*ok)[2].stat.version, 1);
@@ -233,8 +233,8 @@ TEST_F(ZkSessionTest, SetAsyncCompletesOnDispatcher) {
 // replies through again, reads the node back and finds version+1 with our
 // data: it reports success and does not write again.
 TEST_F(ZkSessionTest, AmbiguousSetWhoseReplyIsLostResolvesAsApplied) {
-  testing::TcpProxy proxy(std::stoi(ensemble_->ConnectString().substr(
-      ensemble_->ConnectString().rfind(':') + 1)));
+  testing::TcpProxy proxy(
+      std::stoi(ensemble_->ConnectString().substr(ensemble_->ConnectString().rfind(':') + 1)));
   auto opts = TestOptions("127.0.0.1:" + std::to_string(proxy.port()), metrics_);
   auto s = Connect(opts);
   ASSERT_NE(s, nullptr);
@@ -274,8 +274,8 @@ TEST_F(ZkSessionTest, AmbiguousSetWhoseReplyIsLostResolvesAsApplied) {
 // never reaches the server. The client times out, reconnects, reads back
 // the unchanged version, and only then sends the (versioned) write again.
 TEST_F(ZkSessionTest, AmbiguousSetThatNeverArrivedResolvesAsNotAppliedAndRetries) {
-  testing::TcpProxy proxy(std::stoi(ensemble_->ConnectString().substr(
-      ensemble_->ConnectString().rfind(':') + 1)));
+  testing::TcpProxy proxy(
+      std::stoi(ensemble_->ConnectString().substr(ensemble_->ConnectString().rfind(':') + 1)));
   auto opts = TestOptions("127.0.0.1:" + std::to_string(proxy.port()), metrics_);
   auto s = Connect(opts);
   ASSERT_NE(s, nullptr);
@@ -330,11 +330,10 @@ TEST_F(ZkSessionTest, SetWhileServerPausedIsAppliedExactlyOnce) {
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->data, "mine");
   EXPECT_EQ(n->stat.version, 1);
-  const int64_t resolved =
-      CounterValue(metrics_, "tempest_zk_ambiguous_writes_total",
-                   {{"op", "set"}, {"outcome", "applied"}}) +
-      CounterValue(metrics_, "tempest_zk_ambiguous_writes_total",
-                   {{"op", "set"}, {"outcome", "not_applied"}});
+  const int64_t resolved = CounterValue(metrics_, "tempest_zk_ambiguous_writes_total",
+                                        {{"op", "set"}, {"outcome", "applied"}}) +
+                           CounterValue(metrics_, "tempest_zk_ambiguous_writes_total",
+                                        {{"op", "set"}, {"outcome", "not_applied"}});
   EXPECT_EQ(resolved, 1);
 }
 

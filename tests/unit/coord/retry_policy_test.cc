@@ -50,7 +50,8 @@ TEST(RetryPolicyTest, HugeRetryCountsDoNotOverflow) {
 
 TEST(RetryPolicyTest, SameSeedSameSchedule) {
   RetryPolicy a(RetryPolicy::Options{}, 99), b(RetryPolicy::Options{}, 99);
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(a.NextBackoff(i, milliseconds(60000)), b.NextBackoff(i, milliseconds(60000)));
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(a.NextBackoff(i, milliseconds(60000)), b.NextBackoff(i, milliseconds(60000)));
 }
 
 TEST(ZkClientConfigTest, StormDefaults) {

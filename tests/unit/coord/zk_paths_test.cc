@@ -34,7 +34,8 @@ TEST(ZkPathsTest, SequenceNumbersSortNumerically) {
   EXPECT_EQ(SequenceNumber("lock-000000001x"), std::nullopt);
   std::vector<std::string> names = {"b_0000000010", "a_0000000002", "zzz", "c_0000000001"};
   SortBySequence(names);
-  EXPECT_EQ(names, (std::vector<std::string>{"c_0000000001", "a_0000000002", "b_0000000010", "zzz"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"c_0000000001", "a_0000000002", "b_0000000010", "zzz"}));
 }
 
 TEST(ZkPathsTest, SplitsChroot) {
@@ -54,8 +55,8 @@ TEST(ZkStatusTest, MapsCodes) {
   EXPECT_TRUE(absl::IsNotFound(ZkStatus(-101, "get", "/a")));
   EXPECT_TRUE(absl::IsAlreadyExists(ZkStatus(-110, "create", "/a")));
   EXPECT_TRUE(absl::IsAborted(ZkStatus(-103, "set", "/a")));
-  EXPECT_TRUE(absl::IsUnavailable(ZkStatus(-4, "set", "/a")));   // ZCONNECTIONLOSS
-  EXPECT_TRUE(absl::IsUnavailable(ZkStatus(-7, "set", "/a")));   // ZOPERATIONTIMEOUT
+  EXPECT_TRUE(absl::IsUnavailable(ZkStatus(-4, "set", "/a")));    // ZCONNECTIONLOSS
+  EXPECT_TRUE(absl::IsUnavailable(ZkStatus(-7, "set", "/a")));    // ZOPERATIONTIMEOUT
   EXPECT_TRUE(absl::IsUnavailable(ZkStatus(-112, "set", "/a")));  // ZSESSIONEXPIRED
   EXPECT_TRUE(absl::IsUnavailable(ZkStatus(-9, "set", "/a")));    // ZINVALIDSTATE
   EXPECT_TRUE(absl::IsPermissionDenied(ZkStatus(-102, "set", "/a")));
