@@ -13,6 +13,7 @@
 #include "tests/integration/coord/tcp_proxy.h"
 #include "tests/integration/coord/test_util.h"
 #include "tests/support/eventually.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/zk_ensemble.h"
 
 namespace tempest::coord {
@@ -335,6 +336,41 @@ TEST_F(ZkSessionTest, SetWhileServerPausedIsAppliedExactlyOnce) {
                            CounterValue(metrics_, "tempest_zk_ambiguous_writes_total",
                                         {{"op", "set"}, {"outcome", "not_applied"}});
   EXPECT_EQ(resolved, 1);
+}
+
+// The local session timer runs on the injected Clock: while disconnected,
+// Lost is declared when *that* clock passes the negotiated timeout, not
+// before, and without any word from the server.
+TEST_F(ZkSessionTest, LocalTimerDeclaresLostOnTheInjectedClock) {
+  testing::TcpProxy proxy(std::stoi(
+      ensemble_->ConnectString().substr(ensemble_->ConnectString().rfind(':') + 1)));
+  testing::FakeClock clock;
+  auto opts = TestOptions("127.0.0.1:" + std::to_string(proxy.port()), metrics_);
+  opts.clock = &clock;
+  auto s = Connect(opts);
+  ASSERT_NE(s, nullptr);
+  EventLog log(*s);
+  proxy.DropToServer(true);
+  proxy.DropToClient(true);
+  ASSERT_TRUE(Eventually(milliseconds(15000), [&] { return log.Saw(ZkSessionState::kSuspended); }));
+  // Real time is already past 2/3 of the timeout, but the fake clock has not moved.
+  clock.Advance(s->negotiated_timeout() / 2);
+  ASSERT_TRUE(s->Get("/", ZkCall{milliseconds(200)}).status().code() ==
+              absl::StatusCode::kUnavailable);
+  EXPECT_EQ(s->state(), ZkSessionState::kSuspended);
+  clock.Advance(s->negotiated_timeout());
+  ASSERT_TRUE(Eventually(milliseconds(5000), [&] { return s->state() == ZkSessionState::kLost; }));
+  bool by_timer = false;
+  for (const auto& e : log.events()) {
+    if (e.state == ZkSessionState::kLost) by_timer = e.by_local_timer;
+  }
+  EXPECT_TRUE(by_timer);
+  proxy.DropToServer(false);
+  proxy.DropToClient(false);
+  // Whether the server kept the session or expired it meanwhile, the
+  // session comes back without a restart.
+  EXPECT_TRUE(Eventually(milliseconds(20000), [&] { return s->IsConnected(); }));
+  EXPECT_TRUE(s->Get("/").ok());
 }
 
 TEST_F(ZkSessionTest, ExpiryGivesLostThenANewSession) {
