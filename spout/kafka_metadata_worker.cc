@@ -48,18 +48,19 @@ void KafkaMetadataWorker::Stop() {
 void KafkaMetadataWorker::Push(MetadataResult r) {
   std::lock_guard<std::mutex> lock(mu_);
   results_.push_back(std::move(r));
+  has_results_.store(true, std::memory_order_release);
 }
 
 std::vector<MetadataResult> KafkaMetadataWorker::Take() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<MetadataResult> out;
   out.swap(results_);
+  has_results_.store(false, std::memory_order_relaxed);
   return out;
 }
 
 bool KafkaMetadataWorker::HasResults() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return !results_.empty();
+  return has_results_.load(std::memory_order_acquire);
 }
 
 absl::Status KafkaMetadataWorker::EnsureRegistrySession() {
@@ -133,6 +134,7 @@ absl::Status KafkaMetadataWorker::EnsureReader() {
 
 void KafkaMetadataWorker::Discover() {
   executor_.Post([this] {
+    leaders_.clear();  // refreshed with the partition list
     MetadataResult r;
     r.kind = MetadataResult::Kind::kDiscovered;
     if (options_.config.broker_zk.has_value() && options_.config.bootstrap_servers.empty()) {
@@ -194,8 +196,13 @@ void KafkaMetadataWorker::Resolve(const TopicPartition& tp, uint64_t tag,
     }
     r.low = marks->first;
     r.high = marks->second;
+    // Earliest/latest come with the watermarks; only a timestamp needs
+    // another round trip.
+    const int64_t time = options_.config.start_offset_time;
     absl::StatusOr<int64_t> current =
-        reader_->OffsetForTime(tp, options_.config.start_offset_time, options_.timeout);
+        time == -2   ? absl::StatusOr<int64_t>(r.low)
+        : time == -1 ? absl::StatusOr<int64_t>(r.high)
+                     : reader_->OffsetForTime(tp, time, options_.timeout);
     if (!current.ok()) {
       r.status = current.status();
       Push(std::move(r));
@@ -203,7 +210,16 @@ void KafkaMetadataWorker::Resolve(const TopicPartition& tp, uint64_t tag,
     }
     r.decision = DecideStart(stored, options_.topology_id, options_.config.ignore_zk_offsets,
                              options_.config.max_offset_behind, *current);
-    r.leader = reader_->Leader(tp, options_.timeout);
+    // The leader only feeds the informational "broker" field: one metadata
+    // request per topic and refresh, not per partition.
+    auto leader = leaders_.find(tp);
+    if (leader == leaders_.end()) {
+      for (const auto& [p, l] : reader_->Leaders(tp.topic, options_.timeout)) {
+        leaders_[TopicPartition{tp.topic, p}] = l;
+      }
+      leader = leaders_.find(tp);
+    }
+    if (leader != leaders_.end()) r.leader = leader->second;
     Push(std::move(r));
   });
 }

@@ -1,8 +1,10 @@
 #ifndef TEMPEST_SPOUT_KAFKA_METADATA_WORKER_H_
 #define TEMPEST_SPOUT_KAFKA_METADATA_WORKER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -90,8 +92,10 @@ class KafkaMetadataWorker {
   std::string bootstrap_;  // worker thread only
   std::unique_ptr<KafkaReader> reader_;
   std::unique_ptr<coord::ZkSession> registry_;
+  std::map<TopicPartition, std::pair<std::string, int>> leaders_;  // worker thread only
   mutable std::mutex mu_;
   std::vector<MetadataResult> results_;
+  std::atomic<bool> has_results_{false};
   coord::SerialExecutor executor_;  // last: stops before the members it uses go
 };
 

@@ -238,27 +238,33 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
 
 std::pair<std::string, int> KafkaReader::Leader(const TopicPartition& partition,
                                                 std::chrono::milliseconds timeout) {
-  auto rkt = TopicHandle(partition.topic);
-  if (!rkt.ok()) return {"", 0};
+  std::map<int, std::pair<std::string, int>> all = Leaders(partition.topic, timeout);
+  auto it = all.find(partition.partition);
+  return it == all.end() ? std::pair<std::string, int>{"", 0} : it->second;
+}
+
+std::map<int, std::pair<std::string, int>> KafkaReader::Leaders(
+    const std::string& topic, std::chrono::milliseconds timeout) {
+  std::map<int, std::pair<std::string, int>> out;
+  auto rkt = TopicHandle(topic);
+  if (!rkt.ok()) return out;
   const rd_kafka_metadata_t* md = nullptr;
   if (rd_kafka_metadata(rk_, 0, *rkt, &md, static_cast<int>(timeout.count())) !=
       RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return {"", 0};
+    return out;
   }
-  std::pair<std::string, int> leader{"", 0};
-  int32_t leader_id = -1;
+  std::map<int32_t, std::pair<std::string, int>> brokers;
+  for (int b = 0; b < md->broker_cnt; ++b) {
+    brokers[md->brokers[b].id] = {md->brokers[b].host, md->brokers[b].port};
+  }
   for (int t = 0; t < md->topic_cnt; ++t) {
     for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
-      if (md->topics[t].partitions[p].id == partition.partition) {
-        leader_id = md->topics[t].partitions[p].leader;
-      }
+      auto b = brokers.find(md->topics[t].partitions[p].leader);
+      if (b != brokers.end()) out[md->topics[t].partitions[p].id] = b->second;
     }
   }
-  for (int b = 0; b < md->broker_cnt; ++b) {
-    if (md->brokers[b].id == leader_id) leader = {md->brokers[b].host, md->brokers[b].port};
-  }
   rd_kafka_metadata_destroy(md);
-  return leader;
+  return out;
 }
 
 }  // namespace tempest::spout

@@ -100,6 +100,9 @@ class KafkaReader {
   // "broker" field; ("", 0) when unknown.
   std::pair<std::string, int> Leader(const TopicPartition& partition,
                                      std::chrono::milliseconds timeout);
+  // Every partition's leader of `topic` from one metadata request.
+  std::map<int, std::pair<std::string, int>> Leaders(const std::string& topic,
+                                                     std::chrono::milliseconds timeout);
 
  private:
   KafkaReader() = default;

@@ -423,6 +423,8 @@ void KafkaSpout::ApplyAssignment(const std::vector<TopicPartition>& all) {
                  config_.id, task_index_, task_count_, all.size());
   }
   assignment_ = std::move(mine);
+  assigned_slots_.clear();
+  for (const TopicPartition& tp : assignment_) assigned_slots_.push_back(SlotFor(tp).slot);
   store_->SetAssignment(assignment_);
 }
 
@@ -619,13 +621,14 @@ void KafkaSpout::EmitRecord(Partition& p, const Held& h, bool retry) {
 
 int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
   int emitted = 0;
-  const size_t n = assignment_.size();
+  const size_t n = assigned_slots_.size();
   if (n == 0 || budget <= 0) return 0;
   // Due retries first: they hold back the commit point.
   if (config_.guarantee == ProcessingGuarantee::kAtLeastOnce) {
-    for (const TopicPartition& tp : assignment_) {
-      Partition* p = Find(tp);
-      if (p == nullptr || p->phase != Phase::kActive || !p->state.has_value()) continue;
+    for (int slot : assigned_slots_) {
+      Partition* p = partitions_[slot].get();
+      const TopicPartition& tp = p->tp;
+      if (p->phase != Phase::kActive || !p->state.has_value()) continue;
       while (emitted < budget) {
         std::optional<int64_t> off = p->state->NextRetry(now);
         if (!off.has_value()) break;
@@ -641,9 +644,9 @@ int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
         ++emitted;
       }
     }
-    for (size_t i = 0; i < dead_letter_retry_.size() && !dead_letter_retry_.empty();) {
-      auto [slot, offset] = dead_letter_retry_.back();
-      dead_letter_retry_.pop_back();
+    std::vector<std::pair<int, int64_t>> resend;
+    resend.swap(dead_letter_retry_);  // a failing send queues itself again
+    for (const auto& [slot, offset] : resend) {
       Partition& p = *partitions_[slot];
       if (p.phase == Phase::kActive && p.state.has_value() && p.state->pending().IsPending(offset)) {
         SendToDeadLetter(p, offset);
@@ -651,8 +654,8 @@ int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
     }
   }
   for (size_t i = 0; i < n && emitted < budget; ++i) {
-    Partition* p = Find(assignment_[(round_robin_ + i) % n]);
-    if (p == nullptr || p->phase != Phase::kActive || !p->state.has_value()) continue;
+    Partition* p = partitions_[assigned_slots_[(round_robin_ + i) % n]].get();
+    if (p->phase != Phase::kActive || !p->state.has_value()) continue;
     KafkaPartitionState& st = *p->state;
     while (emitted < budget && !p->waiting.empty()) {
       Held& h = p->waiting.front();

@@ -197,6 +197,7 @@ class KafkaSpout : public api::Spout {
   std::vector<std::unique_ptr<Partition>> partitions_;  // by slot, never shrinks
   std::map<TopicPartition, int> slot_of_;
   std::vector<TopicPartition> assignment_;
+  std::vector<int> assigned_slots_;  // slots of assignment_, for the hot loop
   size_t round_robin_ = 0;
 
   core::Clock::TimePoint next_commit_{};

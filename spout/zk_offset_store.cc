@@ -75,12 +75,13 @@ std::vector<OffsetStoreUpdate> ZkOffsetStore::TakeUpdates() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<OffsetStoreUpdate> out;
   out.swap(updates_);
+  has_updates_.store(false, std::memory_order_relaxed);
   return out;
 }
 
 bool ZkOffsetStore::HasUpdates() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return !updates_.empty();
+  // No lock: the executor asks on every NextTuple.
+  return has_updates_.load(std::memory_order_acquire);
 }
 
 int64_t ZkOffsetStore::multi_count() const { return multis_.load(); }
@@ -104,6 +105,7 @@ void ZkOffsetStore::Close(std::chrono::milliseconds timeout) {
 void ZkOffsetStore::Post(OffsetStoreUpdate update) {
   std::lock_guard<std::mutex> lock(mu_);
   updates_.push_back(std::move(update));
+  has_updates_.store(true, std::memory_order_release);
 }
 
 std::string ZkOffsetStore::OffsetPath(const TopicPartition& tp) const {
@@ -205,6 +207,10 @@ void ZkOffsetStore::HandleSession() {
   const bool usable = state == coord::ZkSessionState::kConnected ||
                       state == coord::ZkSessionState::kSuspended ||
                       state == coord::ZkSessionState::kReadOnly;
+  if (sid != ensured_session_) {
+    ensured_.clear();  // a new session may face a changed tree (e.g. a deleted root)
+    ensured_session_ = sid;
+  }
   std::vector<TopicPartition> lost;
   for (const auto& [tp, owned] : owned_) {
     // Suspended keeps ownership: the session may come back, and writes
@@ -225,6 +231,16 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
   const coord::ZkCall call{options_.op_timeout, sid};
   next_attempt_[tp] = Clock::now() + options_.retry_interval;
   const std::string owner = OwnerPath(tp);
+  // Parents are made once per session generation; after that an acquisition
+  // costs two round trips (create owner, read offset).
+  const std::string owner_parent = ParentOf(owner);
+  const std::string offset_parent = ParentOf(OffsetPath(tp));
+  if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent)) {
+    if (!session_->EnsurePath(owner_parent, call).ok()) return;
+    if (!session_->EnsurePath(offset_parent, call).ok()) return;
+    ensured_.insert(owner_parent);
+    ensured_.insert(offset_parent);
+  }
   coord::ZkCreateOptions create;
   create.mode = coord::ZkCreateMode::kEphemeral;
   create.create_parents = true;
@@ -232,20 +248,28 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
       absl::StrCat("{\"session\":\"", absl::Hex(sid), "\",\"owner\":\"",
                    options_.owner_description, "\"}");
   absl::StatusOr<std::string> created = session_->Create(owner, record, create, call);
-  if (!created.ok() && !absl::IsAlreadyExists(created.status())) return;
-  // ephemeralOwner decides, whoever created it (KAFKA-1387: a node of our
-  // own session may survive a quick reconnect).
-  absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
-  if (!node.ok()) return;
-  if (node->stat.ephemeral_owner != sid) {
-    spdlog::info("kafka spout {}: {} is owned by session {:x}; waiting", options_.spout_id,
-                 Describe(tp), node->stat.ephemeral_owner);
-    return;
+  int32_t owner_version = 0;
+  int64_t owner_czxid = 0;
+  if (!created.ok()) {
+    if (!absl::IsAlreadyExists(created.status())) return;
+    // ephemeralOwner decides who holds an existing node (KAFKA-1387: a node
+    // of our own session may survive a quick reconnect).
+    absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
+    if (!node.ok()) return;
+    if (node->stat.ephemeral_owner != sid) {
+      spdlog::debug("kafka spout {}: {} is owned by session {:x}; waiting", options_.spout_id,
+                    Describe(tp), node->stat.ephemeral_owner);
+      return;
+    }
+    owner_version = node->stat.version;
+    owner_czxid = node->stat.czxid;
   }
+  // (A create that succeeded was made on `sid`, bound by the call: ours, at
+  // version 0.)
   Owned o;
   o.session_id = sid;
-  o.owner_version = node->stat.version;
-  o.owner_czxid = node->stat.czxid;
+  o.owner_version = owner_version;
+  o.owner_czxid = owner_czxid;
   const std::string path = OffsetPath(tp);
   std::optional<StormKafkaOffset> stored;
   absl::StatusOr<coord::ZkNode> offset = session_->Get(path, call);
@@ -268,7 +292,7 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
     o.offset_version = offset->stat.version;
     o.stored_offset = decoded->offset;
   } else if (absl::IsNotFound(offset.status())) {
-    if (!session_->EnsurePath(ParentOf(path), call).ok()) return;
+    // No node yet: the first commit creates it.
   } else {
     OffsetStoreUpdate u;
     u.kind = OffsetStoreUpdate::Kind::kReadFailed;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -154,8 +155,11 @@ class ZkOffsetStore {
   std::map<TopicPartition, Owned> owned_;
   std::map<TopicPartition, std::chrono::steady_clock::time_point> next_attempt_;
   std::vector<TopicPartition> assignment_;
+  std::set<std::string> ensured_;  // parent paths known to exist
+  int64_t ensured_session_ = 0;
   uint64_t next_acquisition_ = 1;
   std::atomic<int64_t> multis_{0};
+  std::atomic<bool> has_updates_{false};
   int subscription_ = 0;
   std::thread thread_;
 };
