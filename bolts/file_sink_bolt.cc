@@ -1,0 +1,88 @@
+#include "bolts/file_sink_bolt.h"
+
+#include "absl/strings/str_cat.h"
+#include "bolts/bolt_args.h"
+
+namespace tempest::bolts {
+
+absl::StatusOr<FileSinkBoltOptions> FileSinkBoltOptions::FromArgs(const api::ComponentArgs& raw) {
+  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"path"});
+  if (!args.ok()) return args.status();
+  FileSinkBoltOptions o;
+  absl::StatusOr<std::string> path = args->StringProperty("path", "");
+  if (!path.ok()) return path.status();
+  absl::StatusOr<std::string> field = args->StringProperty("field", "");
+  if (!field.ok()) return field.status();
+  absl::StatusOr<std::string> separator = args->StringProperty("separator", o.separator);
+  if (!separator.ok()) return separator.status();
+  absl::StatusOr<bool> sync = args->BoolProperty("sync", o.sync);
+  if (!sync.ok()) return sync.status();
+  if (path->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(raw.class_name, " needs property 'path' (the file lines are appended to)"));
+  }
+  o.path = *std::move(path);
+  o.field = *std::move(field);
+  o.separator = *std::move(separator);
+  o.sync = *sync;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<FileSinkBolt>> FileSinkBolt::Create(const api::ComponentArgs& args) {
+  absl::StatusOr<FileSinkBoltOptions> options = FileSinkBoltOptions::FromArgs(args);
+  if (!options.ok()) return options.status();
+  return std::make_unique<FileSinkBolt>(*std::move(options));
+}
+
+absl::Status FileSinkBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
+                                   api::OutputCollector& collector) {
+  (void)config;
+  collector_ = &collector;
+  path_ = ExpandTaskPlaceholder(options_.path, context.ThisTaskId());
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> file = AppendOnlyFile::Open(path_);
+  if (!file.ok()) {
+    return absl::Status(file.status().code(),
+                        absl::StrCat("tempest.FileSinkBolt path: ", file.status().message()));
+  }
+  file_ = *std::move(file);
+  return absl::OkStatus();
+}
+
+void FileSinkBolt::Execute(const api::Tuple& input) {
+  if (input.IsTick()) {
+    collector_->Ack(input);
+    return;
+  }
+  line_.clear();
+  if (!options_.field.empty()) {
+    const api::Value* v = input.Find(options_.field);
+    if (v == nullptr) {
+      collector_->ReportError(absl::InvalidArgumentError(
+          absl::StrCat("FileSinkBolt: no field '", options_.field, "' in ", input.DebugString())));
+      collector_->Fail(input);
+      return;
+    }
+    line_ = ValueAsLine(*v);
+  } else {
+    for (int i = 0; i < input.size(); ++i) {
+      if (i > 0) line_ += options_.separator;
+      line_ += ValueAsLine(input.Get(i));
+    }
+  }
+  line_ += '\n';
+  absl::Status written = file_->Append(line_, options_.sync);
+  if (written.ok()) {
+    collector_->Ack(input);
+  } else {
+    collector_->ReportError(written);
+    collector_->Fail(input);
+  }
+}
+
+void FileSinkBolt::Cleanup() { file_.reset(); }
+
+void FileSinkBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
+  (void)declarer;
+}
+
+}  // namespace tempest::bolts

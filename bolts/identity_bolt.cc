@@ -1,0 +1,95 @@
+#include "bolts/identity_bolt.h"
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "bolts/bolt_args.h"
+
+namespace tempest::bolts {
+
+absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::ComponentArgs& raw) {
+  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"failFraction"});
+  if (!args.ok()) return args.status();
+  IdentityBoltOptions o;
+  const std::string& cls = raw.class_name;
+  absl::StatusOr<std::vector<std::string>> fields = StringListProperty(*args, "fields", o.fields);
+  if (!fields.ok()) return fields.status();
+  absl::StatusOr<double> fraction = args->DoubleProperty("failFraction", o.fail_fraction);
+  if (!fraction.ok()) return fraction.status();
+  absl::StatusOr<int64_t> seed = args->IntProperty("seed", static_cast<int64_t>(o.seed));
+  if (!seed.ok()) return seed.status();
+  absl::StatusOr<int64_t> delay = args->IntProperty("delayMicros", o.delay_micros);
+  if (!delay.ok()) return delay.status();
+  if (!std::isfinite(*fraction) || *fraction < 0 || *fraction > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " property 'failFraction' must be in [0, 1]; got ", *fraction));
+  }
+  // Above 10 s per tuple every tuple would time out: surely a unit mistake.
+  if (*delay < 0 || *delay > 10'000'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " property 'delayMicros' must be in [0, 10000000] (10 s); got ", *delay));
+  }
+  if (api::Fields(*fields).HasDuplicates()) {
+    return absl::InvalidArgumentError(absl::StrCat(cls, " property 'fields' has duplicates"));
+  }
+  o.fields = *std::move(fields);
+  o.fail_fraction = *fraction;
+  o.seed = static_cast<uint64_t>(*seed);
+  o.delay_micros = *delay;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<IdentityBolt>> IdentityBolt::Create(const api::ComponentArgs& args) {
+  absl::StatusOr<IdentityBoltOptions> options = IdentityBoltOptions::FromArgs(args);
+  if (!options.ok()) return options.status();
+  return std::make_unique<IdentityBolt>(*std::move(options));
+}
+
+absl::Status IdentityBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
+                                   api::OutputCollector& collector) {
+  (void)config;
+  collector_ = &collector;
+  std::seed_seq seq{static_cast<uint32_t>(options_.seed),
+                    static_cast<uint32_t>(options_.seed >> 32),
+                    static_cast<uint32_t>(context.ThisTaskIndex())};
+  rng_.seed(seq);
+  return absl::OkStatus();
+}
+
+void IdentityBolt::Execute(const api::Tuple& input) {
+  if (input.IsTick()) {
+    collector_->Ack(input);
+    return;
+  }
+  if (options_.delay_micros > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(options_.delay_micros));
+  }
+  if (options_.fail_fraction > 0) {
+    // 53 random bits -> uniform in [0, 1); a draw per delivery.
+    double draw = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+    if (draw < options_.fail_fraction) {
+      ++injected_failures_;
+      collector_->Fail(input);
+      return;
+    }
+  }
+  if (input.size() != static_cast<int>(options_.fields.size())) {
+    if (mismatches_reported_++ < 10) {
+      collector_->ReportError(absl::InvalidArgumentError(absl::StrCat(
+          "IdentityBolt declares ", options_.fields.size(), " fields but got ", input.size(),
+          " values in ", input.DebugString(), "; set its 'fields' property")));
+    }
+    collector_->Fail(input);
+    return;
+  }
+  collector_->Emit(input, input.values());
+  collector_->Ack(input);
+}
+
+void IdentityBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
+  declarer.Declare(api::Fields(options_.fields));
+}
+
+}  // namespace tempest::bolts

@@ -1,0 +1,60 @@
+#ifndef TEMPEST_BOLTS_IDENTITY_BOLT_H_
+#define TEMPEST_BOLTS_IDENTITY_BOLT_H_
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/api/bolt.h"
+#include "common/api/component_registry.h"
+
+namespace tempest::bolts {
+
+// Settings of an IdentityBolt (Flux properties; constructorArgs: failFraction).
+struct IdentityBoltOptions {
+  std::vector<std::string> fields = {"seq", "key", "payload"};  // declared output fields
+  double fail_fraction = 0;                                     // in [0, 1]
+  uint64_t seed = 1;
+  int64_t delay_micros = 0;
+
+  static absl::StatusOr<IdentityBoltOptions> FromArgs(const api::ComponentArgs& args);
+};
+
+// `tempest.IdentityBolt`: re-emits each input's values unchanged on the
+// default stream, anchored to the input, then acks it. It declares `fields`
+// as its output, so they must match what its input carries. For fault
+// injection it fails a `failFraction` share of inputs (without emitting):
+// every delivery draws anew from a PRNG seeded by `seed` (and the task
+// index, so parallel tasks draw differently), hence a replayed tuple can
+// pass. `delayMicros` sleeps that long per input (a slow bolt). An input
+// whose value count differs from `fields` is failed and reported.
+//
+// Owns its PRNG. Lives on its bolt executor thread. Tick tuples are acked
+// and otherwise ignored.
+class IdentityBolt final : public api::Bolt {
+ public:
+  static absl::StatusOr<std::unique_ptr<IdentityBolt>> Create(const api::ComponentArgs& args);
+  explicit IdentityBolt(IdentityBoltOptions options) : options_(std::move(options)) {}
+
+  absl::Status Prepare(const api::Config& config, const api::TopologyContext& context,
+                       api::OutputCollector& collector) override;
+  void Execute(const api::Tuple& input) override;
+  void DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const override;
+
+  const IdentityBoltOptions& options() const { return options_; }
+  int64_t injected_failures() const { return injected_failures_; }
+
+ private:
+  const IdentityBoltOptions options_;
+  api::OutputCollector* collector_ = nullptr;
+  std::mt19937_64 rng_;
+  int64_t injected_failures_ = 0;
+  int64_t mismatches_reported_ = 0;
+};
+
+}  // namespace tempest::bolts
+
+#endif  // TEMPEST_BOLTS_IDENTITY_BOLT_H_

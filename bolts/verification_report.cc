@@ -1,0 +1,201 @@
+#include "bolts/verification_report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::bolts {
+namespace {
+
+// Reads `path` line by line; `on_line(text, complete)` gets every line
+// without its '\n', `complete` false for a final line lacking one.
+template <typename F>
+absl::Status ForEachLine(const std::string& path, F on_line) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    int err = errno;
+    std::string msg = absl::StrCat("cannot read '", path, "': ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(msg) : absl::InternalError(msg);
+  }
+  std::string pending;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') continue;
+      if (pending.empty()) {
+        on_line(std::string_view(buf + start, i - start), true);
+      } else {
+        pending.append(buf + start, i - start);
+        on_line(std::string_view(pending), true);
+        pending.clear();
+      }
+      start = i + 1;
+    }
+    pending.append(buf + start, n - start);
+  }
+  bool read_error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (read_error) return absl::InternalError(absl::StrCat("error reading '", path, "'"));
+  if (!pending.empty()) on_line(std::string_view(pending), false);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& paths,
+                                              std::optional<int64_t> expected,
+                                              std::vector<int64_t>* unique_values) {
+  if (expected.has_value() && *expected < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("expected must be >= 0, got ", *expected));
+  }
+  VerificationReport r;
+  r.expected = expected;
+  std::vector<int64_t> values;
+  for (const std::string& path : paths) {
+    int64_t line_no = 0;
+    absl::Status read = ForEachLine(path, [&](std::string_view line, bool complete) {
+      ++line_no;
+      int64_t v;
+      if (complete && absl::SimpleAtoi(absl::string_view(line.data(), line.size()), &v)) {
+        values.push_back(v);
+        return;
+      }
+      ++r.malformed;
+      if (static_cast<int>(r.malformed_sample.size()) < VerificationReport::kSampleSize) {
+        r.malformed_sample.push_back(absl::StrCat(path, ":", line_no));
+      }
+    });
+    if (!read.ok()) return read;
+  }
+  r.received = static_cast<int64_t>(values.size());
+  std::sort(values.begin(), values.end());
+  std::vector<int64_t> unique;
+  unique.reserve(values.size());
+  int64_t copies = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i == 0 || values[i] != values[i - 1]) {
+      unique.push_back(values[i]);
+      copies = 0;
+    }
+    r.max_copies = std::max(r.max_copies, ++copies);
+  }
+  r.unique = static_cast<int64_t>(unique.size());
+  r.duplicated = r.received - r.unique;
+  if (expected.has_value()) {
+    int64_t in_range = 0;
+    auto it = unique.begin();
+    for (int64_t want = 0; want < *expected; ++want) {
+      while (it != unique.end() && *it < want) ++it;
+      if (it != unique.end() && *it == want) {
+        ++in_range;
+      } else if (static_cast<int>(r.missing_sample.size()) < VerificationReport::kSampleSize) {
+        r.missing_sample.push_back(want);
+      }
+    }
+    r.missing = *expected - in_range;
+    r.unexpected = r.unique - in_range;
+  }
+  if (unique_values != nullptr) *unique_values = std::move(unique);
+  return r;
+}
+
+std::string ReportToJson(const VerificationReport& r) {
+  nlohmann::ordered_json j;
+  j["received"] = r.received;
+  j["unique"] = r.unique;
+  j["missing"] = r.missing;
+  j["duplicated"] = r.duplicated;
+  j["max_copies"] = r.max_copies;
+  j["expected"] = r.expected.has_value() ? nlohmann::ordered_json(*r.expected) : nullptr;
+  j["unexpected"] = r.unexpected;
+  j["malformed"] = r.malformed;
+  j["complete"] = r.Complete();
+  j["missing_sample"] = r.missing_sample;
+  j["malformed_sample"] = r.malformed_sample;
+  return j.dump();
+}
+
+std::string ReportToText(const VerificationReport& r) {
+  std::string out = absl::StrCat("received:   ", r.received, "\nunique:     ", r.unique,
+                                 "\nduplicated: ", r.duplicated,
+                                 " (max copies of one value: ", r.max_copies, ")\n");
+  if (r.expected.has_value()) {
+    absl::StrAppend(&out, "expected:   0..", *r.expected - 1, " (", *r.expected, " values)\n",
+                    "missing:    ", r.missing);
+    if (!r.missing_sample.empty()) {
+      absl::StrAppend(&out, " (lowest: ", absl::StrJoin(r.missing_sample, ", "), ")");
+    }
+    absl::StrAppend(&out, "\nunexpected: ", r.unexpected, " (outside 0..", *r.expected - 1, ")\n");
+  } else {
+    absl::StrAppend(&out, "expected:   not given (missing not checked)\n");
+  }
+  absl::StrAppend(&out, "malformed:  ", r.malformed);
+  if (!r.malformed_sample.empty()) {
+    absl::StrAppend(&out, " (first at ", absl::StrJoin(r.malformed_sample, ", "), ")");
+  }
+  absl::StrAppend(&out, "\nresult:     ",
+                  r.Complete() ? "complete" : "INCOMPLETE (missing, unexpected or malformed)",
+                  "\n");
+  return out;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::filesystem::path target(path);
+  if (target.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(target.parent_path(), ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("cannot create the directory of '", path, "': ", ec.message()));
+    }
+  }
+  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("cannot create '", tmp, "': ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return absl::InternalError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  int sync_rc = ::fsync(fd);
+  int sync_err = errno;
+  if (::close(fd) != 0 && sync_rc == 0) {
+    sync_rc = -1;
+    sync_err = errno;
+  }
+  if (sync_rc != 0) {
+    int err = sync_err;
+    ::unlink(tmp.c_str());
+    return absl::InternalError(absl::StrCat("cannot sync '", tmp, "': ", std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return absl::InternalError(
+        absl::StrCat("cannot rename '", tmp, "' to '", path, "': ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tempest::bolts

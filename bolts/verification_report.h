@@ -1,0 +1,68 @@
+#ifndef TEMPEST_BOLTS_VERIFICATION_REPORT_H_
+#define TEMPEST_BOLTS_VERIFICATION_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tempest::bolts {
+
+// What a set of verifier logs says about delivery. A plain value.
+//
+// received   integer lines read (every copy counts)
+// unique     distinct values
+// duplicated received - unique (extra copies: at-least-once redelivery)
+// max_copies the most copies of any one value (0 when nothing was received)
+// expected   the count the values should cover as 0..expected-1, if known
+// missing    values of 0..expected-1 never received (0 when expected unset)
+// unexpected distinct values outside 0..expected-1 (0 when expected unset)
+// malformed  lines that are not one integer, including a last line without
+//            its newline (a write torn by a crash; never acknowledged)
+struct VerificationReport {
+  int64_t received = 0;
+  int64_t unique = 0;
+  int64_t missing = 0;
+  int64_t duplicated = 0;
+  int64_t max_copies = 0;
+  std::optional<int64_t> expected;
+  int64_t unexpected = 0;
+  int64_t malformed = 0;
+  // The lowest missing values (at most kSampleSize), for humans.
+  std::vector<int64_t> missing_sample;
+  // "file:line" of the first malformed lines (at most kSampleSize).
+  std::vector<std::string> malformed_sample;
+
+  static constexpr int kSampleSize = 10;
+
+  // Nothing missing, unexpected or malformed (duplicates are allowed: the
+  // guarantee under test is at-least-once).
+  bool Complete() const { return missing == 0 && unexpected == 0 && malformed == 0; }
+};
+
+// Reads verifier logs (one integer per line) and computes the report over
+// all of them together. NotFound/Internal when a file cannot be read;
+// InvalidArgument for a negative `expected`. Malformed lines are counted,
+// never an error. When `unique_values` is non-null it receives the sorted
+// distinct values. Pure apart from reading the files; any thread.
+absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& paths,
+                                              std::optional<int64_t> expected,
+                                              std::vector<int64_t>* unique_values = nullptr);
+
+// The report as one JSON object on one line:
+// {"received":N,"unique":N,"missing":N,"duplicated":N,"max_copies":N,
+//  "expected":N|null,"unexpected":N,"malformed":N,"complete":bool,
+//  "missing_sample":[..],"malformed_sample":[..]}
+std::string ReportToJson(const VerificationReport& report);
+// A few human-readable lines (ending in '\n').
+std::string ReportToText(const VerificationReport& report);
+
+// Writes `content` to `path` via a temporary file, fsync and rename, so a
+// reader sees the old or the new file, never half of one.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content);
+
+}  // namespace tempest::bolts
+
+#endif  // TEMPEST_BOLTS_VERIFICATION_REPORT_H_

@@ -1,0 +1,24 @@
+#include "spout/builtin_spouts.h"
+
+#include "spout/line_spout.h"
+#include "spout/sequence_spout.h"
+
+namespace tempest::spout {
+
+absl::Status RegisterBuiltinSpouts(api::ComponentRegistry& registry) {
+  using api::registry_internal::Make;
+  // AlreadyExists means an earlier call (or the static registration) won.
+  for (absl::Status s :
+       {registry.RegisterSpout("tempest.SequenceSpout", &Make<api::Spout, SequenceSpout>),
+        registry.RegisterSpout("tempest.LineSpout", &Make<api::Spout, LineSpout>)}) {
+    if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
+  }
+  return absl::OkStatus();
+}
+
+void LinkBuiltinSpouts() {}
+
+TEMPEST_REGISTER_SPOUT("tempest.SequenceSpout", SequenceSpout);
+TEMPEST_REGISTER_SPOUT("tempest.LineSpout", LineSpout);
+
+}  // namespace tempest::spout
