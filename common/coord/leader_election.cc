@@ -21,8 +21,8 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(ZkSession
   // Reconcile reads the state when it runs, so a burst of events cannot make
   // leadership flap on stale information.
   e->subscription_ = session.Subscribe(
-      [self](const ZkSessionEvent&) { self->executor_.Post([self] { self->Reconcile(); }); });
-  e->executor_.Post([self] { self->Reconcile(); });
+      [self](const ZkSessionEvent&) { self->executor_->Post([self] { self->Reconcile(); }); });
+  e->executor_->Post([self] { self->Reconcile(); });
   return e;
 }
 
@@ -31,7 +31,7 @@ LeaderElection::LeaderElection(ZkSession& session, Options options)
 
 LeaderElection::~LeaderElection() {
   session_.Unsubscribe(subscription_);
-  executor_.Stop();
+  executor_->Stop();
   if (!my_node_.empty() && session_.session_id() == my_session_) {
     (void)session_.Delete(my_node_, -1, ZkCall{options_.op_timeout, my_session_});
   }
@@ -50,7 +50,7 @@ void LeaderElection::Reconcile() {
   }
   const int64_t sid = session_.session_id();
   const ZkCall call{options_.op_timeout, 0};
-  auto retry = [this] { executor_.PostAfter(options_.retry_interval, [this] { Reconcile(); }); };
+  auto retry = [this] { executor_->PostAfter(options_.retry_interval, [this] { Reconcile(); }); };
   if (my_node_.empty() || my_session_ != sid) {
     SetLeader(false);
     tempest::v1::ElectionParticipant me;
@@ -79,7 +79,7 @@ void LeaderElection::Reconcile() {
     // Our node is gone (deleted by someone, or the session ended): re-join.
     my_node_.clear();
     SetLeader(false);
-    executor_.Post([this] { Reconcile(); });
+    executor_->Post([this] { Reconcile(); });
     return;
   }
   if (it == names.begin()) {
@@ -89,9 +89,13 @@ void LeaderElection::Reconcile() {
   SetLeader(false);
   const std::string predecessor = JoinPath(options_.path, *(it - 1));
   auto watched = session_.ExistsAndWatch(
-      predecessor, [this](const ZkWatchEvent&) { executor_.Post([this] { Reconcile(); }); }, call);
+      predecessor,
+      [this, weak = std::weak_ptr<SerialExecutor>(executor_)](const ZkWatchEvent&) {
+        if (auto ex = weak.lock()) ex->Post([this] { Reconcile(); });
+      },
+      call);
   if (!watched.ok()) return retry();
-  if (!watched->has_value()) executor_.Post([this] { Reconcile(); });
+  if (!watched->has_value()) executor_->Post([this] { Reconcile(); });
 }
 
 absl::StatusOr<std::string> LeaderElection::CurrentLeader() const {

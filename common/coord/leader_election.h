@@ -60,7 +60,9 @@ class LeaderElection {
   // Touched only on the executor thread.
   std::string my_node_;
   int64_t my_session_ = 0;
-  SerialExecutor executor_;  // last: stops first
+  // Shared with pending watch callbacks (weakly), which may fire after we
+  // are gone; a stopped executor ignores their posts.
+  std::shared_ptr<SerialExecutor> executor_ = std::make_shared<SerialExecutor>();
 };
 
 }  // namespace tempest::coord

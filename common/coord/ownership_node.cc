@@ -15,8 +15,8 @@ absl::StatusOr<std::unique_ptr<OwnershipNode>> OwnershipNode::Create(ZkSession& 
   // Reconcile reads the state when it runs, so stale events cannot drop a
   // token acquired on a newer session.
   node->subscription_ = session.Subscribe(
-      [self](const ZkSessionEvent&) { self->executor_.Post([self] { self->Reconcile(); }); });
-  node->executor_.Post([self] { self->Reconcile(); });
+      [self](const ZkSessionEvent&) { self->executor_->Post([self] { self->Reconcile(); }); });
+  node->executor_->Post([self] { self->Reconcile(); });
   return node;
 }
 
@@ -25,7 +25,7 @@ OwnershipNode::OwnershipNode(ZkSession& session, Options options)
 
 OwnershipNode::~OwnershipNode() {
   session_.Unsubscribe(subscription_);
-  executor_.Stop();
+  executor_->Stop();
   auto held = token();
   if (held.has_value() && session_.session_id() == held->session_id) {
     // Version-checked and session-bound: never deletes a successor's node.
@@ -80,7 +80,7 @@ void OwnershipNode::Reconcile() {
   auto created = session_.Create(options_.path, record.SerializeAsString(), create,
                                  ZkCall{options_.op_timeout, sid});
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
-    executor_.PostAfter(options_.retry_interval, [this] { Reconcile(); });
+    executor_->PostAfter(options_.retry_interval, [this] { Reconcile(); });
     return;
   }
   // Whoever created it, ephemeralOwner says who holds it (KAFKA-1387: after a
@@ -91,17 +91,20 @@ void OwnershipNode::Reconcile() {
     return;
   }
   if (!current.ok() && !absl::IsNotFound(current.status())) {
-    executor_.PostAfter(options_.retry_interval, [this] { Reconcile(); });
+    executor_->PostAfter(options_.retry_interval, [this] { Reconcile(); });
     return;
   }
   // Held by another session: wait for it to go.
   auto watched = session_.ExistsAndWatch(
-      options_.path, [this](const ZkWatchEvent&) { executor_.Post([this] { Reconcile(); }); },
+      options_.path,
+      [this, weak = std::weak_ptr<SerialExecutor>(executor_)](const ZkWatchEvent&) {
+        if (auto ex = weak.lock()) ex->Post([this] { Reconcile(); });
+      },
       call);
   if (!watched.ok()) {
-    executor_.PostAfter(options_.retry_interval, [this] { Reconcile(); });
+    executor_->PostAfter(options_.retry_interval, [this] { Reconcile(); });
   } else if (!watched->has_value()) {
-    executor_.Post([this] { Reconcile(); });
+    executor_->Post([this] { Reconcile(); });
   }
 }
 

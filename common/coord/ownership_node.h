@@ -68,7 +68,9 @@ class OwnershipNode {
   mutable std::condition_variable cv_;
   std::optional<FencingToken> token_;
   bool reconcile_queued_ = false;  // guarded by mu_
-  SerialExecutor executor_;        // last: stops before the members it uses go
+  // Shared with pending watch callbacks (weakly), which may fire after we
+  // are gone; a stopped executor ignores their posts.
+  std::shared_ptr<SerialExecutor> executor_ = std::make_shared<SerialExecutor>();
 };
 
 }  // namespace tempest::coord

@@ -11,9 +11,9 @@ absl::StatusOr<std::unique_ptr<ZkNodeWatch>> ZkNodeWatch::Create(
       new ZkNodeWatch(session, std::move(path), std::move(on_value), op_timeout));
   ZkNodeWatch* self = w.get();
   w->subscription_ = session.Subscribe([self](const ZkSessionEvent& e) {
-    if (e.state == ZkSessionState::kConnected) self->executor_.Post([self] { self->Arm(); });
+    if (e.state == ZkSessionState::kConnected) self->executor_->Post([self] { self->Arm(); });
   });
-  w->executor_.Post([self] { self->Arm(); });
+  w->executor_->Post([self] { self->Arm(); });
   return w;
 }
 
@@ -26,7 +26,7 @@ ZkNodeWatch::ZkNodeWatch(ZkSession& session, std::string path, Callback on_value
 
 ZkNodeWatch::~ZkNodeWatch() {
   session_.Unsubscribe(subscription_);
-  executor_.Stop();
+  executor_->Stop();
 }
 
 void ZkNodeWatch::Arm() {
@@ -36,13 +36,14 @@ void ZkNodeWatch::Arm() {
   // suffices whether or not the node exists.
   auto stat = session_.ExistsAndWatch(
       path_,
-      [this](const ZkWatchEvent& e) {
+      [this, weak = std::weak_ptr<SerialExecutor>(executor_)](const ZkWatchEvent& e) {
         // kSessionLost: the next kConnected event re-arms.
-        if (e.type != ZkWatchEventType::kSessionLost) executor_.Post([this] { Arm(); });
+        if (e.type == ZkWatchEventType::kSessionLost) return;
+        if (auto ex = weak.lock()) ex->Post([this] { Arm(); });
       },
       call);
   if (!stat.ok()) {
-    executor_.PostAfter(std::chrono::milliseconds(250), [this] { Arm(); });
+    executor_->PostAfter(std::chrono::milliseconds(250), [this] { Arm(); });
     return;
   }
   if (!stat->has_value()) {
@@ -55,7 +56,7 @@ void ZkNodeWatch::Arm() {
   } else if (absl::IsNotFound(node.status())) {
     on_value_(std::nullopt);  // deleted in between; the watch reports it too
   } else {
-    executor_.PostAfter(std::chrono::milliseconds(250), [this] { Arm(); });
+    executor_->PostAfter(std::chrono::milliseconds(250), [this] { Arm(); });
   }
 }
 

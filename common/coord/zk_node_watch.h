@@ -41,7 +41,9 @@ class ZkNodeWatch {
   Callback on_value_;
   std::chrono::milliseconds op_timeout_;
   int subscription_ = 0;
-  SerialExecutor executor_;  // last: stops first
+  // Shared with pending watch callbacks (weakly), which may fire after we
+  // are gone; a stopped executor ignores their posts.
+  std::shared_ptr<SerialExecutor> executor_ = std::make_shared<SerialExecutor>();
 };
 
 }  // namespace tempest::coord

@@ -575,12 +575,15 @@ void ZkSession::Transition(ZkSessionState next, bool by_local_timer) {
   }
   state_cv_.notify_all();
   metrics_->Transition(event.previous, event.state);
-  std::vector<Listener> listeners;
-  {
-    std::lock_guard<std::mutex> lock(listeners_mu_);
-    for (auto& [id, l] : listeners_) listeners.push_back(l);
+  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
+  std::vector<int> ids;
+  for (const auto& [id, l] : listeners_) ids.push_back(id);
+  for (int id : ids) {
+    auto it = listeners_.find(id);
+    if (it == listeners_.end()) continue;  // unsubscribed by an earlier listener
+    Listener listener = it->second;        // a copy: it may unsubscribe itself
+    listener(event);
   }
-  for (auto& l : listeners) l(event);
 }
 
 void ZkSession::OnWatchEvent(uint64_t generation, int type, std::string path) {
@@ -689,14 +692,14 @@ absl::Status ZkSession::WaitConnected(milliseconds timeout) const {
 }
 
 int ZkSession::Subscribe(Listener listener) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
   const int id = next_listener_++;
   listeners_[id] = std::move(listener);
   return id;
 }
 
 void ZkSession::Unsubscribe(int id) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
   listeners_.erase(id);
 }
 

@@ -222,6 +222,8 @@ class ZkSession {
   absl::Status WaitConnected(std::chrono::milliseconds timeout) const;
 
   // Listeners run on the dispatcher thread, in order, for every transition.
+  // Once Unsubscribe returns, the listener is not running and never runs
+  // again (it waits for a running call; a listener may unsubscribe itself).
   int Subscribe(Listener listener);
   void Unsubscribe(int id);
 
@@ -333,7 +335,8 @@ class ZkSession {
   bool stopping_ = false;
   std::thread dispatcher_;
 
-  std::mutex listeners_mu_;
+  // Held while listeners run (recursive: a listener may (un)subscribe).
+  std::recursive_mutex listeners_mu_;
   std::map<int, Listener> listeners_;
   int next_listener_ = 1;
 
