@@ -37,6 +37,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals);
 void RegisterVersionCommand(CLI::App& app, CommandSet& set);
 void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
 int Fail(const std::string& message, int code = 1);

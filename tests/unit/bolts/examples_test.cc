@@ -14,7 +14,7 @@ namespace {
 
 std::string ExamplePath(const std::string& name) {
   const char* root = std::getenv("TEMPEST_SOURCE_DIR");
-  return std::string(root != nullptr ? root : ".") + "/examples/" + name;
+  return std::string(root != nullptr ? root : TEMPEST_EXAMPLES_SOURCE_DIR) + "/examples/" + name;
 }
 
 class ExamplesTest : public ::testing::Test {
