@@ -1,0 +1,101 @@
+#include "worker/acker_executor.h"
+
+#include <chrono>
+
+namespace tempest::worker {
+
+AckerExecutor::AckerExecutor(WorkerContext& ctx, core::ExecutorInfo info)
+    : Executor(ctx, std::move(info), Kind::kAcker) {}
+
+absl::Status AckerExecutor::Build() {
+  const core::MetricLabels labels{{"component", std::string(api::kAckerComponentName)},
+                                  {"task", std::to_string(info_.start.value())}};
+  completed_.counter = &ctx_.metrics->GetCounter("tempest_acker_completed_total", labels);
+  failed_.counter = &ctx_.metrics->GetCounter("tempest_acker_failed_total", labels);
+  expired_.counter = &ctx_.metrics->GetCounter("tempest_acker_expired_total", labels);
+  tracked_ = &ctx_.metrics->GetGauge("tempest_acker_pending_trees", labels);
+  return absl::OkStatus();
+}
+
+absl::Status AckerExecutor::Setup() {
+  if (ctx_.timeouts_enabled) ticks_.Start(ctx_.message_timeout_secs, last_now_);
+  return absl::OkStatus();
+}
+
+void AckerExecutor::Teardown() {
+  completed_.Flush();
+  failed_.Flush();
+  expired_.Flush();
+}
+
+void AckerExecutor::Reply(MessageKind kind, uint64_t root, int32_t spout_task) {
+  Envelope out;
+  out.kind = kind;
+  out.root = root;
+  out.task = spout_task;
+  transfer_.PostToSpout(std::move(out));
+}
+
+void AckerExecutor::Process(Envelope& e) {
+  ++consumed_local_;
+  core::AckResult result;
+  switch (e.kind) {
+    case MessageKind::kAckInit:
+      result = ledger_.Init(e.root, e.value, e.spout_task);
+      break;
+    case MessageKind::kAckAck:
+      result = ledger_.Ack(e.root, e.value);
+      break;
+    case MessageKind::kAckFail:
+      result = ledger_.Fail(e.root);
+      break;
+    case MessageKind::kAckReset: {
+      std::optional<int32_t> spout = ledger_.ResetTimeout(e.root);
+      if (spout) Reply(MessageKind::kSpoutReset, e.root, *spout);
+      return;
+    }
+    default:
+      return;
+  }
+  if (result.outcome == core::AckOutcome::kCompleted) {
+    completed_.Inc();
+    Reply(MessageKind::kSpoutAck, e.root, result.spout_task);
+  } else if (result.outcome == core::AckOutcome::kFailed) {
+    failed_.Inc();
+    Reply(MessageKind::kSpoutFail, e.root, result.spout_task);
+  }
+}
+
+void AckerExecutor::Loop() {
+  const size_t max = ctx_.options.drain_batch;
+  const auto max_park =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
+  auto process = [this](Envelope& e) { Process(e); };
+  for (;;) {
+    const core::Clock::TimePoint now = Now();
+    const int ticks = ticks_.Due(now);
+    for (int n = 0; n < ticks; ++n) {
+      for (const core::ExpiredRoot& r : ledger_.Rotate()) {
+        expired_.Inc();
+        if (r.spout_task != core::AckLedger::kUnknownTask) {
+          Reply(MessageKind::kSpoutFail, r.root, r.spout_task);
+        }
+      }
+    }
+    size_t got = queue_->TryDrain(max, process);
+    if (got == 0 && ticks == 0) {
+      if (queue_->closed()) break;
+      transfer_.Flush();
+      Publish(/*quiet=*/true);
+      got = queue_->Drain(max, process, ParkDeadline(ticks_, max_park));
+    }
+    transfer_.Flush();
+    completed_.Flush();
+    failed_.Flush();
+    expired_.Flush();
+    tracked_->Set(static_cast<int64_t>(ledger_.size()));
+    Publish(/*quiet=*/false);
+  }
+}
+
+}  // namespace tempest::worker

@@ -1,0 +1,279 @@
+#include "worker/bolt_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace tempest::worker {
+
+// The collector handed to one bolt task; forwards to the executor.
+class BoltExecutor::Collector final : public api::OutputCollector {
+ public:
+  Collector(BoltExecutor& executor, Task& task) : executor_(executor), task_(task) {}
+  void Ack(const api::Tuple& input) override { executor_.Ack(task_, input); }
+  void Fail(const api::Tuple& input) override { executor_.Fail(task_, input); }
+  void ResetTimeout(const api::Tuple& input) override { executor_.ResetTimeout(task_, input); }
+  void ReportError(const absl::Status& error) override { executor_.ReportError(task_, error); }
+
+ protected:
+  void DoEmit(const api::StreamId& stream, std::span<const api::Tuple> anchors,
+              api::Values values, std::vector<api::TaskId>* task_ids) override {
+    executor_.Emit(task_, stream, anchors, std::move(values), task_ids, std::nullopt);
+  }
+  void DoEmitDirect(api::TaskId task, const api::StreamId& stream,
+                    std::span<const api::Tuple> anchors, api::Values values) override {
+    executor_.Emit(task_, stream, anchors, std::move(values), nullptr, task);
+  }
+
+ private:
+  BoltExecutor& executor_;
+  Task& task_;
+};
+
+BoltExecutor::BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info)
+    : Executor(ctx, std::move(info), Kind::kBolt),
+      random_(std::random_device()() ^ (static_cast<uint64_t>(info_.start.value()) << 40) ^
+              static_cast<uint64_t>(
+                  std::chrono::steady_clock::now().time_since_epoch().count())) {}
+
+BoltExecutor::~BoltExecutor() = default;
+
+absl::Status BoltExecutor::Build() {
+  const core::ComponentDef* def = ctx_.def->FindComponent(info_.component);
+  if (def == nullptr) return absl::NotFoundError("unknown bolt " + info_.component.value());
+  const core::MetricLabels component_labels{{"component", info_.component.value()}};
+  execute_latency_ = &ctx_.metrics->GetHistogram("tempest_execute_latency_us", component_labels);
+  process_latency_ = &ctx_.metrics->GetHistogram("tempest_process_latency_us", component_labels);
+  tick_counter_ = &ctx_.metrics->GetCounter("tempest_ticks_total", component_labels);
+  for (int32_t id = info_.start.value(); id <= info_.end.value(); ++id) {
+    auto task = std::make_unique<Task>();
+    task->id = api::TaskId(id);
+    absl::StatusOr<std::unique_ptr<api::Bolt>> bolt = ctx_.registry->CreateBolt(def->args);
+    if (!bolt.ok()) {
+      return absl::Status(bolt.status().code(),
+                          absl::StrCat(def->location.Prefix(), "bolt '", def->id.value(),
+                                       "': ", bolt.status().message()));
+    }
+    task->bolt = std::move(*bolt);
+    task->context = std::make_unique<api::TopologyContext>(ctx_.info, task->id);
+    absl::StatusOr<std::unique_ptr<TaskRouter>> router =
+        TaskRouter::Create(ctx_, task->id, *task->context);
+    if (!router.ok()) return router.status();
+    task->router = std::move(*router);
+    task->collector = std::make_unique<Collector>(*this, *task);
+    const core::MetricLabels labels{{"component", info_.component.value()},
+                                    {"task", std::to_string(id)}};
+    task->acked.counter = &ctx_.metrics->GetCounter("tempest_acked_total", labels);
+    task->failed.counter = &ctx_.metrics->GetCounter("tempest_failed_total", labels);
+    task->executed.counter = &ctx_.metrics->GetCounter("tempest_executed_total", labels);
+    tasks_.push_back(std::move(task));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<api::TaskId> BoltExecutor::Downstream() const {
+  std::vector<api::TaskId> all;
+  for (const auto& task : tasks_) {
+    std::vector<api::TaskId> t = task->router->AllTargets();
+    all.insert(all.end(), t.begin(), t.end());
+  }
+  return all;
+}
+
+absl::Status BoltExecutor::Setup() {
+  for (auto& task : tasks_) {
+    absl::Status s = CallUser("Bolt::Prepare", [&] {
+      return task->bolt->Prepare(task->context->config(), *task->context, *task->collector);
+    });
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("bolt '", info_.component.value(), "' task ",
+                                                 task->id.value(), " Prepare: ", s.message()));
+    }
+  }
+  // Per-component config overrides the topology's (merged in the context).
+  if (!tasks_.empty()) {
+    std::optional<int64_t> freq =
+        tasks_.front()->context->config().GetOptionalInt(api::kTopologyTickTupleFreqSecs);
+    if (freq && *freq > 0) ticks_.Start(*freq, last_now_);
+  }
+  return absl::OkStatus();
+}
+
+void BoltExecutor::Teardown() {
+  for (auto& task : tasks_) {
+    absl::Status s = CallUser("Bolt::Cleanup", [&] { task->bolt->Cleanup(); });
+    if (!s.ok()) ReportError(*task, s);
+  }
+  FlushMetrics();
+}
+
+void BoltExecutor::ReportError(Task& task, const absl::Status& error) {
+  ctx_.errors->Report(info_.component, task.id.value(), error);
+}
+
+void BoltExecutor::Execute(Task& task, const api::Tuple& input) {
+  const bool sample =
+      (sample_counter_++ & ((uint64_t{1} << ctx_.options.latency_sample_shift) - 1)) == 0;
+  int64_t start = 0;
+  if (sample) {
+    start = ctx_.clock->Now().time_since_epoch().count();
+    current_input_ = &input.values();
+    current_start_ns_ = start;
+  }
+  absl::Status s = CallUser("Bolt::Execute", [&] { task.bolt->Execute(input); });
+  if (sample) {
+    execute_latency_->Record((ctx_.clock->Now().time_since_epoch().count() - start) / 1000);
+    current_input_ = nullptr;
+  }
+  task.executed.Inc();
+  if (!s.ok()) {
+    ReportError(task, s);
+    Fail(task, input);
+  }
+}
+
+void BoltExecutor::Process(Envelope& e) {
+  ++consumed_local_;
+  Task* task = TaskById(e.task);
+  if (task == nullptr || e.kind != MessageKind::kTuple) return;
+  Execute(*task, e.tuple);
+}
+
+void BoltExecutor::Emit(Task& task, const api::StreamId& stream,
+                        std::span<const api::Tuple> anchors, api::Values values,
+                        std::vector<api::TaskId>* task_ids, std::optional<api::TaskId> direct) {
+  StreamRoute* route = task.router->Find(stream);
+  if (route == nullptr) {
+    ReportError(task, absl::InvalidArgumentError(absl::StrCat(
+                          "emit on undeclared stream '", stream.value(), "'")));
+    return;
+  }
+  targets_.clear();
+  absl::Status routed = direct ? task.router->DirectTarget(*route, *direct, targets_)
+                               : task.router->Targets(*route, values, targets_);
+  if (!routed.ok()) {
+    ReportError(task, routed);
+    return;
+  }
+  if (task_ids != nullptr) *task_ids = targets_;
+  route->emitted.Inc();
+  const bool acking = ctx_.acking();
+  const size_t n = targets_.size();
+  for (size_t i = 0; i < n; ++i) {
+    api::TupleAnchors out;
+    if (acking) {
+      for (const api::Tuple& anchor : anchors) {
+        // Untracked inputs (and ticks) carry no trees: nothing to extend,
+        // and their body may be shared by several receiving tasks.
+        if (!anchor.valid() || anchor.anchors().empty()) continue;
+        const uint64_t edge = random_.NextNonZero();
+        anchor.XorAckVal(edge);
+        for (const api::TupleAnchor& a : anchor.anchors()) {
+          auto it = std::find_if(out.begin(), out.end(),
+                                 [&](const api::TupleAnchor& o) { return o.root == a.root; });
+          if (it == out.end()) {
+            out.push_back({a.root, api::EdgeId(edge)});
+          } else {
+            it->edge = api::EdgeId(it->edge.value() ^ edge);
+          }
+        }
+      }
+    }
+    api::Values v = (i + 1 == n) ? std::move(values) : values;
+    Envelope e;
+    e.tuple = api::Tuple(route->schema, task.id, std::move(v), std::move(out));
+    e.task = targets_[i].value();
+    transfer_.Send(std::move(e));
+  }
+  route->transferred.Inc(static_cast<int64_t>(n));
+}
+
+void BoltExecutor::Ack(Task& task, const api::Tuple& input) {
+  if (!input.valid()) return;
+  if (ctx_.acking()) {
+    for (const api::TupleAnchor& a : input.anchors()) {
+      Envelope e;
+      e.kind = MessageKind::kAckAck;
+      e.root = a.root.value();
+      e.value = a.edge.value() ^ input.ack_val();
+      transfer_.SendToAcker(std::move(e));
+    }
+  }
+  task.acked.Inc();
+  if (current_input_ == &input.values()) {
+    process_latency_->Record((ctx_.clock->Now().time_since_epoch().count() - current_start_ns_) /
+                             1000);
+    current_input_ = nullptr;
+  }
+}
+
+void BoltExecutor::Fail(Task& task, const api::Tuple& input) {
+  if (!input.valid()) return;
+  if (ctx_.acking()) {
+    for (const api::TupleAnchor& a : input.anchors()) {
+      Envelope e;
+      e.kind = MessageKind::kAckFail;
+      e.root = a.root.value();
+      transfer_.SendToAcker(std::move(e));
+    }
+  }
+  task.failed.Inc();
+}
+
+void BoltExecutor::ResetTimeout(Task& task, const api::Tuple& input) {
+  (void)task;
+  if (!input.valid() || !ctx_.acking()) return;
+  for (const api::TupleAnchor& a : input.anchors()) {
+    Envelope e;
+    e.kind = MessageKind::kAckReset;
+    e.root = a.root.value();
+    transfer_.SendToAcker(std::move(e));
+  }
+}
+
+void BoltExecutor::FlushMetrics() {
+  for (auto& task : tasks_) {
+    task->router->FlushCounters();
+    task->acked.Flush();
+    task->failed.Flush();
+    task->executed.Flush();
+  }
+}
+
+void BoltExecutor::Loop() {
+  const size_t max = ctx_.options.drain_batch;
+  const auto max_park =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
+  auto process = [this](Envelope& e) { Process(e); };
+  for (;;) {
+    const core::Clock::TimePoint now = Now();
+    const int ticks = ticks_.Due(now);
+    for (int n = 0; n < ticks; ++n) {
+      const api::Tuple tick = api::Tuple::MakeTick(ticks_.period_secs());
+      for (auto& task : tasks_) Execute(*task, tick);
+      tick_counter_->Add(1);
+    }
+    size_t got = queue_->TryDrain(max, process);
+    // Tuples this executor sent to its own tasks.
+    while (!transfer_.local().empty()) {
+      local_batch_.swap(transfer_.local());
+      for (Envelope& e : local_batch_) Process(e);
+      got += local_batch_.size();
+      local_batch_.clear();
+    }
+    if (got == 0 && ticks == 0) {
+      if (queue_->closed()) break;  // stopped and drained
+      transfer_.Flush();
+      FlushMetrics();
+      Publish(/*quiet=*/true);
+      got = queue_->Drain(max, process, ParkDeadline(ticks_, max_park));
+    }
+    transfer_.Flush();
+    FlushMetrics();
+    Publish(/*quiet=*/false);
+  }
+}
+
+}  // namespace tempest::worker

@@ -1,0 +1,98 @@
+#ifndef TEMPEST_WORKER_BOLT_EXECUTOR_H_
+#define TEMPEST_WORKER_BOLT_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "common/api/bolt.h"
+#include "common/core/metrics_registry.h"
+#include "worker/executor.h"
+#include "worker/fast_random.h"
+#include "worker/task_router.h"
+
+namespace tempest::worker {
+
+// Runs the tasks of one bolt component (Storm's BoltExecutor).
+//
+// Loop, on its own thread: deliver due tick tuples (component "__system",
+// stream "__tick", every topology.tick.tuple.freq.secs of the component's
+// merged config) to each task; drain up to ExecutorOptions::drain_batch
+// envelopes from the receive queue and call Execute for each in place (no
+// copy out of the ring); flush the outbound batches; park on the queue (until
+// input or the next tick) when it was empty.
+//
+// Acking (storm-facts.md §3.1): an emit anchored to inputs gets, per target
+// task and per anchor, a fresh random edge id e: the anchor's ack value ^= e
+// and the new tuple carries root -> xor(e) for each of the anchor's roots.
+// Ack(input) sends `__ack_ack` [root, edge ^ ack_val] per root to the acker
+// (root mod #ackers); Fail sends `__ack_fail`; ResetTimeout sends
+// `__ack_reset_timeout`. A throwing Execute fails its input and reports an
+// error; the executor keeps running.
+//
+// Metrics: execute latency (sampled, 1 in 2^latency_sample_shift), process
+// latency (input arrival in Execute to its Ack, when acked within Execute),
+// acked / failed per task, emitted / transferred per task and stream.
+class BoltExecutor final : public Executor {
+ public:
+  BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info);
+  ~BoltExecutor() override;
+
+  absl::Status Build() override;
+  std::vector<api::TaskId> Downstream() const override;
+
+ private:
+  class Collector;
+  struct Task {
+    api::TaskId id;
+    std::unique_ptr<api::Bolt> bolt;
+    std::unique_ptr<api::TopologyContext> context;
+    std::unique_ptr<TaskRouter> router;
+    std::unique_ptr<Collector> collector;
+    LocalCounter acked;
+    LocalCounter failed;
+    LocalCounter executed;
+  };
+
+  absl::Status Setup() override;
+  void Loop() override;
+  void Teardown() override;
+
+  void Process(Envelope& e);
+  void Execute(Task& task, const api::Tuple& input);
+  void FlushMetrics();
+
+  // Collector entry points.
+  void Emit(Task& task, const api::StreamId& stream, std::span<const api::Tuple> anchors,
+            api::Values values, std::vector<api::TaskId>* task_ids,
+            std::optional<api::TaskId> direct);
+  void Ack(Task& task, const api::Tuple& input);
+  void Fail(Task& task, const api::Tuple& input);
+  void ResetTimeout(Task& task, const api::Tuple& input);
+  void ReportError(Task& task, const absl::Status& error);
+
+  Task* TaskById(int32_t id) {
+    const int32_t i = id - info_.start.value();
+    return i >= 0 && i < static_cast<int32_t>(tasks_.size()) ? tasks_[i].get() : nullptr;
+  }
+
+  std::vector<std::unique_ptr<Task>> tasks_;
+  TickTimer ticks_;
+  FastRandom random_;
+  std::vector<api::TaskId> targets_;  // scratch
+  std::vector<Envelope> local_batch_;
+  uint64_t sample_counter_ = 0;
+  // The input whose Execute is running, to measure process latency when it
+  // is acked before Execute returns (identified by its values' address).
+  const api::Values* current_input_ = nullptr;
+  int64_t current_start_ns_ = 0;
+  core::Histogram* execute_latency_ = nullptr;
+  core::Histogram* process_latency_ = nullptr;
+  core::Counter* tick_counter_ = nullptr;
+};
+
+}  // namespace tempest::worker
+
+#endif  // TEMPEST_WORKER_BOLT_EXECUTOR_H_

@@ -1,0 +1,327 @@
+#include "worker/local_cluster.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/core/topology_validator.h"
+#include "spdlog/spdlog.h"
+#include "worker/acker_executor.h"
+#include "worker/bolt_executor.h"
+#include "worker/spout_executor.h"
+
+namespace tempest::worker {
+namespace {
+
+template <typename Pred>
+bool PollUntil(std::chrono::milliseconds timeout, Pred&& pred) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (pred()) return true;
+    if (std::chrono::steady_clock::now() >= until) return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(core::TopologyDef def,
+                                                                   LocalClusterOptions options) {
+  std::unique_ptr<LocalCluster> cluster(new LocalCluster());
+  cluster->def_ = std::move(def);
+  cluster->options_ = std::move(options);
+  if (cluster->options_.registry == nullptr) {
+    return absl::InvalidArgumentError("LocalClusterOptions.registry is null");
+  }
+  if (absl::Status s = cluster->Build(); !s.ok()) return s;
+  return cluster;
+}
+
+absl::Status LocalCluster::Build() {
+  core::TopologyValidator validator(*options_.registry);
+  absl::StatusOr<core::ComponentStreams> streams = validator.Validate(def_);
+  if (!streams.ok()) return streams.status();
+  streams_ = std::move(*streams);
+
+  const api::Config& config = def_.config;
+  const int num_ackers = core::TaskLayout::AckerExecutors(config);
+  absl::StatusOr<core::TaskLayout> layout = core::TaskLayout::Create(def_, num_ackers);
+  if (!layout.ok()) return layout.status();
+  layout_ = std::move(*layout);
+
+  std::string id = options_.topology_id;
+  if (id.empty()) id = absl::StrCat(def_.name, "-1-", static_cast<int64_t>(std::time(nullptr)));
+
+  if (options_.metrics == nullptr) {
+    owned_metrics_ = std::make_unique<core::MetricsRegistry>();
+    options_.metrics = owned_metrics_.get();
+  }
+  context_ = std::make_unique<WorkerContext>();
+  WorkerContext& ctx = *context_;
+  ctx.topology_id = id;
+  ctx.info = core::MakeTopologyInfo(def_, layout_, streams_, id, config);
+  ctx.def = &def_;
+  ctx.streams = &streams_;
+  ctx.layout = &layout_;
+  ctx.registry = options_.registry;
+  ctx.clock = options_.clock != nullptr ? options_.clock : &core::RealClock();
+  ctx.metrics = options_.metrics;
+  ctx.errors = &errors_;
+  ctx.options = options_.executor;
+  ctx.timeouts_enabled = config.GetBool(api::kTopologyEnableMessageTimeouts, true);
+  ctx.message_timeout_secs =
+      std::max<int64_t>(1, config.GetInt(api::kTopologyMessageTimeoutSecs, 30));
+  for (api::TaskId t : layout_.TasksOf(api::ComponentId(std::string(api::kAckerComponentName)))) {
+    ctx.acker_tasks.push_back(t.value());
+  }
+  for (const auto& [task, component] : layout_.task_to_component()) {
+    (void)component;
+    ctx.local_tasks.insert(task);
+  }
+  ctx.executor_by_task.assign(static_cast<size_t>(layout_.num_tasks()) + 1, nullptr);
+
+  for (const core::ExecutorInfo& e : layout_.executors()) {
+    std::unique_ptr<Executor> executor;
+    if (e.component.value() == api::kAckerComponentName) {
+      executor = std::make_unique<AckerExecutor>(ctx, e);
+    } else {
+      const core::ComponentDef* c = def_.FindComponent(e.component);
+      if (c == nullptr) return absl::InternalError("layout names unknown " + e.component.value());
+      if (c->kind == core::ComponentDef::Kind::kSpout) {
+        executor = std::make_unique<SpoutExecutor>(ctx, e);
+      } else {
+        executor = std::make_unique<BoltExecutor>(ctx, e);
+      }
+    }
+    for (int32_t t = e.start.value(); t <= e.end.value(); ++t) {
+      ctx.executor_by_task[t] = executor.get();
+    }
+    executors_.push_back(std::move(executor));
+  }
+  for (auto& e : executors_) {
+    if (absl::Status s = e->Build(); !s.ok()) return s;
+  }
+  // Size each queue for the executors that will produce into it.
+  std::map<Executor*, std::set<Executor*>> producers;
+  for (auto& e : executors_) {
+    std::vector<api::TaskId> targets = e->Downstream();
+    for (int32_t a : ctx.acker_tasks) targets.push_back(api::TaskId(a));
+    for (api::TaskId t : targets) {
+      Executor* target = ctx.executor_by_task[t.value()];
+      if (target != nullptr && target != e.get()) producers[target].insert(e.get());
+    }
+  }
+  for (auto& e : executors_) {
+    if (absl::Status s = e->CreateInbound(producers[e.get()].size()); !s.ok()) return s;
+  }
+  for (auto& e : executors_) {
+    if (absl::Status s = e->Connect(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+LocalCluster::~LocalCluster() {
+  if (started_ && !killed_) (void)Kill(std::chrono::milliseconds(0));
+}
+
+absl::Status LocalCluster::Start(bool activate) {
+  if (started_) return absl::FailedPreconditionError("cluster already started");
+  started_ = true;
+  std::vector<std::future<absl::Status>> ready;
+  ready.reserve(executors_.size());
+  for (auto& e : executors_) ready.push_back(e->Start());
+  absl::Status first;
+  for (auto& f : ready) {
+    absl::Status s = f.get();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  if (!first.ok()) {
+    (void)Kill(std::chrono::milliseconds(0));
+    return first;
+  }
+  if (activate) Activate();
+  return absl::OkStatus();
+}
+
+void LocalCluster::Activate() {
+  context_->active.store(true, std::memory_order_release);
+  for (auto& e : executors_) {
+    if (e->lane() != nullptr) e->lane()->event().Notify();
+  }
+}
+
+void LocalCluster::Deactivate() {
+  context_->active.store(false, std::memory_order_release);
+  for (auto& e : executors_) {
+    if (e->lane() != nullptr) e->lane()->event().Notify();
+  }
+}
+
+std::vector<Executor*> LocalCluster::ShutdownOrder() const {
+  std::vector<Executor*> order;
+  for (const auto& e : executors_) {
+    if (e->kind() == Executor::Kind::kSpout) order.push_back(e.get());
+  }
+  // Bolts in topological order of the stream graph (Kahn), so each stops
+  // only after everything upstream of it has stopped and flushed; bolts in a
+  // cycle follow in definition order.
+  std::map<api::ComponentId, int> indegree;
+  std::map<api::ComponentId, std::set<api::ComponentId>> edges;
+  for (const core::ComponentDef& b : def_.bolts) indegree[b.id] = 0;
+  for (const core::StreamDef& s : def_.streams) {
+    if (!indegree.contains(s.from) || !indegree.contains(s.to) || s.from == s.to) continue;
+    if (edges[s.from].insert(s.to).second) ++indegree[s.to];
+  }
+  std::vector<api::ComponentId> sorted;
+  std::vector<api::ComponentId> ready;
+  for (const core::ComponentDef& b : def_.bolts) {
+    if (indegree[b.id] == 0) ready.push_back(b.id);
+  }
+  while (!ready.empty()) {
+    api::ComponentId c = ready.front();
+    ready.erase(ready.begin());
+    sorted.push_back(c);
+    for (const api::ComponentId& next : edges[c]) {
+      if (--indegree[next] == 0) ready.push_back(next);
+    }
+  }
+  for (const core::ComponentDef& b : def_.bolts) {
+    if (std::find(sorted.begin(), sorted.end(), b.id) == sorted.end()) sorted.push_back(b.id);
+  }
+  for (const api::ComponentId& c : sorted) {
+    for (const auto& e : executors_) {
+      if (e->kind() == Executor::Kind::kBolt && e->info().component == c) order.push_back(e.get());
+    }
+  }
+  for (const auto& e : executors_) {
+    if (e->kind() == Executor::Kind::kAcker) order.push_back(e.get());
+  }
+  return order;
+}
+
+absl::Status LocalCluster::Kill(std::chrono::milliseconds wait) {
+  if (killed_) return absl::OkStatus();
+  killed_ = true;
+  if (!started_) return absl::OkStatus();
+  Deactivate();
+  if (wait.count() > 0) {
+    PollUntil(wait, [this] {
+      int64_t pending = 0;
+      for (const auto& e : executors_) pending += e->pending();
+      return pending == 0 && Idle();
+    });
+  }
+  for (Executor* e : ShutdownOrder()) {
+    e->RequestStop();
+    e->Join();
+  }
+  return absl::OkStatus();
+}
+
+bool LocalCluster::Idle() const {
+  struct Reading {
+    int64_t consumed = 0;
+    int64_t sent = 0;
+    size_t depth = 0;
+    bool quiet = true;
+    bool operator==(const Reading&) const = default;
+  };
+  auto read = [this] {
+    Reading r;
+    for (const auto& e : executors_) r.consumed += e->consumed();
+    for (const auto& e : executors_) r.sent += e->sent();
+    for (const auto& e : executors_) {
+      r.quiet = r.quiet && e->quiet();
+      r.depth += e->queue_depth();
+    }
+    return r;
+  };
+  const Reading a = read();
+  if (!a.quiet || a.depth != 0 || a.consumed != a.sent) return false;
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const Reading b = read();
+  return a == b;
+}
+
+bool LocalCluster::Finished() const {
+  int64_t pending = 0;
+  for (const auto& e : executors_) {
+    if (e->kind() != Executor::Kind::kSpout) continue;
+    if (!e->exhausted()) return false;
+    pending += e->pending();
+  }
+  return pending == 0 && Idle();
+}
+
+bool LocalCluster::WaitIdle(std::chrono::milliseconds timeout) const {
+  return PollUntil(timeout, [this] { return Idle(); });
+}
+
+bool LocalCluster::WaitFinished(std::chrono::milliseconds timeout) const {
+  return PollUntil(timeout, [this] { return Finished(); });
+}
+
+int64_t LocalCluster::SpoutEmitted() const {
+  int64_t total = 0;
+  for (const auto& e : executors_) {
+    if (e->kind() == Executor::Kind::kSpout) {
+      total += static_cast<const SpoutExecutor*>(e.get())->spout_emitted();
+    }
+  }
+  return total;
+}
+
+bool LocalCluster::TrackedWait(int64_t n, std::chrono::milliseconds timeout) {
+  tracked_base_ += n;
+  return PollUntil(timeout, [&] { return SpoutEmitted() >= tracked_base_ && Idle(); });
+}
+
+bool LocalCluster::WaitForClock(std::chrono::milliseconds timeout) const {
+  const int64_t target = context_->clock->Now().time_since_epoch().count();
+  return PollUntil(timeout, [&] {
+    for (const auto& e : executors_) {
+      if (e->observed_clock_ns() < target) return false;
+    }
+    return true;
+  });
+}
+
+LocalClusterStats LocalCluster::Stats() const {
+  LocalClusterStats stats;
+  for (const core::MetricSample& m : context_->metrics->Snapshot()) {
+    if (m.name == "tempest_emitted_total") {
+      stats.emitted += m.value;
+    } else if (m.name == "tempest_transferred_total") {
+      stats.transferred += m.value;
+    } else if (m.labels.contains("topology") && m.labels.at("topology") == topology_id()) {
+      if (m.name == "tempest_topology_spout_emitted_total") stats.spout_emitted = m.value;
+      if (m.name == "tempest_topology_acked_total") stats.acked = m.value;
+      if (m.name == "tempest_topology_failed_total") stats.failed = m.value;
+      if (m.name == "tempest_topology_complete_latency_us") {
+        stats.complete_latency_p99_us = m.p99;
+        stats.complete_latency_samples = m.value;
+      }
+    }
+  }
+  for (const auto& e : executors_) {
+    stats.pending += e->pending();
+    stats.max_queue_depth = std::max(stats.max_queue_depth, e->queue_depth());
+    if (e->queue() != nullptr) {
+      const core::MetricLabels labels{
+          {"component", e->info().component.value()},
+          {"executor", absl::StrCat(e->info().start.value(), "-", e->info().end.value())}};
+      context_->metrics->GetGauge("tempest_receive_queue_depth", labels)
+          .Set(static_cast<int64_t>(e->queue_depth()));
+      context_->metrics->GetGauge("tempest_receive_queue_capacity", labels)
+          .Set(static_cast<int64_t>(e->queue_capacity()));
+    }
+  }
+  stats.errors = errors_.count();
+  return stats;
+}
+
+}  // namespace tempest::worker

@@ -1,0 +1,126 @@
+#ifndef TEMPEST_WORKER_LOCAL_CLUSTER_H_
+#define TEMPEST_WORKER_LOCAL_CLUSTER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/api/component_registry.h"
+#include "common/core/clock.h"
+#include "common/core/metrics_registry.h"
+#include "common/core/task_layout.h"
+#include "common/core/topology_def.h"
+#include "worker/executor.h"
+#include "worker/worker_context.h"
+
+namespace tempest::worker {
+
+struct LocalClusterOptions {
+  // Where component classes are looked up.
+  const api::ComponentRegistry* registry = &api::ComponentRegistry::Global();
+  // Time source for ticks, timeouts and latencies; nullptr = the real clock.
+  // With a fake clock, advance it and call WaitForClock() (Storm's
+  // advanceClusterTime); keep ExecutorOptions::max_park small.
+  core::Clock* clock = nullptr;
+  // Where metrics go; nullptr = a registry owned by the cluster.
+  core::MetricsRegistry* metrics = nullptr;
+  ExecutorOptions executor;
+  // "" = "<name>-1-<unix secs>" like nimbus ids.
+  std::string topology_id;
+};
+
+// Totals of a running topology, for progress lines and tests.
+struct LocalClusterStats {
+  int64_t spout_emitted = 0;   // emit calls by spouts
+  int64_t emitted = 0;         // emit calls by all components
+  int64_t transferred = 0;     // tuples delivered to tasks
+  int64_t acked = 0;           // spout tuples acked (trees completed)
+  int64_t failed = 0;          // spout tuples failed or timed out
+  int64_t pending = 0;         // tracked spout tuples in flight
+  int64_t complete_latency_p99_us = 0;
+  int64_t complete_latency_samples = 0;
+  int64_t errors = 0;          // component errors reported
+  size_t max_queue_depth = 0;  // deepest receive queue right now
+};
+
+// Runs one topology in this process (Storm's LocalCluster, minus nimbus and
+// supervisors): Storm task numbering (core::TaskLayout), one thread per
+// executor, acker executors per topology.acker.executors (null: one, as for
+// one worker; 0: acking off), every task local.
+//
+// Owns the topology definition, the executors and their threads. Methods
+// are called from one control thread (the test or `tempest local`);
+// Stats(), Idle(), Finished() may be called from any thread.
+//
+//   auto cluster = LocalCluster::Create(def, {});
+//   RETURN_IF_ERROR((*cluster)->Start());
+//   (*cluster)->WaitFinished(std::chrono::seconds(60));
+//   (*cluster)->Kill(std::chrono::seconds(5));
+//
+// Kill(wait) is Storm's clean kill: deactivate the spouts, wait up to `wait`
+// for in-flight trees to finish and queues to drain, then stop the executors
+// upstream first (spouts, bolts in topological order, ackers), each draining
+// what was already sent to it and then running Close/Cleanup on its own
+// thread, so sinks write their reports.
+class LocalCluster {
+ public:
+  // Validates `def` (core::TopologyValidator) and builds every executor.
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Create(core::TopologyDef def,
+                                                              LocalClusterOptions options = {});
+  ~LocalCluster();
+
+  // Starts the executor threads; Open/Prepare run there. Returns the first
+  // failure (after stopping everything). Spouts start emitting if `activate`.
+  absl::Status Start(bool activate = true);
+  void Activate();
+  void Deactivate();
+  // Clean shutdown (see class comment). Idempotent.
+  absl::Status Kill(std::chrono::milliseconds wait);
+
+  LocalClusterStats Stats() const;
+  // Nothing in flight: every executor's last pass did nothing, every message
+  // sent was consumed, every queue and lane is empty (two identical reads).
+  bool Idle() const;
+  // Every spout is exhausted, no tracked tuple is pending, and Idle().
+  bool Finished() const;
+  bool WaitIdle(std::chrono::milliseconds timeout) const;
+  bool WaitFinished(std::chrono::milliseconds timeout) const;
+  // Storm's trackedWait: waits until spouts have emitted `n` more tuples
+  // than at the previous TrackedWait (or start) and the cluster is Idle().
+  bool TrackedWait(int64_t n, std::chrono::milliseconds timeout);
+  // Emit calls by all spouts so far.
+  int64_t SpoutEmitted() const;
+  // Waits until every executor has read the clock at or after its current
+  // reading, i.e. has seen (and acted on) a fake-clock advance.
+  bool WaitForClock(std::chrono::milliseconds timeout) const;
+
+  const core::TaskLayout& layout() const { return layout_; }
+  const std::string& topology_id() const { return context_->topology_id; }
+  core::MetricsRegistry& metrics() { return *context_->metrics; }
+  std::vector<std::string> RecentErrors() const { return errors_.Recent(); }
+
+ private:
+  LocalCluster() = default;
+  absl::Status Build();
+  std::vector<Executor*> ShutdownOrder() const;
+
+  core::TopologyDef def_;
+  core::ComponentStreams streams_;
+  core::TaskLayout layout_;
+  LocalClusterOptions options_;
+  std::unique_ptr<core::MetricsRegistry> owned_metrics_;
+  ErrorLog errors_;
+  std::unique_ptr<WorkerContext> context_;
+  std::vector<std::unique_ptr<Executor>> executors_;
+  bool started_ = false;
+  bool killed_ = false;
+  int64_t tracked_base_ = 0;
+};
+
+}  // namespace tempest::worker
+
+#endif  // TEMPEST_WORKER_LOCAL_CLUSTER_H_

@@ -1,0 +1,369 @@
+#include "worker/spout_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "worker/wait_strategy.h"
+
+namespace tempest::worker {
+
+// The collector handed to one spout task; forwards to the executor.
+class SpoutExecutor::Collector final : public api::SpoutOutputCollector {
+ public:
+  Collector(SpoutExecutor& executor, Task& task) : executor_(executor), task_(task) {}
+  void ReportError(const absl::Status& error) override { executor_.ReportError(task_, error); }
+  int64_t PendingCount() const override {
+    return static_cast<int64_t>(task_.pending.size());
+  }
+
+ protected:
+  void DoEmit(const api::StreamId& stream, api::Values values, api::MessageId message_id,
+              std::vector<api::TaskId>* task_ids) override {
+    executor_.Emit(task_, stream, std::move(values), std::move(message_id), task_ids,
+                   std::nullopt);
+  }
+  void DoEmitDirect(api::TaskId task, const api::StreamId& stream, api::Values values,
+                    api::MessageId message_id) override {
+    executor_.Emit(task_, stream, std::move(values), std::move(message_id), nullptr, task);
+  }
+
+ private:
+  SpoutExecutor& executor_;
+  Task& task_;
+};
+
+SpoutExecutor::SpoutExecutor(WorkerContext& ctx, core::ExecutorInfo info)
+    : Executor(ctx, std::move(info), Kind::kSpout),
+      random_(std::random_device()() ^
+              (static_cast<uint64_t>(info_.start.value()) << 32) ^
+              static_cast<uint64_t>(
+                  std::chrono::steady_clock::now().time_since_epoch().count())) {}
+
+SpoutExecutor::~SpoutExecutor() = default;
+
+absl::Status SpoutExecutor::Build() {
+  const core::ComponentDef* def = ctx_.def->FindComponent(info_.component);
+  if (def == nullptr) return absl::NotFoundError("unknown spout " + info_.component.value());
+  const core::MetricLabels component_labels{{"component", info_.component.value()}};
+  complete_latency_ =
+      &ctx_.metrics->GetHistogram("tempest_complete_latency_us", component_labels);
+  const core::MetricLabels topology_labels{{"topology", ctx_.topology_id}};
+  topology_complete_latency_ =
+      &ctx_.metrics->GetHistogram("tempest_topology_complete_latency_us", topology_labels);
+  topology_emitted_.counter =
+      &ctx_.metrics->GetCounter("tempest_topology_spout_emitted_total", topology_labels);
+  topology_acked_.counter =
+      &ctx_.metrics->GetCounter("tempest_topology_acked_total", topology_labels);
+  topology_failed_.counter =
+      &ctx_.metrics->GetCounter("tempest_topology_failed_total", topology_labels);
+  for (int32_t id = info_.start.value(); id <= info_.end.value(); ++id) {
+    auto task = std::make_unique<Task>();
+    task->id = api::TaskId(id);
+    absl::StatusOr<std::unique_ptr<api::Spout>> spout = ctx_.registry->CreateSpout(def->args);
+    if (!spout.ok()) {
+      return absl::Status(spout.status().code(),
+                          absl::StrCat(def->location.Prefix(), "spout '", def->id.value(),
+                                       "': ", spout.status().message()));
+    }
+    task->spout = std::move(*spout);
+    task->context = std::make_unique<api::TopologyContext>(ctx_.info, task->id);
+    absl::StatusOr<std::unique_ptr<TaskRouter>> router =
+        TaskRouter::Create(ctx_, task->id, *task->context);
+    if (!router.ok()) return router.status();
+    task->router = std::move(*router);
+    task->collector = std::make_unique<Collector>(*this, *task);
+    task->max_pending = task->context->config().GetOptionalInt(api::kTopologyMaxSpoutPending);
+    const core::MetricLabels labels{{"component", info_.component.value()},
+                                    {"task", std::to_string(id)}};
+    task->acked.counter = &ctx_.metrics->GetCounter("tempest_acked_total", labels);
+    task->failed.counter = &ctx_.metrics->GetCounter("tempest_failed_total", labels);
+    task->stalls = &ctx_.metrics->GetCounter("tempest_spout_max_pending_stalls_total", labels);
+    tasks_.push_back(std::move(task));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<api::TaskId> SpoutExecutor::Downstream() const {
+  std::vector<api::TaskId> all;
+  for (const auto& task : tasks_) {
+    std::vector<api::TaskId> t = task->router->AllTargets();
+    all.insert(all.end(), t.begin(), t.end());
+  }
+  return all;
+}
+
+int64_t SpoutExecutor::pending() const {
+  int64_t total = 0;
+  for (const auto& task : tasks_) total += task->pending_count.load(std::memory_order_acquire);
+  return total;
+}
+
+absl::Status SpoutExecutor::Setup() {
+  for (auto& task : tasks_) {
+    absl::Status s = CallUser("Spout::Open", [&] {
+      return task->spout->Open(task->context->config(), *task->context, *task->collector);
+    });
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("spout '", info_.component.value(), "' task ",
+                                                 task->id.value(), " Open: ", s.message()));
+    }
+  }
+  // Storm gives spouts (and ackers) a tick every message timeout to rotate
+  // their pending maps; without ackers nothing is pending.
+  if (ctx_.timeouts_enabled && ctx_.acking()) {
+    ticks_.Start(ctx_.message_timeout_secs, last_now_);
+  }
+  return absl::OkStatus();
+}
+
+void SpoutExecutor::Teardown() {
+  if (active_) SetActive(false);
+  for (auto& task : tasks_) {
+    absl::Status s = CallUser("Spout::Close", [&] { task->spout->Close(); });
+    if (!s.ok()) ReportError(*task, s);
+  }
+  FlushMetrics();
+}
+
+void SpoutExecutor::SetActive(bool active) {
+  active_ = active;
+  for (auto& task : tasks_) {
+    absl::Status s = active ? CallUser("Spout::Activate", [&] { task->spout->Activate(); })
+                            : CallUser("Spout::Deactivate", [&] { task->spout->Deactivate(); });
+    if (!s.ok()) ReportError(*task, s);
+  }
+}
+
+void SpoutExecutor::ReportError(Task& task, const absl::Status& error) {
+  ctx_.errors->Report(info_.component, task.id.value(), error);
+}
+
+void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values values,
+                         api::MessageId message_id, std::vector<api::TaskId>* task_ids,
+                         std::optional<api::TaskId> direct) {
+  StreamRoute* route = task.router->Find(stream);
+  if (route == nullptr) {
+    ReportError(task, absl::InvalidArgumentError(absl::StrCat(
+                          "emit on undeclared stream '", stream.value(), "'")));
+    return;
+  }
+  targets_.clear();
+  absl::Status routed = direct ? task.router->DirectTarget(*route, *direct, targets_)
+                               : task.router->Targets(*route, values, targets_);
+  if (!routed.ok()) {
+    ReportError(task, routed);
+    return;
+  }
+  if (task_ids != nullptr) *task_ids = targets_;
+  route->emitted.Inc();
+  topology_emitted_.Inc();
+  ++spout_emitted_local_;
+  ++emitted_this_pass_;
+  const bool has_id = !message_id.is_nil();
+  const bool tracked = has_id && ctx_.acking();
+  uint64_t root = 0;
+  uint64_t xor_of_edges = 0;
+  if (tracked) root = random_.Next();
+  const size_t n = targets_.size();
+  for (size_t i = 0; i < n; ++i) {
+    api::TupleAnchors anchors;
+    if (tracked) {
+      const uint64_t edge = random_.NextNonZero();
+      xor_of_edges ^= edge;
+      anchors.push_back({api::RootId(root), api::EdgeId(edge)});
+    }
+    // Each target gets its own tuple (its own acking metadata); the last
+    // one takes the values without copying.
+    api::Values v = (i + 1 == n) ? std::move(values) : values;
+    Envelope e;
+    e.tuple = api::Tuple(route->schema, task.id, std::move(v), std::move(anchors));
+    e.task = targets_[i].value();
+    transfer_.Send(std::move(e));
+  }
+  route->transferred.Inc(static_cast<int64_t>(n));
+  if (tracked) {
+    PendingTuple p;
+    p.message_id = std::move(message_id);
+    if ((sample_counter_++ & ((uint64_t{1} << ctx_.options.latency_sample_shift) - 1)) == 0) {
+      p.start_ns = ctx_.clock->Now().time_since_epoch().count();
+    }
+    task.pending.Put(root, std::move(p));
+    Envelope init;
+    init.kind = MessageKind::kAckInit;
+    init.root = root;
+    init.value = xor_of_edges;
+    init.spout_task = task.id.value();
+    transfer_.SendToAcker(std::move(init));
+  } else if (has_id) {
+    // No ackers: Storm acks at emit time. We call Ack right after the
+    // NextTuple that emitted it, not re-entrantly from inside Emit.
+    ack_now_.push_back(std::move(message_id));
+  }
+}
+
+int64_t SpoutExecutor::RunNextTuple(Task& task) {
+  emitted_this_pass_ = 0;
+  absl::Status s = CallUser("Spout::NextTuple", [&] { task.spout->NextTuple(); });
+  if (!s.ok()) ReportError(task, s);
+  if (!ack_now_.empty()) {
+    for (api::MessageId& id : ack_now_) {
+      absl::Status a = CallUser("Spout::Ack", [&] { task.spout->Ack(id); });
+      if (!a.ok()) ReportError(task, a);
+      task.acked.Inc();
+      topology_acked_.Inc();
+    }
+    ack_now_.clear();
+  }
+  return emitted_this_pass_;
+}
+
+void SpoutExecutor::DrainLane() {
+  if (!lane_->Drain(lane_items_)) return;
+  for (Envelope& e : lane_items_) {
+    ++consumed_local_;
+    Task* task = TaskById(e.task);
+    if (task == nullptr) continue;
+    if (e.kind == MessageKind::kSpoutReset) {
+      task->pending.Touch(e.root);
+      continue;
+    }
+    std::optional<PendingTuple> p = task->pending.Remove(e.root);
+    if (!p) continue;  // Already timed out (or a duplicate): Storm ignores it.
+    if (e.kind == MessageKind::kSpoutAck) {
+      if (p->start_ns != 0) {
+        const int64_t us =
+            (ctx_.clock->Now().time_since_epoch().count() - p->start_ns) / 1000;
+        complete_latency_->Record(us);
+        topology_complete_latency_->Record(us);
+      }
+      absl::Status s = CallUser("Spout::Ack", [&] { task->spout->Ack(p->message_id); });
+      if (!s.ok()) ReportError(*task, s);
+      task->acked.Inc();
+      topology_acked_.Inc();
+    } else {
+      absl::Status s = CallUser("Spout::Fail", [&] { task->spout->Fail(p->message_id); });
+      if (!s.ok()) ReportError(*task, s);
+      task->failed.Inc();
+      topology_failed_.Inc();
+    }
+  }
+  lane_items_.clear();
+}
+
+void SpoutExecutor::Rotate(Task& task) {
+  auto expired = task.pending.Rotate();
+  for (auto& [root, p] : expired) {
+    (void)root;
+    absl::Status s = CallUser("Spout::Fail", [&] { task.spout->Fail(p.message_id); });
+    if (!s.ok()) ReportError(task, s);
+    task.failed.Inc();
+    topology_failed_.Inc();
+  }
+}
+
+void SpoutExecutor::NoteStall(Task& task) {
+  if (task.stalled) return;
+  task.stalled = true;
+  task.stalls->Add(1);
+  ++task.stalls_since_log;
+  // The first stall, then at most one line per 10 s per task.
+  if (!task.stall_logged || last_now_ - task.last_stall_log >= std::chrono::seconds(10)) {
+    task.stall_logged = true;
+    spdlog::info(
+        "spout '{}' task {} reached topology.max.spout.pending={} ({} stall(s) since the last "
+        "report); waiting for acks",
+        info_.component.value(), task.id.value(), *task.max_pending, task.stalls_since_log);
+    task.last_stall_log = last_now_;
+    task.stalls_since_log = 0;
+  }
+}
+
+void SpoutExecutor::FlushMetrics() {
+  for (auto& task : tasks_) {
+    task->router->FlushCounters();
+    task->acked.Flush();
+    task->failed.Flush();
+    task->pending_count.store(static_cast<int64_t>(task->pending.size()),
+                              std::memory_order_release);
+  }
+  topology_emitted_.Flush();
+  spout_emitted_.store(spout_emitted_local_, std::memory_order_release);
+  topology_acked_.Flush();
+  topology_failed_.Flush();
+}
+
+void SpoutExecutor::Loop() {
+  // Idle waits: a few spins and yields (the next NextTuple may well have
+  // data), then a bounded park on the lane, which acks wake early.
+  const WaitStrategy idle_wait(WaitOptions{.spin_iterations = 32, .yield_iterations = 2});
+  const auto idle_park = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      ctx_.options.spout_idle_park);
+  const auto max_park =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
+  while (!stop_requested()) {
+    const core::Clock::TimePoint now = Now();
+    const int64_t consumed_before = consumed_local_;
+    DrainLane();
+    bool ticked = false;
+    for (int n = ticks_.Due(now); n > 0; --n) {
+      ticked = true;
+      for (auto& task : tasks_) Rotate(*task);
+    }
+    const bool want_active = ctx_.active.load(std::memory_order_acquire);
+    if (want_active != active_) SetActive(want_active);
+
+    int64_t emitted = 0;
+    bool all_stalled = active_ && !tasks_.empty();
+    bool all_exhausted = true;
+    if (active_) {
+      for (auto& task : tasks_) {
+        if (task->max_pending &&
+            static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
+          NoteStall(*task);
+          continue;
+        }
+        task->stalled = false;
+        all_stalled = false;
+        for (int i = 0; i < ctx_.options.spout_burst; ++i) {
+          if (i > 0 && task->max_pending &&
+              static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
+            break;
+          }
+          const int64_t got = RunNextTuple(*task);
+          emitted += got;
+          if (got == 0) break;
+        }
+      }
+    } else {
+      all_stalled = false;
+    }
+    for (auto& task : tasks_) {
+      bool done = false;
+      absl::Status s = CallUser("Spout::IsExhausted", [&] { done = task->spout->IsExhausted(); });
+      if (!s.ok() || !done) all_exhausted = false;
+    }
+    exhausted_.store(all_exhausted, std::memory_order_release);
+    transfer_.Flush();
+    FlushMetrics();
+    const bool quiet = emitted == 0 && consumed_local_ == consumed_before && !ticked;
+    Publish(quiet);
+    if (emitted > 0 || stop_requested()) continue;
+    // Nothing emitted: wait for acks, the next tick, a state change, or (if
+    // merely idle) the short spout idle period.
+    const std::chrono::nanoseconds cap =
+        (all_stalled || !active_) ? max_park : std::min(idle_park, max_park);
+    const EventCount::Deadline deadline = ParkDeadline(ticks_, cap);
+    idle_wait.Await(
+        lane_->event(),
+        [&] {
+          return !lane_->empty() || stop_requested() ||
+                 ctx_.active.load(std::memory_order_acquire) != active_;
+        },
+        deadline);
+  }
+}
+
+}  // namespace tempest::worker

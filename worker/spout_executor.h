@@ -1,0 +1,121 @@
+#ifndef TEMPEST_WORKER_SPOUT_EXECUTOR_H_
+#define TEMPEST_WORKER_SPOUT_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/api/spout.h"
+#include "common/core/metrics_registry.h"
+#include "common/core/rotating_map.h"
+#include "worker/executor.h"
+#include "worker/fast_random.h"
+#include "worker/task_router.h"
+
+namespace tempest::worker {
+
+// Runs the tasks of one spout component (Storm's SpoutExecutor).
+//
+// Loop, on its own thread: drain the ack lane (acker replies -> Spout::Ack /
+// Fail, reset -> restart the tree's timeout); on a tick (every
+// topology.message.timeout.secs, when timeouts are on) rotate each task's
+// 2-bucket pending map and fail what fell out; follow activate/deactivate;
+// then, when active, call NextTuple on each task up to
+// ExecutorOptions::spout_burst times while it emits, skipping a task whose
+// tracked pending count reached topology.max.spout.pending (counted in
+// tempest_spout_max_pending_stalls_total and logged at most every 10 s).
+// When a pass emitted nothing it parks on the lane (1 ms if idle, until an
+// ack or the next tick if stalled).
+//
+// A spout executor never waits on its own inbound side: acker replies arrive
+// through the unbounded lane, so while it is blocked pushing into a full
+// bolt queue the ack cycle still drains (ADR 0003).
+//
+// Acking (storm-facts.md §3.1): an emit with a message id, when ackers run,
+// gets a random root id and a random edge id per target task; the spout
+// records the root as pending and sends `__ack_init` [root, xor of edges,
+// task] to acker (root mod #ackers). With topology.acker.executors = 0 the
+// spout's Ack is called right after the NextTuple that emitted it.
+class SpoutExecutor final : public Executor {
+ public:
+  SpoutExecutor(WorkerContext& ctx, core::ExecutorInfo info);
+  ~SpoutExecutor() override;
+
+  absl::Status Build() override;
+  std::vector<api::TaskId> Downstream() const override;
+  int64_t pending() const override;
+  bool exhausted() const override { return exhausted_.load(std::memory_order_acquire); }
+  // Emit calls so far (published once per loop iteration).
+  int64_t spout_emitted() const { return spout_emitted_.load(std::memory_order_acquire); }
+
+ private:
+  class Collector;
+  struct PendingTuple {
+    api::MessageId message_id;
+    int64_t start_ns = 0;  // 0: not sampled for complete latency
+  };
+  struct Task {
+    api::TaskId id;
+    std::unique_ptr<api::Spout> spout;
+    std::unique_ptr<api::TopologyContext> context;
+    std::unique_ptr<TaskRouter> router;
+    std::unique_ptr<Collector> collector;
+    core::RotatingMap<uint64_t, PendingTuple> pending{2};
+    std::optional<int64_t> max_pending;
+    bool stalled = false;
+    int64_t stalls_since_log = 0;
+    bool stall_logged = false;
+    core::Clock::TimePoint last_stall_log{};
+    std::atomic<int64_t> pending_count{0};
+    LocalCounter acked;
+    LocalCounter failed;
+    core::Counter* stalls = nullptr;
+  };
+
+  absl::Status Setup() override;
+  void Loop() override;
+  void Teardown() override;
+
+  void DrainLane();
+  void Rotate(Task& task);
+  void SetActive(bool active);
+  // Returns the number of emits it caused.
+  int64_t RunNextTuple(Task& task);
+  void NoteStall(Task& task);
+  void FlushMetrics();
+
+  // Collector entry points.
+  void Emit(Task& task, const api::StreamId& stream, api::Values values,
+            api::MessageId message_id, std::vector<api::TaskId>* task_ids,
+            std::optional<api::TaskId> direct);
+  void ReportError(Task& task, const absl::Status& error);
+
+  Task* TaskById(int32_t id) {
+    const int32_t i = id - info_.start.value();
+    return i >= 0 && i < static_cast<int32_t>(tasks_.size()) ? tasks_[i].get() : nullptr;
+  }
+
+  std::vector<std::unique_ptr<Task>> tasks_;
+  TickTimer ticks_;
+  bool active_ = false;
+  std::atomic<bool> exhausted_{false};
+  FastRandom random_;
+  std::vector<api::TaskId> targets_;       // scratch
+  std::vector<Envelope> lane_items_;       // scratch
+  std::vector<api::MessageId> ack_now_;    // ackers = 0: ack after NextTuple
+  int64_t emitted_this_pass_ = 0;
+  int64_t spout_emitted_local_ = 0;
+  std::atomic<int64_t> spout_emitted_{0};
+  uint64_t sample_counter_ = 0;
+  core::Histogram* complete_latency_ = nullptr;
+  core::Histogram* topology_complete_latency_ = nullptr;
+  LocalCounter topology_emitted_;
+  LocalCounter topology_acked_;
+  LocalCounter topology_failed_;
+};
+
+}  // namespace tempest::worker
+
+#endif  // TEMPEST_WORKER_SPOUT_EXECUTOR_H_

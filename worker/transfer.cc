@@ -1,0 +1,108 @@
+#include "worker/transfer.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "worker/executor.h"
+
+namespace tempest::worker {
+
+absl::Status Transfer::AddTarget(api::TaskId task) {
+  const size_t t = static_cast<size_t>(task.value());
+  if (task.value() <= 0 || t >= ctx_.executor_by_task.size() ||
+      ctx_.executor_by_task[t] == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("no local executor runs task ", task.value()));
+  }
+  if (by_task_.size() <= t) by_task_.resize(t + 1);
+  Target& target = by_task_[t];
+  if (target.producer != nullptr || target.self) return absl::OkStatus();
+  Executor* owner = ctx_.executor_by_task[t];
+  if (owner == self_) {
+    target.self = true;
+    return absl::OkStatus();
+  }
+  // One producer per (this executor, target executor): reuse it for the
+  // target's other tasks.
+  for (size_t other = 0; other < by_task_.size(); ++other) {
+    if (by_task_[other].producer != nullptr && ctx_.executor_by_task[other] == owner) {
+      target.producer = by_task_[other].producer;
+      return absl::OkStatus();
+    }
+  }
+  if (owner->queue() == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("task ", task.value(), " runs in an executor without a receive queue"));
+  }
+  absl::StatusOr<ExecutorQueue::Producer*> producer = owner->queue()->RegisterProducer();
+  if (!producer.ok()) return producer.status();
+  target.producer = *producer;
+  producers_.push_back(*producer);
+  return absl::OkStatus();
+}
+
+absl::Status Transfer::Connect(const std::vector<api::TaskId>& tasks, bool to_spout_lanes) {
+  by_task_.assign(ctx_.executor_by_task.size(), Target{});
+  for (api::TaskId task : tasks) {
+    if (absl::Status s = AddTarget(task); !s.ok()) return s;
+  }
+  for (int32_t acker : ctx_.acker_tasks) {
+    if (absl::Status s = AddTarget(api::TaskId(acker)); !s.ok()) return s;
+  }
+  lane_by_task_.assign(ctx_.executor_by_task.size(), -1);
+  if (to_spout_lanes) {
+    std::map<AckLane*, int> index;
+    for (size_t t = 1; t < ctx_.executor_by_task.size(); ++t) {
+      Executor* e = ctx_.executor_by_task[t];
+      if (e == nullptr || e->lane() == nullptr) continue;
+      auto [it, inserted] = index.emplace(e->lane(), static_cast<int>(lanes_.size()));
+      if (inserted) lanes_.push_back(Lane{e->lane(), {}});
+      lane_by_task_[t] = it->second;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Transfer::Send(Envelope&& e) {
+  const size_t t = static_cast<size_t>(e.task);
+  ++sent_;
+  if (t < by_task_.size()) {
+    Target& target = by_task_[t];
+    if (target.self) {
+      local_.push_back(std::move(e));
+      return;
+    }
+    if (target.producer != nullptr) {
+      if (!target.producer->Push(std::move(e)).ok()) {
+        ++dropped_;
+        --sent_;
+      }
+      return;
+    }
+  }
+  // Routing only yields connected tasks; reaching here is a wiring bug.
+  spdlog::error("transfer: no route to task {}; message dropped", e.task);
+  ++dropped_;
+  --sent_;
+}
+
+void Transfer::PostToSpout(Envelope&& e) {
+  const size_t t = static_cast<size_t>(e.task);
+  if (t >= lane_by_task_.size() || lane_by_task_[t] < 0) {
+    ++dropped_;
+    return;
+  }
+  ++sent_;
+  lanes_[lane_by_task_[t]].batch.push_back(std::move(e));
+}
+
+void Transfer::Flush() {
+  for (ExecutorQueue::Producer* p : producers_) {
+    if (p->staged() > 0) (void)p->Flush();
+  }
+  for (Lane& lane : lanes_) {
+    if (!lane.batch.empty()) lane.lane->Post(lane.batch);
+  }
+}
+
+}  // namespace tempest::worker

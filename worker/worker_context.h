@@ -1,0 +1,105 @@
+#ifndef TEMPEST_WORKER_WORKER_CONTEXT_H_
+#define TEMPEST_WORKER_WORKER_CONTEXT_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "common/api/component_registry.h"
+#include "common/api/topology_context.h"
+#include "common/core/clock.h"
+#include "common/core/metrics_registry.h"
+#include "common/core/task_layout.h"
+#include "common/core/topology_def.h"
+#include "worker/envelope.h"
+#include "worker/receive_queue.h"
+
+namespace tempest::worker {
+
+class Executor;
+
+// An executor's bounded data queue.
+using ExecutorQueue = ReceiveQueue<Envelope>;
+
+// Tuning knobs of the executors of one worker. The defaults suit this
+// 2-core machine (see docs/benchmarks.md, "Engine (worker)").
+struct ExecutorOptions {
+  // Slots of each producer's ring in a receive queue (per upstream executor).
+  size_t ring_capacity = 1024;
+  // A producer publishes (and may wake the consumer) once per this many items
+  // or at the end of its loop iteration, whichever comes first.
+  size_t batch_size = 64;
+  // Most items a consumer takes per drain.
+  size_t drain_batch = 256;
+  // NextTuple calls per spout task per loop iteration while it keeps
+  // emitting; acks are drained between bursts.
+  int spout_burst = 64;
+  // Upper bound on any park, so executors re-read the (possibly fake) clock
+  // and notice ticks at least this often.
+  std::chrono::milliseconds max_park{100};
+  // How long a spout whose NextTuple emitted nothing sleeps (Storm's
+  // sleep-spout-wait-strategy default is 1 ms). Acks wake it earlier.
+  std::chrono::microseconds spout_idle_park{1000};
+  // Latency metrics sample 1 in 2^latency_sample_shift tuples.
+  int latency_sample_shift = 4;
+};
+
+// Errors reported by components (ReportError, failed Open/Prepare, throwing
+// calls). Thread-safe; errors are rare so a mutex is fine. Keeps the last
+// kMaxKept for Stats() and logs each one (rate-limited per component).
+class ErrorLog {
+ public:
+  static constexpr size_t kMaxKept = 100;
+  void Report(const api::ComponentId& component, int32_t task, const absl::Status& error);
+  int64_t count() const { return count_.load(std::memory_order_relaxed); }
+  std::vector<std::string> Recent() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<std::string> recent_;
+  std::atomic<int64_t> count_{0};
+};
+
+// Everything the executors of one running topology in one worker share.
+// Built by LocalCluster (or the worker process) on the control thread before
+// any executor thread starts; read-only afterwards except for the atomics and
+// the thread-safe members (clock, metrics, errors). Owns nothing it points
+// to; the owner keeps those alive until every executor has been joined.
+struct WorkerContext {
+  std::string topology_id;
+  std::shared_ptr<const api::TopologyInfo> info;
+  const core::TopologyDef* def = nullptr;
+  const core::ComponentStreams* streams = nullptr;
+  const core::TaskLayout* layout = nullptr;
+  const api::ComponentRegistry* registry = nullptr;
+  core::Clock* clock = nullptr;
+  core::MetricsRegistry* metrics = nullptr;
+  ErrorLog* errors = nullptr;
+  ExecutorOptions options;
+  // Acker task ids, ascending; empty when acking is off.
+  std::vector<int32_t> acker_tasks;
+  // Tasks in this worker (local-or-shuffle prefers them).
+  absl::flat_hash_set<api::TaskId> local_tasks;
+  // Executor running each task, indexed by task id (nullptr: not local).
+  std::vector<Executor*> executor_by_task;
+  // Message timeouts (topology.enable.message.timeouts and
+  // topology.message.timeout.secs).
+  bool timeouts_enabled = true;
+  int64_t message_timeout_secs = 30;
+  // Desired spout state; spout executors follow it.
+  std::atomic<bool> active{false};
+
+  bool acking() const { return !acker_tasks.empty(); }
+};
+
+}  // namespace tempest::worker
+
+#endif  // TEMPEST_WORKER_WORKER_CONTEXT_H_
