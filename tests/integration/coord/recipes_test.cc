@@ -113,9 +113,17 @@ TEST_F(RecipesTest, OwnershipLeadershipAndWatchesSurviveSessionExpiry) {
   EXPECT_TRUE(log.Saw(ZkSessionState::kLost));
   EXPECT_GT((*owner)->token()->czxid, old_czxid);  // a new node: a larger fencing token
   {
+    // Held, then lost, then held again. ExpireSession attaches a second
+    // client to our session first, so our client may briefly get the old
+    // session back (and leadership with it) before it finally expires:
+    // more rounds are legitimate, but changes always alternate.
     std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(owner_changes, (std::vector<bool>{true, false, true}));
-    EXPECT_EQ(leader_changes, (std::vector<bool>{true, false, true}));
+    for (const auto* changes : {&owner_changes, &leader_changes}) {
+      ASSERT_GE(changes->size(), 3u);
+      EXPECT_TRUE(changes->front());
+      EXPECT_TRUE(changes->back());
+      for (size_t i = 1; i < changes->size(); ++i) EXPECT_NE((*changes)[i], (*changes)[i - 1]);
+    }
   }
   auto leader = (*election)->CurrentLeader();
   ASSERT_TRUE(leader.ok());
@@ -175,9 +183,11 @@ TEST_F(RecipesTest, ElectionOfThreeElectsExactlyOneNewLeaderWhenTheLeadersSessio
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(*r, "c" + std::to_string(new_leader));
   }
-  auto kids = sessions[0]->Children("/election3");
-  ASSERT_TRUE(kids.ok());
-  EXPECT_EQ(kids->size(), 3u);
+  // The old leader re-joins (at the back) on its new session.
+  EXPECT_TRUE(Eventually(milliseconds(10000), [&] {
+    auto kids = sessions[0]->Children("/election3");
+    return kids.ok() && kids->size() == 3u;
+  }));
   EXPECT_FALSE(elections[old_leader]->IsLeader());
 }
 
