@@ -221,10 +221,11 @@ int main(int argc, char** argv) {
     }
   }
   if (args.messages <= 0 || args.batch <= 0 || args.size == 0 || args.reps <= 0) Die("bad args");
-  std::printf("messages=%lld size=%zu batch=%d flush_us=%d min_write=%zu mac_every_frame=%d"
-              " reps=%d\n",
-              static_cast<long long>(args.messages), args.size, args.batch, args.flush_us,
-              args.min_write, args.mac_every_frame ? 1 : 0, args.reps);
+  std::printf(
+      "messages=%lld size=%zu batch=%d flush_us=%d min_write=%zu mac_every_frame=%d"
+      " reps=%d\n",
+      static_cast<long long>(args.messages), args.size, args.batch, args.flush_us, args.min_write,
+      args.mac_every_frame ? 1 : 0, args.reps);
   std::vector<double> t_msgs, t_mb, raw_mb, ratio;
   for (int rep = 0; rep < args.reps; ++rep) {
     const Result t = RunTransport(args);
@@ -233,14 +234,16 @@ int main(int argc, char** argv) {
     t_mb.push_back(t.mb_per_s);
     raw_mb.push_back(raw.mb_per_s);
     ratio.push_back(t.mb_per_s / raw.mb_per_s);
-    std::printf("rep %d: transport %.2f M msgs/s (%.1f MB/s payload) | raw tcp 64KB %.1f MB/s"
-                " | ratio %.3f\n",
-                rep, t.msgs_per_s / 1e6, t.mb_per_s, raw.mb_per_s, t.mb_per_s / raw.mb_per_s);
+    std::printf(
+        "rep %d: transport %.2f M msgs/s (%.1f MB/s payload) | raw tcp 64KB %.1f MB/s"
+        " | ratio %.3f\n",
+        rep, t.msgs_per_s / 1e6, t.mb_per_s, raw.mb_per_s, t.mb_per_s / raw.mb_per_s);
     std::fflush(stdout);
   }
-  std::printf("median: transport %.2f M msgs/s (%.1f MB/s payload) | raw tcp 64KB %.1f MB/s"
-              " (= %.2f M 100-byte msgs/s) | transport/raw %.3f\n",
-              Median(t_msgs) / 1e6, Median(t_mb), Median(raw_mb),
-              Median(raw_mb) * 1e6 / static_cast<double>(args.size) / 1e6, Median(ratio));
+  std::printf(
+      "median: transport %.2f M msgs/s (%.1f MB/s payload) | raw tcp 64KB %.1f MB/s"
+      " (= %.2f M 100-byte msgs/s) | transport/raw %.3f\n",
+      Median(t_msgs) / 1e6, Median(t_mb), Median(raw_mb),
+      Median(raw_mb) * 1e6 / static_cast<double>(args.size) / 1e6, Median(ratio));
   return 0;
 }

@@ -96,9 +96,8 @@ FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t se
     return Error("bad_version",
                  absl::StrCat("unsupported frame version ", static_cast<uint8_t>(buffer[4])));
   }
-  if (buffer.size() >= 8 &&
-      ((static_cast<uint8_t>(buffer[5]) & ~(kFlagMac | kFlagHello)) != 0 || buffer[6] != 0 ||
-       buffer[7] != 0)) {
+  if (buffer.size() >= 8 && ((static_cast<uint8_t>(buffer[5]) & ~(kFlagMac | kFlagHello)) != 0 ||
+                             buffer[6] != 0 || buffer[7] != 0)) {
     return Error("bad_flags", "frame has unknown flags or non-zero reserved bytes");
   }
   if (buffer.size() < kHeaderSize) return result;

@@ -33,16 +33,14 @@ class OneShotExchange {
     request_ = std::move(request);
     parser_.emplace();
     parser_->body_limit(max_response_bytes);
-    resolver_.async_resolve(host, std::to_string(port),
-                            [this](beast::error_code ec, tcp::resolver::results_type results) {
-                              if (ec) return Fail(absl::UnavailableError(
-                                  absl::StrCat("resolve: ", ec.message())));
-                              stream_.expires_at(deadline_);
-                              stream_.async_connect(
-                                  results, [this](beast::error_code cec, const tcp::endpoint&) {
-                                    OnConnect(cec);
-                                  });
-                            });
+    resolver_.async_resolve(
+        host, std::to_string(port),
+        [this](beast::error_code ec, tcp::resolver::results_type results) {
+          if (ec) return Fail(absl::UnavailableError(absl::StrCat("resolve: ", ec.message())));
+          stream_.expires_at(deadline_);
+          stream_.async_connect(
+              results, [this](beast::error_code cec, const tcp::endpoint&) { OnConnect(cec); });
+        });
   }
 
   absl::StatusOr<HttpClientResponse> result() { return std::move(result_); }
@@ -135,8 +133,8 @@ absl::StatusOr<HttpClientResponse> HttpClient::Request(std::string_view method,
   request.set(http::field::user_agent, "tempest");
   request.set(http::field::connection, "close");
   if (!content_type.empty()) {
-    request.set(http::field::content_type, beast::string_view(content_type.data(),
-                                                              content_type.size()));
+    request.set(http::field::content_type,
+                beast::string_view(content_type.data(), content_type.size()));
   }
   request.body() = std::string(body);
   request.prepare_payload();

@@ -10,8 +10,8 @@
 namespace tempest::net {
 namespace {
 
-using api::Sv;
 using api::StdSv;
+using api::Sv;
 
 std::vector<std::string_view> SplitPath(std::string_view path) {
   std::vector<std::string_view> out;
@@ -82,13 +82,15 @@ bool HttpRouter::PercentDecode(std::string_view in, std::string* out, bool plus_
 absl::Status HttpRouter::Add(std::string_view method, std::string_view pattern,
                              HttpHandler handler) {
   if (method.empty() || pattern.empty() || pattern[0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat("bad route '", Sv(method), " ", Sv(pattern), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad route '", Sv(method), " ", Sv(pattern), "'"));
   }
   if (!handler) return absl::InvalidArgumentError("route without a handler");
   RouteEntry route;
   route.method = std::string(method);
   for (std::string_view seg : SplitPath(pattern)) {
-    if (seg == ":") return absl::InvalidArgumentError(absl::StrCat("unnamed parameter in ", Sv(pattern)));
+    if (seg == ":")
+      return absl::InvalidArgumentError(absl::StrCat("unnamed parameter in ", Sv(pattern)));
     if (seg[0] != ':') ++route.literal_count;
     route.segments.emplace_back(seg);
   }
@@ -101,7 +103,8 @@ absl::Status HttpRouter::Add(std::string_view method, std::string_view pattern,
       same = (a_param && b_param) || (!a_param && !b_param && r.segments[i] == route.segments[i]);
     }
     if (same) {
-      return absl::AlreadyExistsError(absl::StrCat("duplicate route ", Sv(method), " ", Sv(pattern)));
+      return absl::AlreadyExistsError(
+          absl::StrCat("duplicate route ", Sv(method), " ", Sv(pattern)));
     }
   }
   route.handler = std::move(handler);

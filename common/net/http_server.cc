@@ -34,13 +34,20 @@ constexpr std::chrono::seconds kDrainTimeout(2);
 
 const char* ReasonFor(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Payload Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 413:
+      return "Payload Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    default:
+      return "Error";
   }
 }
 
@@ -197,16 +204,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(kDrainTimeout);
     auto self = shared_from_this();
-    stream_.async_read_some(asio::buffer(drain_buf_),
-                            [self](beast::error_code ec, size_t n) {
-                              if (self->closed_) return;
-                              self->drained_ += n;
-                              if (ec || self->drained_ > kMaxDrainBytes) {
-                                self->Finish();
-                              } else {
-                                self->Drain();
-                              }
-                            });
+    stream_.async_read_some(asio::buffer(drain_buf_), [self](beast::error_code ec, size_t n) {
+      if (self->closed_) return;
+      self->drained_ += n;
+      if (ec || self->drained_ > kMaxDrainBytes) {
+        self->Finish();
+      } else {
+        self->Drain();
+      }
+    });
   }
 
   const uint64_t id_;
@@ -237,9 +243,9 @@ HttpResponse HttpListener::Handle(HttpRequest& request) {
     }
   }
   if (match.kind == HttpRouter::MatchKind::kMethodNotAllowed) {
-    HttpResponse r = ErrorResponse(
-        405, absl::StrCat(request.method, " not allowed for ", request.path, "; allowed: ",
-                          absl::StrJoin(match.allowed_methods, ", ")));
+    HttpResponse r =
+        ErrorResponse(405, absl::StrCat(request.method, " not allowed for ", request.path,
+                                        "; allowed: ", absl::StrJoin(match.allowed_methods, ", ")));
     return r;
   }
   if (static_files_ != nullptr && request.method == "GET") {

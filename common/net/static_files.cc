@@ -22,21 +22,28 @@ absl::StatusOr<std::unique_ptr<StaticFiles>> StaticFiles::Create(const std::stri
   std::error_code ec;
   fs::path canonical = fs::canonical(root, ec);
   if (ec || !fs::is_directory(canonical, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat("static file root '", root,
-                                                   "' is not a directory"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("static file root '", root, "' is not a directory"));
   }
   return std::unique_ptr<StaticFiles>(new StaticFiles(std::move(canonical)));
 }
 
 std::string StaticFiles::ContentTypeFor(const fs::path& path) {
   static const std::map<std::string, std::string> kTypes = {
-      {".html", "text/html; charset=utf-8"}, {".htm", "text/html; charset=utf-8"},
-      {".css", "text/css; charset=utf-8"},   {".js", "application/javascript; charset=utf-8"},
-      {".json", "application/json"},         {".svg", "image/svg+xml"},
-      {".png", "image/png"},                 {".jpg", "image/jpeg"},
-      {".jpeg", "image/jpeg"},               {".gif", "image/gif"},
-      {".ico", "image/x-icon"},              {".txt", "text/plain; charset=utf-8"},
-      {".map", "application/json"},          {".woff2", "font/woff2"}};
+      {".html", "text/html; charset=utf-8"},
+      {".htm", "text/html; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".js", "application/javascript; charset=utf-8"},
+      {".json", "application/json"},
+      {".svg", "image/svg+xml"},
+      {".png", "image/png"},
+      {".jpg", "image/jpeg"},
+      {".jpeg", "image/jpeg"},
+      {".gif", "image/gif"},
+      {".ico", "image/x-icon"},
+      {".txt", "text/plain; charset=utf-8"},
+      {".map", "application/json"},
+      {".woff2", "font/woff2"}};
   auto it = kTypes.find(path.extension().string());
   return it == kTypes.end() ? "application/octet-stream" : it->second;
 }

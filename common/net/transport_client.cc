@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "boost/asio/connect.hpp"
 #include "boost/asio/io_context.hpp"
-#include "boost/asio/read.hpp"
 #include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/read.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
 #include "common/net/backoff.h"
@@ -68,8 +68,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
       : loop_(loop),
         options_(std::move(options)),
         mac_(std::move(mac)),
-        metrics_(options_.metrics != nullptr ? *options_.metrics
-                                             : core::MetricsRegistry::Global()),
+        metrics_(options_.metrics != nullptr ? *options_.metrics : core::MetricsRegistry::Global()),
         socket_(loop.context()),
         resolver_(loop.context()),
         connect_timer_(loop.context()),
@@ -85,18 +84,16 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     if (batch.empty()) return absl::OkStatus();
     const size_t size = batch.payload_size();
     if (size > options_.max_queued_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("batch of ", size,
-                                                     " bytes exceeds max_queued_bytes ",
-                                                     options_.max_queued_bytes));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch of ", size, " bytes exceeds max_queued_bytes ", options_.max_queued_bytes));
     }
     std::unique_lock<std::mutex> lock(mu_);
     if (closed_) return absl::FailedPreconditionError("transport client is closed");
     if (queued_bytes_ + size > options_.max_queued_bytes) {
       if (timeout.count() > 0) {
         ++waiters_;
-        cv_.wait_for(lock, timeout, [&] {
-          return closed_ || queued_bytes_ + size <= options_.max_queued_bytes;
-        });
+        cv_.wait_for(lock, timeout,
+                     [&] { return closed_ || queued_bytes_ + size <= options_.max_queued_bytes; });
         --waiters_;
       }
       if (closed_) return absl::FailedPreconditionError("transport client is closed");
@@ -171,9 +168,8 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
             self->socket_.close(ignored);  // the connect handler reports the failure
           });
           asio::async_connect(self->socket_, results,
-                              [self, gen](const boost::system::error_code& cec, const tcp::endpoint&) {
-                                self->OnConnect(gen, cec);
-                              });
+                              [self, gen](const boost::system::error_code& cec,
+                                          const tcp::endpoint&) { self->OnConnect(gen, cec); });
         });
   }
 
@@ -195,10 +191,9 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     // answer it with a MAC'd hello (frame 0 of this connection).
     hello_.assign(FrameCodec::kHeaderSize + FrameCodec::kNonceSize, '\0');
     auto self = shared_from_this();
-    asio::async_read(socket_, asio::buffer(hello_),
-                     [self, gen](const boost::system::error_code& rec, size_t) {
-                       self->OnChallenge(gen, rec);
-                     });
+    asio::async_read(
+        socket_, asio::buffer(hello_),
+        [self, gen](const boost::system::error_code& rec, size_t) { self->OnChallenge(gen, rec); });
   }
 
   void OnChallenge(uint64_t gen, const boost::system::error_code& ec) {
@@ -209,8 +204,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
       return;
     }
     std::vector<Message> unused;
-    const auto challenge =
-        FrameCodec::Decode(hello_, 0, *mac_, FrameCodec::kNonceSize, &unused);
+    const auto challenge = FrameCodec::Decode(hello_, 0, *mac_, FrameCodec::kNonceSize, &unused);
     if (challenge.kind != FrameCodec::DecodeResult::Kind::kFrame ||
         (challenge.flags & FrameCodec::kFlagHello) == 0) {
       connect_timer_.cancel();
@@ -221,10 +215,9 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     FrameCodec::EncodeHello(challenge.payload, 0, mac_.get(), &answer);
     hello_ = std::move(answer);
     auto self = shared_from_this();
-    asio::async_write(socket_, asio::buffer(hello_),
-                      [self, gen](const boost::system::error_code& wec, size_t) {
-                        self->OnHelloSent(gen, wec);
-                      });
+    asio::async_write(
+        socket_, asio::buffer(hello_),
+        [self, gen](const boost::system::error_code& wec, size_t) { self->OnHelloSent(gen, wec); });
   }
 
   void OnHelloSent(uint64_t gen, const boost::system::error_code& ec) {
@@ -360,10 +353,9 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     writing_ = true;
     auto self = shared_from_this();
     const uint64_t gen = gen_;
-    asio::async_write(socket_, asio::buffer(write_buf_),
-                      [self, gen](const boost::system::error_code& ec, size_t n) {
-                        self->OnWrite(gen, ec, n);
-                      });
+    asio::async_write(
+        socket_, asio::buffer(write_buf_),
+        [self, gen](const boost::system::error_code& ec, size_t n) { self->OnWrite(gen, ec, n); });
   }
 
   void OnWrite(uint64_t gen, const boost::system::error_code& ec, size_t n) {

@@ -93,8 +93,7 @@ class TransportClient {
   // `batch` is empty. ResourceExhausted: no room before the timeout; `batch`
   // is unchanged. InvalidArgument: the batch alone exceeds max_queued_bytes.
   // FailedPrecondition: the client was closed.
-  absl::Status Send(Batch& batch,
-                    std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  absl::Status Send(Batch& batch, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Writes whatever is queued now instead of waiting for the flush interval.
   void Flush();

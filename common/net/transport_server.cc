@@ -105,8 +105,7 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   void Start() {
     // The challenge: a fresh nonce the client must MAC with the secret. The
     // read loop starts at once; a write failure surfaces there as well.
-    FrameCodec::EncodeHello(FrameMac::RandomBytes(FrameCodec::kNonceSize), 0, nullptr,
-                            &challenge_);
+    FrameCodec::EncodeHello(FrameMac::RandomBytes(FrameCodec::kNonceSize), 0, nullptr, &challenge_);
     auto self = shared_from_this();
     asio::async_write(socket_, asio::buffer(challenge_),
                       [self](const boost::system::error_code&, size_t) {});
@@ -131,8 +130,7 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
  private:
   void Fail(const char* reason, const std::string& detail) {
     if (closed_) return;
-    spdlog::error("transport: closing connection {} from {}: {} ({})", id_, peer_, detail,
-                  reason);
+    spdlog::error("transport: closing connection {} from {}: {} ({})", id_, peer_, detail, reason);
     metrics_.Error(reason).Add();
     CloseAndForget();
   }
@@ -168,8 +166,8 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     if (ec) {
       if (ec == asio::error::eof || ec == asio::error::connection_reset) {
         if (end_ > begin_) {
-          Fail("truncated", absl::StrCat("peer closed inside a frame (", end_ - begin_,
-                                         " bytes pending)"));
+          Fail("truncated",
+               absl::StrCat("peer closed inside a frame (", end_ - begin_, " bytes pending)"));
         } else {
           spdlog::debug("transport: connection {} from {} closed by peer", id_, peer_);
           CloseAndForget();
@@ -187,9 +185,9 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   void ProcessBuffer() {
     auto self = shared_from_this();  // the callback may not drop us, but Fail() may
     while (!paused_ && !closed_) {
-      const auto result = FrameCodec::Decode(
-          std::string_view(buffer_.data() + begin_, end_ - begin_), seq_, *mac_,
-          options_.max_payload_bytes, &messages_);
+      const auto result =
+          FrameCodec::Decode(std::string_view(buffer_.data() + begin_, end_ - begin_), seq_, *mac_,
+                             options_.max_payload_bytes, &messages_);
       if (result.kind == FrameCodec::DecodeResult::Kind::kNeedMore) {
         needed_ = result.frame_size;
         break;
@@ -280,8 +278,7 @@ absl::StatusOr<int> FrameAcceptor::Listen() {
   if (!ec && options_.receive_buffer_bytes > 0) {
     // Set on the listener so accepted sockets inherit it before the window
     // is negotiated.
-    acceptor_.set_option(asio::socket_base::receive_buffer_size(options_.receive_buffer_bytes),
-                         ec);
+    acceptor_.set_option(asio::socket_base::receive_buffer_size(options_.receive_buffer_bytes), ec);
   }
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
@@ -313,8 +310,8 @@ void FrameAcceptor::Accept() {
         std::abort();
       }
       const ConnectionId id = self->next_id_++;
-      auto conn = std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac),
-                                                          self);
+      auto conn =
+          std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac), self);
       self->connections_.emplace(id, conn);
       self->open_count.store(self->connections_.size(), std::memory_order_relaxed);
       self->metrics_.connections_accepted.Add();
@@ -358,8 +355,7 @@ void FrameAcceptor::Stop() {
   open_count.store(0, std::memory_order_relaxed);
 }
 
-TransportServer::TransportServer(EventLoop& loop, std::shared_ptr<FrameAcceptor> acceptor,
-                                 int port)
+TransportServer::TransportServer(EventLoop& loop, std::shared_ptr<FrameAcceptor> acceptor, int port)
     : loop_(loop), acceptor_(std::move(acceptor)), port_(port) {}
 
 absl::StatusOr<std::unique_ptr<TransportServer>> TransportServer::Create(
@@ -370,8 +366,8 @@ absl::StatusOr<std::unique_ptr<TransportServer>> TransportServer::Create(
   }
   auto mac = FrameMac::Create(options.secret);
   if (!mac.ok()) return mac.status();
-  auto acceptor = std::make_shared<FrameAcceptor>(loop.context(), std::move(options),
-                                                  std::move(callback));
+  auto acceptor =
+      std::make_shared<FrameAcceptor>(loop.context(), std::move(options), std::move(callback));
   absl::StatusOr<int> port = absl::InternalError("not run");
   loop.RunSync([&] {
     port = acceptor->Listen();

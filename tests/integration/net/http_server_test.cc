@@ -1,6 +1,8 @@
 // HttpServer and HttpClient over real loopback TCP (plus raw sockets for
 // requests no well-behaved client would send).
 
+#include "common/net/http_server.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,7 +20,6 @@
 #include "common/net/event_loop.h"
 #include "common/net/http_client.h"
 #include "common/net/http_router.h"
-#include "common/net/http_server.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
@@ -93,9 +94,8 @@ class HttpServerTest : public ::testing::Test {
                            j["topologyId"] = r.params.at("id");
                            j["wait"] = r.params.at("wait");
                            j["body"] = r.body;
-                           j["contentType"] = r.headers.count("content-type")
-                                                  ? r.headers.at("content-type")
-                                                  : "";
+                           j["contentType"] =
+                               r.headers.count("content-type") ? r.headers.at("content-type") : "";
                            return HttpResponse::Json(200, j.dump());
                          })
                     .ok());
@@ -122,7 +122,9 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_GT(server_->port(), 0);
   }
 
-  HttpClient Client() const { return HttpClient("127.0.0.1", server_->port(), milliseconds(10000)); }
+  HttpClient Client() const {
+    return HttpClient("127.0.0.1", server_->port(), milliseconds(10000));
+  }
 
   static nlohmann::json Json(const HttpClientResponse& r) {
     return nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);

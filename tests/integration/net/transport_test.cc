@@ -116,8 +116,8 @@ class TransportTest : public ::testing::Test {
   }
 
   int64_t Errors(const std::string& reason) {
-    return metrics_.GetCounter("tempest_net_connection_errors_total",
-                               {{"side", "server"}, {"reason", reason}})
+    return metrics_
+        .GetCounter("tempest_net_connection_errors_total", {{"side", "server"}, {"reason", reason}})
         .Value();
   }
 
@@ -455,8 +455,8 @@ TEST_F(TransportTest, CreateRejectsBadArguments) {
   Sink sink;
   TransportServerOptions no_secret;
   no_secret.secret = "";
-  auto server = TransportServer::Create(*loop_, no_secret,
-                                        [](ConnectionId, std::span<const Message>) { return true; });
+  auto server = TransportServer::Create(
+      *loop_, no_secret, [](ConnectionId, std::span<const Message>) { return true; });
   EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
   TransportClientOptions bad_port;
   bad_port.secret = kSecret;
@@ -466,8 +466,8 @@ TEST_F(TransportTest, CreateRejectsBadArguments) {
   TransportServerOptions same;
   same.secret = kSecret;
   same.port = first->port();
-  auto second = TransportServer::Create(*loop_, same,
-                                        [](ConnectionId, std::span<const Message>) { return true; });
+  auto second = TransportServer::Create(
+      *loop_, same, [](ConnectionId, std::span<const Message>) { return true; });
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
 }
 

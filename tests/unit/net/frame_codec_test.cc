@@ -57,12 +57,12 @@ TEST(FrameCodecTest, HeaderLayoutIsLittleEndianWithMagicVersionAndCounts) {
   std::string wire;
   FrameCodec::EncodeFrame(batch, 0, mac.get(), &wire);
   EXPECT_EQ(wire.substr(0, 4), "TMPF");
-  EXPECT_EQ(wire[4], 1);                            // version
-  EXPECT_EQ(wire[5], FrameCodec::kFlagMac);         // flags
+  EXPECT_EQ(wire[4], 1);                               // version
+  EXPECT_EQ(wire[5], FrameCodec::kFlagMac);            // flags
   EXPECT_EQ(wire.substr(6, 2), std::string(2, '\0'));  // reserved
-  EXPECT_EQ(static_cast<uint8_t>(wire[8]), 10);     // payload length = 8 + 2
-  EXPECT_EQ(static_cast<uint8_t>(wire[12]), 1);     // message count
-  EXPECT_EQ(static_cast<uint8_t>(wire[48]), 0x04);  // task id, LE
+  EXPECT_EQ(static_cast<uint8_t>(wire[8]), 10);        // payload length = 8 + 2
+  EXPECT_EQ(static_cast<uint8_t>(wire[12]), 1);        // message count
+  EXPECT_EQ(static_cast<uint8_t>(wire[48]), 0x04);     // task id, LE
   EXPECT_EQ(wire.substr(56), "ab");
 }
 
@@ -90,8 +90,8 @@ TEST(FrameCodecTest, EveryStrictPrefixNeedsMoreBytes) {
   FrameCodec::EncodeFrame(SampleBatch(), 0, mac.get(), &wire);
   std::vector<Message> messages;
   for (size_t n = 0; n < wire.size(); ++n) {
-    const auto r = FrameCodec::Decode(std::string_view(wire).substr(0, n), 0, *mac, 1 << 20,
-                                      &messages);
+    const auto r =
+        FrameCodec::Decode(std::string_view(wire).substr(0, n), 0, *mac, 1 << 20, &messages);
     ASSERT_EQ(r.kind, Kind::kNeedMore) << "prefix " << n;
     if (n >= FrameCodec::kHeaderSize) {
       EXPECT_EQ(r.frame_size, wire.size());
@@ -169,8 +169,8 @@ TEST(FrameCodecTest, MalformedAuthenticatedPayloadsAreRejected) {
   Batch one;
   one.Add(1, "abc");
   // Count larger than the messages present.
-  auto r = FrameCodec::Decode(AuthenticatedFrame(one.payload(), 2, *mac), 0, *mac, 1 << 20,
-                              &messages);
+  auto r =
+      FrameCodec::Decode(AuthenticatedFrame(one.payload(), 2, *mac), 0, *mac, 1 << 20, &messages);
   EXPECT_STREQ(r.reason, "malformed_payload");
   // Trailing bytes after the last message.
   r = FrameCodec::Decode(AuthenticatedFrame(one.payload() + "zz", 1, *mac), 0, *mac, 1 << 20,
@@ -305,9 +305,7 @@ TEST(FrameCodecTest, HelloFramesCarryANonceAndAreAuthenticatedWhenMaced) {
   EXPECT_STREQ(r.reason, "malformed_payload");
 }
 
-TEST(FrameMacTest, EmptySecretIsRejected) {
-  EXPECT_FALSE(FrameMac::Create("").ok());
-}
+TEST(FrameMacTest, EmptySecretIsRejected) { EXPECT_FALSE(FrameMac::Create("").ok()); }
 
 TEST(FrameMacTest, KnownAnswerMatchesRfc4231TestCase2) {
   // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
@@ -316,9 +314,10 @@ TEST(FrameMacTest, KnownAnswerMatchesRfc4231TestCase2) {
   const std::string data = "what do ya want for nothing?";
   mac->Update(data.data(), data.size());
   const auto tag = mac->Finish();
-  static const uint8_t kExpected[32] = {
-      0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
-      0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
+  static const uint8_t kExpected[32] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e,
+                                        0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
+                                        0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83,
+                                        0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
   EXPECT_TRUE(FrameMac::Equal(tag.data(), kExpected));
 }
 

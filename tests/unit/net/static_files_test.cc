@@ -43,9 +43,9 @@ TEST_F(StaticFilesTest, ServesIndexAndFilesWithContentTypes) {
 }
 
 TEST_F(StaticFilesTest, RefusesTraversalInEveryDisguise) {
-  for (const char* path : {"/../secret.txt", "/js/../../secret.txt", "/%2e%2e/secret.txt",
-                           "/%2E%2E%2Fsecret.txt", "/js/..%2f..%2fsecret.txt", "/./index.html",
-                           "/..\\secret.txt", "/index.html%00.js"}) {
+  for (const char* path :
+       {"/../secret.txt", "/js/../../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E%2Fsecret.txt",
+        "/js/..%2f..%2fsecret.txt", "/./index.html", "/..\\secret.txt", "/index.html%00.js"}) {
     auto r = files_->Read(path);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied) << path;
   }
