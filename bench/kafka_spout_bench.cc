@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,14 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// CPU time of the calling thread (the "executor"), to compare per-record cost
+// independently of how busy the machine is.
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 using tempest::spout::KafkaSpout;
 
 struct Args {
@@ -86,6 +95,7 @@ bool Produce(const std::string& bootstrap, const Args& a) {
 // The baseline: librdkafka's partition consumer over one queue, the same
 // fetch settings the spout's reader uses, touching every record.
 struct Rates {
+  double cpu_ns = 0;  // consuming thread's CPU per record
   double total = 0;   // records / (start .. last record)
   double steady = 0;  // records / (first record .. last record)
 };
@@ -102,6 +112,7 @@ Rates BareConsumer(const std::string& bootstrap, const Args& a) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, "bench", nullptr);
   const int64_t total = int64_t{a.partitions} * a.records;
   const auto start = Clock::now();
+  const double cpu0 = ThreadCpuSeconds();
   for (int p = 0; p < a.partitions; ++p) rd_kafka_consume_start_queue(rkt, p, 0, q);
   int64_t got = 0;
   uint64_t checksum = 0;
@@ -125,7 +136,8 @@ Rates BareConsumer(const std::string& bootstrap, const Args& a) {
   rd_kafka_queue_destroy(q);
   rd_kafka_destroy(rk);
   if (checksum == 0) std::printf("(empty)\n");
-  return {static_cast<double>(total) / secs, static_cast<double>(total) / steady};
+  return {(ThreadCpuSeconds() - cpu0) * 1e9 / static_cast<double>(total),
+          static_cast<double>(total) / secs, static_cast<double>(total) / steady};
 }
 
 // Acks every tracked tuple right after NextTuple, like an instant topology.
@@ -149,6 +161,7 @@ class AckingCollector final : public tempest::api::SpoutOutputCollector {
 };
 
 struct SpoutRun {
+  double cpu_ns = 0;
   double rate = 0;
   double steady = 0;
   int64_t multis = 0;
@@ -180,12 +193,11 @@ SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, cons
   info->task_to_component[tempest::api::TaskId(1)] = comp;
   info->component_tasks[comp] = {tempest::api::TaskId(1)};
   tempest::api::TopologyContext ctx(info, tempest::api::TaskId(1));
-  KafkaSpout::Hooks hooks;
-  if (const char* e = std::getenv("KSB_EMIT")) hooks.max_emit_per_call = std::atoi(e);
-  KafkaSpout spout(std::move(*config), hooks);
+  KafkaSpout spout(std::move(*config));
   AckingCollector collector;
   const int64_t total = int64_t{a.partitions} * a.records;
   const auto start = Clock::now();
+  const double cpu0 = ThreadCpuSeconds();
   if (absl::Status s = spout.Open(ctx.config(), ctx, collector); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     std::exit(1);
@@ -209,6 +221,7 @@ SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, cons
   }
   const double total_secs = std::chrono::duration<double>(Clock::now() - start).count();
   SpoutRun r;
+  r.cpu_ns = (ThreadCpuSeconds() - cpu0) * 1e9 / static_cast<double>(total);
   r.rate = static_cast<double>(total) / secs;
   r.steady = static_cast<double>(total) / (secs - first);
   r.multis = spout.offset_store()->multi_count();
@@ -260,10 +273,10 @@ int main(int argc, char** argv) {
     std::printf("run %d: from start: bare %.0f rec/s, spout %.0f rec/s (%.2fx); first to last "
                 "record: bare %.0f, spout %.0f (%.2fx); spout first tuple after %.0f ms; "
                 "ZooKeeper multis %ld over %.1f s = %.2f per %d ms interval (incl. the final "
-                "commit)\n",
+                "commit); executor CPU per record: bare %.0f ns, spout %.0f ns\n",
                 run, b.total, s.rate, s.rate / b.total, b.steady, s.steady, s.steady / b.steady,
                 s.first * 1000, static_cast<long>(s.multis), s.seconds,
-                s.multis / std::max(1.0, intervals), a.interval_ms);
+                s.multis / std::max(1.0, intervals), a.interval_ms, b.cpu_ns, s.cpu_ns);
   }
   std::printf("median from start: bare %.0f rec/s, spout %.0f rec/s, ratio %.2f (median of "
               "per-run ratios %.2f; target >= 0.80)\n",

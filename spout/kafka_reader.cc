@@ -126,11 +126,36 @@ std::vector<PartitionEvent> KafkaReader::Poll(
     ssize_t n = rd_kafka_consume_batch_queue(queue_, wait_ms, batch, want);
     wait_ms = 0;  // only the first call waits
     if (n <= 0) break;
+    // Records arrive in runs per partition: look the partition up once per run.
+    rd_kafka_topic_t* run_rkt = nullptr;
+    int32_t run_partition = -1;
+    bool run_started = false;
     for (ssize_t i = 0; i < n; ++i) {
       rd_kafka_message_t* m = batch[i];
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->rkt == run_rkt &&
+          m->partition == run_partition) {
+        if (run_started) {
+          KafkaRecord r;
+          r.topic = rd_kafka_topic_name(m->rkt);
+          r.partition = m->partition;
+          r.offset = m->offset;
+          r.has_key = m->key != nullptr;
+          if (m->key != nullptr) r.key = {static_cast<const char*>(m->key), m->key_len};
+          r.has_value = m->payload != nullptr;
+          if (m->payload != nullptr) r.value = {static_cast<const char*>(m->payload), m->len};
+          r.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
+          sink(r);
+          ++delivered;
+        }
+        rd_kafka_message_destroy(m);
+        continue;
+      }
       TopicPartition tp{m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "", m->partition};
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        if (IsStarted(tp)) {
+        run_rkt = m->rkt;
+        run_partition = m->partition;
+        run_started = IsStarted(tp);
+        if (run_started) {
           KafkaRecord r;
           r.topic = tp.topic;
           r.partition = m->partition;

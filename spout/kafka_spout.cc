@@ -833,10 +833,8 @@ void KafkaSpout::Close() {
 
 bool KafkaSpout::IsExhausted() const {
   if (!config_.stop_at_end || !discovered_ || !opened_) return false;
-  for (const TopicPartition& tp : assignment_) {
-    auto it = slot_of_.find(tp);
-    if (it == slot_of_.end()) return false;
-    const Partition& p = *partitions_[it->second];
+  for (int slot : assigned_slots_) {
+    const Partition& p = *partitions_[slot];
     if (p.phase != Phase::kActive || !p.state.has_value() || p.end_offset < 0) return false;
     const KafkaPartitionState& st = *p.state;
     if (st.emitted_to() < p.end_offset || !p.waiting.empty() || !st.pending().empty()) {
