@@ -19,6 +19,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterDevZookeeperCommand(app, set, globals);
   RegisterDevKafkaCommand(app, set, globals);
   RegisterVerifyCommand(app, set);
+  RegisterOffsetsCommand(app, set, globals);
   return set;
 }
 

@@ -38,6 +38,7 @@ void RegisterVersionCommand(CLI::App& app, CommandSet& set);
 void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
+void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
 int Fail(const std::string& message, int code = 1);

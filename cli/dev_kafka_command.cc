@@ -2,7 +2,9 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/coord/zk_session.h"
 #include "spout/dev_kafka_cluster.h"
+#include "spout/kafka_broker_registry.h"
 
 namespace tempest::cli {
 namespace {
@@ -21,17 +23,37 @@ int RunDevKafka(const DevKafkaOptions& opts) {
     if (!topic.ok()) return Fail(std::string(topic.status().message()), 2);
     topics.push_back(*topic);
   }
-  if (!opts.zk.empty()) {
-    return Fail("--zk (broker registry in ZooKeeper) is not available in this build", 2);
-  }
   auto cluster = spout::DevKafkaCluster::Create(opts.brokers, topics);
   if (!cluster.ok()) return Fail(std::string(cluster.status().message()));
+  // With --zk, publish a Kafka-style broker registry so legacy ZkHosts
+  // configurations find this cluster. Broker ids are ephemeral on our
+  // session: they vanish when this command stops.
+  std::unique_ptr<coord::ZkSession> zk;
+  if (!opts.zk.empty()) {
+    coord::ZkSession::Options zk_options;
+    zk_options.connect_string = opts.zk;
+    auto session = coord::ZkSession::Create(zk_options);
+    if (!session.ok())
+      return Fail("ZooKeeper " + opts.zk + ": " + std::string(session.status().message()));
+    zk = std::move(*session);
+    if (auto s = zk->WaitConnected(std::chrono::seconds(30)); !s.ok()) {
+      return Fail("ZooKeeper " + opts.zk + ": " + std::string(s.message()));
+    }
+    std::vector<std::string> names;
+    for (const auto& t : topics) names.push_back(t.name);
+    if (auto s = spout::PublishRegistryOf(*zk, "/brokers", (*cluster)->bootstrap_servers(), names);
+        !s.ok()) {
+      return Fail("publishing the broker registry: " + std::string(s.message()));
+    }
+  }
   std::printf("bootstrap.servers=%s\n", (*cluster)->bootstrap_servers().c_str());
   std::fflush(stdout);
   std::fprintf(stderr,
                "tempest: dev Kafka with %d broker(s); keeps ~5 MiB or 100k messages per "
                "partition (oldest dropped); Ctrl-C stops it\n",
                opts.brokers);
+  if (zk != nullptr)
+    std::fprintf(stderr, "tempest: broker registry published under %s/brokers\n", opts.zk.c_str());
   WaitForStopSignal();
   return 0;
 }

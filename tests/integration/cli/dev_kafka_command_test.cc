@@ -10,7 +10,11 @@
 
 #include "absl/strings/str_split.h"
 #include "common/os/child_process.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
+#include "tests/support/raw_zk_client.h"
+#include "tests/support/zk_ensemble.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::testing {
@@ -73,6 +77,49 @@ TEST(DevKafkaCommandTest, KcatProducesAndConsumesTenThousandRecords) {
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
       << os::DescribeWaitStatus(*status);
+}
+
+TEST(DevKafkaCommandTest, PublishesABrokerRegistryForLegacyZkHosts) {
+  auto zk = ZkEnsemble::Start();
+  ASSERT_TRUE(zk.ok()) << zk.status();
+  TempDir dir("dev-kafka-zk");
+  os::ChildProcess::Options options;
+  options.argv = {TempestBinary(), "dev-kafka", "--brokers", "2", "--topic", "clicks:3",
+                  "--zk", (*zk)->ConnectString()};
+  options.stdout_path = dir.File("stdout");
+  options.stderr_path = dir.File("stderr");
+  auto child = os::ChildProcess::Start(options);
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto bootstrap = WaitForLineWithPrefix(dir.File("stdout"), "bootstrap.servers=", seconds(30));
+  ASSERT_TRUE(bootstrap.has_value()) << ReadFileOrEmpty(dir.File("stderr"));
+
+  auto client = RawZkClient::Connect((*zk)->ConnectString(), 4000, seconds(20));
+  ASSERT_NE(client, nullptr);
+  // Brokers: ephemeral ids with the host and port the bootstrap line names.
+  for (int id : {1, 2}) {
+    auto [rc, data] = client->Get("/brokers/ids/" + std::to_string(id));
+    ASSERT_EQ(rc, ZOK) << id;
+    auto doc = nlohmann::json::parse(data);
+    const std::string address =
+        doc["host"].get<std::string>() + ":" + std::to_string(doc["port"].get<int>());
+    EXPECT_NE(bootstrap->find(address), std::string::npos) << address << " vs " << *bootstrap;
+  }
+  // Topic assignment and per-partition state with a leader among the brokers.
+  auto [topic_rc, topic_data] = client->Get("/brokers/topics/clicks");
+  ASSERT_EQ(topic_rc, ZOK);
+  EXPECT_EQ(nlohmann::json::parse(topic_data)["partitions"].size(), 3u);
+  for (int p = 0; p < 3; ++p) {
+    auto [rc, state] = client->Get("/brokers/topics/clicks/partitions/" + std::to_string(p) +
+                                   "/state");
+    ASSERT_EQ(rc, ZOK) << p;
+    const int leader = nlohmann::json::parse(state)["leader"].get<int>();
+    EXPECT_TRUE(leader == 1 || leader == 2) << state;
+  }
+
+  // Stopping the cluster removes the ephemeral broker ids.
+  (*child)->SignalGroup(SIGTERM);
+  ASSERT_TRUE((*child)->WaitFor(seconds(30)).has_value());
+  EXPECT_TRUE(Eventually(seconds(15), [&] { return client->Exists("/brokers/ids/1") == ZNONODE; }));
 }
 
 }  // namespace

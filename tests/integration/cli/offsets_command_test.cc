@@ -1,0 +1,177 @@
+// `tempest offsets show|set` against a real ZooKeeper and a Kafka-protocol
+// endpoint, with storm-kafka offsets seeded and read back by an independent
+// client (python3-kazoo).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/os/child_process.h"
+#include "tests/support/dev_kafka.h"
+#include "tests/support/output_file.h"
+#include "tests/support/raw_zk_client.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/zk_ensemble.h"
+
+namespace tempest::testing {
+namespace {
+
+using std::chrono::seconds;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CommandResult RunCommand(const TempDir& dir, std::vector<std::string> argv) {
+  static int counter = 0;
+  const std::string tag = std::to_string(++counter);
+  os::ChildProcess::Options options;
+  options.argv = std::move(argv);
+  options.stdout_path = dir.File("out" + tag);
+  options.stderr_path = dir.File("err" + tag);
+  CommandResult run;
+  auto child = os::ChildProcess::Start(options);
+  if (!child.ok()) return run;
+  auto status = (*child)->WaitFor(seconds(60));
+  if (status && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
+  run.out = ReadFileOrEmpty(options.stdout_path);
+  run.err = ReadFileOrEmpty(options.stderr_path);
+  return run;
+}
+
+// Runs a kazoo script with /usr/bin/python3 (where Debian's python3-kazoo
+// lives); argv[1] is the ZooKeeper connect string.
+CommandResult Kazoo(const TempDir& dir, const std::string& zk, const std::string& script) {
+  const std::string path = dir.File("zk_client_script.py");
+  std::ofstream(path) << "import json, sys\nfrom kazoo.client import KazooClient\n"
+                      << "zk = KazooClient(hosts=sys.argv[1]); zk.start(timeout=30)\n"
+                      << script << "\nzk.stop()\n";
+  return RunCommand(dir, {"/usr/bin/python3", path, zk});
+}
+
+class OffsetsCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto zk = ZkEnsemble::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk);
+    auto kafka = DevKafka::Start(1, {{"clicks", 2}});
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = std::move(*kafka);
+    std::vector<DevKafka::Record> records(50, DevKafka::Record{"", "x"});
+    ASSERT_TRUE(kafka_->Produce("clicks", 0, records).ok());
+    records.resize(30);
+    ASSERT_TRUE(kafka_->Produce("clicks", 1, records).ok());
+    // Offsets exactly as legacy storm-kafka writes them, by another client.
+    CommandResult seeded = Kazoo(dir_, zk_->ConnectString(), R"(
+for p, off in [(0, 10), (1, 30)]:
+    doc = {"topology": {"id": "legacy-7-1466000000", "name": "legacy"}, "offset": off,
+           "partition": p, "broker": {"host": "kafka1", "port": 9092}, "topic": "clicks"}
+    zk.create("/kafkaspout/legacy/partition_%d" % p, json.dumps(doc).encode(), makepath=True)
+)");
+    ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+  }
+
+  std::vector<std::string> Offsets(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {TempestBinary(), "offsets"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    for (const auto& a : std::vector<std::string>{"--zk", zk_->ConnectString(), "--root",
+                                                  "/kafkaspout", "--id", "legacy"}) {
+      argv.push_back(a);
+    }
+    return argv;
+  }
+
+  TempDir dir_{"offsets-cmd"};
+  std::unique_ptr<ZkEnsemble> zk_;
+  std::unique_ptr<DevKafka> kafka_;
+};
+
+TEST_F(OffsetsCommandTest, ShowsCommittedOffsetsLagAndOwners) {
+  CommandResult run = RunCommand(dir_, Offsets({"show", "--bootstrap", kafka_->bootstrap_servers(),
+                                      "--json"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto doc = nlohmann::json::parse(run.out);
+  auto parts = doc["partitions"];
+  ASSERT_EQ(parts.size(), 2u) << run.out;
+  EXPECT_EQ(parts[0]["topic"], "clicks");
+  EXPECT_EQ(parts[0]["partition"], 0);
+  EXPECT_EQ(parts[0]["committed_offset"], 10);
+  EXPECT_EQ(parts[0]["log_end_offset"], 50);
+  EXPECT_EQ(parts[0]["lag"], 40);
+  EXPECT_TRUE(parts[0]["owner"].is_null());
+  EXPECT_EQ(parts[0]["topology_id"], "legacy-7-1466000000");
+  EXPECT_EQ(parts[1]["lag"], 0);
+
+  CommandResult table = RunCommand(dir_, Offsets({"show"}));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("legacy-7-1466000000"), std::string::npos) << table.out;
+}
+
+TEST_F(OffsetsCommandTest, ListsUnreadableNodesInsteadOfSkippingThem) {
+  auto client = RawZkClient::Connect(zk_->ConnectString(), 4000, seconds(20));
+  ASSERT_NE(client, nullptr);
+  ASSERT_EQ(client->Create("/kafkaspout/legacy/partition_2", "{not json"), ZOK);
+  CommandResult run = RunCommand(dir_, Offsets({"show", "--json"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto parts = nlohmann::json::parse(run.out)["partitions"];
+  ASSERT_EQ(parts.size(), 3u);
+  int unreadable = 0;
+  for (const auto& p : parts) {
+    if (p["partition"] != 2) continue;
+    ++unreadable;
+    EXPECT_TRUE(p["committed_offset"].is_null());
+    ASSERT_TRUE(p["error"].is_string()) << p.dump();
+    EXPECT_NE(p["error"].get<std::string>().find("not valid JSON"), std::string::npos);
+  }
+  EXPECT_EQ(unreadable, 1) << run.out;
+}
+
+TEST_F(OffsetsCommandTest, SetRefusesWhileOwnedUnlessForcedAndKeepsTheFormat) {
+  auto owner = RawZkClient::Connect(zk_->ConnectString(), 4000, seconds(20));
+  ASSERT_NE(owner, nullptr);
+  ASSERT_EQ(owner->Create("/kafkaspout/legacy/@owners", ""), ZOK);
+  ASSERT_EQ(owner->Create("/kafkaspout/legacy/@owners/partition_0", "task-1", ZOO_EPHEMERAL), ZOK);
+
+  CommandResult refused = RunCommand(dir_, Offsets({"set", "--topic", "clicks", "--partition", "0",
+                                          "--offset", "5"}));
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("owned by a running spout"), std::string::npos) << refused.err;
+
+  CommandResult forced = RunCommand(dir_, Offsets({"set", "--topic", "clicks", "--partition", "0",
+                                         "--offset", "5", "--force"}));
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+
+  CommandResult latest = RunCommand(dir_, Offsets({"set", "--topic", "clicks", "--partition", "1",
+                                         "--to-earliest", "--bootstrap",
+                                         kafka_->bootstrap_servers()}));
+  ASSERT_EQ(latest.exit_code, 0) << latest.err;
+
+  // The independent client reads storm-kafka's format back, topology kept.
+  CommandResult check = Kazoo(dir_, zk_->ConnectString(), R"(
+for p in (0, 1):
+    data, _ = zk.get("/kafkaspout/legacy/partition_%d" % p)
+    doc = json.loads(data)
+    print(p, doc["offset"], doc["topology"]["id"], doc["topic"], doc["partition"])
+)");
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_EQ(check.out,
+            "0 5 legacy-7-1466000000 clicks 0\n1 0 legacy-7-1466000000 clicks 1\n");
+}
+
+TEST_F(OffsetsCommandTest, UsageErrorsExitTwo) {
+  CommandResult both = RunCommand(dir_, Offsets({"set", "--topic", "clicks", "--partition", "0",
+                                       "--offset", "5", "--to-latest"}));
+  EXPECT_EQ(both.exit_code, 2);
+  CommandResult missing = RunCommand(dir_, {TempestBinary(), "offsets", "show", "--zk", "127.0.0.1:1"});
+  EXPECT_EQ(missing.exit_code, 2);
+  CommandResult nothing = RunCommand(dir_, Offsets({"show", "--id", "nobody"}));
+  EXPECT_NE(nothing.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace tempest::testing
