@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/coord/zk_session.h"
+#include "common/core/metrics_registry.h"
 #include "spout/kafka_reader.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
@@ -466,6 +467,53 @@ TEST_F(KafkaSpoutTest, MalformedStoredOffsetIsReportedNotGuessed) {
   ASSERT_TRUE(client_->Set(path, EncodeStormKafkaOffset({"x", "x", 6, 0, "", 0, "garbled"})).ok());
   ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return StoredOffset(*client_, path) == 10; }));
   EXPECT_EQ(*t->Unique(0).begin(), 6);
+}
+
+TEST_F(KafkaSpoutTest, CleanCloseCommitsWhatIsComplete) {
+  ASSERT_TRUE(kafka_->CreateTopic("closing", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("closing", 0, Numbered(0, 25)).ok());
+  // A commit interval longer than the test: only Close can commit.
+  auto t = Spout("closing", "/closing", {{"stateUpdateIntervalMs", 600000}});
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return t->Unique(0).size() == 25; }));
+  const std::string path = OffsetPath("/closing", "closing", 0);
+  EXPECT_EQ(StoredOffset(*client_, path), -1);
+  t->spout->Close();
+  EXPECT_EQ(StoredOffset(*client_, path), 25);
+  // ... and released ownership: the owner node is gone.
+  EXPECT_TRUE(absl::IsNotFound(
+      client_->Get(OwnerNodePath("/closing", "spout", "closing", 0, false)).status()));
+}
+
+TEST_F(KafkaSpoutTest, DeactivateCommits) {
+  ASSERT_TRUE(kafka_->CreateTopic("deact", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("deact", 0, Numbered(0, 12)).ok());
+  auto t = Spout("deact", "/deact", {{"stateUpdateIntervalMs", 600000}});
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return t->Unique(0).size() == 12; }));
+  t->spout->Deactivate();
+  const std::string path = OffsetPath("/deact", "deact", 0);
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return StoredOffset(*client_, path) == 12; }));
+}
+
+TEST_F(KafkaSpoutTest, MetricsShowLagCommittedAndTheOffsetBlockingCommits) {
+  ASSERT_TRUE(kafka_->CreateTopic("metered", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("metered", 0, Numbered(0, 10)).ok());
+  auto t = Spout("metered", "/metered", {{"retryInitialDelayMs", 50}});
+  t->decide = [](const auto& e) { return SpoutUnderTest::OffsetOf(e) != 3; };
+  auto gauge = [&](const std::string& name) -> int64_t {
+    for (const auto& m : core::MetricsRegistry::Global().Snapshot()) {
+      if (m.name == name && m.labels.count("topic") && m.labels.at("topic") == "metered") {
+        return m.value;
+      }
+    }
+    return -100;
+  };
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] {
+    return gauge("tempest_kafka_spout_committed_offset") == 3 &&
+           gauge("tempest_kafka_spout_commit_blocked_offset") == 3 &&
+           gauge("tempest_kafka_spout_lag") == 7;
+  }));
+  EXPECT_GE(gauge("tempest_kafka_spout_pending"), 1);
+  EXPECT_EQ(gauge("tempest_kafka_spout_latest_emitted_offset"), 9);
 }
 
 TEST_F(KafkaSpoutTest, TwoTasksSplitPartitionsLikeStormKafka) {
