@@ -47,8 +47,8 @@ absl::StatusOr<T> TypedProperty(const ComponentArgs& args, std::string_view name
   if (v == nullptr || v->is_nil()) return def;
   absl::StatusOr<T> r = fn(*v);
   if (!r.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(args.class_name, " property '", Sv(name),
-                                                   "': ", r.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(args.class_name, " property '", Sv(name), "': ", r.status().message()));
   }
   return r;
 }
@@ -83,9 +83,8 @@ absl::Status ComponentRegistry::Add(std::string_view class_name, Entry entry) {
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = entries_.try_emplace(std::string(class_name), std::move(entry));
   if (!inserted) {
-    return absl::AlreadyExistsError(absl::StrCat("class '", Sv(class_name),
-                                                 "' is already registered as a ",
-                                                 Sv(KindName(it->second.kind))));
+    return absl::AlreadyExistsError(absl::StrCat(
+        "class '", Sv(class_name), "' is already registered as a ", Sv(KindName(it->second.kind))));
   }
   return absl::OkStatus();
 }
@@ -123,7 +122,8 @@ absl::StatusOr<ComponentRegistry::Entry> ComponentRegistry::Lookup(std::string_v
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(class_name);
   if (it == entries_.end()) {
-    return absl::NotFoundError(absl::StrCat("unknown ", Sv(KindName(kind)), " class '", Sv(class_name), "'"));
+    return absl::NotFoundError(
+        absl::StrCat("unknown ", Sv(KindName(kind)), " class '", Sv(class_name), "'"));
   }
   if (it->second.kind != kind) {
     return absl::InvalidArgumentError(absl::StrCat("class '", Sv(class_name), "' is a ",

@@ -160,53 +160,46 @@ inline bool Record(const absl::Status& status) {
 
 // Registers a Spout subclass under a Flux class name at static-init time:
 //   TEMPEST_REGISTER_SPOUT("tempest.SequenceSpout", SequenceSpout);
-#define TEMPEST_REGISTER_SPOUT(class_name, Type)                                        \
-  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_,       \
-                                                             __COUNTER__) =             \
-      ::tempest::api::registry_internal::Record(                                        \
-          ::tempest::api::ComponentRegistry::Global().RegisterSpout(                    \
-              class_name, &::tempest::api::registry_internal::Make<::tempest::api::Spout, \
-                                                                    Type>))
+#define TEMPEST_REGISTER_SPOUT(class_name, Type)                                                 \
+  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_, __COUNTER__) = \
+      ::tempest::api::registry_internal::Record(                                                 \
+          ::tempest::api::ComponentRegistry::Global().RegisterSpout(                             \
+              class_name, &::tempest::api::registry_internal::Make<::tempest::api::Spout, Type>))
 
 // Registers a Bolt subclass.
-#define TEMPEST_REGISTER_BOLT(class_name, Type)                                        \
-  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_,      \
-                                                             __COUNTER__) =            \
-      ::tempest::api::registry_internal::Record(                                       \
-          ::tempest::api::ComponentRegistry::Global().RegisterBolt(                    \
-              class_name, &::tempest::api::registry_internal::Make<::tempest::api::Bolt, \
-                                                                    Type>))
+#define TEMPEST_REGISTER_BOLT(class_name, Type)                                                  \
+  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_, __COUNTER__) = \
+      ::tempest::api::registry_internal::Record(                                                 \
+          ::tempest::api::ComponentRegistry::Global().RegisterBolt(                              \
+              class_name, &::tempest::api::registry_internal::Make<::tempest::api::Bolt, Type>))
 
 // Registers a BasicBolt subclass; instances run inside a BasicBoltRunner.
-#define TEMPEST_REGISTER_BASIC_BOLT(class_name, Type)                              \
-  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_,  \
-                                                             __COUNTER__) =        \
-      ::tempest::api::registry_internal::Record(                                   \
-          ::tempest::api::ComponentRegistry::Global().RegisterBolt(                \
+#define TEMPEST_REGISTER_BASIC_BOLT(class_name, Type)                                            \
+  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_, __COUNTER__) = \
+      ::tempest::api::registry_internal::Record(                                                 \
+          ::tempest::api::ComponentRegistry::Global().RegisterBolt(                              \
               class_name, &::tempest::api::registry_internal::MakeBasic<Type>))
 
 // Registers a CustomStreamGrouping subclass.
-#define TEMPEST_REGISTER_GROUPING(class_name, Type)                                      \
-  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_,        \
-                                                             __COUNTER__) =              \
-      ::tempest::api::registry_internal::Record(                                         \
-          ::tempest::api::ComponentRegistry::Global().RegisterGrouping(                  \
-              class_name,                                                                \
-              &::tempest::api::registry_internal::Make<::tempest::api::CustomStreamGrouping, \
-                                                        Type>))
+#define TEMPEST_REGISTER_GROUPING(class_name, Type)                                              \
+  [[maybe_unused]] static const bool TEMPEST_REGISTRY_CONCAT(tempest_registered_, __COUNTER__) = \
+      ::tempest::api::registry_internal::Record(                                                 \
+          ::tempest::api::ComponentRegistry::Global().RegisterGrouping(                          \
+              class_name,                                                                        \
+              &::tempest::api::registry_internal::Make<::tempest::api::CustomStreamGrouping,     \
+                                                       Type>))
 
 // Marks a shared library as a Tempest plugin; write it once in one .cc of
 // the plugin. core::PluginLoader looks these symbols up after dlopen to check
 // the API version and to copy the plugin's registrations into the host's
 // registry (a plugin linking its own copy of tempest::api registers into
 // that copy's Global()).
-#define TEMPEST_PLUGIN()                                                              \
+#define TEMPEST_PLUGIN()                                                               \
   extern "C" __attribute__((visibility("default"))) int tempest_plugin_api_version() { \
-    return ::tempest::api::kApiVersion;                                               \
-  }                                                                                   \
-  extern "C" __attribute__((visibility("default"))) void* tempest_plugin_registry() { \
-    return &::tempest::api::ComponentRegistry::Global();                              \
+    return ::tempest::api::kApiVersion;                                                \
+  }                                                                                    \
+  extern "C" __attribute__((visibility("default"))) void* tempest_plugin_registry() {  \
+    return &::tempest::api::ComponentRegistry::Global();                               \
   }
-
 
 #endif  // TEMPEST_COMMON_API_COMPONENT_REGISTRY_H_

@@ -43,6 +43,8 @@ bool Fields::HasDuplicates() const {
   return false;
 }
 
-std::string Fields::DebugString() const { return absl::StrCat("[", absl::StrJoin(names_, ", "), "]"); }
+std::string Fields::DebugString() const {
+  return absl::StrCat("[", absl::StrJoin(names_, ", "), "]");
+}
 
 }  // namespace tempest::api

@@ -35,9 +35,7 @@ class StrongId {
     return H::combine(std::move(h), id.value_);
   }
 
-  friend std::ostream& operator<<(std::ostream& os, const StrongId& id) {
-    return os << id.value_;
-  }
+  friend std::ostream& operator<<(std::ostream& os, const StrongId& id) { return os << id.value_; }
 
  private:
   T value_{};

@@ -9,7 +9,8 @@ TopologyContext::TopologyContext(std::shared_ptr<const TopologyInfo> info, TaskI
   if (const ComponentId* c = ComponentOf(this_task)) this_component_ = *c;
   const std::vector<TaskId>& tasks = ComponentTasks(this_component_);
   auto it = std::lower_bound(tasks.begin(), tasks.end(), this_task);
-  if (it != tasks.end() && *it == this_task) this_task_index_ = static_cast<int>(it - tasks.begin());
+  if (it != tasks.end() && *it == this_task)
+    this_task_index_ = static_cast<int>(it - tasks.begin());
   merged_config_ = info_->config;
   auto cc = info_->component_config.find(this_component_);
   if (cc != info_->component_config.end()) merged_config_.Merge(cc->second);

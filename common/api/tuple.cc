@@ -18,10 +18,10 @@ Tuple::Tuple(std::shared_ptr<const StreamSchema> schema, TaskId source_task, Val
           Body{std::move(schema), source_task, std::move(values), std::move(anchors), 0})) {}
 
 Tuple Tuple::MakeTick(int64_t freq_secs) {
-  static const auto* const kSchema = new std::shared_ptr<const StreamSchema>(
-      std::make_shared<const StreamSchema>(StreamSchema{ComponentId(std::string(kSystemComponentName)),
-                                                        StreamId(std::string(kTickStreamName)),
-                                                        Fields({"rate_secs"})}));
+  static const auto* const kSchema =
+      new std::shared_ptr<const StreamSchema>(std::make_shared<const StreamSchema>(
+          StreamSchema{ComponentId(std::string(kSystemComponentName)),
+                       StreamId(std::string(kTickStreamName)), Fields({"rate_secs"})}));
   Values v;
   v.emplace_back(freq_secs);
   return Tuple(*kSchema, TaskId(kSystemTaskId), std::move(v));

@@ -97,8 +97,8 @@ void AppendDebug(std::string* out, const Value& v) {
 }
 
 absl::Status CoerceError(const Value& v, std::string_view wanted) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("expected ", Sv(wanted), ", got ", Sv(Value::TypeName(v.type())), " ", v.DebugString()));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "expected ", Sv(wanted), ", got ", Sv(Value::TypeName(v.type())), " ", v.DebugString()));
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ namespace {
 using api::Sv;
 namespace fs = std::filesystem;
 
-constexpr std::string_view kPartialKeyGroupingClass = "org.apache.storm.grouping.PartialKeyGrouping";
+constexpr std::string_view kPartialKeyGroupingClass =
+    "org.apache.storm.grouping.PartialKeyGrouping";
 constexpr std::string_view kFieldsClass = "org.apache.storm.tuple.Fields";
 
 // ---------------------------------------------------------------------------
@@ -178,7 +179,8 @@ std::string Substitute(std::string_view text, const std::string& file,
       } else {
         hint = " (no such key in the --filter properties file)";
       }
-      diag.Error(SourceLocation{file, LineAt(text, i)}, absl::StrCat("unresolved ${", key, "}", hint));
+      diag.Error(SourceLocation{file, LineAt(text, i)},
+                 absl::StrCat("unresolved ${", key, "}", hint));
       out.append(text.substr(i, close - i + 1));
     } else {
       out.append(*replacement);
@@ -342,7 +344,8 @@ class FileParser {
     } else if (key == "properties") {
       for (const YAML::Node& p : List(v, "properties")) {
         if (!p.IsMap()) {
-          diag_.Error(Loc(p), "a property must be {name: ..., value: ...} or {name: ..., ref: ...}");
+          diag_.Error(Loc(p),
+                      "a property must be {name: ..., value: ...} or {name: ..., ref: ...}");
           continue;
         }
         std::optional<std::string> name;
@@ -568,9 +571,8 @@ class Resolver {
       auto [it, inserted] = position_.emplace(b.id, i);
       if (!inserted) {
         const RawBean& first = components[it->second];
-        diag_.Error(b.loc, absl::StrCat("duplicate component id '", b.id,
-                                        "' (first declared at ", first.loc.file, ":",
-                                        first.loc.line, ")"));
+        diag_.Error(b.loc, absl::StrCat("duplicate component id '", b.id, "' (first declared at ",
+                                        first.loc.file, ":", first.loc.line, ")"));
       }
     }
     components_ = &components;
@@ -716,8 +718,9 @@ std::vector<T> MergeWithOwn(Included<T> included, std::vector<T> own, Diagnostic
                                             "' is replaced by an overriding include"));
       } else {
         drop_included.insert(IdOf(o));
-        diag.Warning(LocOf(inc), absl::StrCat(Sv(what), " '", IdOf(o),
-                                              "' from this include is shadowed by the including file"));
+        diag.Warning(LocOf(inc),
+                     absl::StrCat(Sv(what), " '", IdOf(o),
+                                  "' from this include is shadowed by the including file"));
       }
     }
   }
@@ -794,8 +797,8 @@ absl::StatusOr<TopologyDef> FluxLoader::LoadString(std::string_view text,
   // Parses one file (substitution, YAML, raw model). nullopt on a fatal
   // error (already recorded).
   auto parse = [&](std::string_view body, const std::string& path) -> std::optional<RawFile> {
-    std::string substituted = Substitute(body, path, props ? &*props : nullptr,
-                                         options_.env_filter, options_.env, diag);
+    std::string substituted =
+        Substitute(body, path, props ? &*props : nullptr, options_.env_filter, options_.env, diag);
     YAML::Node root;
     try {
       root = YAML::Load(substituted);

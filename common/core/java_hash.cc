@@ -79,8 +79,8 @@ int32_t JavaDoubleHashCode(double v) {
 
 int32_t JavaBytesHashCode(std::string_view bytes) {
   uint32_t h = 1;
-  for (char c : bytes) h = Mul31Add(h, static_cast<uint32_t>(static_cast<int32_t>(
-                                           static_cast<signed char>(c))));
+  for (char c : bytes)
+    h = Mul31Add(h, static_cast<uint32_t>(static_cast<int32_t>(static_cast<signed char>(c))));
   return static_cast<int32_t>(h);
 }
 

@@ -33,9 +33,8 @@ absl::StatusOr<std::vector<std::string>> PluginLoader::Load(const std::string& p
         absl::StrCat(path, " is not a Tempest plugin (no TEMPEST_PLUGIN() entry points)"));
   }
   if (version() != api::kApiVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " was built for component API ",
-                                                      version(), ", this runtime has ",
-                                                      api::kApiVersion));
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " was built for component API ", version(), ", this runtime has ", api::kApiVersion));
   }
   auto* plugin_registry = static_cast<api::ComponentRegistry*>(registry());
   std::vector<std::string> added;

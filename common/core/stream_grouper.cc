@@ -27,9 +27,9 @@ absl::StatusOr<std::unique_ptr<StreamGrouper>> CreateStreamGrouper(const Groupin
   auto select = [&]() -> absl::StatusOr<std::vector<int>> {
     absl::StatusOr<std::vector<int>> idx = options.output_fields.Select(grouping.fields);
     if (!idx.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          api::Sv(GroupingTypeName(grouping.type)), " grouping on stream '",
-          options.stream.value(), "': ", idx.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(api::Sv(GroupingTypeName(grouping.type)), " grouping on stream '",
+                       options.stream.value(), "': ", idx.status().message()));
     }
     return idx;
   };

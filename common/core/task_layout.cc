@@ -31,14 +31,14 @@ absl::StatusOr<TaskLayout> TaskLayout::Create(const TopologyDef& def, int num_ac
     slots.push_back({c->id, c->NumTasks(), c->NumExecutors()});
   }
   if (num_ackers > 0) {
-    slots.push_back({api::ComponentId(std::string(api::kAckerComponentName)), num_ackers,
-                     num_ackers});
+    slots.push_back(
+        {api::ComponentId(std::string(api::kAckerComponentName)), num_ackers, num_ackers});
   }
   std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.id < b.id; });
   for (size_t i = 1; i < slots.size(); ++i) {
     if (slots[i].id == slots[i - 1].id) {
-      return absl::InvalidArgumentError(absl::StrCat("duplicate component id '",
-                                                     slots[i].id.value(), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("duplicate component id '", slots[i].id.value(), "'"));
     }
   }
 

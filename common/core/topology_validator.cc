@@ -58,8 +58,8 @@ void CheckConfig(const TopologyDef& def, std::vector<std::string>& errors) {
   for (std::string_view key : {api::kTopologyDebug, api::kTopologyEnableMessageTimeouts}) {
     const api::Value* v = def.config.Find(key);
     if (v != nullptr && !v->is_nil() && !v->CoerceBool().ok()) {
-      errors.push_back(absl::StrCat(where, "config ", Sv(key), " must be a boolean, got ",
-                                    v->DebugString()));
+      errors.push_back(
+          absl::StrCat(where, "config ", Sv(key), " must be a boolean, got ", v->DebugString()));
     }
   }
 }
@@ -90,7 +90,8 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
     if (id.empty()) {
       errors.push_back(absl::StrCat(at, kind, " has no id"));
     } else if (id.starts_with("__")) {
-      errors.push_back(absl::StrCat(at, kind, " id '", id, "' is reserved (ids starting with '__' are system components)"));
+      errors.push_back(absl::StrCat(
+          at, kind, " id '", id, "' is reserved (ids starting with '__' are system components)"));
     } else {
       auto [it, inserted] = by_id.emplace(id, c);
       if (!inserted) {
@@ -101,8 +102,8 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
       }
     }
     if (c->parallelism < 1) {
-      errors.push_back(absl::StrCat(at, kind, " '", id, "': parallelism must be >= 1, got ",
-                                    c->parallelism));
+      errors.push_back(
+          absl::StrCat(at, kind, " '", id, "': parallelism must be >= 1, got ", c->parallelism));
     }
     if (c->num_tasks == 0 || c->num_tasks < -1) {
       errors.push_back(
@@ -121,8 +122,8 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
       continue;
     }
     if (*registered != wanted) {
-      errors.push_back(absl::StrCat(at, "class '", c->args.class_name, "' of '", id,
-                                    "' is not a ", kind));
+      errors.push_back(
+          absl::StrCat(at, "class '", c->args.class_name, "' of '", id, "' is not a ", kind));
       continue;
     }
     absl::StatusOr<api::OutputFieldsDeclarer> declared = Declare(registry_, *c);
@@ -132,8 +133,8 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
       continue;
     }
     for (const api::StreamId& dup : declared->duplicates()) {
-      errors.push_back(absl::StrCat(at, kind, " '", id, "' declares stream '", dup.value(),
-                                    "' twice"));
+      errors.push_back(
+          absl::StrCat(at, kind, " '", id, "' declares stream '", dup.value(), "' twice"));
     }
     for (const auto& [stream, decl] : declared->streams()) {
       if (decl.fields.HasDuplicates()) {
@@ -154,8 +155,7 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
       errors.push_back(absl::StrCat(at, "stream is missing 'from'"));
       endpoints_ok = false;
     } else if (!by_id.contains(s.from.value())) {
-      errors.push_back(
-          absl::StrCat(at, "stream from unknown component '", s.from.value(), "'"));
+      errors.push_back(absl::StrCat(at, "stream from unknown component '", s.from.value(), "'"));
       endpoints_ok = false;
     }
     if (s.to.value().empty()) {
@@ -165,8 +165,8 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
       errors.push_back(absl::StrCat(at, "stream to unknown component '", s.to.value(), "'"));
       endpoints_ok = false;
     } else if (it->second->kind == ComponentDef::Kind::kSpout) {
-      errors.push_back(absl::StrCat(at, "stream to '", s.to.value(),
-                                    "': a spout cannot consume a stream"));
+      errors.push_back(
+          absl::StrCat(at, "stream to '", s.to.value(), "': a spout cannot consume a stream"));
       endpoints_ok = false;
     } else {
       consumers.insert(s.to.value());

@@ -14,7 +14,7 @@ namespace tempest::core {
 // could instantiate, every error, and non-fatal warnings.
 struct ValidationReport {
   ComponentStreams streams;
-  std::vector<std::string> errors;    // each "file:line: message"
+  std::vector<std::string> errors;  // each "file:line: message"
   std::vector<std::string> warnings;
 
   bool ok() const { return errors.empty(); }

@@ -102,19 +102,19 @@ absl::StatusOr<api::Value> Convert(const YAML::Node& node, int depth) {
       if (tag == "!" || tag == "tag:yaml.org,2002:str") return api::Value(text);
       if (tag == "tag:yaml.org,2002:int") {
         if (std::optional<int64_t> i = IntText(text)) return api::Value(*i);
-        return absl::InvalidArgumentError(absl::StrCat("line ", YamlLine(node), ": '", text,
-                                                       "' is not an integer"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("line ", YamlLine(node), ": '", text, "' is not an integer"));
       }
       if (tag == "tag:yaml.org,2002:float") {
         if (std::optional<double> d = DoubleText(text)) return api::Value(*d);
         if (std::optional<int64_t> i = IntText(text)) return api::Value(static_cast<double>(*i));
-        return absl::InvalidArgumentError(absl::StrCat("line ", YamlLine(node), ": '", text,
-                                                       "' is not a number"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("line ", YamlLine(node), ": '", text, "' is not a number"));
       }
       if (tag == "tag:yaml.org,2002:bool") {
         if (std::optional<bool> b = BoolText(text)) return api::Value(*b);
-        return absl::InvalidArgumentError(absl::StrCat("line ", YamlLine(node), ": '", text,
-                                                       "' is not a boolean"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("line ", YamlLine(node), ": '", text, "' is not a boolean"));
       }
       if (tag == "tag:yaml.org,2002:null") return api::Value();
       return ResolvePlainScalar(text);

@@ -129,8 +129,7 @@ TEST(ComponentArgsTest, TypedPropertiesReportBadTypes) {
   EXPECT_TRUE(args.BoolProperty("reliable", false).value());
   absl::StatusOr<int64_t> rate = args.IntProperty("rate", 0);
   ASSERT_FALSE(rate.ok());
-  EXPECT_EQ(rate.status().message(),
-            "C property 'rate': expected an integer, got string \"fast\"");
+  EXPECT_EQ(rate.status().message(), "C property 'rate': expected an integer, got string \"fast\"");
   EXPECT_EQ(args.StringProperty("reliable", "").value(), "true");
 }
 

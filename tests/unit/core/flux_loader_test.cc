@@ -114,7 +114,7 @@ TEST_F(FluxLoaderTest, IncludeWithoutOverrideKeepsOwnDefinitions) {
   absl::StatusOr<TopologyDef> def = FluxLoader().LoadFile(Data("with_include.yaml"));
   ASSERT_TRUE(def.ok()) << def.status();
   EXPECT_EQ(def->name, "included-topology");
-  EXPECT_EQ(def->config.GetInt(api::kTopologyWorkers, 0), 1);               // own value wins
+  EXPECT_EQ(def->config.GetInt(api::kTopologyWorkers, 0), 1);              // own value wins
   EXPECT_EQ(def->config.GetInt(api::kTopologyMessageTimeoutSecs, 0), 60);  // from include
   ASSERT_THAT(def->spouts, SizeIs(1));
   EXPECT_EQ(def->spouts[0].parallelism, 1);
@@ -244,14 +244,15 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(FluxLoaderTest, ReportsEveryProblemAtOnce) {
   std::string message = LoadAndValidate("bad/many_problems.yaml");
-  EXPECT_THAT(message, AllOf(HasSubstr("many_problems.yaml: topology has no name"),
-                             HasSubstr("many_problems.yaml:2: spout 's': parallelism must be >= 1, got -1"),
-                             HasSubstr("many_problems.yaml:6: unknown bolt class 'test.Missing' for 'b'"),
-                             HasSubstr("many_problems.yaml:8: bolt 'c': numTasks must be >= 1, got 0"),
-                             HasSubstr("many_problems.yaml:12: stream to unknown component 'ghost'"),
-                             HasSubstr("many_problems.yaml:16: FIELDS grouping field 'nope'"),
-                             HasSubstr("many_problems.yaml:21: stream 'direct' of 's' is direct; "
-                                       "its consumers must use DIRECT grouping, not SHUFFLE")));
+  EXPECT_THAT(message,
+              AllOf(HasSubstr("many_problems.yaml: topology has no name"),
+                    HasSubstr("many_problems.yaml:2: spout 's': parallelism must be >= 1, got -1"),
+                    HasSubstr("many_problems.yaml:6: unknown bolt class 'test.Missing' for 'b'"),
+                    HasSubstr("many_problems.yaml:8: bolt 'c': numTasks must be >= 1, got 0"),
+                    HasSubstr("many_problems.yaml:12: stream to unknown component 'ghost'"),
+                    HasSubstr("many_problems.yaml:16: FIELDS grouping field 'nope'"),
+                    HasSubstr("many_problems.yaml:21: stream 'direct' of 's' is direct; "
+                              "its consumers must use DIRECT grouping, not SHUFFLE")));
   EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 6);
 }
 

@@ -47,10 +47,11 @@ TEST(TaskLayoutTest, ExecutorsAreContiguousRangesLargestFirst) {
   def.spouts.push_back(Component(ComponentDef::Kind::kSpout, "s", 4, 2));  // capped at 2
   absl::StatusOr<TaskLayout> layout = TaskLayout::Create(def, 0);
   ASSERT_TRUE(layout.ok());
-  std::vector<ExecutorInfo> expected = {
-      {ComponentId("b"), TaskId(1), TaskId(3)}, {ComponentId("b"), TaskId(4), TaskId(5)},
-      {ComponentId("b"), TaskId(6), TaskId(7)}, {ComponentId("s"), TaskId(8), TaskId(8)},
-      {ComponentId("s"), TaskId(9), TaskId(9)}};
+  std::vector<ExecutorInfo> expected = {{ComponentId("b"), TaskId(1), TaskId(3)},
+                                        {ComponentId("b"), TaskId(4), TaskId(5)},
+                                        {ComponentId("b"), TaskId(6), TaskId(7)},
+                                        {ComponentId("s"), TaskId(8), TaskId(8)},
+                                        {ComponentId("s"), TaskId(9), TaskId(9)}};
   EXPECT_EQ(layout->executors(), expected);
   EXPECT_TRUE(layout->TasksOf(ComponentId("__acker")).empty());
 }

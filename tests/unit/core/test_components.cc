@@ -86,10 +86,11 @@ std::unique_ptr<api::ComponentRegistry> MakeTestRegistry() {
   (void)r->RegisterBolt("test.SplitBolt", Bolt<WordOnly>());
   (void)r->RegisterBolt("test.CountBolt", Bolt<WordCount>());
   (void)r->RegisterBolt("test.SinkBolt", Bolt<Nothing>());
-  (void)r->RegisterBolt("test.FailingBolt",
-                        [](const api::ComponentArgs&) -> absl::StatusOr<std::unique_ptr<api::Bolt>> {
-                          return absl::InvalidArgumentError("missing property 'path'");
-                        });
+  (void)r->RegisterBolt(
+      "test.FailingBolt",
+      [](const api::ComponentArgs&) -> absl::StatusOr<std::unique_ptr<api::Bolt>> {
+        return absl::InvalidArgumentError("missing property 'path'");
+      });
   (void)r->RegisterGrouping(
       "test.EvenGrouping",
       [](const api::ComponentArgs&) -> absl::StatusOr<std::unique_ptr<api::CustomStreamGrouping>> {
