@@ -18,6 +18,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterVersionCommand(app, set);
   RegisterDevZookeeperCommand(app, set, globals);
   RegisterDevKafkaCommand(app, set, globals);
+  RegisterLocalCommand(app, set, globals);
   RegisterVerifyCommand(app, set);
   RegisterOffsetsCommand(app, set, globals);
   return set;

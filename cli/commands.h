@@ -37,6 +37,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals);
 void RegisterVersionCommand(CLI::App& app, CommandSet& set);
 void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterLocalCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 
