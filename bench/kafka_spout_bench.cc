@@ -24,11 +24,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/spout_output_collector.h"
 #include "common/api/topology_context.h"
+#include "spdlog/spdlog.h"
 #include "spout/dev_kafka_cluster.h"
 #include "spout/kafka_spout.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
-#include "spdlog/spdlog.h"
 #include "tests/support/zk_ensemble.h"
 
 namespace {
@@ -257,8 +257,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int64_t total = int64_t{a.partitions} * a.records;
-  std::printf("kafka_spout_bench: %d partitions x %d records of %d B = %ld records\n",
-              a.partitions, a.records, a.value_bytes, static_cast<long>(total));
+  std::printf("kafka_spout_bench: %d partitions x %d records of %d B = %ld records\n", a.partitions,
+              a.records, a.value_bytes, static_cast<long>(total));
   std::vector<double> bare, spout, bare_steady, spout_steady, ratio, ratio_steady;
   for (int run = 0; run < a.runs; ++run) {
     const Rates b = BareConsumer(bootstrap, a);
@@ -270,20 +270,23 @@ int main(int argc, char** argv) {
     ratio.push_back(s.rate / b.total);
     ratio_steady.push_back(s.steady / b.steady);
     const double intervals = s.seconds * 1000.0 / a.interval_ms;
-    std::printf("run %d: from start: bare %.0f rec/s, spout %.0f rec/s (%.2fx); first to last "
-                "record: bare %.0f, spout %.0f (%.2fx); spout first tuple after %.0f ms; "
-                "ZooKeeper multis %ld over %.1f s = %.2f per %d ms interval (incl. the final "
-                "commit); executor CPU per record: bare %.0f ns, spout %.0f ns\n",
-                run, b.total, s.rate, s.rate / b.total, b.steady, s.steady, s.steady / b.steady,
-                s.first * 1000, static_cast<long>(s.multis), s.seconds,
-                s.multis / std::max(1.0, intervals), a.interval_ms, b.cpu_ns, s.cpu_ns);
+    std::printf(
+        "run %d: from start: bare %.0f rec/s, spout %.0f rec/s (%.2fx); first to last "
+        "record: bare %.0f, spout %.0f (%.2fx); spout first tuple after %.0f ms; "
+        "ZooKeeper multis %ld over %.1f s = %.2f per %d ms interval (incl. the final "
+        "commit); executor CPU per record: bare %.0f ns, spout %.0f ns\n",
+        run, b.total, s.rate, s.rate / b.total, b.steady, s.steady, s.steady / b.steady,
+        s.first * 1000, static_cast<long>(s.multis), s.seconds, s.multis / std::max(1.0, intervals),
+        a.interval_ms, b.cpu_ns, s.cpu_ns);
   }
-  std::printf("median from start: bare %.0f rec/s, spout %.0f rec/s, ratio %.2f (median of "
-              "per-run ratios %.2f; target >= 0.80)\n",
-              Median(bare), Median(spout), Median(spout) / Median(bare), Median(ratio));
-  std::printf("median first-to-last record: bare %.0f rec/s, spout %.0f rec/s, ratio %.2f "
-              "(median of per-run ratios %.2f)\n",
-              Median(bare_steady), Median(spout_steady), Median(spout_steady) / Median(bare_steady),
-              Median(ratio_steady));
+  std::printf(
+      "median from start: bare %.0f rec/s, spout %.0f rec/s, ratio %.2f (median of "
+      "per-run ratios %.2f; target >= 0.80)\n",
+      Median(bare), Median(spout), Median(spout) / Median(bare), Median(ratio));
+  std::printf(
+      "median first-to-last record: bare %.0f rec/s, spout %.0f rec/s, ratio %.2f "
+      "(median of per-run ratios %.2f)\n",
+      Median(bare_steady), Median(spout_steady), Median(spout_steady) / Median(bare_steady),
+      Median(ratio_steady));
   return 0;
 }

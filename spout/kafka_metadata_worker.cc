@@ -199,10 +199,10 @@ void KafkaMetadataWorker::Resolve(const TopicPartition& tp, uint64_t tag,
     // Earliest/latest come with the watermarks; only a timestamp needs
     // another round trip.
     const int64_t time = options_.config.start_offset_time;
-    absl::StatusOr<int64_t> current =
-        time == -2   ? absl::StatusOr<int64_t>(r.low)
-        : time == -1 ? absl::StatusOr<int64_t>(r.high)
-                     : reader_->OffsetForTime(tp, time, options_.timeout);
+    absl::StatusOr<int64_t> current = time == -2 ? absl::StatusOr<int64_t>(r.low)
+                                      : time == -1
+                                          ? absl::StatusOr<int64_t>(r.high)
+                                          : reader_->OffsetForTime(tp, time, options_.timeout);
     if (!current.ok()) {
       r.status = current.status();
       Push(std::move(r));

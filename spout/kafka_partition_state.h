@@ -60,9 +60,7 @@ class KafkaPartitionState {
   // retried at the maximum delay: it is never acked past silently.
   FailAction OnFail(int64_t offset, core::Clock::TimePoint now);
   // A failed offset whose backoff has expired, if any.
-  std::optional<int64_t> NextRetry(core::Clock::TimePoint now) const {
-    return retry_.NextDue(now);
-  }
+  std::optional<int64_t> NextRetry(core::Clock::TimePoint now) const { return retry_.NextDue(now); }
   void Retrying(int64_t offset) { retry_.Retrying(offset); }
   // The dead-letter producer confirmed delivery: the offset is complete.
   bool OnDeadLettered(int64_t offset);
@@ -84,9 +82,9 @@ class KafkaPartitionState {
   bool MayEmit(int64_t offset) const;
 
   struct Reposition {
-    bool fail = false;         // policy kFail: stop the partition
-    int64_t position = 0;      // where to fetch next
-    int64_t skipped = 0;       // offsets jumped over (lost)
+    bool fail = false;            // policy kFail: stop the partition
+    int64_t position = 0;         // where to fetch next
+    int64_t skipped = 0;          // offsets jumped over (lost)
     int64_t dropped_pending = 0;  // in-flight offsets given up
   };
   // The offset `requested` is out of range; the log holds [low, high).

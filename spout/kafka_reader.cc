@@ -113,9 +113,8 @@ bool KafkaReader::IsStarted(const TopicPartition& partition) const {
   return it != started_.end() && it->second;
 }
 
-std::vector<PartitionEvent> KafkaReader::Poll(
-    size_t max_records, std::chrono::milliseconds timeout,
-    const std::function<void(const KafkaRecord&)>& sink) {
+std::vector<PartitionEvent> KafkaReader::Poll(size_t max_records, std::chrono::milliseconds timeout,
+                                              const std::function<void(const KafkaRecord&)>& sink) {
   std::vector<PartitionEvent> events;
   constexpr size_t kBatch = 512;
   rd_kafka_message_t* batch[kBatch];
@@ -172,12 +171,12 @@ std::vector<PartitionEvent> KafkaReader::Poll(
         events.push_back({PartitionEvent::Kind::kEndOfPartition, tp, m->offset, ""});
       } else if (m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
                  m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
-        events.push_back({PartitionEvent::Kind::kOutOfRange, tp, m->offset,
-                          rd_kafka_message_errstr(m)});
+        events.push_back(
+            {PartitionEvent::Kind::kOutOfRange, tp, m->offset, rd_kafka_message_errstr(m)});
       } else {
-        events.push_back({PartitionEvent::Kind::kError, tp, m->offset,
-                          absl::StrCat(rd_kafka_err2str(m->err), ": ",
-                                       rd_kafka_message_errstr(m))});
+        events.push_back(
+            {PartitionEvent::Kind::kError, tp, m->offset,
+             absl::StrCat(rd_kafka_err2str(m->err), ": ", rd_kafka_message_errstr(m))});
       }
       rd_kafka_message_destroy(m);
     }
@@ -189,9 +188,9 @@ std::vector<PartitionEvent> KafkaReader::Poll(
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::Watermarks(
     const TopicPartition& partition, std::chrono::milliseconds timeout) {
   int64_t low = 0, high = 0;
-  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      rk_, partition.topic.c_str(), partition.partition, &low, &high,
-      static_cast<int>(timeout.count()));
+  rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk_, partition.topic.c_str(), partition.partition, &low,
+                                       &high, static_cast<int>(timeout.count()));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return KafkaError(absl::StrCat("watermarks of ", partition.topic, "/", partition.partition),
                       err);
@@ -202,8 +201,8 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::Watermarks(
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::CachedWatermarks(
     const TopicPartition& partition) {
   int64_t low = -1, high = -1;
-  rd_kafka_resp_err_t err =
-      rd_kafka_get_watermark_offsets(rk_, partition.topic.c_str(), partition.partition, &low, &high);
+  rd_kafka_resp_err_t err = rd_kafka_get_watermark_offsets(rk_, partition.topic.c_str(),
+                                                           partition.partition, &low, &high);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR || high < 0) {
     return absl::NotFoundError("no cached watermarks yet");
   }
@@ -268,8 +267,8 @@ std::pair<std::string, int> KafkaReader::Leader(const TopicPartition& partition,
   return it == all.end() ? std::pair<std::string, int>{"", 0} : it->second;
 }
 
-std::map<int, std::pair<std::string, int>> KafkaReader::Leaders(
-    const std::string& topic, std::chrono::milliseconds timeout) {
+std::map<int, std::pair<std::string, int>> KafkaReader::Leaders(const std::string& topic,
+                                                                std::chrono::milliseconds timeout) {
   std::map<int, std::pair<std::string, int>> out;
   auto rkt = TopicHandle(topic);
   if (!rkt.ok()) return out;

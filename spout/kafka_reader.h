@@ -37,9 +37,9 @@ struct KafkaRecord {
 // Something that happened to a partition during Poll, other than a record.
 struct PartitionEvent {
   enum class Kind {
-    kOutOfRange,  // the requested offset no longer (or not yet) exists
+    kOutOfRange,      // the requested offset no longer (or not yet) exists
     kEndOfPartition,  // caught up with the log end (offset = log-end offset)
-    kError,       // any other consume error (message says which)
+    kError,           // any other consume error (message says which)
   };
   Kind kind = Kind::kError;
   TopicPartition partition;

@@ -52,8 +52,7 @@ void KafkaSpout::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const 
   if (config_.output_stream.empty()) {
     declarer.Declare(api::Fields(config_.OutputFields()));
   } else {
-    declarer.DeclareStream(config_.output_stream,
-                           api::Fields(config_.OutputFields()));
+    declarer.DeclareStream(config_.output_stream, api::Fields(config_.OutputFields()));
   }
 }
 
@@ -70,8 +69,8 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
       std::max<int>(1, static_cast<int>(context.ComponentTasks(context.ThisComponentId()).size()));
   labels_ = {{"component", context.ThisComponentId().value()},
              {"task", absl::StrCat(context.ThisTaskId().value())}};
-  stream_ = config_.output_stream.empty() ? api::DefaultStreamId()
-                                          : api::StreamId(config_.output_stream);
+  stream_ =
+      config_.output_stream.empty() ? api::DefaultStreamId() : api::StreamId(config_.output_stream);
   const api::Config& topo = context.config();
   absl::StatusOr<std::string> connect = ResolveKafkaSpoutConfig(config_, topo);
   if (!connect.ok()) return connect.status();
@@ -278,8 +277,8 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
       ++commit_failures_;
       for (auto& part : partitions_) {
         part->commit_in_flight = false;
-        part->amo_retry_at = now + milliseconds(std::min<int64_t>(config_.state_update_interval_ms,
-                                                                  500));
+        part->amo_retry_at =
+            now + milliseconds(std::min<int64_t>(config_.state_update_interval_ms, 500));
       }
       if (now - commit_error_logged_ >= std::chrono::seconds(10)) {
         commit_error_logged_ = now;
@@ -292,9 +291,10 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
       if (p->read_error_reported == Clock::TimePoint{} ||
           now - p->read_error_reported >= std::chrono::seconds(30)) {
         p->read_error_reported = now;
-        spdlog::error("kafka spout {}: cannot use the stored offset of {}: {} (not guessing a "
-                      "position; retrying)",
-                      config_.id, Describe(u.partition), u.status.ToString());
+        spdlog::error(
+            "kafka spout {}: cannot use the stored offset of {}: {} (not guessing a "
+            "position; retrying)",
+            config_.id, Describe(u.partition), u.status.ToString());
         collector_->ReportError(u.status);
       }
       return;
@@ -369,9 +369,8 @@ void KafkaSpout::OnMetadata(MetadataResult& r, Clock::TimePoint now) {
         p->phase = Phase::kFailed;
         p->repositioning = false;
         const absl::Status err = absl::DataLossError(absl::StrCat(
-            "offset ", r.requested, " of ", Describe(r.partition),
-            " is out of range (log holds [", r.low, ", ", r.high,
-            ")); outOfRangePolicy=fail: partition stopped"));
+            "offset ", r.requested, " of ", Describe(r.partition), " is out of range (log holds [",
+            r.low, ", ", r.high, ")); outOfRangePolicy=fail: partition stopped"));
         spdlog::error("kafka spout {}: {}", config_.id, std::string(err.message()));
         collector_->ReportError(err);
         return;
@@ -432,9 +431,10 @@ void KafkaSpout::DropOwnership(Partition& p, const std::string& why) {
   if (p.fetching && reader_) (void)reader_->Stop(p.tp);
   const int64_t in_flight = p.state.has_value() ? p.state->pending().count() : 0;
   if (p.phase == Phase::kActive || p.phase == Phase::kFailed) {
-    spdlog::warn("kafka spout {}: stop emitting {} ({}); {} in-flight offsets will be replayed "
-                 "by the next owner",
-                 config_.id, Describe(p.tp), why, in_flight);
+    spdlog::warn(
+        "kafka spout {}: stop emitting {} ({}); {} in-flight offsets will be replayed "
+        "by the next owner",
+        config_.id, Describe(p.tp), why, in_flight);
   }
   p.state.reset();
   p.records.clear();
@@ -499,8 +499,7 @@ void KafkaSpout::UpdateFetching(Partition& p) {
   if (want && !p.fetching) {
     absl::Status s = reader_->Start(p.tp, p.state->fetched_to());
     if (!s.ok()) {
-      spdlog::warn("kafka spout {}: cannot fetch {}: {}", config_.id, Describe(p.tp),
-                   s.ToString());
+      spdlog::warn("kafka spout {}: cannot fetch {}: {}", config_.id, Describe(p.tp), s.ToString());
       return;
     }
     p.fetching = true;
@@ -516,10 +515,10 @@ void KafkaSpout::UpdateFetching(Partition& p) {
     if (over && !p.paused) {
       p.paused = true;
       p.paused_gauge->Set(1);
-      spdlog::warn("kafka spout {}: pausing {}: {} offsets uncommitted (limit {}); resumes when "
-                   "commits succeed",
-                   config_.id, Describe(p.tp), p.state->Uncommitted(),
-                   *config_.max_uncommitted_offsets);
+      spdlog::warn(
+          "kafka spout {}: pausing {}: {} offsets uncommitted (limit {}); resumes when "
+          "commits succeed",
+          config_.id, Describe(p.tp), p.state->Uncommitted(), *config_.max_uncommitted_offsets);
     }
   }
 }
@@ -533,34 +532,33 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
   }
   // Wait briefly only when idle, so an idle spout does not spin.
   const milliseconds wait = any_waiting ? milliseconds(0) : milliseconds(1);
-  std::vector<PartitionEvent> events =
-      reader_->Poll(kPollBatch, wait, [&](const KafkaRecord& rec) {
-        Partition* p = last;
-        if (p == nullptr || p->tp.partition != rec.partition || p->tp.topic != rec.topic) {
-          p = Find(TopicPartition{std::string(rec.topic), rec.partition});
-          last = p;
-        }
-        if (p == nullptr || p->phase != Phase::kActive || !p->fetching || !p->state.has_value()) {
-          return;
-        }
-        KafkaPartitionState& st = *p->state;
-        if (rec.offset < st.fetched_to()) return;  // already taken (a restart overlap)
-        if (config_.stop_at_end && p->end_offset >= 0 && rec.offset >= p->end_offset) return;
-        if (st.OverUncommittedLimit()) {
-          // Dropped here, fetched again from fetched_to when resumed.
-          any_over = true;
-          return;
-        }
-        Held h;
-        h.offset = rec.offset;
-        h.has_key = rec.has_key;
-        h.has_value = rec.has_value;
-        h.key.assign(rec.key);
-        h.value.assign(rec.value);
-        p->waiting.push_back(std::move(h));
-        st.OnFetched(rec.offset);
-        if (st.OverUncommittedLimit()) any_over = true;
-      });
+  std::vector<PartitionEvent> events = reader_->Poll(kPollBatch, wait, [&](const KafkaRecord& rec) {
+    Partition* p = last;
+    if (p == nullptr || p->tp.partition != rec.partition || p->tp.topic != rec.topic) {
+      p = Find(TopicPartition{std::string(rec.topic), rec.partition});
+      last = p;
+    }
+    if (p == nullptr || p->phase != Phase::kActive || !p->fetching || !p->state.has_value()) {
+      return;
+    }
+    KafkaPartitionState& st = *p->state;
+    if (rec.offset < st.fetched_to()) return;  // already taken (a restart overlap)
+    if (config_.stop_at_end && p->end_offset >= 0 && rec.offset >= p->end_offset) return;
+    if (st.OverUncommittedLimit()) {
+      // Dropped here, fetched again from fetched_to when resumed.
+      any_over = true;
+      return;
+    }
+    Held h;
+    h.offset = rec.offset;
+    h.has_key = rec.has_key;
+    h.has_value = rec.has_value;
+    h.key.assign(rec.key);
+    h.value.assign(rec.value);
+    p->waiting.push_back(std::move(h));
+    st.OnFetched(rec.offset);
+    if (st.OverUncommittedLimit()) any_over = true;
+  });
   for (const PartitionEvent& e : events) {
     Partition* p = Find(e.partition);
     if (p == nullptr || p->phase != Phase::kActive || !p->state.has_value()) continue;
@@ -648,7 +646,8 @@ int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
     resend.swap(dead_letter_retry_);  // a failing send queues itself again
     for (const auto& [slot, offset] : resend) {
       Partition& p = *partitions_[slot];
-      if (p.phase == Phase::kActive && p.state.has_value() && p.state->pending().IsPending(offset)) {
+      if (p.phase == Phase::kActive && p.state.has_value() &&
+          p.state->pending().IsPending(offset)) {
         SendToDeadLetter(p, offset);
       }
     }
@@ -699,9 +698,10 @@ void KafkaSpout::Fail(const api::MessageId& message_id) {
     case KafkaPartitionState::FailAction::kRetry:
       if (config_.dead_letter_topic.empty() && config_.retry.retry_limit > 0 &&
           p.state->RetryFailures(offset) == config_.retry.retry_limit) {
-        spdlog::warn("kafka spout {}: offset {} of {} failed {} times and no deadLetterTopic is "
-                     "set: it keeps being retried (never acked past)",
-                     config_.id, offset, Describe(p.tp), config_.retry.retry_limit);
+        spdlog::warn(
+            "kafka spout {}: offset {} of {} failed {} times and no deadLetterTopic is "
+            "set: it keeps being retried (never acked past)",
+            config_.id, offset, Describe(p.tp), config_.retry.retry_limit);
       }
       return;
     case KafkaPartitionState::FailAction::kDeadLetter:
@@ -742,8 +742,8 @@ void KafkaSpout::OnDeadLetterReport(const rd_kafka_message_t& message) {
   Partition& p = *partitions_[ref->slot];
   if (p.epoch != ref->epoch || !p.state.has_value()) return;
   if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    spdlog::warn("kafka spout {}: dead-lettering offset {} of {} failed ({}); retrying",
-                 config_.id, ref->offset, Describe(p.tp), rd_kafka_err2str(message.err));
+    spdlog::warn("kafka spout {}: dead-lettering offset {} of {} failed ({}); retrying", config_.id,
+                 ref->offset, Describe(p.tp), rd_kafka_err2str(message.err));
     dead_letter_retry_.emplace_back(ref->slot, ref->offset);
     return;
   }
@@ -795,10 +795,11 @@ void KafkaSpout::Housekeeping(Clock::TimePoint now) {
       p.blocked_offset_gauge->Set(*lowest);
       if (blocked >= kBlockedWarnAfter && now - p.blocked_logged >= kBlockedWarnEvery) {
         p.blocked_logged = now;
-        spdlog::warn("kafka spout {}: commit of {} blocked by offset {} for {} s ({} failures; {} "
-                     "pending)",
-                     config_.id, Describe(p.tp), *lowest, blocked.count(),
-                     st.RetryFailures(*lowest), st.pending().count());
+        spdlog::warn(
+            "kafka spout {}: commit of {} blocked by offset {} for {} s ({} failures; {} "
+            "pending)",
+            config_.id, Describe(p.tp), *lowest, blocked.count(), st.RetryFailures(*lowest),
+            st.pending().count());
       }
     }
     if (!p.fetching) UpdateFetching(p);
@@ -866,8 +867,8 @@ std::map<TopicPartition, KafkaSpout::PartitionStats> KafkaSpout::Stats() const {
 
 absl::Status RegisterKafkaSpout(api::ComponentRegistry& registry) {
   for (std::string_view name : {kTempestKafkaSpoutClass, kStormKafkaSpoutClass}) {
-    absl::Status s = registry.RegisterSpout(
-        name, &api::registry_internal::Make<api::Spout, KafkaSpout>);
+    absl::Status s =
+        registry.RegisterSpout(name, &api::registry_internal::Make<api::Spout, KafkaSpout>);
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
   }
   return absl::OkStatus();

@@ -18,9 +18,9 @@
 #include "common/api/spout.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
+#include "spout/kafka_metadata_worker.h"
 #include "spout/kafka_partition_state.h"
 #include "spout/kafka_spout_config.h"
-#include "spout/kafka_metadata_worker.h"
 #include "spout/partition_assignment.h"
 #include "spout/zk_offset_store.h"
 
@@ -89,10 +89,10 @@ class KafkaSpout : public api::Spout {
     int64_t committed = -1;
     int64_t emitted_to = -1;
     int64_t pending = 0;
-    int64_t lost = 0;           // offsets skipped by out-of-range repositioning
+    int64_t lost = 0;  // offsets skipped by out-of-range repositioning
     int64_t dropped_pending = 0;
     int64_t dead_lettered = 0;
-    int64_t acquisitions = 0;   // how often ownership was (re)acquired
+    int64_t acquisitions = 0;  // how often ownership was (re)acquired
   };
   std::map<TopicPartition, PartitionStats> Stats() const;
   // The offset store (tests reach its ZooKeeper session); nullptr before Open.

@@ -4,12 +4,12 @@
 #include <cctype>
 
 #include "absl/strings/ascii.h"
-#include "common/api/string_view_compat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/api/string_view_compat.h"
 
 namespace tempest::spout {
 namespace {
@@ -24,8 +24,7 @@ constexpr char kSchemeAsMultiClass[] = "org.apache.storm.spout.SchemeAsMultiSche
 constexpr char kStringSchemeClass[] = "org.apache.storm.kafka.StringScheme";
 constexpr char kRawMultiSchemeClass[] = "org.apache.storm.spout.RawMultiScheme";
 constexpr char kRawSchemeClass[] = "org.apache.storm.spout.RawScheme";
-constexpr char kBackoffRetryClass[] =
-    "org.apache.storm.kafka.ExponentialBackoffMsgRetryManager";
+constexpr char kBackoffRetryClass[] = "org.apache.storm.kafka.ExponentialBackoffMsgRetryManager";
 
 absl::Status Bad(absl::string_view where, absl::string_view name, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(where, " property '", name, "': ", why));
@@ -101,9 +100,9 @@ absl::StatusOr<RecordScheme> SchemeOf(const Value& v) {
     }
     return InnerScheme(ctor->AsList()[0]);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unsupported scheme class '", name,
-      "' (supported: SchemeAsMultiScheme(StringScheme), RawMultiScheme)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unsupported scheme class '", name,
+                   "' (supported: SchemeAsMultiScheme(StringScheme), RawMultiScheme)"));
 }
 
 enum class Applied { kYes, kUnknown };
@@ -284,15 +283,16 @@ absl::Status Validate(KafkaSpoutConfig& c, absl::string_view where) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": bootstrap.servers is required"));
   }
   if (c.start_offset_time < -2) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": startOffsetTime must be -2, -1 or a "
-                                                          "timestamp in ms"));
+    return absl::InvalidArgumentError(absl::StrCat(where,
+                                                   ": startOffsetTime must be -2, -1 or a "
+                                                   "timestamp in ms"));
   }
   if (c.retry.retry_delay_max_ms < c.retry.retry_initial_delay_ms) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": retryDelayMaxMs must be >= retryInitialDelayMs"));
   }
-  if (!c.dead_letter_topic.empty() && std::find(c.topics.begin(), c.topics.end(),
-                                                c.dead_letter_topic) != c.topics.end()) {
+  if (!c.dead_letter_topic.empty() &&
+      std::find(c.topics.begin(), c.topics.end(), c.dead_letter_topic) != c.topics.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": deadLetterTopic must not be one of the topics read"));
   }
@@ -343,11 +343,12 @@ const ValueList* CtorArgs(const Value& bean) {
 absl::Status ApplyZkHosts(KafkaSpoutConfig& c, const Value& hosts) {
   const Value* cls = hosts.Find("className");
   if (cls == nullptr || !cls->is_string()) {
-    return absl::InvalidArgumentError("SpoutConfig: the hosts argument must be a ZkHosts component");
+    return absl::InvalidArgumentError(
+        "SpoutConfig: the hosts argument must be a ZkHosts component");
   }
   if (cls->AsString() != kZkHostsClass) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SpoutConfig: unsupported hosts class '", cls->AsString(), "' (only ZkHosts)"));
+    return absl::InvalidArgumentError(absl::StrCat("SpoutConfig: unsupported hosts class '",
+                                                   cls->AsString(), "' (only ZkHosts)"));
   }
   const ValueList* ctor = CtorArgs(hosts);
   if (ctor == nullptr || ctor->empty() || ctor->size() > 2) {

@@ -50,8 +50,8 @@ inline constexpr int64_t kDefaultMaxUncommittedOffsets = 100'000;
 // data; build it with ParseKafkaSpoutArgs, then ResolveKafkaSpoutConfig at
 // Open with the topology config (fallbacks for ZooKeeper and limits).
 struct KafkaSpoutConfig {
-  std::string bootstrap_servers;             // empty: discover through broker_zk
-  std::optional<BrokerZkHosts> broker_zk;    // legacy ZkHosts
+  std::string bootstrap_servers;           // empty: discover through broker_zk
+  std::optional<BrokerZkHosts> broker_zk;  // legacy ZkHosts
   std::vector<std::string> topics;
   std::string zk_root;
   std::string id;

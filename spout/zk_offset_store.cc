@@ -153,8 +153,8 @@ void ZkOffsetStore::Loop() {
     if (!requested.empty()) {
       if (closing) {
         // The final commit gets what is left of Close's budget.
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(close_deadline -
-                                                                          Clock::now());
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(close_deadline - Clock::now());
         if (left.count() > 0) {
           auto saved = options_.op_timeout;
           options_.op_timeout = std::min(saved, left);
@@ -219,10 +219,10 @@ void ZkOffsetStore::HandleSession() {
     if (!usable || owned.session_id != sid) lost.push_back(tp);
   }
   for (const TopicPartition& tp : lost) {
-    spdlog::warn("kafka spout {}: ownership of {} lost (ZooKeeper session {})",
-                 options_.spout_id, Describe(tp), std::string(coord::ZkSessionStateName(state)));
-    MarkLost(tp, absl::UnavailableError(
-                     absl::StrCat("ZooKeeper session ", std::string(coord::ZkSessionStateName(state)))));
+    spdlog::warn("kafka spout {}: ownership of {} lost (ZooKeeper session {})", options_.spout_id,
+                 Describe(tp), std::string(coord::ZkSessionStateName(state)));
+    MarkLost(tp, absl::UnavailableError(absl::StrCat(
+                     "ZooKeeper session ", std::string(coord::ZkSessionStateName(state)))));
   }
 }
 
@@ -244,9 +244,8 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
   coord::ZkCreateOptions create;
   create.mode = coord::ZkCreateMode::kEphemeral;
   create.create_parents = true;
-  const std::string record =
-      absl::StrCat("{\"session\":\"", absl::Hex(sid), "\",\"owner\":\"",
-                   options_.owner_description, "\"}");
+  const std::string record = absl::StrCat("{\"session\":\"", absl::Hex(sid), "\",\"owner\":\"",
+                                          options_.owner_description, "\"}");
   absl::StatusOr<std::string> created = session_->Create(owner, record, create, call);
   int32_t owner_version = 0;
   int64_t owner_czxid = 0;
@@ -284,8 +283,8 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
       u.status = absl::DataLossError(
           absl::StrCat("malformed offset node ", path, ": ", decoded.status().message()));
       Post(std::move(u));
-      next_attempt_[tp] = Clock::now() + std::max(options_.retry_interval,
-                                                  std::chrono::milliseconds(2000));
+      next_attempt_[tp] =
+          Clock::now() + std::max(options_.retry_interval, std::chrono::milliseconds(2000));
       return;
     }
     stored = *decoded;

@@ -38,10 +38,10 @@ struct OffsetStoreUpdate {
   // kAcquired: identifies this ownership epoch; commits must quote it.
   uint64_t acquisition = 0;
   std::optional<StormKafkaOffset> stored;
-  int64_t session_id = 0;     // kAcquired: the owning session
-  int64_t owner_czxid = 0;    // kAcquired: fencing token of the owner node
-  int64_t offset = 0;         // kCommitted
-  absl::Status status;        // kCommitFailed / kReadFailed / kLost (why)
+  int64_t session_id = 0;   // kAcquired: the owning session
+  int64_t owner_czxid = 0;  // kAcquired: fencing token of the owner node
+  int64_t offset = 0;       // kCommitted
+  absl::Status status;      // kCommitFailed / kReadFailed / kLost (why)
 };
 
 // One partition's commit: the JSON to store, under an ownership epoch.

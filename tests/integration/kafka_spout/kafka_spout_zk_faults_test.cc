@@ -112,12 +112,14 @@ TEST_F(KafkaSpoutZkFaultsTest, MemberStallDuringCommitsIsResolvedWithoutLossOrRe
     const auto until = std::chrono::steady_clock::now() + milliseconds(3500);
     t->RunUntil(seconds(10), [&] { return std::chrono::steady_clock::now() >= until; });
     zk_->Resume(member);
-    ASSERT_TRUE(t->RunUntil(seconds(60), [&] {
-      int64_t now = StoredOffset(*client, path);
-      if (now >= 0 && now < last) backwards = true;
-      last = std::max(last, now);
-      return now == produced;
-    })) << "member " << member;
+    ASSERT_TRUE(t->RunUntil(seconds(60),
+                            [&] {
+                              int64_t now = StoredOffset(*client, path);
+                              if (now >= 0 && now < last) backwards = true;
+                              last = std::max(last, now);
+                              return now == produced;
+                            }))
+        << "member " << member;
   }
   EXPECT_FALSE(backwards);
   EXPECT_EQ(t->Unique(0).size(), static_cast<size_t>(produced));
@@ -147,7 +149,8 @@ TEST_F(KafkaSpoutZkFaultsTest, QuorumLossPausesAtUncommittedLimitAndResumes) {
     paused_seen |= t->spout->Stats()[TopicPartition{"quorum", 0}].paused;
     return paused_seen && std::chrono::steady_clock::now() >= min_until;
   }));
-  for (int64_t o : t->offsets[0]) max_emitted_during_outage = std::max(max_emitted_during_outage, o);
+  for (int64_t o : t->offsets[0])
+    max_emitted_during_outage = std::max(max_emitted_during_outage, o);
   // Processing went on up to the limit (50 past the last commit), no further.
   EXPECT_GE(max_emitted_during_outage, 140);
   EXPECT_LT(max_emitted_during_outage, 150);
@@ -161,11 +164,11 @@ TEST_F(KafkaSpoutZkFaultsTest, QuorumLossPausesAtUncommittedLimitAndResumes) {
   auto stats = t->spout->Stats()[TopicPartition{"quorum", 0}];
   EXPECT_FALSE(stats.paused);
   EXPECT_EQ(t->Unique(0).size(), 300u);
-  std::printf("quorum loss: paused at %ld (limit 50 past 100), resumed; emitted %zu, unique %zu, "
-              "duplicates %zu, lost 0, acquisitions %ld\n",
-              static_cast<long>(max_emitted_during_outage), t->offsets[0].size(),
-              t->Unique(0).size(), t->offsets[0].size() - t->Unique(0).size(),
-              static_cast<long>(stats.acquisitions));
+  std::printf(
+      "quorum loss: paused at %ld (limit 50 past 100), resumed; emitted %zu, unique %zu, "
+      "duplicates %zu, lost 0, acquisitions %ld\n",
+      static_cast<long>(max_emitted_during_outage), t->offsets[0].size(), t->Unique(0).size(),
+      t->offsets[0].size() - t->Unique(0).size(), static_cast<long>(stats.acquisitions));
 }
 
 }  // namespace

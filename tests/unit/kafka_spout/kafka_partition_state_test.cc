@@ -12,8 +12,8 @@ namespace {
 
 using Fail = KafkaPartitionState::FailAction;
 
-KafkaPartitionState::Options Opts(ProcessingGuarantee g, int64_t limit = 1000,
-                                  int retry_limit = -1, bool dead_letter = false) {
+KafkaPartitionState::Options Opts(ProcessingGuarantee g, int64_t limit = 1000, int retry_limit = -1,
+                                  bool dead_letter = false) {
   KafkaPartitionState::Options o;
   o.guarantee = g;
   o.max_uncommitted = limit;
@@ -152,8 +152,8 @@ TEST(KafkaPartitionStateTest, OutOfRangeEarliestSkipsToLogStartAndCountsTheGap) 
   auto r = s.OnOutOfRange(7, 100, 150, OutOfRangePolicy::kEarliest);
   EXPECT_FALSE(r.fail);
   EXPECT_EQ(r.position, 100);
-  EXPECT_EQ(r.skipped, 93);          // [7, 100) is gone
-  EXPECT_EQ(r.dropped_pending, 2);   // 5 and 6 were in flight
+  EXPECT_EQ(r.skipped, 93);         // [7, 100) is gone
+  EXPECT_EQ(r.dropped_pending, 2);  // 5 and 6 were in flight
   EXPECT_EQ(s.fetched_to(), 100);
   EXPECT_EQ(s.CommitPoint(), 100);
   EXPECT_FALSE(s.NextRetry(clock.Now() + std::chrono::hours(1)).has_value());

@@ -186,7 +186,10 @@ TEST(KafkaSpoutConfigTest, LegacyDefaultsToRawSchemeAndAcceptsClientIdForm) {
 
 TEST(KafkaSpoutConfigTest, LegacyBootstrapExtensionOnZkHosts) {
   api::ComponentArgs a = Legacy({});
-  a.constructor_args[0].MutableMap()["constructorArgs"].MutableList()[0].MutableMap()["properties"] =
+  a.constructor_args[0]
+      .MutableMap()["constructorArgs"]
+      .MutableList()[0]
+      .MutableMap()["properties"] =
       ValueMap{{"bootstrap.servers", "k1:9092"}, {"refreshFreqSecs", 5}};
   auto c = ParseKafkaSpoutArgs(a);
   ASSERT_TRUE(c.ok()) << c.status();
