@@ -350,11 +350,19 @@ void SpoutExecutor::Loop() {
     FlushMetrics();
     const bool quiet = emitted == 0 && consumed_local_ == consumed_before && !ticked;
     Publish(quiet);
+    if (emitted > 0) consecutive_idle_ = 0;
     if (emitted > 0 || stop_requested()) continue;
     // Nothing emitted: wait for acks, the next tick, a state change, or (if
     // merely idle) the short spout idle period.
+    // Progressive idle wait (as Storm 2's progressive spout wait strategy):
+    // a spout that just went quiet (e.g. a rate-limited one between two
+    // tuples) is re-polled after a short park; one that stays quiet backs
+    // off to spout_idle_park.
+    ++consecutive_idle_;
+    const std::chrono::nanoseconds idle =
+        consecutive_idle_ <= kShortIdlePasses ? std::min(kShortIdlePark, idle_park) : idle_park;
     const std::chrono::nanoseconds cap =
-        (all_stalled || !active_) ? max_park : std::min(idle_park, max_park);
+        (all_stalled || !active_) ? max_park : std::min(idle, max_park);
     const EventCount::Deadline deadline = ParkDeadline(ticks_, cap);
     idle_wait.Await(
         lane_->event(),

@@ -105,6 +105,9 @@ class SpoutExecutor final : public Executor {
   std::vector<api::TaskId> targets_;       // scratch
   std::vector<Envelope> lane_items_;       // scratch
   std::vector<api::MessageId> ack_now_;    // ackers = 0: ack after NextTuple
+  static constexpr int kShortIdlePasses = 100;
+  static constexpr std::chrono::nanoseconds kShortIdlePark{50'000};
+  int consecutive_idle_ = 0;
   int64_t emitted_this_pass_ = 0;
   int64_t spout_emitted_local_ = 0;
   std::atomic<int64_t> spout_emitted_{0};
