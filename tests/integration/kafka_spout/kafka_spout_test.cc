@@ -358,9 +358,10 @@ TEST_F(KafkaSpoutTest, TwoSpoutsOnOnePartitionZombieNeverMovesOffsetBackwards) {
   ASSERT_FALSE(after.empty());
   EXPECT_GE(*after.begin(), 120);
   for (int64_t o = 120; o < 300; ++o) EXPECT_TRUE(after.contains(o)) << o;
-  std::printf("zombie: A emitted %zu (%zu after expiry), B emitted %zu; stored offset monotonic, "
-              "lost 0\n",
-              a->offsets[0].size(), a->offsets[0].size() - a_before, b->offsets[0].size());
+  std::printf(
+      "zombie: A emitted %zu (%zu after expiry), B emitted %zu; stored offset monotonic, "
+      "lost 0\n",
+      a->offsets[0].size(), a->offsets[0].size() - a_before, b->offsets[0].size());
 }
 
 TEST_F(KafkaSpoutTest, RetentionPastCommittedOffsetAppliesPolicyAndCountsLoss) {
@@ -528,6 +529,47 @@ TEST_F(KafkaSpoutTest, MetricsShowLagCommittedAndTheOffsetBlockingCommits) {
   }));
   EXPECT_GE(gauge("tempest_kafka_spout_pending"), 1);
   EXPECT_EQ(gauge("tempest_kafka_spout_latest_emitted_offset"), 9);
+}
+
+TEST_F(KafkaSpoutTest, PartitionRefreshPicksUpNewPartitions) {
+  ASSERT_TRUE(kafka_->CreateTopic("grow", 2).ok());
+  ASSERT_TRUE(kafka_->Produce("grow", 0, Numbered(0, 10)).ok());
+  ASSERT_TRUE(kafka_->Produce("grow", 1, Numbered(0, 10)).ok());
+  // Kafka's registry (ZkHosts) first lists only partition 0.
+  std::vector<std::string> hp = absl::StrSplit(kafka_->bootstrap_servers(), ',');
+  std::vector<std::string> host_port = absl::StrSplit(hp[0], ':');
+  ASSERT_TRUE(client_->EnsurePath("/gbrokers/ids").ok());
+  ASSERT_TRUE(client_
+                  ->Create("/gbrokers/ids/1", absl::StrCat("{\"host\":\"", host_port[0],
+                                                           "\",\"port\":", host_port[1], "}"))
+                  .ok());
+  ASSERT_TRUE(client_->EnsurePath("/gbrokers/topics/grow/partitions/0").ok());
+  api::ValueMap hosts = {{"id", "hosts"},
+                         {"className", "org.apache.storm.kafka.ZkHosts"},
+                         {"constructorArgs", api::ValueList{zk_->ConnectString(), "/gbrokers"}},
+                         {"properties", api::ValueMap{{"refreshFreqSecs", 1}}}};
+  api::ValueMap spout_config = {
+      {"id", "spoutConfig"},
+      {"className", "org.apache.storm.kafka.SpoutConfig"},
+      {"constructorArgs", api::ValueList{hosts, "grow", "/grow", "spout"}},
+      {"properties", api::ValueMap{{"zkServers", api::ValueList{zk_->ConnectString()}},
+                                   {"stateUpdateIntervalMs", 200}}}};
+  api::ComponentArgs args;
+  args.class_name = "org.apache.storm.kafka.KafkaSpout";
+  args.id = api::ComponentId("kafka");
+  args.constructor_args = {spout_config};
+  auto config = ParseKafkaSpoutArgs(args);
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto t = Open(*config);
+  ASSERT_TRUE(t->RunUntil(
+      seconds(30), [&] { return StoredOffset(*client_, OffsetPath("/grow", "grow", 0)) == 10; }));
+  EXPECT_EQ(t->spout->Stats().size(), 1u);
+  EXPECT_EQ(t->collector.emitted.size(), 10u);
+  ASSERT_TRUE(client_->EnsurePath("/gbrokers/topics/grow/partitions/1").ok());
+  ASSERT_TRUE(t->RunUntil(
+      seconds(30), [&] { return StoredOffset(*client_, OffsetPath("/grow", "grow", 1)) == 10; }));
+  EXPECT_EQ(t->spout->Stats().size(), 2u);
+  EXPECT_EQ(t->collector.emitted.size(), 20u);
 }
 
 TEST_F(KafkaSpoutTest, TwoTasksSplitPartitionsLikeStormKafka) {
