@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
     if (a == "--reps") {
       args.reps = std::atoi(next());
     } else if (a == "--tuples") {
-      args.tuples = std::atoll(next()) / 1024 * 1024;
+      args.tuples = std::atoll(next());
     } else if (a == "--max-pending") {
       args.max_pending = std::atoll(next());
     } else if (a == "--load") {
@@ -310,6 +310,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The bolt publishes its count every 1024 tuples.
+  args.tuples = std::max<int64_t>(args.tuples / 2048 * 2048, 2048);
   std::printf("engine_bench: reps=%d tuples=%lld max_pending=%lld load=%.2f latency_secs=%.1f\n",
               args.reps, static_cast<long long>(args.tuples),
               static_cast<long long>(args.max_pending), args.load, args.latency_secs);
