@@ -1,5 +1,6 @@
 #include "spout/builtin_spouts.h"
 
+#include "spout/kafka_spout.h"
 #include "spout/line_spout.h"
 #include "spout/sequence_spout.h"
 
@@ -13,7 +14,8 @@ absl::Status RegisterBuiltinSpouts(api::ComponentRegistry& registry) {
         registry.RegisterSpout("tempest.LineSpout", &Make<api::Spout, LineSpout>)}) {
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
   }
-  return absl::OkStatus();
+  // tempest.KafkaSpout and org.apache.storm.kafka.KafkaSpout.
+  return RegisterKafkaSpout(registry);
 }
 
 void LinkBuiltinSpouts() {}

@@ -6,7 +6,8 @@
 
 namespace tempest::spout {
 
-// Registers the built-in spouts (tempest.SequenceSpout, tempest.LineSpout)
+// Registers the built-in spouts (tempest.SequenceSpout, tempest.LineSpout,
+// tempest.KafkaSpout and org.apache.storm.kafka.KafkaSpout)
 // into `registry`, skipping names it already holds, so calling it twice is
 // harmless. The same registrations also run at static initialization into
 // ComponentRegistry::Global(), but only if the linker keeps builtin_spouts.o:
