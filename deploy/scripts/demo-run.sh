@@ -52,4 +52,11 @@ data, stat = zk.get(path)
 print("   " + path + " = " + data.decode())
 zk.stop()
 PY
+echo "== running a topology in local mode: examples/generator-verifier.yaml"
+echo "   SequenceSpout (100k seqs) -> IdentityBolt failing 5% -> VerifierBolt, with XOR acking"
+sed "s#/tmp/tempest-generator-verifier#$work/gv#g" examples/generator-verifier.yaml >"$work/gv.yaml"
+"$TEMPEST" local "$work/gv.yaml" --until-complete
+echo "   verifier report: $(cat "$work/gv/report.json")"
+"$TEMPEST" verify "$work/gv/verifier.log" --expected 100000
+
 echo "== demo complete"
