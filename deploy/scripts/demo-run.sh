@@ -27,7 +27,8 @@ zk=$(wait_for_line "$work/zk.out" "zookeeper=")
 echo "   zookeeper=$zk"
 
 echo "== starting a 3-broker Kafka-protocol dev cluster (tempest dev-kafka)"
-"$TEMPEST" dev-kafka --brokers 3 --topic events:4 >"$work/kafka.out" 2>"$work/kafka.err" &
+"$TEMPEST" dev-kafka --brokers 3 --topic events:4 --topic words:2 --zk "$zk" \
+  >"$work/kafka.out" 2>"$work/kafka.err" &
 pids+=($!)
 bootstrap=$(wait_for_line "$work/kafka.out" "bootstrap.servers=")
 echo "   bootstrap.servers=$bootstrap"
@@ -58,5 +59,16 @@ sed "s#/tmp/tempest-generator-verifier#$work/gv#g" examples/generator-verifier.y
 "$TEMPEST" local "$work/gv.yaml" --until-complete
 echo "   verifier report: $(cat "$work/gv/report.json")"
 "$TEMPEST" verify "$work/gv/verifier.log" --expected 100000
+
+echo "== a legacy storm-kafka topology (examples/storm-kafka-legacy.yaml) reading Kafka"
+echo "   KafkaSpout (SpoutConfig/ZkHosts, StringScheme) -> VerifierBolt; offsets go to ZooKeeper"
+seq 0 99 | kcat -P -b "$bootstrap" -t words -p 0 -X log_level=3
+seq 100 199 | kcat -P -b "$bootstrap" -t words -p 1 -X log_level=3
+sed "s#/tmp/storm-kafka-legacy#$work/legacy#g" examples/storm-kafka-legacy.yaml >"$work/legacy.yaml"
+ZK="$zk" ZK_PORT="${zk##*:}" BOOTSTRAP="$bootstrap" \
+  "$TEMPEST" local "$work/legacy.yaml" --env-filter --until-complete
+echo "   verifier report: $(cat "$work/legacy-report.json")"
+echo "== committed offsets, where storm-kafka keeps them (tempest offsets show)"
+"$TEMPEST" offsets show --zk "$zk" --root /kafkaspout --id legacy --bootstrap "$bootstrap"
 
 echo "== demo complete"
