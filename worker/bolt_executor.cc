@@ -92,6 +92,13 @@ absl::Status BoltExecutor::Setup() {
                                                  task->id.value(), " Prepare: ", s.message()));
     }
   }
+  for (auto& task : tasks_) {
+    std::optional<std::chrono::milliseconds> interval = task->bolt->PollInterval();
+    if (!interval) continue;
+    polled_tasks_.push_back(task.get());
+    const auto wait = std::max<std::chrono::nanoseconds>(*interval, std::chrono::milliseconds(1));
+    poll_interval_ = poll_interval_ ? std::min(*poll_interval_, wait) : wait;
+  }
   // Per-component config overrides the topology's (merged in the context).
   if (!tasks_.empty()) {
     std::optional<int64_t> freq =
@@ -139,6 +146,17 @@ void BoltExecutor::Process(Envelope& e) {
   Task* task = TaskById(e.task);
   if (task == nullptr || e.kind != MessageKind::kTuple) return;
   Execute(*task, e.tuple);
+}
+
+bool BoltExecutor::PollTasks() {
+  bool progress = false;
+  for (Task* task : polled_tasks_) {
+    bool task_progress = false;
+    absl::Status s = CallUser("Bolt::Poll", [&] { task_progress = task->bolt->Poll(); });
+    if (!s.ok()) ReportError(*task, s);
+    progress = progress || task_progress;
+  }
+  return progress;
 }
 
 void BoltExecutor::Emit(Task& task, const api::StreamId& stream,
@@ -263,12 +281,15 @@ void BoltExecutor::Loop() {
       got += local_batch_.size();
       local_batch_.clear();
     }
-    if (got == 0 && ticks == 0) {
+    const bool polled = !polled_tasks_.empty() && PollTasks();
+    if (got == 0 && ticks == 0 && !polled) {
       if (queue_->closed()) break;  // stopped and drained
       transfer_.Flush();
       FlushMetrics();
       Publish(/*quiet=*/true);
-      got = queue_->Drain(max, process, ParkDeadline(ticks_, max_park));
+      got = queue_->Drain(max, process,
+                          ParkDeadline(ticks_, poll_interval_ ? std::min(max_park, *poll_interval_)
+                                                              : max_park));
     }
     transfer_.Flush();
     FlushMetrics();

@@ -22,7 +22,9 @@ namespace tempest::worker {
 // merged config) to each task; drain up to ExecutorOptions::drain_batch
 // envelopes from the receive queue and call Execute for each in place (no
 // copy out of the ring); flush the outbound batches; park on the queue (until
-// input or the next tick) when it was empty.
+// input or the next tick) when it was empty. Tasks whose bolt asks for
+// polling (Bolt::PollInterval) are polled after each pass, and the park is
+// capped at the shortest interval.
 //
 // Acking (storm-facts.md §3.1): an emit anchored to inputs gets, per target
 // task and per anchor, a fresh random edge id e: the anchor's ack value ^= e
@@ -61,6 +63,8 @@ class BoltExecutor final : public Executor {
   void Teardown() override;
 
   void Process(Envelope& e);
+  // Polls the bolts that asked for it; returns true if any made progress.
+  bool PollTasks();
   void Execute(Task& task, const api::Tuple& input);
   void FlushMetrics();
 
@@ -79,6 +83,8 @@ class BoltExecutor final : public Executor {
   }
 
   std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<Task*> polled_tasks_;
+  std::optional<std::chrono::nanoseconds> poll_interval_;
   TickTimer ticks_;
   FastRandom random_;
   std::vector<api::TaskId> targets_;  // scratch

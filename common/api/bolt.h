@@ -1,6 +1,9 @@
 #ifndef TEMPEST_COMMON_API_BOLT_H_
 #define TEMPEST_COMMON_API_BOLT_H_
 
+#include <chrono>
+#include <optional>
+
 #include "absl/status/status.h"
 #include "common/api/config.h"
 #include "common/api/output_collector.h"
@@ -26,6 +29,14 @@ class Bolt {
                                OutputCollector& collector) = 0;
   virtual void Execute(const Tuple& input) = 0;
   virtual void Cleanup() {}
+  // A bolt with work that arrives outside Execute (a multilang child's
+  // output, a producer's delivery reports) returns how long its executor may
+  // stay idle before calling Poll. The executor then calls Poll after every
+  // batch of input and at least that often while no input arrives, from the
+  // executor thread, so Poll may use the collector. Asked once, after Prepare.
+  virtual std::optional<std::chrono::milliseconds> PollInterval() const { return std::nullopt; }
+  // Returns true when it emitted, acked or failed anything.
+  virtual bool Poll() { return false; }
   virtual void DeclareOutputFields(OutputFieldsDeclarer& declarer) const = 0;
 };
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "common/api/component_registry.h"
 #include "gtest/gtest.h"
@@ -286,6 +287,37 @@ TEST(AckingTest, ZeroAckersAckAtEmitTime) {
   EXPECT_EQ(f.tracker->num_acked(), 5u);
   EXPECT_EQ(control->received.load(), 5);
   EXPECT_EQ(cluster->Stats().pending, 0);
+  ASSERT_TRUE(cluster->Kill(milliseconds(0)).ok());
+}
+
+// A bolt that acks outside Execute (Bolt::Poll) is polled while its input
+// queue is idle: tuples released after the last input still complete, and
+// what Poll emits flows downstream.
+TEST(AckingTest, PolledBoltAcksAfterInputStops) {
+  api::ComponentRegistry r;
+  Feed f;
+  AddFeeder(r, "feeder", f);
+  auto control = std::make_shared<HoldControl>();
+  control->hold.store(true);
+  AddBolt(r, "release", [control] { return std::make_unique<PolledReleaseBolt>(control); });
+  AddBolt(r, "ack", [] { return std::make_unique<AckBolt>(); });
+  TopologyBuilder b("polled");
+  b.SetSpout("1", "feeder");
+  b.SetBolt("2", "release").ShuffleGrouping("1");
+  b.SetBolt("3", "ack").ShuffleGrouping("2");
+  auto cluster = StartCluster(b.Build(), r);
+  ASSERT_NE(cluster, nullptr);
+  for (int i = 0; i < 10; ++i) f.feeder->Feed(Num(i), api::Value(i));
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (control->received.load() < 10 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  ASSERT_EQ(control->received.load(), 10);
+  EXPECT_EQ(f.tracker->num_acked(), 0u);
+  control->hold.store(false);  // no input arrives after this
+  ASSERT_TRUE(cluster->TrackedWait(10, kWait));
+  EXPECT_EQ(f.tracker->num_acked(), 10u);
+  EXPECT_EQ(f.tracker->num_failed(), 0u);
   ASSERT_TRUE(cluster->Kill(milliseconds(0)).ok());
 }
 

@@ -5,6 +5,8 @@
 // bolts in Storm's TopologyIntegrationTest), plus registry helpers.
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -140,6 +142,34 @@ class HoldBolt final : public TestBolt {
       for (const api::Tuple& t : held_) collector_->Ack(t);
       held_.clear();
     }
+  }
+
+ private:
+  std::shared_ptr<HoldControl> control_;
+  std::vector<api::Tuple> held_;
+};
+
+// Holds every input and emits + acks it only from Poll, once `release` is
+// set (as a multilang bolt or a Kafka sink finishes work outside Execute).
+class PolledReleaseBolt final : public TestBolt {
+ public:
+  explicit PolledReleaseBolt(std::shared_ptr<HoldControl> control)
+      : control_(std::move(control)) {}
+  void Execute(const api::Tuple& input) override {
+    control_->received.fetch_add(1);
+    held_.push_back(input);
+  }
+  std::optional<std::chrono::milliseconds> PollInterval() const override {
+    return std::chrono::milliseconds(2);
+  }
+  bool Poll() override {
+    if (control_->hold.load() || held_.empty()) return false;
+    for (const api::Tuple& t : held_) {
+      collector_->Emit(t, {t.Get(0)});
+      collector_->Ack(t);
+    }
+    held_.clear();
+    return true;
   }
 
  private:
