@@ -4,6 +4,7 @@
 #include "bolts/identity_bolt.h"
 #include "bolts/log_bolt.h"
 #include "bolts/split_sentence_bolt.h"
+#include "bolts/test_word_counter_bolt.h"
 #include "bolts/verifier_bolt.h"
 #include "bolts/word_count_bolt.h"
 
@@ -21,6 +22,11 @@ absl::Status RegisterBuiltinBolts(api::ComponentRegistry& registry) {
            registry.RegisterBolt("tempest.WordCountBolt", &Make<Bolt, WordCountBolt>),
            registry.RegisterBolt("tempest.LogBolt", &MakeBasic<LogBolt>),
            registry.RegisterBolt("tempest.FileSinkBolt", &Make<Bolt, FileSinkBolt>),
+           // Storm's own classes, so Storm's example Flux files run unchanged.
+           registry.RegisterBolt("org.apache.storm.testing.TestWordCounter",
+                                 &MakeBasic<TestWordCounterBolt>),
+           registry.RegisterBolt("org.apache.storm.flux.wrappers.bolts.LogInfoBolt",
+                                 &MakeBasic<LogBolt>),
        }) {
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
   }
@@ -35,5 +41,7 @@ TEMPEST_REGISTER_BASIC_BOLT("tempest.SplitSentenceBolt", SplitSentenceBolt);
 TEMPEST_REGISTER_BOLT("tempest.WordCountBolt", WordCountBolt);
 TEMPEST_REGISTER_BASIC_BOLT("tempest.LogBolt", LogBolt);
 TEMPEST_REGISTER_BOLT("tempest.FileSinkBolt", FileSinkBolt);
+TEMPEST_REGISTER_BASIC_BOLT("org.apache.storm.testing.TestWordCounter", TestWordCounterBolt);
+TEMPEST_REGISTER_BASIC_BOLT("org.apache.storm.flux.wrappers.bolts.LogInfoBolt", LogBolt);
 
 }  // namespace tempest::bolts

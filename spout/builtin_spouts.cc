@@ -3,6 +3,7 @@
 #include "spout/kafka_spout.h"
 #include "spout/line_spout.h"
 #include "spout/sequence_spout.h"
+#include "spout/test_word_spout.h"
 
 namespace tempest::spout {
 
@@ -11,7 +12,10 @@ absl::Status RegisterBuiltinSpouts(api::ComponentRegistry& registry) {
   // AlreadyExists means an earlier call (or the static registration) won.
   for (absl::Status s :
        {registry.RegisterSpout("tempest.SequenceSpout", &Make<api::Spout, SequenceSpout>),
-        registry.RegisterSpout("tempest.LineSpout", &Make<api::Spout, LineSpout>)}) {
+        registry.RegisterSpout("tempest.LineSpout", &Make<api::Spout, LineSpout>),
+        // Storm's own test spout, so Storm's example Flux files run unchanged.
+        registry.RegisterSpout("org.apache.storm.testing.TestWordSpout",
+                               &Make<api::Spout, TestWordSpout>)}) {
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
   }
   // tempest.KafkaSpout and org.apache.storm.kafka.KafkaSpout.
@@ -22,5 +26,6 @@ void LinkBuiltinSpouts() {}
 
 TEMPEST_REGISTER_SPOUT("tempest.SequenceSpout", SequenceSpout);
 TEMPEST_REGISTER_SPOUT("tempest.LineSpout", LineSpout);
+TEMPEST_REGISTER_SPOUT("org.apache.storm.testing.TestWordSpout", TestWordSpout);
 
 }  // namespace tempest::spout
