@@ -21,6 +21,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterLocalCommand(app, set, globals);
   RegisterVerifyCommand(app, set);
   RegisterOffsetsCommand(app, set, globals);
+  RegisterMigrateCommand(app, set);
   return set;
 }
 

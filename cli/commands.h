@@ -40,6 +40,7 @@ void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& glob
 void RegisterLocalCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
 
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
 int Fail(const std::string& message, int code = 1);

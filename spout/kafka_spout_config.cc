@@ -519,4 +519,9 @@ absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,
   return absl::StrJoin(hosts, ",");
 }
 
+std::vector<std::string> KafkaSpoutBeanClasses() {
+  return {kSpoutConfigClass,    kZkHostsClass,   kSchemeAsMultiClass, kStringSchemeClass,
+          kRawMultiSchemeClass, kRawSchemeClass, kBackoffRetryClass};
+}
+
 }  // namespace tempest::spout

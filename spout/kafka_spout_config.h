@@ -81,6 +81,10 @@ struct KafkaSpoutConfig {
 // the keys). InvalidArgument names the first bad or missing property.
 absl::StatusOr<KafkaSpoutConfig> ParseKafkaSpoutArgs(const api::ComponentArgs& args);
 
+// The storm-kafka Flux component classes (beans) ParseKafkaSpoutArgs
+// understands: ZkHosts, SpoutConfig, the schemes and the retry manager.
+std::vector<std::string> KafkaSpoutBeanClasses();
+
 // Fills the fallbacks from the topology config: zkServers/zkPort from
 // storm.zookeeper.servers/port, maxUncommittedOffsets and the refresh period
 // from their tempest.kafka.* keys. Returns the ZooKeeper connect string for
