@@ -2,6 +2,7 @@
 
 #include "bolts/file_sink_bolt.h"
 #include "bolts/identity_bolt.h"
+#include "bolts/kafka_bolt.h"
 #include "bolts/log_bolt.h"
 #include "bolts/split_sentence_bolt.h"
 #include "bolts/test_word_counter_bolt.h"
@@ -22,6 +23,7 @@ absl::Status RegisterBuiltinBolts(api::ComponentRegistry& registry) {
            registry.RegisterBolt("tempest.WordCountBolt", &Make<Bolt, WordCountBolt>),
            registry.RegisterBolt("tempest.LogBolt", &MakeBasic<LogBolt>),
            registry.RegisterBolt("tempest.FileSinkBolt", &Make<Bolt, FileSinkBolt>),
+           registry.RegisterBolt("tempest.KafkaBolt", &Make<Bolt, KafkaBolt>),
            // Storm's own classes, so Storm's example Flux files run unchanged.
            registry.RegisterBolt("org.apache.storm.testing.TestWordCounter",
                                  &MakeBasic<TestWordCounterBolt>),
@@ -41,6 +43,7 @@ TEMPEST_REGISTER_BASIC_BOLT("tempest.SplitSentenceBolt", SplitSentenceBolt);
 TEMPEST_REGISTER_BOLT("tempest.WordCountBolt", WordCountBolt);
 TEMPEST_REGISTER_BASIC_BOLT("tempest.LogBolt", LogBolt);
 TEMPEST_REGISTER_BOLT("tempest.FileSinkBolt", FileSinkBolt);
+TEMPEST_REGISTER_BOLT("tempest.KafkaBolt", KafkaBolt);
 TEMPEST_REGISTER_BASIC_BOLT("org.apache.storm.testing.TestWordCounter", TestWordCounterBolt);
 TEMPEST_REGISTER_BASIC_BOLT("org.apache.storm.flux.wrappers.bolts.LogInfoBolt", LogBolt);
 

@@ -1,0 +1,372 @@
+#include "bolts/kafka_bolt.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "bolts/bolt_args.h"
+#include "common/api/config.h"
+#include "common/api/string_view_compat.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::bolts {
+namespace {
+
+using api::Sv;
+using std::chrono::milliseconds;
+
+constexpr char kClass[] = "tempest.KafkaBolt";
+constexpr auto kPollInterval = milliseconds(5);
+// A full local queue (queue.buffering.max.*) makes Execute wait, serving
+// delivery reports, this long before it fails the input for a later replay.
+constexpr auto kEnqueueWait = milliseconds(1000);
+constexpr int64_t kReportedPerKind = 10;
+
+void DeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque) {
+  (void)rk;
+  if (opaque != nullptr && message != nullptr) {
+    static_cast<KafkaBolt*>(opaque)->OnDelivery(*message);
+  }
+}
+
+bool IsOwnProperty(std::string_view name) {
+  return name == "topic" || name == "field" || name == "keyField" || name == "flushTimeoutMs";
+}
+
+// Builds a producer configuration; InvalidArgument names the property that
+// librdkafka rejected. The caller owns the result.
+absl::StatusOr<rd_kafka_conf_t*> BuildConf(const std::map<std::string, std::string>& properties) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& [k, v] : properties) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return absl::InvalidArgumentError(absl::StrCat(kClass, " property '", k, "': ", err));
+    }
+  }
+  return conf;
+}
+
+// The message bytes of one value. `data` is null for a nil value.
+struct Encoded {
+  const char* data = nullptr;
+  size_t size = 0;
+  std::string text;  // backing store for numbers and booleans
+};
+
+absl::Status Encode(const api::Value& value, Encoded& out) {
+  out.data = nullptr;
+  out.size = 0;
+  switch (value.type()) {
+    case api::Value::Type::kNil:
+      return absl::OkStatus();
+    case api::Value::Type::kString:
+      out.data = value.AsString().data();
+      out.size = value.AsString().size();
+      return absl::OkStatus();
+    case api::Value::Type::kBytes:
+      out.data = value.AsBytes().data();
+      out.size = value.AsBytes().size();
+      return absl::OkStatus();
+    case api::Value::Type::kInt:
+      out.text = absl::StrCat(value.AsInt());
+      break;
+    case api::Value::Type::kDouble: {
+      // Shortest text that reads back as the same double.
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value.AsDouble());
+      out.text.assign(buf, ec == std::errc() ? end : buf);
+      break;
+    }
+    case api::Value::Type::kBool:
+      out.text = value.AsBool() ? "true" : "false";
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("is a ", Sv(api::Value::TypeName(value.type())),
+                       "; KafkaBolt writes strings, bytes, numbers and booleans"));
+  }
+  out.data = out.text.data();
+  out.size = out.text.size();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<KafkaBoltOptions> KafkaBoltOptions::FromArgs(const api::ComponentArgs& args) {
+  if (!args.constructor_args.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kClass, " takes no constructorArgs; use properties"));
+  }
+  KafkaBoltOptions o;
+  absl::StatusOr<std::string> topic = args.StringProperty("topic", "");
+  if (!topic.ok()) return topic.status();
+  absl::StatusOr<std::string> field = args.StringProperty("field", o.field);
+  if (!field.ok()) return field.status();
+  absl::StatusOr<std::string> key_field = args.StringProperty("keyField", "");
+  if (!key_field.ok()) return key_field.status();
+  absl::StatusOr<int64_t> flush = args.IntProperty("flushTimeoutMs", o.flush_timeout.count());
+  if (!flush.ok()) return flush.status();
+  if (topic->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(kClass, " needs property 'topic'"));
+  }
+  if (field->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(kClass, " property 'field' is empty"));
+  }
+  if (*flush < 0 || *flush > 600'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kClass, " property 'flushTimeoutMs' must be in [0, 600000]; got ", *flush));
+  }
+  for (const auto& [name, value] : args.properties) {
+    if (IsOwnProperty(name)) continue;
+    if (!value.is_string() && !value.is_int() && !value.is_double() && !value.is_bool()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kClass, " property '", name, "' must be a scalar"));
+    }
+    std::string key = absl::StartsWith(name, "kafka.") ? name.substr(6) : name;
+    o.producer_properties[key] = ValueAsLine(value);
+  }
+  auto bootstrap = o.producer_properties.find("bootstrap.servers");
+  if (bootstrap == o.producer_properties.end() || bootstrap->second.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(kClass, " needs property 'bootstrap.servers'"));
+  }
+  // Idempotence is what keeps producer retries from duplicating; it needs
+  // acks from all in-sync replicas.
+  if (auto it = o.producer_properties.find("enable.idempotence");
+      it != o.producer_properties.end() && it->second != "true") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kClass, " always uses an idempotent producer; 'enable.idempotence' cannot be ", it->second));
+  }
+  for (const char* acks : {"acks", "request.required.acks"}) {
+    if (auto it = o.producer_properties.find(acks);
+        it != o.producer_properties.end() && it->second != "all" && it->second != "-1") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kClass, " needs acks=all for its idempotent producer; '", acks, "' cannot be ",
+          it->second));
+    }
+  }
+  // Catch misspelt or malformed librdkafka properties at validation time.
+  absl::StatusOr<rd_kafka_conf_t*> conf = BuildConf(o.producer_properties);
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_destroy(*conf);
+
+  o.bootstrap_servers = bootstrap->second;
+  o.topic = *std::move(topic);
+  o.field = *std::move(field);
+  o.key_field = *std::move(key_field);
+  o.flush_timeout = milliseconds(*flush);
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<KafkaBolt>> KafkaBolt::Create(const api::ComponentArgs& args) {
+  absl::StatusOr<KafkaBoltOptions> options = KafkaBoltOptions::FromArgs(args);
+  if (!options.ok()) return options.status();
+  return std::make_unique<KafkaBolt>(*std::move(options));
+}
+
+KafkaBolt::~KafkaBolt() {
+  // Without Cleanup the collector may be gone: only free the references.
+  collector_gone_ = true;
+  DestroyProducer();
+}
+
+absl::Status KafkaBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
+                                api::OutputCollector& collector) {
+  collector_ = &collector;
+  name_ = absl::StrCat(context.ThisComponentId().value(), "[", context.ThisTaskId().value(), "]");
+  producer_config_ = {
+      {"client.id", absl::StrCat("tempest-kafka-bolt-", name_)},
+      {"linger.ms", "5"},
+      {"log_level", "3"},  // librdkafka logs to stderr; errors reach us as reports
+  };
+  // A delivery outcome later than the tuple's own timeout is of no use: the
+  // spout has replayed it by then.
+  const int64_t tuple_timeout_ms = config.GetInt(api::kTopologyMessageTimeoutSecs, 30) * 1000;
+  if (tuple_timeout_ms > 0) {
+    producer_config_["message.timeout.ms"] = absl::StrCat(std::min<int64_t>(tuple_timeout_ms, 300'000));
+  }
+  for (const auto& [k, v] : options_.producer_properties) producer_config_[k] = v;
+  producer_config_["enable.idempotence"] = "true";
+  producer_config_["acks"] = "all";
+  producer_config_.erase("request.required.acks");  // an alias of acks
+  return CreateProducer();
+}
+
+absl::Status KafkaBolt::CreateProducer() {
+  absl::StatusOr<rd_kafka_conf_t*> conf = BuildConf(producer_config_);
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_set_dr_msg_cb(*conf, &DeliveryReport);
+  rd_kafka_conf_set_opaque(*conf, this);
+  char err[512];
+  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err));
+  if (producer_ == nullptr) {  // the conf is still ours
+    rd_kafka_conf_destroy(*conf);
+    return absl::InvalidArgumentError(absl::StrCat(kClass, " ", name_, ": producer: ", err));
+  }
+  topic_ = rd_kafka_topic_new(producer_, options_.topic.c_str(), nullptr);
+  if (topic_ == nullptr) {
+    rd_kafka_destroy(producer_);
+    producer_ = nullptr;
+    return absl::InvalidArgumentError(absl::StrCat(kClass, " ", name_, ": topic '", options_.topic,
+                                                   "': ", rd_kafka_err2str(rd_kafka_last_error())));
+  }
+  return absl::OkStatus();
+}
+
+void KafkaBolt::Execute(const api::Tuple& input) {
+  if (input.IsTick()) {
+    collector_->Ack(input);
+    return;
+  }
+  const api::Value* value = input.Find(options_.field);
+  const api::Value* key = options_.key_field.empty() ? nullptr : input.Find(options_.key_field);
+  if (value == nullptr || (!options_.key_field.empty() && key == nullptr)) {
+    ++rejected_inputs_;
+    const std::string& missing = value == nullptr ? options_.field : options_.key_field;
+    ReportLimited(missing_field_reports_,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      kClass, " ", name_, ": input from ", input.source_component().value(), ":",
+                      input.source_stream().value(), " has no field '", missing, "' (it has ",
+                      input.fields().DebugString(), "); set 'field' / 'keyField'")));
+    collector_->Fail(input);
+    return;
+  }
+  Encoded v, k;
+  absl::Status encoded = Encode(*value, v);
+  if (encoded.ok() && key != nullptr) encoded = Encode(*key, k);
+  if (!encoded.ok()) {
+    ++rejected_inputs_;
+    ReportLimited(bad_value_reports_,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      kClass, " ", name_, ": field '",
+                      encoded.ok() ? options_.field : options_.key_field, "' of ",
+                      input.DebugString(), " ", encoded.message())));
+    collector_->Fail(input);
+    return;
+  }
+  if (producer_ == nullptr) {  // a fatal error could not be recovered from
+    collector_->Fail(input);
+    return;
+  }
+  auto* ref = new api::Tuple(input);
+  const auto give_up = std::chrono::steady_clock::now() + kEnqueueWait;
+  for (;;) {
+    const int rc = rd_kafka_produce(topic_, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
+                                    const_cast<char*>(v.data), v.size, k.data, k.size, ref);
+    if (rc == 0) {
+      ++in_flight_;
+      return;
+    }
+    const rd_kafka_resp_err_t err = rd_kafka_last_error();
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && std::chrono::steady_clock::now() < give_up) {
+      rd_kafka_poll(producer_, 10);  // serves reports, which frees room
+      continue;
+    }
+    delete ref;
+    ++delivery_failures_;
+    ReportLimited(enqueue_error_reports_,
+                  absl::UnavailableError(absl::StrCat(kClass, " ", name_, ": cannot enqueue to '",
+                                                      options_.topic, "': ", rd_kafka_err2str(err))));
+    collector_->Fail(input);
+    if (err == RD_KAFKA_RESP_ERR__FATAL) RecoverFromFatalError();
+    return;
+  }
+}
+
+std::optional<milliseconds> KafkaBolt::PollInterval() const { return kPollInterval; }
+
+bool KafkaBolt::Poll() {
+  if (producer_ == nullptr) {
+    // A fatal error left no producer; try again to make one.
+    if (CreateProducer().ok()) spdlog::info("KafkaBolt {}: producer recreated", name_);
+    return false;
+  }
+  const int served = rd_kafka_poll(producer_, 0);
+  char err[256];
+  if (rd_kafka_fatal_error(producer_, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    RecoverFromFatalError();
+    return true;
+  }
+  return served > 0;
+}
+
+void KafkaBolt::OnDelivery(const rd_kafka_message_t& message) {
+  std::unique_ptr<api::Tuple> input(static_cast<api::Tuple*>(message._private));
+  if (!input) return;
+  --in_flight_;
+  if (collector_gone_) return;
+  if (message.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    ++delivered_;
+    collector_->Ack(*input);
+    return;
+  }
+  ++delivery_failures_;
+  ReportLimited(delivery_error_reports_,
+                absl::UnavailableError(absl::StrCat(kClass, " ", name_, ": delivery to '",
+                                                    options_.topic, "' failed (",
+                                                    rd_kafka_err2str(message.err),
+                                                    "); the input is failed for a replay")));
+  collector_->Fail(*input);
+}
+
+void KafkaBolt::RecoverFromFatalError() {
+  char err[512] = "";
+  rd_kafka_fatal_error(producer_, err, sizeof(err));
+  const absl::Status fatal = absl::InternalError(absl::StrCat(
+      kClass, " ", name_, ": fatal producer error (", err,
+      "); failing ", in_flight_, " outstanding inputs and recreating the producer"));
+  spdlog::error("{}", fatal.ToString());
+  if (!collector_gone_) collector_->ReportError(fatal);
+  DestroyProducer();
+  absl::Status created = CreateProducer();
+  if (!created.ok()) spdlog::error("KafkaBolt {}: {}", name_, created.ToString());
+}
+
+void KafkaBolt::DestroyProducer() {
+  if (producer_ == nullptr) return;
+  // Purged messages get their delivery reports (errors) from the next poll.
+  rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(producer_, 0);
+  if (in_flight_ > 0) {
+    spdlog::warn("KafkaBolt {}: {} messages without a delivery report at close; their inputs "
+                 "time out and are replayed",
+                 name_, in_flight_);
+    in_flight_ = 0;
+  }
+  if (topic_ != nullptr) rd_kafka_topic_destroy(topic_);
+  topic_ = nullptr;
+  rd_kafka_destroy(producer_);
+  producer_ = nullptr;
+}
+
+void KafkaBolt::Cleanup() {
+  if (producer_ != nullptr) {
+    // Serves delivery reports (acks and fails) while it waits.
+    rd_kafka_flush(producer_, static_cast<int>(options_.flush_timeout.count()));
+  }
+  DestroyProducer();
+  spdlog::info("KafkaBolt {}: {} delivered, {} delivery failures, {} inputs rejected", name_,
+               delivered_, delivery_failures_, rejected_inputs_);
+}
+
+void KafkaBolt::ReportLimited(int64_t& counter, const absl::Status& problem) {
+  const int64_t n = counter++;
+  if (n < kReportedPerKind) {
+    if (!collector_gone_) collector_->ReportError(problem);
+    spdlog::warn("{}", problem.ToString());
+  } else if (n % 1000 == 0) {
+    spdlog::warn("{} (seen {} times)", problem.ToString(), n + 1);
+  }
+}
+
+void KafkaBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
+  (void)declarer;  // a sink
+}
+
+}  // namespace tempest::bolts

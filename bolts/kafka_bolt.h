@@ -1,0 +1,113 @@
+#ifndef TEMPEST_BOLTS_KAFKA_BOLT_H_
+#define TEMPEST_BOLTS_KAFKA_BOLT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/api/bolt.h"
+#include "common/api/component_registry.h"
+
+// Opaque librdkafka types: only spout/ and bolts/ include rdkafka.h.
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_topic_s rd_kafka_topic_t;
+typedef struct rd_kafka_message_s rd_kafka_message_t;
+
+namespace tempest::bolts {
+
+// Settings of a KafkaBolt (Flux properties).
+struct KafkaBoltOptions {
+  std::string bootstrap_servers;  // required
+  std::string topic;              // required
+  std::string field = "value";    // the message value
+  std::string key_field;          // the message key; empty: no key
+  // How long Cleanup waits for outstanding deliveries before failing them.
+  std::chrono::milliseconds flush_timeout{10000};
+  // Every other property (a `kafka.` prefix is dropped), for librdkafka.
+  std::map<std::string, std::string> producer_properties;
+
+  static absl::StatusOr<KafkaBoltOptions> FromArgs(const api::ComponentArgs& args);
+};
+
+// `tempest.KafkaBolt`: writes one field of each input (and optionally another
+// as the key) as a message to a Kafka topic, with an idempotent producer
+// (enable.idempotence=true, acks=all), so the producer's own retries never
+// duplicate or reorder messages. The input tuple rides along as the message
+// opaque and is acked only when its delivery report says the message is
+// stored, and failed when the report carries an error, so the spout replays
+// it: at-least-once into Kafka (a replay after a lost report writes again).
+//
+// Values are written as they are for strings and bytes, as decimal text for
+// numbers, "true"/"false" for booleans; nil is a null value (a tombstone) or
+// no key. An input without the field, or with a list or map in it, is failed
+// and reported (the first few times), never written.
+//
+// Produce calls only enqueue: librdkafka batches (linger.ms) on its own
+// threads; delivery reports are served by Poll, which the executor calls
+// after each batch of input and every few milliseconds while idle, all on the
+// executor thread. A fatal producer error (possible with idempotence) fails
+// everything outstanding and replaces the producer. Cleanup flushes for at
+// most `flushTimeoutMs`, then fails what is still undelivered.
+//
+// Owns the producer and a reference to each in-flight input. Lives on its
+// bolt executor thread.
+class KafkaBolt final : public api::Bolt {
+ public:
+  static absl::StatusOr<std::unique_ptr<KafkaBolt>> Create(const api::ComponentArgs& args);
+  explicit KafkaBolt(KafkaBoltOptions options) : options_(std::move(options)) {}
+  ~KafkaBolt() override;
+  KafkaBolt(const KafkaBolt&) = delete;
+  KafkaBolt& operator=(const KafkaBolt&) = delete;
+
+  absl::Status Prepare(const api::Config& config, const api::TopologyContext& context,
+                       api::OutputCollector& collector) override;
+  void Execute(const api::Tuple& input) override;
+  std::optional<std::chrono::milliseconds> PollInterval() const override;
+  bool Poll() override;
+  void Cleanup() override;
+  void DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const override;
+
+  const KafkaBoltOptions& options() const { return options_; }
+  int64_t delivered() const { return delivered_; }
+  int64_t delivery_failures() const { return delivery_failures_; }
+  int64_t rejected_inputs() const { return rejected_inputs_; }
+  int64_t in_flight() const { return in_flight_; }
+
+  // librdkafka's delivery report callback lands here (on the polling thread).
+  void OnDelivery(const rd_kafka_message_t& message);
+
+ private:
+  absl::Status CreateProducer();
+  // Fails every outstanding input, then destroys the producer.
+  void DestroyProducer();
+  void RecoverFromFatalError();
+  // Reports the first few problems of each kind to the collector; the rest
+  // only go to the log, one line per 1000.
+  void ReportLimited(int64_t& counter, const absl::Status& problem);
+
+  const KafkaBoltOptions options_;
+  std::map<std::string, std::string> producer_config_;  // resolved at Prepare
+  std::string name_;  // "component[task]" for messages
+  api::OutputCollector* collector_ = nullptr;
+  rd_kafka_t* producer_ = nullptr;
+  rd_kafka_topic_t* topic_ = nullptr;
+  // Set while the bolt is destroyed without Cleanup: reports only free.
+  bool collector_gone_ = false;
+
+  int64_t in_flight_ = 0;
+  int64_t delivered_ = 0;
+  int64_t delivery_failures_ = 0;
+  int64_t rejected_inputs_ = 0;
+  int64_t missing_field_reports_ = 0;
+  int64_t bad_value_reports_ = 0;
+  int64_t delivery_error_reports_ = 0;
+  int64_t enqueue_error_reports_ = 0;
+};
+
+}  // namespace tempest::bolts
+
+#endif  // TEMPEST_BOLTS_KAFKA_BOLT_H_
