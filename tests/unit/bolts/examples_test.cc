@@ -2,6 +2,7 @@
 // topology validator with the built-in components.
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "bolts/builtin_bolts.h"
 #include "common/core/flux_loader.h"
@@ -68,6 +69,28 @@ TEST_F(ExamplesTest, GeneratorVerifierLoadsAndValidates) {
   EXPECT_EQ(verifier->config.GetInt(api::kTopologyTickTupleFreqSecs, 0), 1);
   // Every built-in it names constructs from its Flux arguments.
   for (const core::ComponentDef* c : def.AllComponents()) {
+    if (c->kind == core::ComponentDef::Kind::kSpout) {
+      EXPECT_TRUE(registry_.CreateSpout(c->args).ok()) << c->id;
+    } else {
+      EXPECT_TRUE(registry_.CreateBolt(c->args).ok()) << c->id;
+    }
+  }
+}
+
+TEST_F(ExamplesTest, KafkaTransformLoadsAndValidatesWithItsEnvironment) {
+  const std::map<std::string, std::string> env = {{"ZK", "127.0.0.1:2181"},
+                                                  {"BOOTSTRAP", "127.0.0.1:9092"}};
+  absl::StatusOr<core::TopologyDef> def =
+      core::FluxLoader(core::FluxOptions{.env_filter = true, .env = &env})
+          .LoadFile(ExamplePath("kafka-transform.yaml"));
+  ASSERT_TRUE(def.ok()) << def.status();
+  core::ValidationReport report = core::TopologyValidator(registry_).Check(*def);
+  EXPECT_TRUE(report.ok()) << report.ToStatus();
+  const core::ComponentDef* sink = def->FindComponent(api::ComponentId("words-out"));
+  ASSERT_NE(sink, nullptr);
+  EXPECT_EQ(sink->args.class_name, "tempest.KafkaBolt");
+  EXPECT_EQ(sink->args.StringProperty("bootstrap.servers", "").value_or(""), "127.0.0.1:9092");
+  for (const core::ComponentDef* c : def->AllComponents()) {
     if (c->kind == core::ComponentDef::Kind::kSpout) {
       EXPECT_TRUE(registry_.CreateSpout(c->args).ok()) << c->id;
     } else {
