@@ -52,7 +52,9 @@ std::vector<Message> ReadTopic(const std::string& bootstrap, const std::string& 
     EXPECT_TRUE(marks.ok()) << marks.status();
     if (!marks.ok()) return {};
     want += marks->second - marks->first;
-    if (marks->second > marks->first) EXPECT_TRUE((*reader)->Start(tp, marks->first).ok());
+    if (marks->second > marks->first) {
+      EXPECT_TRUE((*reader)->Start(tp, marks->first).ok());
+    }
   }
   std::vector<Message> got;
   testing::Eventually(seconds(60), [&] {

@@ -80,9 +80,11 @@ TEST_F(ExamplesTest, GeneratorVerifierLoadsAndValidates) {
 TEST_F(ExamplesTest, KafkaTransformLoadsAndValidatesWithItsEnvironment) {
   const std::map<std::string, std::string> env = {{"ZK", "127.0.0.1:2181"},
                                                   {"BOOTSTRAP", "127.0.0.1:9092"}};
+  core::FluxOptions options;
+  options.env_filter = true;
+  options.env = &env;
   absl::StatusOr<core::TopologyDef> def =
-      core::FluxLoader(core::FluxOptions{.env_filter = true, .env = &env})
-          .LoadFile(ExamplePath("kafka-transform.yaml"));
+      core::FluxLoader(options).LoadFile(ExamplePath("kafka-transform.yaml"));
   ASSERT_TRUE(def.ok()) << def.status();
   core::ValidationReport report = core::TopologyValidator(registry_).Check(*def);
   EXPECT_TRUE(report.ok()) << report.ToStatus();
