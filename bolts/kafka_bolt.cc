@@ -358,8 +358,12 @@ void KafkaBolt::Cleanup() {
 void KafkaBolt::ReportLimited(int64_t& counter, const absl::Status& problem) {
   const int64_t n = counter++;
   if (n < kReportedPerKind) {
-    if (!collector_gone_) collector_->ReportError(problem);
-    spdlog::warn("{}", problem.ToString());
+    // The runtime logs reported errors itself.
+    if (collector_gone_) {
+      spdlog::warn("{}", problem.ToString());
+    } else {
+      collector_->ReportError(problem);
+    }
   } else if (n % 1000 == 0) {
     spdlog::warn("{} (seen {} times)", problem.ToString(), n + 1);
   }

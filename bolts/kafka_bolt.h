@@ -85,8 +85,8 @@ class KafkaBolt final : public api::Bolt {
   // Fails every outstanding input, then destroys the producer.
   void DestroyProducer();
   void RecoverFromFatalError();
-  // Reports the first few problems of each kind to the collector; the rest
-  // only go to the log, one line per 1000.
+  // Reports the first few problems of each kind to the collector (which
+  // logs them too); of the rest only one in 1000 is logged.
   void ReportLimited(int64_t& counter, const absl::Status& problem);
 
   const KafkaBoltOptions options_;

@@ -223,6 +223,33 @@ TEST_F(KafkaBoltTest, RejectedProduceRequestsLoseNothing) {
   EXPECT_EQ(stats.acked, kCount);
 }
 
+TEST_F(KafkaBoltTest, FatalProducerErrorIsSurvivedWithoutLoss) {
+  auto kafka = DevKafka::Start(1, {{"out", 2}});
+  ASSERT_TRUE(kafka.ok()) << kafka.status();
+  constexpr int64_t kCount = 10000;
+  auto cluster =
+      StartSeqToKafka(registry_, (*kafka)->bootstrap_servers(), "out", kCount, 2000);
+  ASSERT_NE(cluster, nullptr);
+  ASSERT_TRUE(testing::Eventually(seconds(60), [&] { return cluster->Stats().acked >= 1000; }));
+  constexpr int kProduceApi = 0;
+  // The idempotent producer treats a sequence gap as fatal: it must be
+  // replaced, and what it held failed and replayed.
+  constexpr int kOutOfOrderSequence = 45;
+  (*kafka)->PushRequestErrors(kProduceApi, kOutOfOrderSequence, 2);
+  EXPECT_TRUE(testing::Eventually(seconds(60), [&] { return cluster->Stats().failed > 0; }));
+  ASSERT_TRUE(cluster->WaitFinished(seconds(180)));
+  const worker::LocalClusterStats stats = cluster->Stats();
+  ASSERT_TRUE(cluster->Kill(seconds(10)).ok());
+
+  const SeqCheck c = CheckSeqs(ReadTopic((*kafka)->bootstrap_servers(), "out"), kCount, kKeys);
+  Print("fatal producer error", c, stats, kCount);
+  EXPECT_EQ(c.missing, 0);
+  EXPECT_EQ(c.wrong, 0);
+  EXPECT_GT(stats.failed, 0);
+  EXPECT_GT(stats.errors, 0);  // the fatal error was reported
+  EXPECT_EQ(stats.acked, kCount);
+}
+
 // The bolt alone, with a recording collector: value encodings, and inputs it
 // must refuse without crashing.
 class KafkaBoltHarnessTest : public ::testing::Test {
