@@ -26,6 +26,7 @@ constexpr auto kPollInterval = milliseconds(5);
 // A full local queue (queue.buffering.max.*) makes Execute wait, serving
 // delivery reports, this long before it fails the input for a later replay.
 constexpr auto kEnqueueWait = milliseconds(1000);
+constexpr auto kPurgeWait = milliseconds(1000);
 constexpr int64_t kReportedPerKind = 10;
 
 void DeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque) {
@@ -330,9 +331,13 @@ void KafkaBolt::RecoverFromFatalError() {
 
 void KafkaBolt::DestroyProducer() {
   if (producer_ == nullptr) return;
-  // Purged messages get their delivery reports (errors) from the next poll.
+  // Purged messages get their delivery reports (errors) from later polls;
+  // in-flight ones as their requests are abandoned, so wait a little.
   rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-  rd_kafka_poll(producer_, 0);
+  const auto give_up = std::chrono::steady_clock::now() + kPurgeWait;
+  do {
+    rd_kafka_poll(producer_, in_flight_ > 0 ? 10 : 0);
+  } while (in_flight_ > 0 && std::chrono::steady_clock::now() < give_up);
   if (in_flight_ > 0) {
     spdlog::warn("KafkaBolt {}: {} messages without a delivery report at close; their inputs "
                  "time out and are replayed",
