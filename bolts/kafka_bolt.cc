@@ -141,15 +141,16 @@ absl::StatusOr<KafkaBoltOptions> KafkaBoltOptions::FromArgs(const api::Component
   // acks from all in-sync replicas.
   if (auto it = o.producer_properties.find("enable.idempotence");
       it != o.producer_properties.end() && it->second != "true") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kClass, " always uses an idempotent producer; 'enable.idempotence' cannot be ", it->second));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kClass, " always uses an idempotent producer; 'enable.idempotence' cannot be ",
+                     it->second));
   }
   for (const char* acks : {"acks", "request.required.acks"}) {
     if (auto it = o.producer_properties.find(acks);
         it != o.producer_properties.end() && it->second != "all" && it->second != "-1") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          kClass, " needs acks=all for its idempotent producer; '", acks, "' cannot be ",
-          it->second));
+      return absl::InvalidArgumentError(
+          absl::StrCat(kClass, " needs acks=all for its idempotent producer; '", acks,
+                       "' cannot be ", it->second));
     }
   }
   // Catch misspelt or malformed librdkafka properties at validation time.
@@ -190,7 +191,8 @@ absl::Status KafkaBolt::Prepare(const api::Config& config, const api::TopologyCo
   // spout has replayed it by then.
   const int64_t tuple_timeout_ms = config.GetInt(api::kTopologyMessageTimeoutSecs, 30) * 1000;
   if (tuple_timeout_ms > 0) {
-    producer_config_["message.timeout.ms"] = absl::StrCat(std::min<int64_t>(tuple_timeout_ms, 300'000));
+    producer_config_["message.timeout.ms"] =
+        absl::StrCat(std::min<int64_t>(tuple_timeout_ms, 300'000));
   }
   for (const auto& [k, v] : options_.producer_properties) producer_config_[k] = v;
   producer_config_["enable.idempotence"] = "true";
@@ -243,11 +245,10 @@ void KafkaBolt::Execute(const api::Tuple& input) {
   if (encoded.ok() && key != nullptr) encoded = Encode(*key, k);
   if (!encoded.ok()) {
     ++rejected_inputs_;
-    ReportLimited(bad_value_reports_,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      kClass, " ", name_, ": field '",
-                      encoded.ok() ? options_.field : options_.key_field, "' of ",
-                      input.DebugString(), " ", encoded.message())));
+    ReportLimited(bad_value_reports_, absl::InvalidArgumentError(absl::StrCat(
+                                          kClass, " ", name_, ": field '",
+                                          encoded.ok() ? options_.field : options_.key_field,
+                                          "' of ", input.DebugString(), " ", encoded.message())));
     collector_->Fail(input);
     return;
   }
@@ -271,9 +272,9 @@ void KafkaBolt::Execute(const api::Tuple& input) {
     }
     delete ref;
     ++delivery_failures_;
-    ReportLimited(enqueue_error_reports_,
-                  absl::UnavailableError(absl::StrCat(kClass, " ", name_, ": cannot enqueue to '",
-                                                      options_.topic, "': ", rd_kafka_err2str(err))));
+    ReportLimited(enqueue_error_reports_, absl::UnavailableError(absl::StrCat(
+                                              kClass, " ", name_, ": cannot enqueue to '",
+                                              options_.topic, "': ", rd_kafka_err2str(err))));
     collector_->Fail(input);
     if (err == RD_KAFKA_RESP_ERR__FATAL) RecoverFromFatalError();
     return;
@@ -309,19 +310,18 @@ void KafkaBolt::OnDelivery(const rd_kafka_message_t& message) {
   }
   ++delivery_failures_;
   ReportLimited(delivery_error_reports_,
-                absl::UnavailableError(absl::StrCat(kClass, " ", name_, ": delivery to '",
-                                                    options_.topic, "' failed (",
-                                                    rd_kafka_err2str(message.err),
-                                                    "); the input is failed for a replay")));
+                absl::UnavailableError(absl::StrCat(
+                    kClass, " ", name_, ": delivery to '", options_.topic, "' failed (",
+                    rd_kafka_err2str(message.err), "); the input is failed for a replay")));
   collector_->Fail(*input);
 }
 
 void KafkaBolt::RecoverFromFatalError() {
   char err[512] = "";
   rd_kafka_fatal_error(producer_, err, sizeof(err));
-  const absl::Status fatal = absl::InternalError(absl::StrCat(
-      kClass, " ", name_, ": fatal producer error (", err,
-      "); failing ", in_flight_, " outstanding inputs and recreating the producer"));
+  const absl::Status fatal = absl::InternalError(
+      absl::StrCat(kClass, " ", name_, ": fatal producer error (", err, "); failing ", in_flight_,
+                   " outstanding inputs and recreating the producer"));
   spdlog::error("{}", fatal.ToString());
   if (!collector_gone_) collector_->ReportError(fatal);
   DestroyProducer();
@@ -339,9 +339,10 @@ void KafkaBolt::DestroyProducer() {
     rd_kafka_poll(producer_, in_flight_ > 0 ? 10 : 0);
   } while (in_flight_ > 0 && std::chrono::steady_clock::now() < give_up);
   if (in_flight_ > 0) {
-    spdlog::warn("KafkaBolt {}: {} messages without a delivery report at close; their inputs "
-                 "time out and are replayed",
-                 name_, in_flight_);
+    spdlog::warn(
+        "KafkaBolt {}: {} messages without a delivery report at close; their inputs "
+        "time out and are replayed",
+        name_, in_flight_);
     in_flight_ = 0;
   }
   if (topic_ != nullptr) rd_kafka_topic_destroy(topic_);

@@ -91,7 +91,7 @@ class KafkaBolt final : public api::Bolt {
 
   const KafkaBoltOptions options_;
   std::map<std::string, std::string> producer_config_;  // resolved at Prepare
-  std::string name_;  // "component[task]" for messages
+  std::string name_;                                    // "component[task]" for messages
   api::OutputCollector* collector_ = nullptr;
   rd_kafka_t* producer_ = nullptr;
   rd_kafka_topic_t* topic_ = nullptr;

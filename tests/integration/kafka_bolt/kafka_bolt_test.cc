@@ -57,12 +57,15 @@ std::vector<Message> ReadTopic(const std::string& bootstrap, const std::string& 
     }
   }
   std::vector<Message> got;
-  testing::Eventually(seconds(60), [&] {
-    (*reader)->Poll(4096, milliseconds(50), [&](const spout::KafkaRecord& r) {
-      got.push_back({std::string(r.key), r.has_key, std::string(r.value), r.has_value});
-    });
-    return static_cast<int64_t>(got.size()) >= want;
-  }, milliseconds(1));
+  testing::Eventually(
+      seconds(60),
+      [&] {
+        (*reader)->Poll(4096, milliseconds(50), [&](const spout::KafkaRecord& r) {
+          got.push_back({std::string(r.key), r.has_key, std::string(r.value), r.has_value});
+        });
+        return static_cast<int64_t>(got.size()) >= want;
+      },
+      milliseconds(1));
   EXPECT_EQ(static_cast<int64_t>(got.size()), want);
   return got;
 }
@@ -84,8 +87,8 @@ SeqCheck CheckSeqs(const std::vector<Message>& messages, int64_t count, int64_t 
     ++c.received;
     char* end = nullptr;
     const int64_t seq = std::strtoll(m.value.c_str(), &end, 10);
-    if (!m.has_value || m.value.empty() || *end != '\0' || seq < 0 || seq >= count ||
-        !m.has_key || m.key != absl::StrCat("k", seq % keys)) {
+    if (!m.has_value || m.value.empty() || *end != '\0' || seq < 0 || seq >= count || !m.has_key ||
+        m.key != absl::StrCat("k", seq % keys)) {
       ++c.wrong;
       continue;
     }
@@ -121,13 +124,10 @@ std::unique_ptr<worker::LocalCluster> StartSeqToKafka(api::ComponentRegistry& re
   b.SetBolt("kafka", "tempest.KafkaBolt", 2).ShuffleGrouping("seq");
   b.Config(api::kTopologyMaxSpoutPending, 1000);
   core::TopologyDef def = b.Build();
-  def.spouts[0].args.properties = {{"count", count},   {"rate", rate},
-                                   {"keys", kKeys},    {"payloadBytes", 8},
-                                   {"reliable", true}};
-  api::ValueMap props = {{"bootstrap.servers", bootstrap},
-                         {"topic", topic},
-                         {"field", "seq"},
-                         {"keyField", "key"}};
+  def.spouts[0].args.properties = {
+      {"count", count}, {"rate", rate}, {"keys", kKeys}, {"payloadBytes", 8}, {"reliable", true}};
+  api::ValueMap props = {
+      {"bootstrap.servers", bootstrap}, {"topic", topic}, {"field", "seq"}, {"keyField", "key"}};
   for (auto& [k, v] : extra) props[k] = v;
   def.bolts[0].args.properties = std::move(props);
   worker::LocalClusterOptions options;
@@ -227,8 +227,7 @@ TEST_F(KafkaBoltTest, FatalProducerErrorIsSurvivedWithoutLoss) {
   auto kafka = DevKafka::Start(1, {{"out", 2}});
   ASSERT_TRUE(kafka.ok()) << kafka.status();
   constexpr int64_t kCount = 10000;
-  auto cluster =
-      StartSeqToKafka(registry_, (*kafka)->bootstrap_servers(), "out", kCount, 2000);
+  auto cluster = StartSeqToKafka(registry_, (*kafka)->bootstrap_servers(), "out", kCount, 2000);
   ASSERT_NE(cluster, nullptr);
   ASSERT_TRUE(testing::Eventually(seconds(60), [&] { return cluster->Stats().acked >= 1000; }));
   constexpr int kProduceApi = 0;
@@ -261,8 +260,7 @@ class KafkaBoltHarnessTest : public ::testing::Test {
   }
 
   std::unique_ptr<KafkaBolt> Prepared(api::ValueMap extra = {}) {
-    api::ValueMap props = {{"bootstrap.servers", kafka_->bootstrap_servers()},
-                           {"topic", "direct"}};
+    api::ValueMap props = {{"bootstrap.servers", kafka_->bootstrap_servers()}, {"topic", "direct"}};
     for (auto& [k, v] : extra) props[k] = v;
     auto bolt = KafkaBolt::Create(testing::MakeArgs("tempest.KafkaBolt", props));
     EXPECT_TRUE(bolt.ok()) << bolt.status();
@@ -346,15 +344,14 @@ TEST(KafkaBoltOptionsTest, RejectsBadConfiguration) {
   auto create = [](api::ValueMap props) {
     return KafkaBolt::Create(testing::MakeArgs("tempest.KafkaBolt", std::move(props)));
   };
-  EXPECT_FALSE(create({{"topic", "t"}}).ok());                          // no bootstrap.servers
-  EXPECT_FALSE(create({{"bootstrap.servers", "127.0.0.1:1"}}).ok());    // no topic
+  EXPECT_FALSE(create({{"topic", "t"}}).ok());                        // no bootstrap.servers
+  EXPECT_FALSE(create({{"bootstrap.servers", "127.0.0.1:1"}}).ok());  // no topic
   auto bad = create({{"bootstrap.servers", "127.0.0.1:1"}, {"topic", "t"}, {"lingr.ms", 5}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("lingr.ms"), absl::string_view::npos) << bad.status();
-  EXPECT_FALSE(create({{"bootstrap.servers", "127.0.0.1:1"},
-                       {"topic", "t"},
-                       {"enable.idempotence", false}})
-                   .ok());
+  EXPECT_FALSE(
+      create({{"bootstrap.servers", "127.0.0.1:1"}, {"topic", "t"}, {"enable.idempotence", false}})
+          .ok());
   EXPECT_FALSE(create({{"bootstrap.servers", "127.0.0.1:1"}, {"topic", "t"}, {"acks", 1}}).ok());
   auto good = create({{"bootstrap.servers", "127.0.0.1:1"},
                       {"topic", "t"},

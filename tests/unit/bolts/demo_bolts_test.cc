@@ -155,7 +155,8 @@ TEST(BuiltinBoltsTest, AllRegisteredGloballyByClassName) {
   const api::ComponentRegistry& global = api::ComponentRegistry::Global();
   for (const char* cls :
        {"tempest.IdentityBolt", "tempest.VerifierBolt", "tempest.SplitSentenceBolt",
-        "tempest.WordCountBolt", "tempest.LogBolt", "tempest.FileSinkBolt"}) {
+        "tempest.WordCountBolt", "tempest.LogBolt", "tempest.FileSinkBolt",
+        "tempest.KafkaBolt"}) {
     EXPECT_TRUE(global.HasBolt(cls)) << cls;
   }
   EXPECT_TRUE(global.registration_errors().empty());
