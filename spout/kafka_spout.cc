@@ -231,10 +231,27 @@ void KafkaSpout::NextTuple() {
   }
   if (!active_ || !reader_) return;
   int emitted = EmitSome(now, hooks_.max_emit_per_call);
-  if (emitted < hooks_.max_emit_per_call) {
+  if (emitted < hooks_.max_emit_per_call && !AwaitingAtMostOnceCommit()) {
     PollKafka(now);
     EmitSome(now, hooks_.max_emit_per_call - emitted);
   }
+}
+
+// AT_MOST_ONCE commits every record it fetches before emitting it, so what is
+// fetched but not yet emitted is lost if the worker dies. While fetched records
+// wait for their commit, fetching more would only widen that window: each
+// NextTuple during the commit's round trip would take another poll batch, and
+// the next commit would cover all of it, so a topology slower than Kafka lost
+// whole partitions on a crash. Like storm-kafka-client, which polls only once
+// its emit queue is empty, we fetch again only after the waiting records are
+// out; the window is then one poll batch plus what is queued downstream.
+bool KafkaSpout::AwaitingAtMostOnceCommit() const {
+  if (config_.guarantee != ProcessingGuarantee::kAtMostOnce) return false;
+  for (int slot : assigned_slots_) {
+    const Partition& p = *partitions_[slot];
+    if (p.phase == Phase::kActive && !p.waiting.empty()) return true;
+  }
+  return false;
 }
 
 void KafkaSpout::Drain(Clock::TimePoint now) {

@@ -163,6 +163,7 @@ class KafkaSpout : public api::Spout {
   void CommitNow(bool final_commit);
   std::optional<OffsetCommit> MakeCommit(Partition& p);
   void PollKafka(core::Clock::TimePoint now);
+  bool AwaitingAtMostOnceCommit() const;
   int EmitSome(core::Clock::TimePoint now, int budget);
   void EmitRecord(Partition& p, const Held& h, bool retry);
   void RequestAtMostOnceCommits(core::Clock::TimePoint now);
