@@ -33,7 +33,7 @@ using std::chrono::milliseconds;
 using worker::LocalCluster;
 using worker::testing::TopologyBuilder;
 
-constexpr milliseconds kWait(120000);
+constexpr milliseconds kWait(60000);
 
 const char* const kSentences[] = {
     "the cow jumped over the moon", "an apple a day keeps the doctor away",
