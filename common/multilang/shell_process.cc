@@ -197,8 +197,10 @@ void ShellProcess::Kill() {
 }
 
 std::string ShellProcess::DescribeExit() {
-  if (child_ == nullptr || child_->Running()) return "running";
-  return os::DescribeWaitStatus(child_->Kill());
+  if (child_ == nullptr) return "not started";
+  // A child that just closed its stdout may not have finished exiting yet.
+  std::optional<int> status = child_->WaitFor(std::chrono::milliseconds(200));
+  return status ? os::DescribeWaitStatus(*status) : "running";
 }
 
 absl::Status ShellProcess::Flush() {

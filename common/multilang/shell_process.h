@@ -98,7 +98,8 @@ class ShellProcess {
   // When the child last completed a message (or was started).
   std::chrono::steady_clock::time_point last_message_time() const;
 
-  // "exited 1" / "killed by signal 9" once the child is gone, else "running".
+  // "exited 1" / "killed by signal 9" once the child is gone (waiting up to
+  // 200 ms for it to finish exiting), else "running".
   std::string DescribeExit();
   // SIGKILL the process group (the reader then sees end of file).
   void Kill();

@@ -365,3 +365,41 @@ TEST(ShellSpoutTest, PythonSpoutReplaysFailedTuplesUntilAllAreAcked) {
 
 }  // namespace
 }  // namespace tempest
+
+namespace tempest {
+namespace {
+
+class ShellSpoutFaultTest : public ::testing::TestWithParam<FaultCase> {};
+
+// A spout child that dies or breaks the protocol is reported and restarted,
+// and the restarted child's tuples flow and are acked.
+TEST_P(ShellSpoutFaultTest, ReportsTheFailureAndRestartsTheChild) {
+  const FaultCase& fault = GetParam();
+  Rig run;
+  run.AddCounter(0);
+  TopologyBuilder b("multilang-spout-fault");
+  b.SetSpout("sentences", "tempest.ShellSpout");
+  b.SetBolt("count", "test.Count").ShuffleGrouping("sentences");
+  b.Config(api::kTopologyMaxSpoutPending, api::Value(50));
+  core::TopologyDef def = b.Build();
+  def.spouts[0].args.constructor_args = {
+      StringList({"python3", TestScript("crashing_spout.py"), fault.mode, "100"}),
+      StringList({"sentence"})};
+  run.Start(std::move(def));
+  ASSERT_NE(run.cluster, nullptr);
+  ASSERT_TRUE(testing::Eventually(kWait, [&] {
+    return run.Pids().size() == 2 && run.cluster->Stats().acked >= 300;
+  })) << run.cluster->Stats().acked << " acked; errors:\n" << run.Errors();
+  const std::string errors = run.Errors();
+  EXPECT_NE(errors.find(fault.expected_error), std::string::npos) << errors;
+  EXPECT_NE(errors.find("restarting it"), std::string::npos) << errors;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, ShellSpoutFaultTest,
+    ::testing::Values(FaultCase{"exit", "exited 3"},
+                      FaultCase{"malformed", "malformed JSON from the child"}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.mode; });
+
+}  // namespace
+}  // namespace tempest
