@@ -3,6 +3,7 @@
 // purpose (tests/integration/multilang/scripts/faulty_bolt.py).
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -43,6 +44,15 @@ const char* const kSentences[] = {
 std::string SourceDir() {
   const char* s = std::getenv("TEMPEST_SOURCE_DIR");
   return s != nullptr ? s : ".";
+}
+// python3 from PATH, else Debian's.
+std::string Python3() {
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "", ':')) {
+    const std::string candidate = std::string(dir) + "/python3";
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return "python3";
+  }
+  return "/usr/bin/python3";
 }
 std::string ExampleScript(const std::string& name) {
   return SourceDir() + "/examples/legacy/multilang/" + name;
@@ -243,7 +253,7 @@ TEST(ShellBoltTest, WordCountThroughPythonSplitBoltIsCompleteAndExact) {
   constexpr int64_t kCount = 500;
   run.AddSpout(kCount);
   run.AddCounter(0);
-  run.Start(SplitTopology({"python3", ExampleScript("splitsentence.py")}, 100));
+  run.Start(SplitTopology({Python3(), ExampleScript("splitsentence.py")}, 100));
   ASSERT_NE(run.cluster, nullptr);
   ASSERT_TRUE(testing::Eventually(kWait, [&] { return run.shared->NumAcked() == kCount; }))
       << run.shared->NumAcked() << " acked; errors:\n" << run.Errors();
@@ -260,7 +270,7 @@ TEST(ShellBoltTest, ChildKilledMidStreamIsRestartedAndNothingIsLost) {
   run.AddSpout(kCount);
   run.AddCounter(0);
   core::TopologyDef def =
-      SplitTopology({"python3", TestScript("faulty_bolt.py"), "kill", "0"}, 200);
+      SplitTopology({Python3(), TestScript("faulty_bolt.py"), "kill", "0"}, 200);
   def.bolts[0].parallelism = 1;
   run.Start(std::move(def));
   ASSERT_NE(run.cluster, nullptr);
@@ -291,7 +301,7 @@ TEST_P(ShellBoltFaultTest, ReportsOneClearErrorRestartsAndLosesNothing) {
   run.AddSpout(kCount);
   run.AddCounter(0);
   core::TopologyDef def =
-      SplitTopology({"python3", TestScript("faulty_bolt.py"), fault.mode, "50"}, 100);
+      SplitTopology({Python3(), TestScript("faulty_bolt.py"), fault.mode, "50"}, 100);
   def.bolts[0].parallelism = 1;
   def.config.Set("topology.subprocess.timeout.secs", api::Value(2));
   run.Start(std::move(def));
@@ -320,7 +330,7 @@ TEST(ShellBoltTest, ProtocolNonsenseIsReportedWithoutRestartOrCrash) {
   run.AddSpout(kCount);
   run.AddCounter(0);
   core::TopologyDef def =
-      SplitTopology({"python3", TestScript("faulty_bolt.py"), "nonsense", "10"}, 50);
+      SplitTopology({Python3(), TestScript("faulty_bolt.py"), "nonsense", "10"}, 50);
   def.bolts[0].parallelism = 1;
   run.Start(std::move(def));
   ASSERT_NE(run.cluster, nullptr);
@@ -347,7 +357,7 @@ TEST(ShellSpoutTest, PythonSpoutReplaysFailedTuplesUntilAllAreAcked) {
   b.Config(api::kTopologyMaxSpoutPending, api::Value(50));
   core::TopologyDef def = b.Build();
   def.spouts[0].args.constructor_args = {
-      StringList({"python3", ExampleScript("sentence_spout.py"), std::to_string(kCount)}),
+      StringList({Python3(), ExampleScript("sentence_spout.py"), std::to_string(kCount)}),
       StringList({"sentence"})};
   run.Start(std::move(def));
   ASSERT_NE(run.cluster, nullptr);
@@ -383,7 +393,7 @@ TEST_P(ShellSpoutFaultTest, ReportsTheFailureAndRestartsTheChild) {
   b.Config(api::kTopologyMaxSpoutPending, api::Value(50));
   core::TopologyDef def = b.Build();
   def.spouts[0].args.constructor_args = {
-      StringList({"python3", TestScript("crashing_spout.py"), fault.mode, "100"}),
+      StringList({Python3(), TestScript("crashing_spout.py"), fault.mode, "100"}),
       StringList({"sentence"})};
   run.Start(std::move(def));
   ASSERT_NE(run.cluster, nullptr);
