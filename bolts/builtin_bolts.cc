@@ -4,6 +4,7 @@
 #include "bolts/identity_bolt.h"
 #include "bolts/kafka_bolt.h"
 #include "bolts/log_bolt.h"
+#include "bolts/shell_bolt.h"
 #include "bolts/split_sentence_bolt.h"
 #include "bolts/test_word_counter_bolt.h"
 #include "bolts/verifier_bolt.h"
@@ -29,6 +30,8 @@ absl::Status RegisterBuiltinBolts(api::ComponentRegistry& registry) {
                                  &MakeBasic<TestWordCounterBolt>),
            registry.RegisterBolt("org.apache.storm.flux.wrappers.bolts.LogInfoBolt",
                                  &MakeBasic<LogBolt>),
+           registry.RegisterBolt("tempest.ShellBolt", &Make<Bolt, ShellBolt>),
+           registry.RegisterBolt(kFluxShellBoltClass, &Make<Bolt, ShellBolt>),
        }) {
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
   }
@@ -46,5 +49,7 @@ TEMPEST_REGISTER_BOLT("tempest.FileSinkBolt", FileSinkBolt);
 TEMPEST_REGISTER_BOLT("tempest.KafkaBolt", KafkaBolt);
 TEMPEST_REGISTER_BASIC_BOLT("org.apache.storm.testing.TestWordCounter", TestWordCounterBolt);
 TEMPEST_REGISTER_BASIC_BOLT("org.apache.storm.flux.wrappers.bolts.LogInfoBolt", LogBolt);
+TEMPEST_REGISTER_BOLT("tempest.ShellBolt", ShellBolt);
+TEMPEST_REGISTER_BOLT("org.apache.storm.flux.wrappers.bolts.FluxShellBolt", ShellBolt);
 
 }  // namespace tempest::bolts

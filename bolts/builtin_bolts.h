@@ -8,7 +8,9 @@ namespace tempest::bolts {
 
 // Registers the built-in bolts (tempest.IdentityBolt, tempest.VerifierBolt,
 // tempest.SplitSentenceBolt, tempest.WordCountBolt, tempest.LogBolt,
-// tempest.FileSinkBolt, tempest.KafkaBolt) into `registry`, skipping names already taken, so
+// tempest.FileSinkBolt, tempest.KafkaBolt, tempest.ShellBolt and Storm's
+// org.apache.storm.flux.wrappers.bolts.FluxShellBolt) into `registry`,
+// skipping names already taken, so
 // calling it twice is harmless. The same registrations run at static
 // initialization into ComponentRegistry::Global() when the linker keeps
 // builtin_bolts.o; a binary should call this (or LinkBuiltinBolts) once at

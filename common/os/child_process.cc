@@ -89,6 +89,12 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const Options&
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(report[1], "prctl");
     // The parent may have died between fork and prctl.
     if (::getppid() != parent) _exit(1);
+    if (options.stdin_fd >= 0 && ::dup2(options.stdin_fd, STDIN_FILENO) < 0) {
+      ChildFail(report[1], "dup2 stdin");
+    }
+    if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, STDOUT_FILENO) < 0) {
+      ChildFail(report[1], "dup2 stdout");
+    }
     if (out_fd >= 0 && ::dup2(out_fd, STDOUT_FILENO) < 0) ChildFail(report[1], "dup2 stdout");
     if (err_fd >= 0 && ::dup2(err_fd, STDERR_FILENO) < 0) ChildFail(report[1], "dup2 stderr");
     if (err_to_out && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) ChildFail(report[1], "dup2");

@@ -28,6 +28,11 @@ class ChildProcess {
     std::string stdout_path;                  // empty: inherit; else appended to
     std::string stderr_path;                  // empty: inherit; "=stdout" joins stdout
     std::map<std::string, std::string> env;   // added to / overriding the parent's
+    // Descriptors the child gets as its stdin / stdout (e.g. pipe ends), so a
+    // parent can talk to it; -1: stdin is inherited, stdout follows
+    // stdout_path. The caller keeps ownership and closes its copies.
+    int stdin_fd = -1;
+    int stdout_fd = -1;
   };
 
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(const Options& options);

@@ -14,4 +14,11 @@ if "$here/check_layers.sh" "$scratch" >/dev/null; then
   echo "common/core including zookeeper.h was not caught"
   exit 1
 fi
+rm "$scratch/common/core/bad.cc"
+mkdir -p "$scratch/common/multilang"
+echo '#include "spout/shell_spout.h"' > "$scratch/common/multilang/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "common/multilang including spout/ was not caught"
+  exit 1
+fi
 echo "checker catches violations"

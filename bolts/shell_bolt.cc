@@ -1,0 +1,275 @@
+#include "bolts/shell_bolt.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/api/string_view_compat.h"
+#include "common/multilang/json_codec.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::bolts {
+namespace {
+
+constexpr std::chrono::milliseconds kPollInterval(10);
+constexpr std::chrono::milliseconds kHeartbeatInterval(1000);
+constexpr std::chrono::milliseconds kMaxRestartBackoff(10000);
+// Staged input beyond this is written at once instead of at the end of the
+// batch, bounding memory when a batch carries large tuples.
+constexpr size_t kFlushThresholdBytes = 256 * 1024;
+constexpr int64_t kLoggedProtocolWarnings = 20;
+constexpr std::chrono::seconds kStableChildAge(5);
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ShellBolt>> ShellBolt::Create(const api::ComponentArgs& args) {
+  absl::StatusOr<multilang::ShellComponentSpec> spec = multilang::ParseShellComponentArgs(args);
+  if (!spec.ok()) return spec.status();
+  return std::make_unique<ShellBolt>(*std::move(spec));
+}
+
+ShellBolt::ShellBolt(multilang::ShellComponentSpec spec) : spec_(std::move(spec)) {}
+
+ShellBolt::~ShellBolt() = default;
+
+void ShellBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
+  multilang::DeclareShellStreams(spec_, declarer);
+}
+
+std::optional<std::chrono::milliseconds> ShellBolt::PollInterval() const {
+  return kPollInterval;
+}
+
+absl::Status ShellBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
+                                api::OutputCollector& collector) {
+  config_ = config;
+  context_.emplace(context);
+  collector_ = &collector;
+  label_ = absl::StrCat("ShellBolt '", context.ThisComponentId().value(), "' task ",
+                        context.ThisTaskId().value());
+  timeout_ = multilang::SubprocessTimeout(context.config());
+  return StartChild();
+}
+
+absl::Status ShellBolt::StartChild() {
+  multilang::ShellOptions options;
+  options.command = spec_.command;
+  options.working_dir = context_->config().GetString(multilang::kResourcesDirKey, "");
+  options.timeout = timeout_;
+  absl::StatusOr<std::unique_ptr<multilang::ShellProcess>> shell =
+      multilang::ShellProcess::Start(options, context_->config(), *context_);
+  if (!shell.ok()) {
+    return absl::Status(shell.status().code(),
+                        absl::StrCat(label_, ": ", api::Sv(api::StdSv(shell.status().message()))));
+  }
+  shell_ = *std::move(shell);
+  started_at_ = Clock::now();
+  last_heartbeat_sent_ = started_at_;
+  spdlog::info("{}: started '{}' (pid {})", label_, absl::StrJoin(spec_.command, " "),
+               shell_->reported_pid());
+  return absl::OkStatus();
+}
+
+void ShellBolt::Cleanup() {
+  // Unfinished inputs time out and replay; the child is killed with its group.
+  shell_.reset();
+}
+
+void ShellBolt::StageTuple(std::string_view id, const api::Tuple& input) {
+  std::string& out = shell_->out();
+  out += "{\"id\":\"";
+  out.append(id);
+  out += "\",\"comp\":";
+  multilang::AppendJsonString(input.source_component().value(), out);
+  out += ",\"stream\":";
+  multilang::AppendJsonString(input.source_stream().value(), out);
+  out += ",\"task\":";
+  out += std::to_string(input.source_task().value());
+  out += ",\"tuple\":";
+  multilang::AppendJsonArray(input.values(), out);
+  out += '}';
+  shell_->EndMessage();
+}
+
+void ShellBolt::StageHeartbeat() {
+  shell_->out() += R"({"id":"0","comp":null,"stream":"__heartbeat","task":-1,"tuple":[]})";
+  shell_->EndMessage();
+  last_heartbeat_sent_ = Clock::now();
+}
+
+bool ShellBolt::FlushToChild() {
+  if (shell_->staged_bytes() == 0) return true;
+  absl::Status written = shell_->Flush();
+  if (written.ok()) return true;
+  ChildFailed(api::StdSv(written.message()));
+  return false;
+}
+
+void ShellBolt::Execute(const api::Tuple& input) {
+  if (shell_ == nullptr) {
+    // No child right now (a restart is pending): let the spout replay it.
+    collector_->Fail(input);
+    return;
+  }
+  const uint64_t id = next_id_++;
+  in_flight_.emplace(id, input);
+  char id_text[24];
+  const int n = std::snprintf(id_text, sizeof(id_text), "%llu", static_cast<unsigned long long>(id));
+  StageTuple(std::string_view(id_text, static_cast<size_t>(n)), input);
+  if (shell_->staged_bytes() >= kFlushThresholdBytes) FlushToChild();
+}
+
+bool ShellBolt::Poll() {
+  const Clock::time_point now = Clock::now();
+  if (shell_ == nullptr) {
+    if (now < next_restart_) return false;
+    absl::Status started = StartChild();
+    if (!started.ok()) {
+      restart_backoff_ = std::min(kMaxRestartBackoff,
+                                  std::max(std::chrono::milliseconds(1000), restart_backoff_ * 2));
+      next_restart_ = Clock::now() + restart_backoff_;
+      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restart_backoff_.count(),
+                    started.ToString());
+      collector_->ReportError(started);
+      return false;
+    }
+    return true;
+  }
+  if (!FlushToChild()) return true;
+  bool progress = false;
+  inbox_.clear();
+  shell_->TakeMessages(inbox_);
+  for (const multilang::ShellMessage& message : inbox_) {
+    if (!message.ok()) {
+      ChildFailed(message.error);
+      return true;
+    }
+    progress |= HandleMessage(message.json);
+    if (shell_ == nullptr) return true;  // the message broke the protocol
+  }
+  inbox_.clear();
+  if (now - last_heartbeat_sent_ >= kHeartbeatInterval) StageHeartbeat();
+  if (!FlushToChild()) return true;
+  const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      Clock::now() - shell_->last_message_time());
+  if (silent > timeout_) {
+    ChildFailed(absl::StrCat("subprocess heartbeat timeout: no message for ", silent.count(),
+                             " ms (topology.subprocess.timeout.secs allows ", timeout_.count(),
+                             " ms)"));
+    return true;
+  }
+  return progress;
+}
+
+void ShellBolt::ChildFailed(std::string_view reason) {
+  const std::string exit = shell_ != nullptr ? shell_->DescribeExit() : "gone";
+  const size_t failed = in_flight_.size();
+  const std::string text =
+      absl::StrCat(label_, ": multilang child '", absl::StrJoin(spec_.command, " "), "' failed: ",
+                   api::Sv(reason), " (child ", exit, "); failing ", failed,
+                   " in-flight tuple(s) and restarting it");
+  spdlog::error("{}", text);
+  collector_->ReportError(absl::UnavailableError(text));
+  shell_.reset();  // kills the process group, joins the reader
+  for (auto& [id, tuple] : in_flight_) collector_->Fail(tuple);
+  in_flight_.clear();
+  ++restarts_;
+  // A child that keeps failing right after its start is restarted ever more
+  // slowly, so a broken script cannot keep the executor busy restarting.
+  if (Clock::now() - started_at_ < kStableChildAge) {
+    restart_backoff_ = std::min(kMaxRestartBackoff,
+                                std::max(std::chrono::milliseconds(250), restart_backoff_ * 2));
+  } else {
+    restart_backoff_ = std::chrono::milliseconds(0);
+  }
+  next_restart_ = Clock::now() + restart_backoff_;
+}
+
+void ShellBolt::ReportChildError(std::string_view what) {
+  ++protocol_warnings_;
+  if (protocol_warnings_ > kLoggedProtocolWarnings && protocol_warnings_ % 1000 != 0) return;
+  const std::string text = absl::StrCat(label_, ": ", api::Sv(what));
+  spdlog::warn("{}", text);
+  collector_->ReportError(absl::InvalidArgumentError(text));
+}
+
+bool ShellBolt::HandleMessage(const nlohmann::json& message) {
+  if (!message.is_object()) {
+    ChildFailed(absl::StrCat("expected a JSON object, got ", multilang::Excerpt(message)));
+    return true;
+  }
+  auto command_it = message.find("command");
+  if (command_it == message.end() || !command_it->is_string()) {
+    ChildFailed(absl::StrCat("message without a command: ", multilang::Excerpt(message)));
+    return true;
+  }
+  const std::string& command = command_it->get_ref<const std::string&>();
+  if (command == "emit") return HandleEmit(message);
+  if (command == "ack" || command == "fail") {
+    auto id_it = message.find("id");
+    std::optional<uint64_t> id =
+        id_it != message.end() ? multilang::ParseTupleId(*id_it) : std::nullopt;
+    auto tuple_it = id ? in_flight_.find(*id) : in_flight_.end();
+    if (tuple_it == in_flight_.end()) {
+      ReportChildError(absl::StrCat(command, " of an unknown tuple id: ",
+                                    multilang::Excerpt(message)));
+      return false;
+    }
+    if (command == "ack") {
+      collector_->Ack(tuple_it->second);
+    } else {
+      collector_->Fail(tuple_it->second);
+    }
+    in_flight_.erase(tuple_it);
+    return true;
+  }
+  if (command == "sync") return false;  // a heartbeat answer; any message refreshes it
+  if (command == "log") {
+    multilang::LogChildMessage(label_, message);
+    return false;
+  }
+  if (command == "error") {
+    auto msg = message.find("msg");
+    std::string text = msg != message.end() && msg->is_string() ? msg->get<std::string>()
+                                                                 : multilang::Excerpt(message);
+    collector_->ReportError(absl::UnknownError(absl::StrCat(label_, ": ", text)));
+    return false;
+  }
+  if (command == "metrics") return false;  // accepted; custom child metrics are not collected
+  ReportChildError(absl::StrCat("unknown command: ", multilang::Excerpt(message)));
+  return false;
+}
+
+bool ShellBolt::HandleEmit(const nlohmann::json& message) {
+  absl::Status parsed = multilang::ParseEmit(message, *context_, emit_);
+  task_ids_.clear();
+  if (!parsed.ok()) {
+    ReportChildError(api::StdSv(parsed.message()));
+  } else {
+    anchors_.clear();
+    if (emit_.anchors != nullptr) {
+      for (const nlohmann::json& anchor : *emit_.anchors) {
+        std::optional<uint64_t> id = multilang::ParseTupleId(anchor);
+        auto found = id ? in_flight_.find(*id) : in_flight_.end();
+        if (found == in_flight_.end()) {
+          ReportChildError(absl::StrCat("emit anchored to an unknown tuple id ",
+                                        multilang::Excerpt(anchor)));
+          continue;
+        }
+        anchors_.push_back(found->second);
+      }
+    }
+    if (emit_.direct_task) {
+      collector_->EmitDirect(*emit_.direct_task, emit_.stream, anchors_, std::move(emit_.values));
+    } else {
+      collector_->Emit(emit_.stream, anchors_, std::move(emit_.values),
+                       emit_.need_task_ids ? &task_ids_ : nullptr);
+    }
+  }
+  // The child waits for the task ids even when its emit was rejected, so the
+  // reply goes out in every case (empty when nothing was emitted).
+  if (emit_.need_task_ids) multilang::AppendTaskIds(task_ids_, shell_->out());
+  return parsed.ok();
+}
+
+}  // namespace tempest::bolts

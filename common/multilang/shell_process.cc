@@ -1,0 +1,326 @@
+#include "common/multilang/shell_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/api/string_view_compat.h"
+#include "common/multilang/json_codec.h"
+
+namespace tempest::multilang {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+// A write to a pipe whose reader died raises SIGPIPE, which would kill the
+// whole worker. Ignore it (writes then fail with EPIPE), unless the program
+// installed its own handler.
+void IgnoreSigpipeOnce() {
+  static const bool done = [] {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      sigemptyset(&ignore.sa_mask);
+      ::sigaction(SIGPIPE, &ignore, nullptr);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+absl::StatusOr<std::string> MakePidDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
+                                     "/tempest-multilang-XXXXXX");
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", pattern, ": ", std::strerror(errno)));
+  }
+  return pattern;
+}
+
+}  // namespace
+
+std::chrono::milliseconds SubprocessTimeout(const api::Config& config) {
+  const double secs = config.GetDouble(kSubprocessTimeoutSecs, kDefaultSubprocessTimeoutSecs);
+  const double ms = secs * 1000.0;
+  if (!(ms >= 200.0)) return std::chrono::milliseconds(200);
+  if (ms > 1e9) return std::chrono::milliseconds(1000000000);
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+std::optional<uint64_t> ParseTupleId(const nlohmann::json& id) {
+  if (id.is_number_unsigned()) return id.get<uint64_t>();
+  if (id.is_number_integer()) {
+    const int64_t v = id.get<int64_t>();
+    if (v < 0) return std::nullopt;
+    return static_cast<uint64_t>(v);
+  }
+  if (!id.is_string()) return std::nullopt;
+  const std::string& s = id.get_ref<const std::string&>();
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t next = v * 10 + static_cast<uint64_t>(c - '0');
+    if (next / 10 != v) return std::nullopt;  // overflow
+    v = next;
+  }
+  return v;
+}
+
+nlohmann::json HandshakeContext(const api::TopologyContext& context) {
+  nlohmann::json task_to_component = nlohmann::json::object();
+  for (const auto& [task, component] : context.info().task_to_component) {
+    task_to_component[absl::StrCat(task.value())] = component.value();
+  }
+  nlohmann::json output_fields = nlohmann::json::object();
+  nlohmann::json streams = nlohmann::json::array();
+  auto it = context.info().component_streams.find(context.ThisComponentId());
+  if (it != context.info().component_streams.end()) {
+    for (const auto& [stream, declaration] : it->second) {
+      nlohmann::json fields = nlohmann::json::array();
+      for (const std::string& f : declaration.fields.names()) fields.push_back(f);
+      output_fields[stream.value()] = std::move(fields);
+      streams.push_back(stream.value());
+    }
+  }
+  return nlohmann::json{{"taskid", context.ThisTaskId().value()},
+                        {"componentid", context.ThisComponentId().value()},
+                        {"task->component", std::move(task_to_component)},
+                        {"streams", std::move(streams)},
+                        {"stream->outputfields", std::move(output_fields)}};
+}
+
+absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
+    const ShellOptions& options, const api::Config& config, const api::TopologyContext& context) {
+  if (options.command.empty()) return absl::InvalidArgumentError("multilang: empty command");
+  IgnoreSigpipeOnce();
+  auto shell = std::unique_ptr<ShellProcess>(new ShellProcess());
+  shell->options_ = options;
+  const std::string what = absl::StrJoin(options.command, " ");
+
+  int to_child[2];
+  int from_child[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  }
+  if (::pipe2(from_child, O_CLOEXEC) != 0) {
+    ::close(to_child[0]);
+    ::close(to_child[1]);
+    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  }
+  shell->stdin_fd_ = to_child[1];
+  shell->stdout_fd_ = from_child[0];
+  // Bigger pipes mean fewer wake-ups per batch; failure is harmless.
+  (void)::fcntl(to_child[1], F_SETPIPE_SZ, 1 << 20);
+  (void)::fcntl(from_child[1], F_SETPIPE_SZ, 1 << 20);
+  ::fcntl(shell->stdin_fd_, F_SETFL, ::fcntl(shell->stdin_fd_, F_GETFL) | O_NONBLOCK);
+
+  os::ChildProcess::Options child_options;
+  child_options.argv = options.command;
+  child_options.working_dir = options.working_dir;
+  child_options.stdin_fd = to_child[0];
+  child_options.stdout_fd = from_child[1];
+  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(child_options);
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  if (!child.ok()) return child.status();
+  shell->child_ = *std::move(child);
+  shell->last_message_ns_.store(NowNs());
+  shell->reader_ = std::thread([raw = shell.get()] { raw->ReadLoop(); });
+
+  absl::StatusOr<std::string> pid_dir = MakePidDir();
+  if (!pid_dir.ok()) return pid_dir.status();
+  shell->pid_dir_ = *pid_dir;
+  nlohmann::json conf = nlohmann::json::object();
+  for (const auto& [key, value] : config.entries()) conf[key] = ValueToJson(value);
+  shell->Send(nlohmann::json{
+      {"conf", std::move(conf)}, {"pidDir", shell->pid_dir_}, {"context", HandshakeContext(context)}});
+  if (absl::Status s = shell->Flush(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("multilang handshake with '", what, "': ",
+                                               api::Sv(api::StdSv(s.message()))));
+  }
+  std::optional<ShellMessage> reply = shell->PopMessage(Clock::now() + options.timeout);
+  auto fail = [&](std::string_view why) {
+    return absl::UnavailableError(absl::StrCat("multilang handshake with '", what,
+                                               "' failed: ", api::Sv(why), " (child ",
+                                               shell->DescribeExit(), ")"));
+  };
+  if (!reply) return fail(absl::StrCat("no reply within ", options.timeout.count(), " ms"));
+  if (!reply->ok()) return fail(reply->error);
+  const nlohmann::json* pid = nullptr;
+  if (auto it = reply->json.find("pid"); it != reply->json.end()) pid = &*it;
+  if (pid == nullptr || !pid->is_number_integer()) {
+    return fail(absl::StrCat("reply has no integer pid: ",
+                             reply->json.dump(-1, ' ', false,
+                                              nlohmann::json::error_handler_t::replace)
+                                 .substr(0, 200)));
+  }
+  shell->reported_pid_ = pid->get<int64_t>();
+  return shell;
+}
+
+ShellProcess::~ShellProcess() {
+  stop_.store(true);
+  if (child_ != nullptr) child_->Kill();
+  CloseFd(stdin_fd_);
+  if (reader_.joinable()) reader_.join();
+  CloseFd(stdout_fd_);
+  if (!pid_dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(pid_dir_, ignored);
+  }
+}
+
+void ShellProcess::Kill() {
+  if (child_ != nullptr) child_->Kill();
+}
+
+std::string ShellProcess::DescribeExit() {
+  if (child_ == nullptr) return "not started";
+  // A child that just closed its stdout may not have finished exiting yet.
+  std::optional<int> status = child_->WaitFor(std::chrono::milliseconds(200));
+  return status ? os::DescribeWaitStatus(*status) : "running";
+}
+
+absl::Status ShellProcess::Flush() {
+  size_t done = 0;
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  while (done < out_.size()) {
+    const ssize_t n = ::write(stdin_fd_, out_.data() + done, out_.size() - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) {
+      out_.clear();
+      return absl::UnavailableError(
+          absl::StrCat("writing to the child's stdin: ", std::strerror(errno)));
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      out_.clear();
+      return absl::DeadlineExceededError(absl::StrCat("the child has not read its stdin for ",
+                                                      options_.timeout.count(), " ms"));
+    }
+    pollfd p{stdin_fd_, POLLOUT, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
+  }
+  out_.clear();
+  return absl::OkStatus();
+}
+
+void ShellProcess::Push(ShellMessage message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_) return;
+    if (!message.ok()) broken_ = true;
+    queue_.push_back(std::move(message));
+  }
+  last_message_ns_.store(NowNs(), std::memory_order_relaxed);
+  cv_.notify_one();
+}
+
+void ShellProcess::ReadLoop() {
+  std::string message;  // lines of the current message
+  std::string line;     // the current, unfinished line
+  char buf[64 * 1024];
+  auto too_big = [&] { return message.size() + line.size() > options_.max_message_bytes; };
+  while (!stop_.load()) {
+    pollfd p{stdout_fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    const ssize_t n = ::read(stdout_fd_, buf, sizeof(buf));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      Push({{}, n == 0 ? "the child closed its stdout"
+                       : absl::StrCat("reading the child's stdout: ", std::strerror(errno))});
+      return;
+    }
+    std::string_view chunk(buf, static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      const size_t nl = chunk.find('\n');
+      if (nl == std::string_view::npos) {
+        line.append(chunk);
+        chunk = {};
+      } else {
+        line.append(chunk.substr(0, nl));
+        chunk.remove_prefix(nl + 1);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line == "end") {
+          nlohmann::json json = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
+          if (json.is_discarded()) {
+            Push({{}, absl::StrCat("malformed JSON from the child: ",
+                                   absl::CHexEscape(message.substr(0, 120)))});
+            return;
+          }
+          if (!json.is_object() && !json.is_array()) {
+            Push({{}, absl::StrCat("a message from the child is not a JSON object: ",
+                                   absl::CHexEscape(message.substr(0, 120)))});
+            return;
+          }
+          Push({std::move(json), {}});
+          message.clear();
+        } else {
+          message.append(line);
+          message += '\n';
+        }
+        line.clear();
+      }
+      if (too_big()) {
+        Push({{}, absl::StrCat("a message from the child exceeds ", options_.max_message_bytes,
+                               " bytes")});
+        return;
+      }
+    }
+  }
+}
+
+void ShellProcess::TakeMessages(std::vector<ShellMessage>& out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!queue_.empty()) {
+    out.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+}
+
+bool ShellProcess::WaitForMessage(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); });
+}
+
+std::optional<ShellMessage> ShellProcess::PopMessage(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return std::nullopt;
+  ShellMessage m = std::move(queue_.front());
+  queue_.pop_front();
+  return m;
+}
+
+Clock::time_point ShellProcess::last_message_time() const {
+  return Clock::time_point(std::chrono::nanoseconds(last_message_ns_.load()));
+}
+
+}  // namespace tempest::multilang

@@ -1,0 +1,243 @@
+#include "spout/shell_spout.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/api/string_view_compat.h"
+#include "common/multilang/json_codec.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::spout {
+namespace {
+
+// How long one NextTuple waits for the child's answer before returning.
+constexpr std::chrono::milliseconds kNextTupleWait(5);
+constexpr std::chrono::milliseconds kMaxRestartBackoff(10000);
+constexpr std::chrono::seconds kStableChildAge(5);
+constexpr int64_t kLoggedProtocolWarnings = 20;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ShellSpout>> ShellSpout::Create(const api::ComponentArgs& args) {
+  absl::StatusOr<multilang::ShellComponentSpec> spec = multilang::ParseShellComponentArgs(args);
+  if (!spec.ok()) return spec.status();
+  return std::make_unique<ShellSpout>(*std::move(spec));
+}
+
+ShellSpout::ShellSpout(multilang::ShellComponentSpec spec) : spec_(std::move(spec)) {}
+
+ShellSpout::~ShellSpout() = default;
+
+void ShellSpout::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
+  multilang::DeclareShellStreams(spec_, declarer);
+}
+
+absl::Status ShellSpout::Open(const api::Config& config, const api::TopologyContext& context,
+                              api::SpoutOutputCollector& collector) {
+  (void)config;
+  context_.emplace(context);
+  collector_ = &collector;
+  label_ = absl::StrCat("ShellSpout '", context.ThisComponentId().value(), "' task ",
+                        context.ThisTaskId().value());
+  timeout_ = multilang::SubprocessTimeout(context.config());
+  return StartChild();
+}
+
+absl::Status ShellSpout::StartChild() {
+  multilang::ShellOptions options;
+  options.command = spec_.command;
+  options.working_dir = context_->config().GetString(multilang::kResourcesDirKey, "");
+  options.timeout = timeout_;
+  absl::StatusOr<std::unique_ptr<multilang::ShellProcess>> shell =
+      multilang::ShellProcess::Start(options, context_->config(), *context_);
+  if (!shell.ok()) {
+    return absl::Status(shell.status().code(),
+                        absl::StrCat(label_, ": ", api::Sv(api::StdSv(shell.status().message()))));
+  }
+  shell_ = *std::move(shell);
+  started_at_ = Clock::now();
+  awaiting_syncs_ = 0;
+  spdlog::info("{}: started '{}' (pid {})", label_, absl::StrJoin(spec_.command, " "),
+               shell_->reported_pid());
+  // A restarted child learns that its spout is active, as at start-up.
+  if (active_) SendCommand("activate", nullptr);
+  return absl::OkStatus();
+}
+
+void ShellSpout::Close() { shell_.reset(); }
+
+void ShellSpout::SendCommand(std::string_view command, const api::MessageId* id) {
+  if (shell_ == nullptr) return;
+  std::string& out = shell_->out();
+  out += "{\"command\":";
+  multilang::AppendJsonString(command, out);
+  if (id != nullptr) {
+    out += ",\"id\":";
+    multilang::AppendJsonValue(*id, out);
+  }
+  out += '}';
+  shell_->EndMessage();
+  if (awaiting_syncs_++ == 0) waiting_since_ = Clock::now();
+  absl::Status written = shell_->Flush();
+  if (!written.ok()) ChildFailed(api::StdSv(written.message()));
+}
+
+void ShellSpout::Activate() {
+  active_ = true;
+  SendCommand("activate", nullptr);
+}
+
+void ShellSpout::Deactivate() {
+  active_ = false;
+  SendCommand("deactivate", nullptr);
+}
+
+void ShellSpout::Ack(const api::MessageId& message_id) {
+  // Ids of an earlier child mean nothing to this one.
+  if (shell_ == nullptr || in_flight_.erase(message_id) == 0) return;
+  SendCommand("ack", &message_id);
+}
+
+void ShellSpout::Fail(const api::MessageId& message_id) {
+  if (shell_ == nullptr || in_flight_.erase(message_id) == 0) return;
+  SendCommand("fail", &message_id);
+}
+
+void ShellSpout::NextTuple() {
+  if (shell_ == nullptr) {
+    if (Clock::now() < next_restart_) return;
+    absl::Status started = StartChild();
+    if (!started.ok()) {
+      restart_backoff_ = std::min(kMaxRestartBackoff,
+                                  std::max(std::chrono::milliseconds(1000), restart_backoff_ * 2));
+      next_restart_ = Clock::now() + restart_backoff_;
+      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restart_backoff_.count(),
+                    started.ToString());
+      collector_->ReportError(started);
+    }
+    return;
+  }
+  if (!Drain()) return;
+  if (awaiting_syncs_ == 0) SendCommand("next", nullptr);
+  const Clock::time_point deadline = Clock::now() + kNextTupleWait;
+  while (shell_ != nullptr && awaiting_syncs_ > 0 && Clock::now() < deadline) {
+    if (!shell_->WaitForMessage(deadline)) break;
+    if (!Drain()) return;
+  }
+  if (shell_ == nullptr || awaiting_syncs_ == 0) return;
+  const Clock::time_point heard = std::max(waiting_since_, shell_->last_message_time());
+  const auto silent =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - heard);
+  if (silent > timeout_) {
+    ChildFailed(absl::StrCat("subprocess heartbeat timeout: no sync for ", silent.count(),
+                             " ms (topology.subprocess.timeout.secs allows ", timeout_.count(),
+                             " ms)"));
+  }
+}
+
+bool ShellSpout::Drain() {
+  inbox_.clear();
+  shell_->TakeMessages(inbox_);
+  for (const multilang::ShellMessage& message : inbox_) {
+    if (!message.ok()) {
+      ChildFailed(message.error);
+      return false;
+    }
+    HandleMessage(message.json);
+    if (shell_ == nullptr) return false;
+  }
+  inbox_.clear();
+  if (shell_->staged_bytes() > 0) {
+    absl::Status written = shell_->Flush();
+    if (!written.ok()) {
+      ChildFailed(api::StdSv(written.message()));
+      return false;
+    }
+  }
+  return true;
+}
+
+void ShellSpout::ChildFailed(std::string_view reason) {
+  const std::string exit = shell_ != nullptr ? shell_->DescribeExit() : "gone";
+  const std::string text = absl::StrCat(
+      label_, ": multilang child '", absl::StrJoin(spec_.command, " "), "' failed: ",
+      api::Sv(reason), " (child ", exit, "); ", in_flight_.size(),
+      " of its tuple(s) are still in flight; restarting it");
+  spdlog::error("{}", text);
+  collector_->ReportError(absl::UnavailableError(text));
+  shell_.reset();
+  in_flight_.clear();
+  awaiting_syncs_ = 0;
+  ++restarts_;
+  if (Clock::now() - started_at_ < kStableChildAge) {
+    restart_backoff_ = std::min(kMaxRestartBackoff,
+                                std::max(std::chrono::milliseconds(250), restart_backoff_ * 2));
+  } else {
+    restart_backoff_ = std::chrono::milliseconds(0);
+  }
+  next_restart_ = Clock::now() + restart_backoff_;
+}
+
+void ShellSpout::ReportChildError(std::string_view what) {
+  ++protocol_warnings_;
+  if (protocol_warnings_ > kLoggedProtocolWarnings && protocol_warnings_ % 1000 != 0) return;
+  const std::string text = absl::StrCat(label_, ": ", api::Sv(what));
+  spdlog::warn("{}", text);
+  collector_->ReportError(absl::InvalidArgumentError(text));
+}
+
+void ShellSpout::HandleMessage(const nlohmann::json& message) {
+  if (!message.is_object()) {
+    ChildFailed(absl::StrCat("expected a JSON object, got ", multilang::Excerpt(message)));
+    return;
+  }
+  auto command_it = message.find("command");
+  if (command_it == message.end() || !command_it->is_string()) {
+    ChildFailed(absl::StrCat("message without a command: ", multilang::Excerpt(message)));
+    return;
+  }
+  const std::string& command = command_it->get_ref<const std::string&>();
+  if (command == "sync") {
+    if (awaiting_syncs_ > 0 && --awaiting_syncs_ > 0) waiting_since_ = Clock::now();
+    return;
+  }
+  if (command == "emit") {
+    absl::Status parsed = multilang::ParseEmit(message, *context_, emit_);
+    task_ids_.clear();
+    if (!parsed.ok()) {
+      ReportChildError(api::StdSv(parsed.message()));
+    } else {
+      api::MessageId id;
+      if (emit_.id != nullptr) {
+        absl::StatusOr<api::Value> v = multilang::JsonToValue(*emit_.id);
+        if (v.ok()) id = *std::move(v);
+      }
+      if (!id.is_nil()) in_flight_.insert(id);
+      if (emit_.direct_task) {
+        collector_->EmitDirect(*emit_.direct_task, emit_.stream, std::move(emit_.values),
+                               std::move(id));
+      } else {
+        collector_->Emit(emit_.stream, std::move(emit_.values), std::move(id),
+                         emit_.need_task_ids ? &task_ids_ : nullptr);
+      }
+    }
+    if (emit_.need_task_ids) multilang::AppendTaskIds(task_ids_, shell_->out());
+    return;
+  }
+  if (command == "log") {
+    multilang::LogChildMessage(label_, message);
+    return;
+  }
+  if (command == "error") {
+    auto msg = message.find("msg");
+    std::string text = msg != message.end() && msg->is_string() ? msg->get<std::string>()
+                                                                 : multilang::Excerpt(message);
+    collector_->ReportError(absl::UnknownError(absl::StrCat(label_, ": ", text)));
+    return;
+  }
+  if (command == "metrics") return;  // accepted; custom child metrics are not collected
+  ReportChildError(absl::StrCat("unknown command: ", multilang::Excerpt(message)));
+}
+
+}  // namespace tempest::spout
