@@ -10,6 +10,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"tempest: a Storm-style stream-processing runtime"};
   app.require_subcommand(1);
+  // Global options work after the subcommand too (`tempest local X --config F`).
+  app.fallthrough();
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
 
   tempest::cli::GlobalOptions globals;
