@@ -13,12 +13,9 @@ namespace {
 
 constexpr std::chrono::milliseconds kPollInterval(10);
 constexpr std::chrono::milliseconds kHeartbeatInterval(1000);
-constexpr std::chrono::milliseconds kMaxRestartBackoff(10000);
 // Staged input beyond this is written at once instead of at the end of the
 // batch, bounding memory when a batch carries large tuples.
 constexpr size_t kFlushThresholdBytes = 256 * 1024;
-constexpr int64_t kLoggedProtocolWarnings = 20;
-constexpr std::chrono::seconds kStableChildAge(5);
 
 }  // namespace
 
@@ -63,8 +60,8 @@ absl::Status ShellBolt::StartChild() {
                         absl::StrCat(label_, ": ", api::Sv(api::StdSv(shell.status().message()))));
   }
   shell_ = *std::move(shell);
-  started_at_ = Clock::now();
-  last_heartbeat_sent_ = started_at_;
+  last_heartbeat_sent_ = Clock::now();
+  restarts_.Started(last_heartbeat_sent_);
   spdlog::info("{}: started '{}' (pid {})", label_, absl::StrJoin(spec_.command, " "),
                shell_->reported_pid());
   return absl::OkStatus();
@@ -122,13 +119,11 @@ void ShellBolt::Execute(const api::Tuple& input) {
 bool ShellBolt::Poll() {
   const Clock::time_point now = Clock::now();
   if (shell_ == nullptr) {
-    if (now < next_restart_) return false;
+    if (!restarts_.RestartDue(now)) return false;
     absl::Status started = StartChild();
     if (!started.ok()) {
-      restart_backoff_ = std::min(kMaxRestartBackoff,
-                                  std::max(std::chrono::milliseconds(1000), restart_backoff_ * 2));
-      next_restart_ = Clock::now() + restart_backoff_;
-      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restart_backoff_.count(),
+      restarts_.StartFailed(Clock::now());
+      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restarts_.backoff().count(),
                     started.ToString());
       collector_->ReportError(started);
       return false;
@@ -173,21 +168,11 @@ void ShellBolt::ChildFailed(std::string_view reason) {
   shell_.reset();  // kills the process group, joins the reader
   for (auto& [id, tuple] : in_flight_) collector_->Fail(tuple);
   in_flight_.clear();
-  ++restarts_;
-  // A child that keeps failing right after its start is restarted ever more
-  // slowly, so a broken script cannot keep the executor busy restarting.
-  if (Clock::now() - started_at_ < kStableChildAge) {
-    restart_backoff_ = std::min(kMaxRestartBackoff,
-                                std::max(std::chrono::milliseconds(250), restart_backoff_ * 2));
-  } else {
-    restart_backoff_ = std::chrono::milliseconds(0);
-  }
-  next_restart_ = Clock::now() + restart_backoff_;
+  restarts_.Failed(Clock::now());
 }
 
 void ShellBolt::ReportChildError(std::string_view what) {
-  ++protocol_warnings_;
-  if (protocol_warnings_ > kLoggedProtocolWarnings && protocol_warnings_ % 1000 != 0) return;
+  if (!restarts_.ShouldReportWarning()) return;
   const std::string text = absl::StrCat(label_, ": ", api::Sv(what));
   spdlog::warn("{}", text);
   collector_->ReportError(absl::InvalidArgumentError(text));

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/api/bolt.h"
 #include "common/api/component_registry.h"
+#include "common/multilang/child_restarts.h"
 #include "common/multilang/shell_component.h"
 #include "common/multilang/shell_process.h"
 
@@ -52,7 +53,7 @@ class ShellBolt final : public api::Bolt {
   void DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const override;
 
   // How many times the child was restarted (for tests and metrics).
-  int64_t restarts() const { return restarts_; }
+  int64_t restarts() const { return restarts_.restarts(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -78,11 +79,7 @@ class ShellBolt final : public api::Bolt {
   absl::flat_hash_map<uint64_t, api::Tuple> in_flight_;
   uint64_t next_id_ = 1;
   Clock::time_point last_heartbeat_sent_;
-  Clock::time_point started_at_;
-  Clock::time_point next_restart_;
-  std::chrono::milliseconds restart_backoff_{0};
-  int64_t restarts_ = 0;
-  int64_t protocol_warnings_ = 0;
+  multilang::ChildRestarts restarts_;
 
   // Reused per message, so the steady state allocates little.
   std::vector<multilang::ShellMessage> inbox_;

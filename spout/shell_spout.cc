@@ -13,9 +13,6 @@ namespace {
 
 // How long one NextTuple waits for the child's answer before returning.
 constexpr std::chrono::milliseconds kNextTupleWait(5);
-constexpr std::chrono::milliseconds kMaxRestartBackoff(10000);
-constexpr std::chrono::seconds kStableChildAge(5);
-constexpr int64_t kLoggedProtocolWarnings = 20;
 
 }  // namespace
 
@@ -56,7 +53,7 @@ absl::Status ShellSpout::StartChild() {
                         absl::StrCat(label_, ": ", api::Sv(api::StdSv(shell.status().message()))));
   }
   shell_ = *std::move(shell);
-  started_at_ = Clock::now();
+  restarts_.Started(Clock::now());
   awaiting_syncs_ = 0;
   spdlog::info("{}: started '{}' (pid {})", label_, absl::StrJoin(spec_.command, " "),
                shell_->reported_pid());
@@ -106,13 +103,11 @@ void ShellSpout::Fail(const api::MessageId& message_id) {
 
 void ShellSpout::NextTuple() {
   if (shell_ == nullptr) {
-    if (Clock::now() < next_restart_) return;
+    if (!restarts_.RestartDue(Clock::now())) return;
     absl::Status started = StartChild();
     if (!started.ok()) {
-      restart_backoff_ = std::min(kMaxRestartBackoff,
-                                  std::max(std::chrono::milliseconds(1000), restart_backoff_ * 2));
-      next_restart_ = Clock::now() + restart_backoff_;
-      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restart_backoff_.count(),
+      restarts_.StartFailed(Clock::now());
+      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restarts_.backoff().count(),
                     started.ToString());
       collector_->ReportError(started);
     }
@@ -169,19 +164,11 @@ void ShellSpout::ChildFailed(std::string_view reason) {
   shell_.reset();
   in_flight_.clear();
   awaiting_syncs_ = 0;
-  ++restarts_;
-  if (Clock::now() - started_at_ < kStableChildAge) {
-    restart_backoff_ = std::min(kMaxRestartBackoff,
-                                std::max(std::chrono::milliseconds(250), restart_backoff_ * 2));
-  } else {
-    restart_backoff_ = std::chrono::milliseconds(0);
-  }
-  next_restart_ = Clock::now() + restart_backoff_;
+  restarts_.Failed(Clock::now());
 }
 
 void ShellSpout::ReportChildError(std::string_view what) {
-  ++protocol_warnings_;
-  if (protocol_warnings_ > kLoggedProtocolWarnings && protocol_warnings_ % 1000 != 0) return;
+  if (!restarts_.ShouldReportWarning()) return;
   const std::string text = absl::StrCat(label_, ": ", api::Sv(what));
   spdlog::warn("{}", text);
   collector_->ReportError(absl::InvalidArgumentError(text));

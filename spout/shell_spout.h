@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
 #include "common/api/spout.h"
+#include "common/multilang/child_restarts.h"
 #include "common/multilang/shell_component.h"
 #include "common/multilang/shell_process.h"
 
@@ -55,7 +56,7 @@ class ShellSpout final : public api::Spout {
   void Close() override;
   void DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const override;
 
-  int64_t restarts() const { return restarts_; }
+  int64_t restarts() const { return restarts_.restarts(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -79,11 +80,7 @@ class ShellSpout final : public api::Spout {
   Clock::time_point waiting_since_;
   bool active_ = false;
   absl::flat_hash_set<api::MessageId> in_flight_;
-  Clock::time_point started_at_;
-  Clock::time_point next_restart_;
-  std::chrono::milliseconds restart_backoff_{0};
-  int64_t restarts_ = 0;
-  int64_t protocol_warnings_ = 0;
+  multilang::ChildRestarts restarts_;
 
   std::vector<multilang::ShellMessage> inbox_;
   std::vector<api::TaskId> task_ids_;

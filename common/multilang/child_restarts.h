@@ -1,0 +1,61 @@
+#ifndef TEMPEST_COMMON_MULTILANG_CHILD_RESTARTS_H_
+#define TEMPEST_COMMON_MULTILANG_CHILD_RESTARTS_H_
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace tempest::multilang {
+
+// Paces the restarts of a multilang child and rate-limits the warnings about
+// what it writes, the same way for ShellBolt and ShellSpout.
+//
+// A child that fails soon after starting is restarted ever more slowly (a
+// broken script must not keep the executor busy restarting it); one that ran
+// for a while is restarted at once. A failed restart attempt backs off at
+// least a second. Owned by one component; lives on its executor thread.
+class ChildRestarts {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  static constexpr std::chrono::milliseconds kMaxBackoff{10000};
+  static constexpr std::chrono::seconds kStableChildAge{5};
+  static constexpr int64_t kLoggedWarnings = 20;
+
+  // The child (re)started at `now`.
+  void Started(Clock::time_point now) { started_at_ = now; }
+  // The running child failed at `now`; schedules its restart.
+  void Failed(Clock::time_point now) {
+    ++restarts_;
+    backoff_ = now - started_at_ < kStableChildAge
+                   ? std::min(kMaxBackoff, std::max(std::chrono::milliseconds(250), backoff_ * 2))
+                   : std::chrono::milliseconds(0);
+    next_restart_ = now + backoff_;
+  }
+  // Starting a child failed at `now` (e.g. the command does not exist).
+  void StartFailed(Clock::time_point now) {
+    backoff_ = std::min(kMaxBackoff, std::max(std::chrono::milliseconds(1000), backoff_ * 2));
+    next_restart_ = now + backoff_;
+  }
+  bool RestartDue(Clock::time_point now) const { return now >= next_restart_; }
+  std::chrono::milliseconds backoff() const { return backoff_; }
+  int64_t restarts() const { return restarts_; }
+
+  // Counts one protocol warning; true for the first kLoggedWarnings and then
+  // every 1000th, so a chatty child cannot flood the log.
+  bool ShouldReportWarning() {
+    ++warnings_;
+    return warnings_ <= kLoggedWarnings || warnings_ % 1000 == 0;
+  }
+
+ private:
+  Clock::time_point started_at_{};
+  Clock::time_point next_restart_{};
+  std::chrono::milliseconds backoff_{0};
+  int64_t restarts_ = 0;
+  int64_t warnings_ = 0;
+};
+
+}  // namespace tempest::multilang
+
+#endif  // TEMPEST_COMMON_MULTILANG_CHILD_RESTARTS_H_
