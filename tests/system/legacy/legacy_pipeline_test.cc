@@ -2,7 +2,6 @@
 // examples/legacy run with the real `tempest` binary, a real ZooKeeper,
 // `tempest dev-kafka --zk` and a Python multilang bolt.
 
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/output_file.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
 
@@ -35,31 +35,13 @@ std::string SourceDir() {
 
 std::string Legacy(const std::string& file) { return SourceDir() + "/examples/legacy/" + file; }
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::CommandRun;
 
 RunResult RunCommand(const TempDir& dir, std::vector<std::string> argv,
-              std::map<std::string, std::string> env = {}, milliseconds timeout = seconds(240)) {
-  os::ChildProcess::Options options;
-  options.argv = std::move(argv);
-  options.env = std::move(env);
-  options.stdout_path = dir.File("run.out");
-  options.stderr_path = dir.File("run.err");
-  std::remove(options.stdout_path.c_str());
-  std::remove(options.stderr_path.c_str());
-  RunResult run;
-  auto child = os::ChildProcess::Start(options);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return run;
-  std::optional<int> status = (*child)->WaitFor(timeout);
-  EXPECT_TRUE(status.has_value()) << options.argv[0] << " did not exit in time";
-  if (!status) (*child)->Stop(milliseconds(2000));
-  if (status && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-  run.out = ReadFileOrEmpty(options.stdout_path);
-  run.err = ReadFileOrEmpty(options.stderr_path);
+                     std::map<std::string, std::string> env = {},
+                     milliseconds timeout = seconds(240)) {
+  RunResult run = testing::RunCommand(argv, dir.File("run"), timeout, env);
+  EXPECT_TRUE(run.finished) << argv[0] << " did not exit in time";
   return run;
 }
 

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/eventually.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest {
@@ -42,30 +43,13 @@ std::string SourceDir() {
   return s != nullptr ? s : ".";
 }
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::CommandRun;
 
 RunResult RunTempest(const testing::TempDir& dir, std::vector<std::string> args,
-               milliseconds timeout = milliseconds(240000)) {
-  os::ChildProcess::Options options;
-  options.argv = {Binary()};
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
-  options.stdout_path = dir.File("stdout.txt");
-  options.stderr_path = dir.File("stderr.txt");
-  std::remove(options.stdout_path.c_str());
-  std::remove(options.stderr_path.c_str());
-  RunResult run;
-  auto child = os::ChildProcess::Start(options);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return run;
-  std::optional<int> status = (*child)->WaitFor(timeout);
-  EXPECT_TRUE(status.has_value()) << "tempest local did not exit by itself";
-  if (status && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-  run.out = ReadFile(options.stdout_path);
-  run.err = ReadFile(options.stderr_path);
+                     milliseconds timeout = milliseconds(240000)) {
+  args.insert(args.begin(), Binary());
+  RunResult run = testing::RunCommand(args, dir.File("tempest"), timeout);
+  EXPECT_TRUE(run.finished) << "tempest local did not exit by itself";
   return run;
 }
 

@@ -1,25 +1,21 @@
 // `tempest verify` as users run it: the real binary over crafted logs,
 // including malformed and binary input, checking output and exit codes.
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "common/os/child_process.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/output_file.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::testing {
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;  // -1: did not exit normally
-  std::string out, err;
-};
+using CommandResult = testing::CommandRun;
 
 class VerifyCommandTest : public ::testing::Test {
  protected:
@@ -31,20 +27,10 @@ class VerifyCommandTest : public ::testing::Test {
   CommandResult Verify(std::vector<std::string> args) {
     static int n = 0;
     ++n;
-    os::ChildProcess::Options options;
-    options.argv = {TempestBinary(), "verify"};
-    options.argv.insert(options.argv.end(), args.begin(), args.end());
-    options.stdout_path = dir_.File("out" + std::to_string(n));
-    options.stderr_path = dir_.File("err" + std::to_string(n));
-    CommandResult run;
-    auto child = os::ChildProcess::Start(options);
-    EXPECT_TRUE(child.ok()) << child.status();
-    if (!child.ok()) return run;
-    std::optional<int> status = (*child)->WaitFor(std::chrono::seconds(60));
-    EXPECT_TRUE(status.has_value()) << "tempest verify did not finish";
-    if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-    run.out = ReadFileOrEmpty(options.stdout_path);
-    run.err = ReadFileOrEmpty(options.stderr_path);
+    args.insert(args.begin(), {TempestBinary(), "verify"});
+    CommandResult run =
+        testing::RunCommand(args, dir_.File("verify" + std::to_string(n)), std::chrono::seconds(60));
+    EXPECT_TRUE(run.finished) << "tempest verify did not finish";
     return run;
   }
   TempDir dir_{"verify-command-test"};
