@@ -1,0 +1,142 @@
+#ifndef TEMPEST_NIMBUS_NIMBUS_H_
+#define TEMPEST_NIMBUS_NIMBUS_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/api/component_registry.h"
+#include "common/api/config.h"
+#include "common/coord/leader_election.h"
+#include "common/coord/retry_policy.h"
+#include "common/coord/serial_executor.h"
+#include "common/coord/zk_session.h"
+#include "common/core/clock.h"
+#include "nimbus/topology_store.h"
+#include "tempest/v1/cluster.pb.h"
+
+namespace tempest::net {
+class EventLoop;
+class HttpServer;
+}  // namespace tempest::net
+
+namespace tempest::nimbus {
+
+struct NimbusOptions {
+  std::string zk_connect;            // "host:port,host:port"
+  std::string root = "/tempest";     // storm.zookeeper.root
+  coord::ZkClientConfig zk;          // storm.zookeeper.* timeouts and retries
+  std::string bind_host = "127.0.0.1";  // ui.host
+  int port = 8080;                   // ui.port; 0 = ephemeral
+  // How often the leader reconciles (removes killed topologies whose wait is
+  // over, schedules) even when nothing woke it: nimbus.monitor.freq.secs.
+  std::chrono::milliseconds monitor_interval{10000};
+  // Bound of every API call, ZooKeeper round trips included.
+  std::chrono::milliseconds op_timeout{10000};
+  // Validates submissions; must outlive the nimbus.
+  const api::ComponentRegistry* registry = nullptr;
+  core::Clock* clock = &core::RealClock();
+
+  // storm.zookeeper.servers/port/root/session.timeout/retry.*, ui.host,
+  // ui.port, nimbus.monitor.freq.secs. InvalidArgument for unusable values.
+  static absl::StatusOr<NimbusOptions> FromConfig(const api::Config& config);
+};
+
+// One registered nimbus, as the nimbus summary reports it.
+struct NimbusPeer {
+  std::string id;  // host:port
+  v1::NimbusSummary summary;
+  bool leader = false;
+};
+
+// The nimbus daemon: stores and schedules topologies in ZooKeeper and
+// serves the REST API.
+//
+// Owns a ZkSession, its registration node {root}/nimbuses/{host:port}, a
+// LeaderElection under {root}/leader, the control thread (a SerialExecutor)
+// and the HTTP server with its own EventLoop thread.
+//
+// Threads: every ZooKeeper write is made on the control thread, which runs
+// the reconcile loop (re-register, remove killed topologies whose wait is
+// over, schedule) every monitor interval and after each accepted write.
+// Write API calls (Submit, Activate, ...) may come from any thread: they
+// run on the control thread and the caller waits for at most op_timeout.
+// Read calls run on the caller's thread. HTTP handlers call both from the
+// EventLoop thread, which is the nimbus's own and may block for that long.
+//
+// Only the leader writes: on a standby, write calls return Unavailable
+// naming the leader ("not the leader; the leader is host:port").
+class Nimbus {
+ public:
+  static absl::StatusOr<std::unique_ptr<Nimbus>> Create(NimbusOptions options);
+  // Stops serving, leaves the election and closes the session (so the
+  // standby takes over without waiting for a session timeout).
+  ~Nimbus();
+  Nimbus(const Nimbus&) = delete;
+  Nimbus& operator=(const Nimbus&) = delete;
+
+  const std::string& host() const { return options_.bind_host; }
+  int port() const { return port_; }
+  // host:port: the participant id and the name of the registration node.
+  const std::string& id() const { return id_; }
+  bool IsLeader() const;
+  // The current leader's id, read from ZooKeeper.
+  absl::StatusOr<std::string> Leader() const;
+
+  // --- writes (leader only) ---
+  absl::StatusOr<std::string> Submit(const SubmitRequest& request);
+  absl::StatusOr<v1::StormBase> Activate(const std::string& id);
+  absl::StatusOr<v1::StormBase> Deactivate(const std::string& id);
+  // wait_secs: nullopt = the topology's topology.message.timeout.secs.
+  absl::StatusOr<v1::StormBase> Kill(const std::string& id, std::optional<int> wait_secs);
+
+  // --- reads (any nimbus) ---
+  absl::StatusOr<std::vector<StoredTopology>> Topologies();
+  absl::StatusOr<StoredTopology> Topology(const std::string& id);
+  absl::StatusOr<std::optional<v1::Assignment>> AssignmentOf(const std::string& id);
+  absl::StatusOr<std::vector<v1::SupervisorInfo>> Supervisors();
+  absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
+  int64_t launch_time_secs() const { return launch_time_secs_; }
+  core::Clock& clock() const { return *options_.clock; }
+
+  // Runs one reconcile round on the control thread and waits for it (tests
+  // and tools; the loop runs by itself anyway).
+  absl::Status ReconcileNow();
+
+  // Closes the ZooKeeper session at once, as a crash would (tests).
+  void CloseSessionForTest();
+
+ private:
+  explicit Nimbus(NimbusOptions options);
+  absl::Status Start();
+  // Runs `fn` on the control thread; waits up to op_timeout.
+  template <typename T>
+  absl::StatusOr<T> OnControl(std::function<absl::StatusOr<T>()> fn);
+  absl::Status CheckLeader() const;
+  // Control thread only.
+  absl::Status Reconcile();
+  absl::Status Register();
+  absl::Status Schedule(const std::vector<StoredTopology>& topologies);
+  void ScheduleNextRound();
+
+  NimbusOptions options_;
+  int64_t launch_time_secs_ = 0;
+  int port_ = 0;
+  std::string id_;
+  std::unique_ptr<coord::ZkSession> session_;
+  std::unique_ptr<TopologyStore> store_;
+  std::unique_ptr<coord::LeaderElection> election_;
+  std::shared_ptr<coord::SerialExecutor> control_ = std::make_shared<coord::SerialExecutor>();
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<net::EventLoop> loop_;
+  std::unique_ptr<net::HttpServer> http_;
+};
+
+}  // namespace tempest::nimbus
+
+#endif  // TEMPEST_NIMBUS_NIMBUS_H_

@@ -1,0 +1,35 @@
+#ifndef TEMPEST_NIMBUS_REST_API_H_
+#define TEMPEST_NIMBUS_REST_API_H_
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/net/http_router.h"
+
+namespace tempest::nimbus {
+
+class Nimbus;
+
+// The nimbus REST API (shaped like Storm UI's /api/v1):
+//   GET  /api/v1/cluster/summary, /api/v1/nimbus/summary,
+//        /api/v1/supervisor/summary, /api/v1/topology/summary,
+//        /api/v1/topology/:id
+//   POST /api/v1/topology                      submit (JSON body, below)
+//   POST /api/v1/topology/:id/activate, /deactivate, /kill/:wait, /kill
+// Submit body: {"flux": "<Flux YAML>", "fileName": "x.yaml", "name": "...",
+// "config": {"key": value, ...}, "inactive": false}; only "flux" is required.
+// Errors are {"error": ..., "errorMessage": ...} with 400 (bad request or
+// invalid topology), 404 (unknown id), 409 (name taken, or a transition
+// the state machine does not allow), 503 (not the leader; the body also has
+// "leader") or 500/504.
+//
+// The handlers call `nimbus` synchronously, so they block the HTTP event
+// loop for at most the nimbus's op timeout; the nimbus gives the server a
+// loop of its own. `nimbus` must outlive the router.
+absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus);
+
+// HTTP status for an absl::Status code (the mapping above).
+int HttpStatusFor(const absl::Status& status);
+
+}  // namespace tempest::nimbus
+
+#endif  // TEMPEST_NIMBUS_REST_API_H_

@@ -1,0 +1,268 @@
+#include "nimbus/topology_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/api/config.h"
+#include "common/api/string_view_compat.h"
+#include "common/core/config_loader.h"
+#include "common/core/flux_loader.h"
+#include "common/core/task_layout.h"
+#include "common/core/topology_validator.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::nimbus {
+namespace {
+
+using api::Sv;
+
+std::string ChildPath(const std::string& parent, const std::string& child) {
+  return absl::StrCat(parent, "/", child);
+}
+
+}  // namespace
+
+TopologyStore::TopologyStore(coord::ZkSession& session, std::string root,
+                             const api::ComponentRegistry& registry, core::Clock& clock)
+    : session_(session), root_(std::move(root)), registry_(registry), clock_(clock) {}
+
+absl::Status TopologyStore::ValidateName(std::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("the topology has no name");
+  for (char c : name) {
+    if (c == '/' || c == '.' || c == ':' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "topology name '", Sv(name), "' may not contain '/', '.', ':', '\\' or control characters"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& request,
+                                                     const api::ComponentRegistry& registry,
+                                                     int64_t now_secs) {
+  if (request.flux_text.empty()) return absl::InvalidArgumentError("the Flux topology text is empty");
+  const std::string file_name = request.file_name.empty() ? "topology.yaml" : request.file_name;
+  absl::StatusOr<core::TopologyDef> def =
+      core::FluxLoader(core::FluxOptions{}).LoadString(request.flux_text, file_name);
+  if (!def.ok()) return def.status();
+  if (!request.name.empty()) def->name = request.name;
+  if (absl::Status s = ValidateName(def->name); !s.ok()) return s;
+
+  // Effective config: Storm's defaults, the Flux file's config, then the
+  // submitter's overrides.
+  api::Config config = core::ConfigLoader::Defaults();
+  config.Merge(def->config);
+  for (const auto& [key, value] : request.config_overrides) {
+    absl::StatusOr<std::string> applied =
+        core::ConfigLoader::ApplyOverride(config, absl::StrCat(key, "=", value));
+    if (!applied.ok()) return applied.status();
+  }
+  config.Set(api::kTopologyName, def->name);
+  def->config = config;
+
+  if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;
+  const int workers = static_cast<int>(config.GetInt(api::kTopologyWorkers, 1));
+  if (workers < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("topology.workers must be at least 1, not ", workers));
+  }
+  absl::StatusOr<core::TaskLayout> layout =
+      core::TaskLayout::Create(*def, core::TaskLayout::AckerExecutors(config));
+  if (!layout.ok()) return layout.status();
+
+  v1::StormBase base;
+  base.set_name(def->name);
+  base.set_status(request.inactive ? v1::INACTIVE : v1::ACTIVE);
+  base.set_num_workers(workers);
+  base.set_launch_time_secs(now_secs);
+  base.set_owner(request.owner);
+  base.set_num_tasks(layout->num_tasks());
+  base.set_num_executors(static_cast<int>(layout->executors().size()));
+  base.set_message_timeout_secs(
+      static_cast<int>(config.GetInt(api::kTopologyMessageTimeoutSecs, 30)));
+  std::map<std::string, int> executors_of;
+  for (const core::ExecutorInfo& e : layout->executors()) {
+    ++executors_of[e.component.value()];
+    v1::ExecutorRange* r = base.add_executors();
+    r->set_start_task(e.start.value());
+    r->set_end_task(e.end.value());
+    r->set_component(e.component.value());
+  }
+  for (const auto& [component, tasks] : layout->component_tasks()) {
+    v1::ComponentSummary* c = base.add_components();
+    c->set_id(component.value());
+    const core::ComponentDef* cd = def->FindComponent(component);
+    c->set_spout(cd != nullptr && cd->kind == core::ComponentDef::Kind::kSpout);
+    c->set_executors(executors_of[component.value()]);
+    c->set_tasks(static_cast<int>(tasks.size()));
+  }
+  base.set_flux_text(request.flux_text);
+  base.set_flux_file_name(file_name);
+  for (const auto& [key, value] : request.config_overrides) {
+    (*base.mutable_config_overrides())[key] = value;
+  }
+  return base;
+}
+
+absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) {
+  const int64_t now_secs = clock_.WallMillis() / 1000;
+  absl::StatusOr<v1::StormBase> base = Prepare(request, registry_, now_secs);
+  if (!base.ok()) return base.status();
+  absl::StatusOr<std::vector<StoredTopology>> existing = List();
+  if (!existing.ok()) return existing.status();
+  for (const StoredTopology& t : *existing) {
+    if (t.base.name() == base->name()) {
+      return absl::AlreadyExistsError(absl::StrCat("a topology named '", base->name(),
+                                                   "' already exists (", t.id, ", ",
+                                                   Sv(TopologyStatusName(t.base.status())), ")"));
+    }
+  }
+  const std::string data = base->SerializeAsString();
+  coord::ZkCreateOptions create;
+  create.create_parents = true;
+  // Storm's id: {name}-{counter}-{secs}; the counter only separates
+  // submissions within one second, so a collision just takes the next one.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const std::string id = absl::StrCat(base->name(), "-", ++counter_, "-", now_secs);
+    absl::StatusOr<std::string> created = session_.Create(ChildPath(StormsPath(), id), data, create);
+    if (created.ok()) return id;
+    if (!absl::IsAlreadyExists(created.status())) return created.status();
+  }
+  return absl::InternalError("could not find a free topology id");
+}
+
+absl::StatusOr<std::vector<StoredTopology>> TopologyStore::List() {
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(StormsPath());
+  if (absl::IsNotFound(ids.status())) return std::vector<StoredTopology>{};
+  if (!ids.ok()) return ids.status();
+  std::sort(ids->begin(), ids->end());
+  std::vector<StoredTopology> out;
+  for (const std::string& id : *ids) {
+    absl::StatusOr<StoredTopology> t = Get(id);
+    if (absl::IsNotFound(t.status())) continue;  // removed meanwhile
+    if (absl::IsDataLoss(t.status())) {
+      spdlog::warn("nimbus: skipping {}: {}", id, std::string(t.status().message()));
+      continue;
+    }
+    if (!t.ok()) return t.status();
+    out.push_back(*std::move(t));
+  }
+  return out;
+}
+
+absl::StatusOr<StoredTopology> TopologyStore::Get(const std::string& id) {
+  if (id.empty() || id.find('/') != std::string::npos) {
+    return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
+  }
+  absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(StormsPath(), id));
+  if (absl::IsNotFound(node.status())) {
+    return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
+  }
+  if (!node.ok()) return node.status();
+  StoredTopology t;
+  t.id = id;
+  t.version = node->stat.version;
+  if (!t.base.ParseFromString(node->data)) {
+    return absl::DataLossError(absl::StrCat("topology record ", id, " does not parse"));
+  }
+  return t;
+}
+
+absl::StatusOr<StoredTopology> TopologyStore::FindByName(const std::string& name) {
+  absl::StatusOr<std::vector<StoredTopology>> all = List();
+  if (!all.ok()) return all.status();
+  for (StoredTopology& t : *all) {
+    if (t.base.name() == name) return std::move(t);
+  }
+  return absl::NotFoundError(absl::StrCat("no topology named '", name, "'"));
+}
+
+absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, TopologyEvent event,
+                                                        std::optional<int> wait_secs) {
+  if (wait_secs && *wait_secs < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("wait must not be negative, not ", *wait_secs));
+  }
+  // A lost compare-and-set means someone else changed the record: re-read
+  // and decide again.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    absl::StatusOr<StoredTopology> t = Get(id);
+    if (!t.ok()) return t.status();
+    const v1::TopologyStatus current = t->base.status();
+    absl::StatusOr<v1::TopologyStatus> next = NextTopologyStatus(current, event);
+    if (!next.ok()) return next.status();
+    v1::StormBase base = t->base;
+    if (*next == current && event != TopologyEvent::kKill) return base;  // a no-op, as in Storm
+    base.set_status(*next);
+    if (event == TopologyEvent::kKill) {
+      if (current != v1::KILLED) base.set_prev_status(current);
+      const int wait = wait_secs.value_or(base.message_timeout_secs());
+      base.set_kill_wait_secs(wait);
+      base.set_remove_at_secs(clock_.WallMillis() / 1000 + wait);
+    }
+    absl::StatusOr<coord::ZkStat> set =
+        session_.Set(ChildPath(StormsPath(), id), base.SerializeAsString(), t->version);
+    if (set.ok()) return base;
+    if (absl::IsNotFound(set.status())) {
+      return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
+    }
+    if (!absl::IsAborted(set.status())) return set.status();
+  }
+  return absl::AbortedError(absl::StrCat("topology ", id, " kept changing; try again"));
+}
+
+absl::Status TopologyStore::Remove(const std::string& id) {
+  for (const std::string& path :
+       {ChildPath(AssignmentsPath(), id), ChildPath(StormsPath(), id)}) {
+    absl::Status s = session_.Delete(path);
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<v1::Assignment>> TopologyStore::GetAssignment(const std::string& id) {
+  absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(AssignmentsPath(), id));
+  if (absl::IsNotFound(node.status())) return std::optional<v1::Assignment>();
+  if (!node.ok()) return node.status();
+  v1::Assignment a;
+  if (!a.ParseFromString(node->data)) {
+    return absl::DataLossError(absl::StrCat("assignment of ", id, " does not parse"));
+  }
+  return std::optional<v1::Assignment>(std::move(a));
+}
+
+absl::Status TopologyStore::PutAssignment(const std::string& id, const v1::Assignment& assignment) {
+  const std::string path = ChildPath(AssignmentsPath(), id);
+  const std::string data = assignment.SerializeAsString();
+  absl::StatusOr<coord::ZkStat> set = session_.Set(path, data);
+  if (set.ok()) return absl::OkStatus();
+  if (!absl::IsNotFound(set.status())) return set.status();
+  coord::ZkCreateOptions create;
+  create.create_parents = true;
+  absl::StatusOr<std::string> created = session_.Create(path, data, create);
+  return created.ok() ? absl::OkStatus() : created.status();
+}
+
+absl::StatusOr<std::vector<v1::SupervisorInfo>> TopologyStore::ListSupervisors() {
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(SupervisorsPath());
+  if (absl::IsNotFound(ids.status())) return std::vector<v1::SupervisorInfo>{};
+  if (!ids.ok()) return ids.status();
+  std::sort(ids->begin(), ids->end());
+  std::vector<v1::SupervisorInfo> out;
+  for (const std::string& id : *ids) {
+    absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(SupervisorsPath(), id));
+    if (absl::IsNotFound(node.status())) continue;  // gone meanwhile (ephemeral)
+    if (!node.ok()) return node.status();
+    v1::SupervisorInfo info;
+    if (!info.ParseFromString(node->data)) {
+      spdlog::warn("nimbus: skipping supervisor {}: its record does not parse", id);
+      continue;
+    }
+    // The node name is the id of record.
+    info.set_supervisor_id(id);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace tempest::nimbus

@@ -1,0 +1,112 @@
+#ifndef TEMPEST_NIMBUS_TOPOLOGY_STORE_H_
+#define TEMPEST_NIMBUS_TOPOLOGY_STORE_H_
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/api/component_registry.h"
+#include "common/coord/zk_session.h"
+#include "common/core/clock.h"
+#include "nimbus/topology_state.h"
+#include "tempest/v1/cluster.pb.h"
+
+namespace tempest::nimbus {
+
+// A topology as submitted over the REST API.
+struct SubmitRequest {
+  std::string flux_text;         // Flux YAML
+  std::string file_name;         // names the text in error messages
+  std::string name;              // replaces the Flux `name` when non-empty
+  // Config overrides, key -> value as YAML/JSON text (like `-c key=value`),
+  // applied over the Flux file's own config.
+  std::map<std::string, std::string> config_overrides;
+  bool inactive = false;         // submit as INACTIVE instead of ACTIVE
+  std::string owner;
+};
+
+// A stored topology: its id, its StormBase and the znode version it was
+// read at (for compare-and-set).
+struct StoredTopology {
+  std::string id;
+  v1::StormBase base;
+  int version = 0;
+};
+
+// The topology records of one cluster in ZooKeeper:
+//   {root}/storms/{id}       StormBase (definition + state), persistent
+//   {root}/assignments/{id}  Assignment, persistent
+//   {root}/supervisors/{id}  SupervisorInfo, ephemeral (read only here)
+// Every write is a create or a versioned set, so concurrent writers never
+// overwrite each other silently; nimbus still sends all writes from its one
+// control thread (and only while it leads).
+//
+// Owns nothing but a submission counter; the session and registry are
+// borrowed and must outlive it. Thread-safe (ZkSession is); each call blocks
+// for at most the session's operation timeout per ZooKeeper request.
+class TopologyStore {
+ public:
+  TopologyStore(coord::ZkSession& session, std::string root,
+                const api::ComponentRegistry& registry, core::Clock& clock);
+
+  // Loads and validates the topology without touching ZooKeeper, and
+  // returns the StormBase to store (status ACTIVE or INACTIVE).
+  // InvalidArgument with every problem ("file:line: message" per line).
+  static absl::StatusOr<v1::StormBase> Prepare(const SubmitRequest& request,
+                                               const api::ComponentRegistry& registry,
+                                               int64_t now_secs);
+  // Storm's rules for topology names: non-empty, none of / . : \ and no
+  // control characters (the name becomes part of a znode name).
+  static absl::Status ValidateName(std::string_view name);
+
+  // Prepare, then reject a name already in use (AlreadyExists, whatever the
+  // other topology's status) and store it as {name}-{counter}-{secs}.
+  // Returns the id. Nothing is stored on error.
+  absl::StatusOr<std::string> Submit(const SubmitRequest& request);
+
+  // Every stored topology, sorted by id. A record that does not parse is
+  // skipped (and logged): one bad node must not hide the others.
+  absl::StatusOr<std::vector<StoredTopology>> List();
+  // NotFound if there is no such id.
+  absl::StatusOr<StoredTopology> Get(const std::string& id);
+  // NotFound if no topology has that name.
+  absl::StatusOr<StoredTopology> FindByName(const std::string& name);
+
+  // Applies a state-machine event (TopologyEvent) with compare-and-set.
+  // kill: `wait_secs` (nullopt = the topology's message timeout) sets when
+  // the leader removes it. Returns the new StormBase. NotFound, or
+  // FailedPrecondition for a transition Storm does not allow.
+  absl::StatusOr<v1::StormBase> Transition(const std::string& id, TopologyEvent event,
+                                           std::optional<int> wait_secs = std::nullopt);
+
+  // Deletes {root}/assignments/{id} and {root}/storms/{id} (absent is fine).
+  absl::Status Remove(const std::string& id);
+
+  // nullopt when the topology has no assignment yet.
+  absl::StatusOr<std::optional<v1::Assignment>> GetAssignment(const std::string& id);
+  absl::Status PutAssignment(const std::string& id, const v1::Assignment& assignment);
+
+  // The live supervisors; unparsable nodes are skipped.
+  absl::StatusOr<std::vector<v1::SupervisorInfo>> ListSupervisors();
+
+  const std::string& root() const { return root_; }
+  std::string StormsPath() const { return root_ + "/storms"; }
+  std::string AssignmentsPath() const { return root_ + "/assignments"; }
+  std::string SupervisorsPath() const { return root_ + "/supervisors"; }
+  std::string NimbusesPath() const { return root_ + "/nimbuses"; }
+  std::string LeaderPath() const { return root_ + "/leader"; }
+
+ private:
+  coord::ZkSession& session_;
+  const std::string root_;
+  const api::ComponentRegistry& registry_;
+  core::Clock& clock_;
+  std::atomic<int> counter_{0};
+};
+
+}  // namespace tempest::nimbus
+
+#endif  // TEMPEST_NIMBUS_TOPOLOGY_STORE_H_
