@@ -22,6 +22,8 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterVerifyCommand(app, set);
   RegisterOffsetsCommand(app, set, globals);
   RegisterMigrateCommand(app, set);
+  RegisterNimbusCommand(app, set, globals);
+  RegisterTopologyCommands(app, set, globals);
   return set;
 }
 

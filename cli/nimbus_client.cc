@@ -1,0 +1,118 @@
+#include "cli/nimbus_client.h"
+
+#include <chrono>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+#include "common/core/config_loader.h"
+#include "common/net/http_client.h"
+
+namespace tempest::cli {
+namespace {
+
+using json = nlohmann::json;
+
+absl::Status ParseHostPort(const std::string& text, std::string* host, int* port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(text.substr(colon + 1), port) || *port <= 0 || *port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nimbus expects HOST:PORT, not '", text, "'"));
+  }
+  *host = text.substr(0, colon);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+NimbusClient::NimbusClient(std::string host, int port)
+    : host_(std::move(host)), port_(port), address_(absl::StrCat(host_, ":", port_)) {}
+
+absl::StatusOr<NimbusClient> NimbusClient::FromGlobals(const GlobalOptions& globals) {
+  std::string host;
+  int port = 0;
+  if (!globals.nimbus.empty()) {
+    if (absl::Status s = ParseHostPort(globals.nimbus, &host, &port); !s.ok()) return s;
+    return NimbusClient(host, port);
+  }
+  api::Config config = core::ConfigLoader::Defaults();
+  if (!globals.config_file.empty()) {
+    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
+    if (!loaded.ok()) return loaded.status();
+    config = std::move(loaded->config);
+  }
+  for (const std::string& kv : globals.overrides) {
+    absl::StatusOr<std::string> applied = core::ConfigLoader::ApplyOverride(config, kv);
+    if (!applied.ok()) return applied.status();
+  }
+  host = "127.0.0.1";
+  if (const api::Value* seeds = config.Find(api::kNimbusSeeds)) {
+    if (const api::ValueList* list = seeds->TryList(); list != nullptr && !list->empty()) {
+      if (const std::string* first = list->front().TryString()) host = *first;
+    } else if (const std::string* one = seeds->TryString()) {
+      host = *one;
+    }
+  }
+  port = static_cast<int>(config.GetInt("ui.port", 8080));
+  return NimbusClient(host, port);
+}
+
+absl::StatusOr<json> NimbusClient::Get(std::string_view path) const {
+  return Call("GET", path, "", /*follow_leader=*/false);
+}
+
+absl::StatusOr<json> NimbusClient::Post(std::string_view path, const json& body) const {
+  return Call("POST", path, body.dump(), /*follow_leader=*/true);
+}
+
+absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_view path,
+                                        const std::string& body, bool follow_leader) const {
+  net::HttpClient http(host_, port_, std::chrono::seconds(30));
+  absl::StatusOr<net::HttpClientResponse> response =
+      http.Request(method, path, body, "application/json");
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat("cannot reach nimbus at ", address_, ": ",
+                                     response.status().message()));
+  }
+  json doc = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  if (response->status >= 200 && response->status < 300) {
+    if (doc.is_discarded()) {
+      return absl::DataLossError(absl::StrCat("nimbus at ", address_, " sent malformed JSON"));
+    }
+    return doc;
+  }
+  std::string message = absl::StrCat("nimbus answered HTTP ", response->status);
+  if (!doc.is_discarded() && doc.is_object() && doc.contains("errorMessage") &&
+      doc["errorMessage"].is_string()) {
+    message = doc["errorMessage"].get<std::string>();
+  }
+  if (response->status == 503 && follow_leader && !doc.is_discarded() && doc.is_object() &&
+      doc.contains("leader") && doc["leader"].is_string()) {
+    std::string host;
+    int port = 0;
+    if (ParseHostPort(doc["leader"].get<std::string>(), &host, &port).ok()) {
+      return NimbusClient(host, port).Call(method, path, body, /*follow_leader=*/false);
+    }
+  }
+  const absl::StatusCode code = response->status == 404   ? absl::StatusCode::kNotFound
+                                : response->status == 400 ? absl::StatusCode::kInvalidArgument
+                                : response->status == 409 ? absl::StatusCode::kFailedPrecondition
+                                : response->status == 503 ? absl::StatusCode::kUnavailable
+                                                          : absl::StatusCode::kInternal;
+  return absl::Status(code, message);
+}
+
+absl::StatusOr<std::string> NimbusClient::IdOf(const std::string& name) const {
+  absl::StatusOr<json> summary = Get("/api/v1/topology/summary");
+  if (!summary.ok()) return summary.status();
+  if (summary->contains("topologies") && (*summary)["topologies"].is_array()) {
+    for (const json& t : (*summary)["topologies"]) {
+      if (t.value("name", "") == name) return t.value("id", "");
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no topology named '", name, "' on nimbus ", address_));
+}
+
+}  // namespace tempest::cli

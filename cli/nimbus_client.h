@@ -1,0 +1,42 @@
+#ifndef TEMPEST_CLI_NIMBUS_CLIENT_H_
+#define TEMPEST_CLI_NIMBUS_CLIENT_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "cli/commands.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::cli {
+
+// The client verbs' view of nimbus's REST API. Resolves the nimbus from
+// --nimbus, else from the config (first of nimbus.seeds, ui.port). A write
+// answered by a standby with 503 and a "leader" is retried once at that
+// leader. Errors carry nimbus's errorMessage. Calling thread only.
+class NimbusClient {
+ public:
+  // InvalidArgument for a malformed HOST:PORT or config.
+  static absl::StatusOr<NimbusClient> FromGlobals(const GlobalOptions& globals);
+
+  absl::StatusOr<nlohmann::json> Get(std::string_view path) const;
+  absl::StatusOr<nlohmann::json> Post(std::string_view path, const nlohmann::json& body) const;
+
+  // The id of the topology called `name` (NotFound if none).
+  absl::StatusOr<std::string> IdOf(const std::string& name) const;
+
+  const std::string& address() const { return address_; }
+
+ private:
+  NimbusClient(std::string host, int port);
+  absl::StatusOr<nlohmann::json> Call(std::string_view method, std::string_view path,
+                                      const std::string& body, bool follow_leader) const;
+
+  std::string host_;
+  int port_;
+  std::string address_;
+};
+
+}  // namespace tempest::cli
+
+#endif  // TEMPEST_CLI_NIMBUS_CLIENT_H_

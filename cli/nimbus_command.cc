@@ -1,0 +1,65 @@
+// `tempest nimbus`: runs the nimbus daemon (topology store, scheduler,
+// leader election, REST API) until SIGINT/SIGTERM. Prints `nimbus=H:P` on
+// stdout once the REST API serves; logs go to stderr.
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bolts/builtin_bolts.h"
+#include "cli/commands.h"
+#include "common/api/component_registry.h"
+#include "common/core/config_loader.h"
+#include "nimbus/nimbus.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+#include "spout/builtin_spouts.h"
+
+namespace tempest::cli {
+namespace {
+
+int RunNimbus(const GlobalOptions& globals) {
+  BlockStopSignals();  // before any thread starts
+  spdlog::set_default_logger(spdlog::stderr_color_mt("nimbus"));
+
+  api::Config config = core::ConfigLoader::Defaults();
+  if (!globals.config_file.empty()) {
+    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    for (const std::string& w : loaded->warnings) {
+      std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
+    }
+    config = std::move(loaded->config);
+  }
+  for (const std::string& kv : globals.overrides) {
+    absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
+    if (!warning.ok()) return Fail(std::string(warning.status().message()), 2);
+    if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
+  }
+  absl::StatusOr<nimbus::NimbusOptions> options = nimbus::NimbusOptions::FromConfig(config);
+  if (!options.ok()) return Fail(std::string(options.status().message()), 2);
+
+  // Submissions are validated against the same components a worker runs.
+  api::ComponentRegistry& registry = api::ComponentRegistry::Global();
+  (void)spout::RegisterBuiltinSpouts(registry);
+  (void)bolts::RegisterBuiltinBolts(registry);
+  options->registry = &registry;
+
+  absl::StatusOr<std::unique_ptr<nimbus::Nimbus>> n = nimbus::Nimbus::Create(*std::move(options));
+  if (!n.ok()) return Fail(std::string(n.status().message()));
+  std::printf("nimbus=%s\n", (*n)->id().c_str());
+  std::fflush(stdout);
+  WaitForStopSignal();
+  n->reset();
+  return 0;
+}
+
+}  // namespace
+
+void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
+  CLI::App* sub = app.add_subcommand(
+      "nimbus", "Run the nimbus daemon: stores and schedules topologies, serves the REST API");
+  set.Add(sub, [&globals] { return RunNimbus(globals); });
+}
+
+}  // namespace tempest::cli

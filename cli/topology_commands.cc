@@ -1,0 +1,161 @@
+// Client verbs that talk to nimbus over its REST API: `submit`, `list`,
+// `kill`, `activate`, `deactivate`.
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bolts/builtin_bolts.h"
+#include "cli/commands.h"
+#include "cli/nimbus_client.h"
+#include "common/api/component_registry.h"
+#include "nimbus/topology_store.h"
+#include "spout/builtin_spouts.h"
+
+namespace tempest::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct SubmitOptions {
+  std::string topology;
+  std::string name;
+  bool inactive = false;
+};
+
+int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
+  std::ifstream in(opts.topology, std::ios::binary);
+  if (!in) return Fail(absl::StrCat("cannot read ", opts.topology));
+  std::stringstream text;
+  text << in.rdbuf();
+
+  nimbus::SubmitRequest request;
+  request.flux_text = text.str();
+  request.file_name = opts.topology;
+  request.name = opts.name;
+  request.inactive = opts.inactive;
+  for (const std::string& kv : globals.overrides) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Fail(absl::StrCat("-c expects key=value, not '", kv, "'"), 2);
+    }
+    request.config_overrides[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  // Validate here first, with the same code nimbus runs, so mistakes are
+  // reported with file:line before anything is sent.
+  api::ComponentRegistry& registry = api::ComponentRegistry::Global();
+  (void)spout::RegisterBuiltinSpouts(registry);
+  (void)bolts::RegisterBuiltinBolts(registry);
+  absl::StatusOr<v1::StormBase> prepared = nimbus::TopologyStore::Prepare(request, registry, 0);
+  if (!prepared.ok()) return Fail(std::string(prepared.status().message()));
+
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  json body = {{"flux", request.flux_text},
+               {"fileName", std::filesystem::path(opts.topology).filename().string()},
+               {"inactive", opts.inactive}};
+  if (!opts.name.empty()) body["name"] = opts.name;
+  json config = json::object();
+  for (const auto& [key, value] : request.config_overrides) {
+    // The server parses each value as YAML, like -c does; send it as a
+    // JSON string holding the text unless it is valid JSON already.
+    json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
+    config[key] = parsed.is_discarded() ? json(value) : parsed;
+  }
+  body["config"] = config;
+  absl::StatusOr<json> reply = client->Post("/api/v1/topology", body);
+  if (!reply.ok()) return Fail(std::string(reply.status().message()));
+  std::printf("%s\n", reply->value("topologyId", "").c_str());
+  return 0;
+}
+
+int RunList(bool as_json, const GlobalOptions& globals) {
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  absl::StatusOr<json> reply = client->Get("/api/v1/topology/summary");
+  if (!reply.ok()) return Fail(std::string(reply.status().message()));
+  const json topologies = reply->value("topologies", json::array());
+  if (as_json) {
+    std::printf("%s\n", json{{"topologies", topologies}}.dump().c_str());
+    return 0;
+  }
+  if (topologies.empty()) {
+    std::printf("No topologies running.\n");
+    return 0;
+  }
+  const char* kFormat = "%-24s %-12s %-10s %-12s %-12s %s\n";
+  std::printf(kFormat, "Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs",
+              "Topology_Id");
+  std::printf("%s\n", std::string(100, '-').c_str());
+  for (const json& t : topologies) {
+    std::printf(kFormat, t.value("name", "").c_str(), t.value("status", "").c_str(),
+                absl::StrCat(t.value("tasksTotal", 0)).c_str(),
+                absl::StrCat(t.value("workersTotal", 0)).c_str(),
+                absl::StrCat(t.value("uptimeSeconds", int64_t{0})).c_str(),
+                t.value("id", "").c_str());
+  }
+  return 0;
+}
+
+// kill / activate / deactivate NAME.
+int RunTransition(const std::string& verb, const std::string& name, int wait_secs,
+                  const GlobalOptions& globals) {
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  absl::StatusOr<std::string> id = client->IdOf(name);
+  if (!id.ok()) return Fail(std::string(id.status().message()));
+  std::string path = absl::StrCat("/api/v1/topology/", *id, "/", verb);
+  if (verb == "kill" && wait_secs >= 0) absl::StrAppend(&path, "/", wait_secs);
+  absl::StatusOr<json> reply = client->Post(path, json::object());
+  if (!reply.ok()) return Fail(std::string(reply.status().message()));
+  const char* done = verb == "kill" ? "Killed" : verb == "activate" ? "Activated" : "Deactivated";
+  std::printf("%s topology: %s\n", done, name.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
+  auto submit_opts = std::make_shared<SubmitOptions>();
+  CLI::App* submit = app.add_subcommand(
+      "submit", "Validate a Flux topology locally, then submit it to nimbus; prints its id");
+  submit->add_option("topology", submit_opts->topology, "Flux YAML file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  submit->add_option("--name", submit_opts->name, "topology name (default: the Flux name)");
+  submit->add_flag("--inactive", submit_opts->inactive, "submit as INACTIVE");
+  set.Add(submit, [submit_opts, &globals] { return RunSubmit(*submit_opts, globals); });
+
+  auto list_json = std::make_shared<bool>(false);
+  CLI::App* list = app.add_subcommand("list", "List the topologies nimbus knows");
+  list->add_flag("--json", *list_json, "one JSON document on stdout");
+  set.Add(list, [list_json, &globals] { return RunList(*list_json, globals); });
+
+  auto kill_name = std::make_shared<std::string>();
+  auto kill_wait = std::make_shared<int>(-1);
+  CLI::App* kill = app.add_subcommand(
+      "kill", "Kill a topology: KILLED now, removed after the wait (default: its message timeout)");
+  kill->add_option("name", *kill_name, "topology name")->required();
+  kill->add_option("-w,--wait", *kill_wait, "seconds before nimbus removes it")
+      ->check(CLI::NonNegativeNumber);
+  set.Add(kill, [kill_name, kill_wait, &globals] {
+    return RunTransition("kill", *kill_name, *kill_wait, globals);
+  });
+
+  for (const char* verb : {"activate", "deactivate"}) {
+    auto name = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand(
+        verb, std::string(verb) == "activate" ? "Activate a topology (status ACTIVE)"
+                                              : "Deactivate a topology (status INACTIVE)");
+    sub->add_option("name", *name, "topology name")->required();
+    const std::string v = verb;
+    set.Add(sub, [v, name, &globals] { return RunTransition(v, *name, -1, globals); });
+  }
+}
+
+}  // namespace tempest::cli

@@ -1,0 +1,103 @@
+#include "tests/integration/nimbus/nimbus_fixture.h"
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "bolts/builtin_bolts.h"
+#include "spout/builtin_spouts.h"
+
+namespace tempest::nimbus::testing {
+
+const char kDemoFlux[] = R"(name: demo
+config:
+  topology.workers: 2
+spouts:
+  - id: gen
+    className: tempest.SequenceSpout
+    parallelism: 2
+bolts:
+  - id: sink
+    className: tempest.IdentityBolt
+    parallelism: 3
+streams:
+  - from: gen
+    to: sink
+    grouping:
+      type: SHUFFLE
+)";
+
+tempest::testing::ZkEnsemble* NimbusTest::ensemble_ = nullptr;
+
+void NimbusTest::SetUpTestSuite() {
+  auto e = tempest::testing::ZkEnsemble::Start();
+  ASSERT_TRUE(e.ok()) << e.status();
+  ensemble_ = e->release();
+}
+
+void NimbusTest::TearDownTestSuite() {
+  delete ensemble_;
+  ensemble_ = nullptr;
+}
+
+void NimbusTest::SetUp() {
+  ASSERT_NE(ensemble_, nullptr);
+  ASSERT_TRUE(spout::RegisterBuiltinSpouts(registry_).ok());
+  ASSERT_TRUE(bolts::RegisterBuiltinBolts(registry_).ok());
+  static std::atomic<int> counter{0};
+  root_ = absl::StrCat("/nimbus-test-", ++counter);
+  coord::ZkSession::Options o;
+  o.connect_string = ensemble_->ConnectString();
+  o.config = Options().zk;
+  auto s = coord::ZkSession::Create(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.status();
+  zk_ = *std::move(s);
+  ASSERT_TRUE(zk_->WaitConnected(milliseconds(20000)).ok());
+}
+
+void NimbusTest::TearDown() {
+  if (zk_) zk_->Close();
+}
+
+NimbusOptions NimbusTest::Options() const {
+  NimbusOptions o;
+  o.zk_connect = ensemble_ != nullptr ? ensemble_->ConnectString() : "";
+  o.root = root_;
+  o.zk.session_timeout = milliseconds(4000);
+  o.zk.connection_timeout = milliseconds(10000);
+  o.zk.retry_interval = milliseconds(100);
+  o.zk.retry_interval_ceiling = milliseconds(1000);
+  o.bind_host = "127.0.0.1";
+  o.port = 0;
+  o.monitor_interval = milliseconds(200);
+  o.op_timeout = milliseconds(15000);
+  o.registry = &registry_;
+  return o;
+}
+
+std::unique_ptr<Nimbus> NimbusTest::StartNimbus() {
+  auto n = Nimbus::Create(Options());
+  EXPECT_TRUE(n.ok()) << n.status();
+  return n.ok() ? *std::move(n) : nullptr;
+}
+
+void NimbusTest::AddSupervisor(const std::string& id, std::vector<int> ports) {
+  v1::SupervisorInfo info;
+  info.set_supervisor_id(id);
+  info.set_hostname("127.0.0.1");
+  for (int p : ports) info.add_slot_ports(p);
+  coord::ZkCreateOptions create;
+  create.mode = coord::ZkCreateMode::kEphemeral;
+  create.create_parents = true;
+  auto created = zk_->Create(absl::StrCat(root_, "/supervisors/", id), info.SerializeAsString(),
+                             create);
+  ASSERT_TRUE(created.ok()) << created.status();
+}
+
+int NimbusTest::CountChildren(const std::string& path) {
+  auto children = zk_->Children(path);
+  if (absl::IsNotFound(children.status())) return 0;
+  EXPECT_TRUE(children.ok()) << children.status();
+  return children.ok() ? static_cast<int>(children->size()) : -1;
+}
+
+}  // namespace tempest::nimbus::testing
