@@ -1,0 +1,180 @@
+// `tempest nimbus` and the client verbs as users run them: the real binary
+// against a real ZooKeeper, the example topology, a broken one.
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/os/child_process.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/zk_ensemble.h"
+
+namespace tempest::testing {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string SourceDir() {
+  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
+  return s != nullptr ? s : ".";
+}
+
+class NimbusCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto zk = ZkEnsemble::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = *std::move(zk);
+    std::ofstream(dir_.File("tempest.yaml"))
+        << "storm.zookeeper.servers: [\"" << zk_->ConnectString() << "\"]\n"
+        << "storm.zookeeper.root: /tempest-system\n"
+        << "storm.zookeeper.session.timeout: 4000\n"
+        << "ui.host: 127.0.0.1\n"
+        << "ui.port: 0\n"
+        << "nimbus.monitor.freq.secs: 1\n";
+    os::ChildProcess::Options options;
+    options.argv = {TempestBinary(), "nimbus", "--config", dir_.File("tempest.yaml")};
+    options.stdout_path = dir_.File("nimbus.out");
+    options.stderr_path = dir_.File("nimbus.err");
+    auto child = os::ChildProcess::Start(options);
+    ASSERT_TRUE(child.ok()) << child.status();
+    nimbus_ = *std::move(child);
+    auto address = WaitForLineWithPrefix(dir_.File("nimbus.out"), "nimbus=", seconds(60));
+    ASSERT_TRUE(address.has_value()) << ReadFileOrEmpty(dir_.File("nimbus.err"));
+    address_ = *address;
+  }
+
+  void TearDown() override {
+    if (nimbus_ != nullptr) nimbus_->Stop(milliseconds(20000));
+  }
+
+  RunResult Tempest(std::vector<std::string> args) {
+    os::ChildProcess::Options options;
+    options.argv = {TempestBinary()};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.argv.push_back("--nimbus");
+    options.argv.push_back(address_);
+    options.stdout_path = dir_.File("cmd.out");
+    options.stderr_path = dir_.File("cmd.err");
+    std::remove(options.stdout_path.c_str());
+    std::remove(options.stderr_path.c_str());
+    RunResult r;
+    auto child = os::ChildProcess::Start(options);
+    EXPECT_TRUE(child.ok()) << child.status();
+    if (!child.ok()) return r;
+    auto status = (*child)->WaitFor(milliseconds(60000));
+    EXPECT_TRUE(status.has_value());
+    if (status && WIFEXITED(*status)) r.exit_code = WEXITSTATUS(*status);
+    r.out = ReadFileOrEmpty(options.stdout_path);
+    r.err = ReadFileOrEmpty(options.stderr_path);
+    return r;
+  }
+
+  json ListJson() {
+    RunResult r = Tempest({"list", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j.is_discarded() ? json{{"topologies", json::array()}} : j;
+  }
+
+  std::string StatusOf(const std::string& name) {
+    const json list = ListJson();
+    for (const json& t : list["topologies"]) {
+      if (t["name"] == name) return t["status"];
+    }
+    return "";
+  }
+
+  TempDir dir_{"tempest-nimbus-cmd"};
+  std::unique_ptr<ZkEnsemble> zk_;
+  std::unique_ptr<os::ChildProcess> nimbus_;
+  std::string address_;
+};
+
+TEST_F(NimbusCommandTest, SubmitListDeactivateActivateKill) {
+  EXPECT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
+  RunResult empty = Tempest({"list"});
+  EXPECT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_NE(empty.out.find("No topologies running."), std::string::npos) << empty.out;
+
+  RunResult submit = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  EXPECT_EQ(submit.out.rfind("generator-verifier-", 0), 0u) << submit.out;
+
+  RunResult list = Tempest({"list"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("Topology_name"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("generator-verifier"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("ACTIVE"), std::string::npos) << list.out;
+  json topologies = ListJson()["topologies"];
+  ASSERT_EQ(topologies.size(), 1u);
+  EXPECT_EQ(topologies[0]["tasksTotal"], 5);  // 1 spout, 2 identity, 1 verifier, 1 acker
+
+  RunResult again = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("already exists"), std::string::npos) << again.err;
+
+  RunResult deactivate = Tempest({"deactivate", "generator-verifier"});
+  EXPECT_EQ(deactivate.exit_code, 0) << deactivate.err;
+  EXPECT_NE(deactivate.out.find("Deactivated topology: generator-verifier"), std::string::npos);
+  EXPECT_EQ(StatusOf("generator-verifier"), "INACTIVE");
+  EXPECT_EQ(Tempest({"activate", "generator-verifier"}).exit_code, 0);
+  EXPECT_EQ(StatusOf("generator-verifier"), "ACTIVE");
+
+  RunResult kill = Tempest({"kill", "generator-verifier", "-w", "0"});
+  EXPECT_EQ(kill.exit_code, 0) << kill.err;
+  EXPECT_NE(kill.out.find("Killed topology: generator-verifier"), std::string::npos);
+  EXPECT_TRUE(Eventually(milliseconds(30000), [&] { return ListJson()["topologies"].empty(); }));
+
+  RunResult missing = Tempest({"activate", "generator-verifier"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no topology named 'generator-verifier'"), std::string::npos)
+      << missing.err;
+}
+
+TEST_F(NimbusCommandTest, InvalidTopologiesAreRefusedWithClearErrorsAndNothingIsStored) {
+  std::ofstream(dir_.File("bad.yaml")) << "name: bad\nspouts:\n  - id: [unclosed\n";
+  RunResult bad_yaml = Tempest({"submit", dir_.File("bad.yaml")});
+  EXPECT_EQ(bad_yaml.exit_code, 1);
+  EXPECT_NE(bad_yaml.err.find("bad.yaml:"), std::string::npos) << bad_yaml.err;
+
+  std::ofstream(dir_.File("unknown.yaml")) << "name: unknown\n"
+                                              "spouts:\n"
+                                              "  - id: s\n"
+                                              "    className: com.example.NoSuchSpout\n";
+  RunResult unknown = Tempest({"submit", dir_.File("unknown.yaml")});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown.yaml:"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("com.example.NoSuchSpout"), std::string::npos) << unknown.err;
+
+  EXPECT_TRUE(ListJson()["topologies"].empty());
+}
+
+TEST_F(NimbusCommandTest, SigtermStopsNimbusCleanly) {
+  ASSERT_TRUE(nimbus_->SignalGroup(SIGTERM));
+  auto status = nimbus_->WaitFor(milliseconds(30000));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << os::DescribeWaitStatus(*status);
+  nimbus_.reset();
+}
+
+}  // namespace
+}  // namespace tempest::testing
