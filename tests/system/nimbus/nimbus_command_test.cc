@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
 
@@ -24,12 +25,6 @@ namespace {
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
 
 std::string SourceDir() {
   const char* s = std::getenv("TEMPEST_SOURCE_DIR");
@@ -65,30 +60,18 @@ class NimbusCommandTest : public ::testing::Test {
     if (nimbus_ != nullptr) nimbus_->Stop(milliseconds(20000));
   }
 
-  RunResult Tempest(std::vector<std::string> args) {
-    os::ChildProcess::Options options;
-    options.argv = {TempestBinary()};
-    options.argv.insert(options.argv.end(), args.begin(), args.end());
-    options.argv.push_back("--nimbus");
-    options.argv.push_back(address_);
-    options.stdout_path = dir_.File("cmd.out");
-    options.stderr_path = dir_.File("cmd.err");
-    std::remove(options.stdout_path.c_str());
-    std::remove(options.stderr_path.c_str());
-    RunResult r;
-    auto child = os::ChildProcess::Start(options);
-    EXPECT_TRUE(child.ok()) << child.status();
-    if (!child.ok()) return r;
-    auto status = (*child)->WaitFor(milliseconds(60000));
-    EXPECT_TRUE(status.has_value());
-    if (status && WIFEXITED(*status)) r.exit_code = WEXITSTATUS(*status);
-    r.out = ReadFileOrEmpty(options.stdout_path);
-    r.err = ReadFileOrEmpty(options.stderr_path);
+  CommandRun Tempest(std::vector<std::string> args) {
+    std::vector<std::string> argv = {TempestBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--nimbus");
+    argv.push_back(address_);
+    CommandRun r = RunCommand(argv, dir_.File("cmd"), milliseconds(60000));
+    EXPECT_TRUE(r.finished) << args[0] << " did not finish";
     return r;
   }
 
   json ListJson() {
-    RunResult r = Tempest({"list", "--json"});
+    CommandRun r = Tempest({"list", "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     json j = json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.out;
@@ -111,15 +94,15 @@ class NimbusCommandTest : public ::testing::Test {
 
 TEST_F(NimbusCommandTest, SubmitListDeactivateActivateKill) {
   EXPECT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
-  RunResult empty = Tempest({"list"});
+  CommandRun empty = Tempest({"list"});
   EXPECT_EQ(empty.exit_code, 0) << empty.err;
   EXPECT_NE(empty.out.find("No topologies running."), std::string::npos) << empty.out;
 
-  RunResult submit = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
+  CommandRun submit = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   EXPECT_EQ(submit.out.rfind("generator-verifier-", 0), 0u) << submit.out;
 
-  RunResult list = Tempest({"list"});
+  CommandRun list = Tempest({"list"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find("Topology_name"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("generator-verifier"), std::string::npos) << list.out;
@@ -128,23 +111,23 @@ TEST_F(NimbusCommandTest, SubmitListDeactivateActivateKill) {
   ASSERT_EQ(topologies.size(), 1u);
   EXPECT_EQ(topologies[0]["tasksTotal"], 5);  // 1 spout, 2 identity, 1 verifier, 1 acker
 
-  RunResult again = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
+  CommandRun again = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("already exists"), std::string::npos) << again.err;
 
-  RunResult deactivate = Tempest({"deactivate", "generator-verifier"});
+  CommandRun deactivate = Tempest({"deactivate", "generator-verifier"});
   EXPECT_EQ(deactivate.exit_code, 0) << deactivate.err;
   EXPECT_NE(deactivate.out.find("Deactivated topology: generator-verifier"), std::string::npos);
   EXPECT_EQ(StatusOf("generator-verifier"), "INACTIVE");
   EXPECT_EQ(Tempest({"activate", "generator-verifier"}).exit_code, 0);
   EXPECT_EQ(StatusOf("generator-verifier"), "ACTIVE");
 
-  RunResult kill = Tempest({"kill", "generator-verifier", "-w", "0"});
+  CommandRun kill = Tempest({"kill", "generator-verifier", "-w", "0"});
   EXPECT_EQ(kill.exit_code, 0) << kill.err;
   EXPECT_NE(kill.out.find("Killed topology: generator-verifier"), std::string::npos);
   EXPECT_TRUE(Eventually(milliseconds(30000), [&] { return ListJson()["topologies"].empty(); }));
 
-  RunResult missing = Tempest({"activate", "generator-verifier"});
+  CommandRun missing = Tempest({"activate", "generator-verifier"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("no topology named 'generator-verifier'"), std::string::npos)
       << missing.err;
@@ -152,7 +135,7 @@ TEST_F(NimbusCommandTest, SubmitListDeactivateActivateKill) {
 
 TEST_F(NimbusCommandTest, InvalidTopologiesAreRefusedWithClearErrorsAndNothingIsStored) {
   std::ofstream(dir_.File("bad.yaml")) << "name: bad\nspouts:\n  - id: [unclosed\n";
-  RunResult bad_yaml = Tempest({"submit", dir_.File("bad.yaml")});
+  CommandRun bad_yaml = Tempest({"submit", dir_.File("bad.yaml")});
   EXPECT_EQ(bad_yaml.exit_code, 1);
   EXPECT_NE(bad_yaml.err.find("bad.yaml:"), std::string::npos) << bad_yaml.err;
 
@@ -160,7 +143,7 @@ TEST_F(NimbusCommandTest, InvalidTopologiesAreRefusedWithClearErrorsAndNothingIs
                                               "spouts:\n"
                                               "  - id: s\n"
                                               "    className: com.example.NoSuchSpout\n";
-  RunResult unknown = Tempest({"submit", dir_.File("unknown.yaml")});
+  CommandRun unknown = Tempest({"submit", dir_.File("unknown.yaml")});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("unknown.yaml:"), std::string::npos) << unknown.err;
   EXPECT_NE(unknown.err.find("com.example.NoSuchSpout"), std::string::npos) << unknown.err;
