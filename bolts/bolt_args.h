@@ -12,9 +12,7 @@
 
 namespace tempest::bolts {
 
-// Folds Flux `constructorArgs` into named properties: the i-th constructor
-// arg becomes property names[i]. InvalidArgument (naming the class) for more
-// args than names or a setting given both ways. Pure function.
+// Same as args.WithPositionalArgs(names) (see api::ComponentArgs).
 absl::StatusOr<api::ComponentArgs> WithPositionalArgs(
     const api::ComponentArgs& args, std::initializer_list<std::string_view> names);
 

@@ -5,12 +5,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "spout/spout_args.h"
 
 namespace tempest::spout {
 
 absl::StatusOr<LineSpoutOptions> LineSpoutOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"path"});
+  absl::StatusOr<api::ComponentArgs> args = raw.WithPositionalArgs({"path"});
   if (!args.ok()) return args.status();
   LineSpoutOptions o;
   absl::StatusOr<std::string> path = args->StringProperty("path", "");

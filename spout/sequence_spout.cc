@@ -6,12 +6,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "spout/spout_args.h"
 
 namespace tempest::spout {
 
 absl::StatusOr<SequenceSpoutOptions> SequenceSpoutOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"count", "rate"});
+  absl::StatusOr<api::ComponentArgs> args = raw.WithPositionalArgs({"count", "rate"});
   if (!args.ok()) return args.status();
   SequenceSpoutOptions o;
   absl::StatusOr<int64_t> count = args->IntProperty("count", o.count);

@@ -68,6 +68,29 @@ absl::StatusOr<bool> ComponentArgs::BoolProperty(std::string_view name, bool def
   return TypedProperty<bool>(*this, name, default_value,
                              [](const Value& v) { return v.CoerceBool(); });
 }
+absl::StatusOr<ComponentArgs> ComponentArgs::WithPositionalArgs(
+    std::initializer_list<std::string_view> names) const {
+  const std::vector<std::string_view> order(names.begin(), names.end());
+  if (constructor_args.size() > order.size()) {
+    std::string expected = order.empty() ? "none" : "";
+    for (size_t i = 0; i < order.size(); ++i) absl::StrAppend(&expected, i ? ", " : "", Sv(order[i]));
+    return absl::InvalidArgumentError(absl::StrCat(class_name, " takes at most ", order.size(),
+                                                   " constructorArgs (", expected, "), got ",
+                                                   constructor_args.size()));
+  }
+  ComponentArgs out = *this;
+  out.constructor_args.clear();
+  for (size_t i = 0; i < constructor_args.size(); ++i) {
+    const std::string name(order[i]);
+    if (out.properties.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          class_name, ": '", name, "' given both as constructorArgs[", i, "] and as a property"));
+    }
+    out.properties[name] = constructor_args[i];
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> ComponentArgs::StringProperty(std::string_view name,
                                                           std::string_view default_value) const {
   return TypedProperty<std::string>(*this, name, std::string(default_value),

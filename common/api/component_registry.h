@@ -3,6 +3,7 @@
 
 #include <concepts>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,13 @@ struct ComponentArgs {
   absl::StatusOr<bool> BoolProperty(std::string_view name, bool default_value) const;
   absl::StatusOr<std::string> StringProperty(std::string_view name,
                                              std::string_view default_value) const;
+
+  // These args with Flux `constructorArgs` folded into named properties, so
+  // a component can be configured either way: the i-th constructor arg
+  // becomes property names[i]. InvalidArgument (naming the class) for more
+  // args than names, or for a setting given both ways.
+  absl::StatusOr<ComponentArgs> WithPositionalArgs(
+      std::initializer_list<std::string_view> names) const;
 };
 
 // Maps class names (as written in Flux `className`) to factories of spouts,
