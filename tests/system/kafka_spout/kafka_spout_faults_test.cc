@@ -2,8 +2,10 @@
 // child process, a real ZooKeeper and the dev Kafka cluster in this process,
 // 100k sequenced records, and the VerifierBolt's durable log checked with
 // `tempest verify`. Faults: the worker SIGKILLed mid-stream and restarted
-// (AT_LEAST_ONCE and AT_MOST_ONCE), the Kafka broker down then up, and a bolt
-// failing 10% of its tuples.
+// (AT_LEAST_ONCE and AT_MOST_ONCE), the Kafka broker down then up, a bolt
+// failing 10% of its tuples, a tuple that always fails (dead-letter topic),
+// and retention past the committed offset. ZooKeeper faults are in
+// kafka_spout_zk_faults_test.cc.
 //
 // Topology: KafkaSpout (1 task, 4 partitions) -> IdentityBolt (1 task,
 // delayMicros) -> VerifierBolt (global). The IdentityBolt's per-tuple sleep
@@ -19,11 +21,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/os/child_process.h"
 #include "gtest/gtest.h"
+#include "spout/kafka_reader.h"
 #include "tests/support/dev_kafka.h"
+#include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
@@ -206,6 +211,109 @@ TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
   EXPECT_EQ(r.malformed, 0);
   EXPECT_EQ(r.unique + r.missing, kRecords);
   EXPECT_GT(r.unique, logged_at_kill);  // the restart really continued the stream
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+// 5. One record always fails in the bolt. After retryLimit retries the spout
+// sends it to the dead-letter topic, and once that is confirmed its offset
+// completes, so the partition's commits move past it. It is missing from
+// the verifier log only because it is in the dead-letter topic.
+TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMovePast) {
+  constexpr int64_t kPoison = 2 * kPerPartition + 4321;  // partition 2, offset 4321
+  const std::string dlq = "dead-letter-dlq";
+  Scenario s{.name = "dead-letter"};
+  s.spout_extra = Property("deadLetterTopic", dlq) + Property("retryLimit", "3") +
+                  Property("retryInitialDelayMs", "1");
+  s.bolt_extra = Property("failField", "value") +
+                 Property("failValues", absl::StrCat("[\"", kPoison, "\"]"));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_TRUE(kafka_->CreateTopic(dlq, 1).ok());
+  testing::TempDir dir("spout-faults");
+  const std::string topology = WriteTopology(dir, s);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+  const std::string out = testing::ReadFileOrEmpty(dir.File("run-1.out"));
+  EXPECT_NE(out.find(absl::StrCat("sent to dead-letter topic ", dlq, " after")), std::string::npos)
+      << out;
+  // The first delivery and every retry failed.
+  EXPECT_GE(FailedInDoneLine(out), 4) << out;
+
+  // The record is in the dead-letter topic, once.
+  spout::KafkaReaderOptions ro;
+  ro.bootstrap_servers = kafka_->bootstrap_servers();
+  auto reader = spout::KafkaReader::Create(ro);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE((*reader)->Start({dlq, 0}, 0).ok());
+  std::vector<std::string> dead;
+  testing::Eventually(seconds(20), [&] {
+    (*reader)->Poll(100, milliseconds(50),
+                    [&](const spout::KafkaRecord& r) { dead.emplace_back(r.value); });
+    return !dead.empty();
+  });
+  (*reader)->Poll(100, milliseconds(500),
+                  [&](const spout::KafkaRecord& r) { dead.emplace_back(r.value); });
+  EXPECT_EQ(dead, std::vector<std::string>{absl::StrCat(kPoison)});
+
+  const VerifyReport r = Verify(dir);
+  // Lost = missing from the sink and not dead-lettered.
+  const int64_t lost = r.missing - static_cast<int64_t>(dead.size());
+  std::printf("[ %s ] lost=%lld duplicated=%lld (duplicate bound %lld); dead-lettered %zu\n",
+              s.name.c_str(), static_cast<long long>(lost), static_cast<long long>(r.duplicated),
+              static_cast<long long>(kDuplicateBound), dead.size());
+  EXPECT_EQ(r.missing, 1);
+  EXPECT_EQ(r.missing_sample, std::vector<int64_t>{kPoison});
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(r.unique, kRecords - 1);
+  EXPECT_EQ(r.unexpected, 0);
+  EXPECT_EQ(r.malformed, 0);
+  EXPECT_GE(r.duplicated, 0);
+  EXPECT_LE(r.duplicated, kDuplicateBound);
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+// 6. Retention has moved partition 0's log start past its committed offset
+// (an operator set it to 0; big keys make the dev cluster drop the oldest
+// records). The default outOfRangePolicy, earliest, continues at the log
+// start; the skipped range is logged and counted, and exactly those records
+// are missing. Nothing else is lost.
+TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndCountsTheLoss) {
+  const Scenario s{.name = "retention"};
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, /*partition0_key_bytes=*/300));
+  auto marks = kafka_->Watermarks(s.name, 0);
+  ASSERT_TRUE(marks.ok()) << marks.status();
+  const int64_t low = marks->first;
+  ASSERT_GT(low, 0) << "retention should have dropped partition 0's oldest records";
+  testing::TempDir dir("spout-faults");
+  (void)RunTempest(dir, "set", {"offsets", "set", "--zk", zk_->ConnectString(), "--root", kZkRoot,
+                                "--id", s.name, "--topic", s.name, "--partition", "0",
+                                "--offset", "0"});
+  const std::string topology = WriteTopology(dir, s);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+  const std::string out = testing::ReadFileOrEmpty(dir.File("run-1.out"));
+  // The policy applied and the loss reported, with its range.
+  EXPECT_NE(out.find(absl::StrCat("policy earliest: continuing at ", low, "; ", low,
+                                  " offsets lost [0, ", low, ")")),
+            std::string::npos)
+      << out;
+
+  const VerifyReport r = Verify(dir);
+  std::printf("[ %s ] log start %lld > committed 0: lost=%lld (counted %lld) duplicated=%lld "
+              "(duplicate bound %lld)\n",
+              s.name.c_str(), static_cast<long long>(low), static_cast<long long>(r.missing),
+              static_cast<long long>(low), static_cast<long long>(r.duplicated),
+              static_cast<long long>(kDuplicateBound));
+  EXPECT_EQ(r.missing, low);  // exactly the records retention dropped
+  if (!r.missing_sample.empty()) EXPECT_EQ(r.missing_sample.front(), 0);
+  EXPECT_EQ(r.unique, kRecords - low);
+  EXPECT_EQ(r.unexpected, 0);
+  EXPECT_EQ(r.malformed, 0);
+  EXPECT_GE(r.duplicated, 0);
+  EXPECT_LE(r.duplicated, kDuplicateBound);
   ExpectCommittedToLogEnd(dir, s.name);
 }
 
