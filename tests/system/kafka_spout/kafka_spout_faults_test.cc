@@ -5,7 +5,7 @@
 // (AT_LEAST_ONCE and AT_MOST_ONCE), the Kafka broker down then up, a bolt
 // failing 10% of its tuples, a tuple that always fails (dead-letter topic),
 // and retention past the committed offset. ZooKeeper faults are in
-// kafka_spout_zk_faults_test.cc.
+// kafka_spout_zk_e2e_test.cc.
 //
 // Topology: KafkaSpout (1 task, 4 partitions) -> IdentityBolt (1 task,
 // delayMicros) -> VerifierBolt (global). The IdentityBolt's per-tuple sleep
@@ -45,7 +45,8 @@ class KafkaSpoutFaultsTest : public SpoutFaultsFixture {
  protected:
   static void SetUpTestSuite() {
     ASSERT_NO_FATAL_FAILURE(StartCluster(testing::ZkEnsemble::Options{}));
-    const Scenario typical{.name = "", .bolt_delay_micros = kBoltDelayMicros};
+    Scenario typical = MakeScenario("");
+    typical.bolt_delay_micros = kBoltDelayMicros;
     std::printf("at-least-once duplicate bound: %lld tuples/s x %lld ms commit interval + %lld "
                 "max spout pending = %lld\n",
                 static_cast<long long>(MaxRate(typical)),
@@ -67,10 +68,7 @@ class KafkaSpoutFaultsTest : public SpoutFaultsFixture {
 // Flux file; it resumes from the offsets committed in ZooKeeper and appends
 // to the same verifier log.
 TEST_F(KafkaSpoutFaultsTest, WorkerKilledMidStreamAndRestartedLosesNothing) {
-  const Scenario s{.name = "kill-alo",
-                   .guarantee = "AT_LEAST_ONCE",
-                   .fail_fraction = 0,
-                   .max_uncommitted_offsets = std::nullopt};
+  const Scenario s = MakeScenario("kill-alo", "AT_LEAST_ONCE", 0, std::nullopt);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -101,10 +99,7 @@ TEST_F(KafkaSpoutFaultsTest, WorkerKilledMidStreamAndRestartedLosesNothing) {
 // while it is down (otherwise librdkafka's prefetch would hold the whole
 // topic and the outage would never reach the data path).
 TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
-  const Scenario s{.name = "broker-down",
-                   .guarantee = "AT_LEAST_ONCE",
-                   .fail_fraction = 0,
-                   .max_uncommitted_offsets = 2000};
+  const Scenario s = MakeScenario("broker-down", "AT_LEAST_ONCE", 0, 2000);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -153,10 +148,7 @@ TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
 // 3. A bolt fails 10% of its tuples at random; failed offsets are retried
 // until they pass, and the commit point never moves past a failed one.
 TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
-  const Scenario s{.name = "flaky-bolt",
-                   .guarantee = "AT_LEAST_ONCE",
-                   .fail_fraction = 0.1,
-                   .max_uncommitted_offsets = std::nullopt};
+  const Scenario s = MakeScenario("flaky-bolt", "AT_LEAST_ONCE", 0.1, std::nullopt);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -181,10 +173,7 @@ TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
 // worker killed mid-stream and restarted never delivers a record twice; what
 // was committed but not yet logged at the kill is lost, and reported.
 TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
-  const Scenario s{.name = "kill-amo",
-                   .guarantee = "AT_MOST_ONCE",
-                   .fail_fraction = 0,
-                   .max_uncommitted_offsets = std::nullopt};
+  const Scenario s = MakeScenario("kill-amo", "AT_MOST_ONCE", 0, std::nullopt);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -221,7 +210,7 @@ TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
 TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMovePast) {
   constexpr int64_t kPoison = 2 * kPerPartition + 4321;  // partition 2, offset 4321
   const std::string dlq = "dead-letter-dlq";
-  Scenario s{.name = "dead-letter"};
+  Scenario s = MakeScenario("dead-letter");
   s.spout_extra = Property("deadLetterTopic", dlq) + Property("retryLimit", "3") +
                   Property("retryInitialDelayMs", "1");
   s.bolt_extra = Property("failField", "value") +
@@ -279,7 +268,7 @@ TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMo
 // start; the skipped range is logged and counted, and exactly those records
 // are missing. Nothing else is lost.
 TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndCountsTheLoss) {
-  const Scenario s{.name = "retention"};
+  const Scenario s = MakeScenario("retention");
   ASSERT_NO_FATAL_FAILURE(Seed(s.name, /*partition0_key_bytes=*/300));
   auto marks = kafka_->Watermarks(s.name, 0);
   ASSERT_TRUE(marks.ok()) << marks.status();
@@ -308,7 +297,8 @@ TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndC
               static_cast<long long>(low), static_cast<long long>(r.duplicated),
               static_cast<long long>(kDuplicateBound));
   EXPECT_EQ(r.missing, low);  // exactly the records retention dropped
-  if (!r.missing_sample.empty()) EXPECT_EQ(r.missing_sample.front(), 0);
+  ASSERT_FALSE(r.missing_sample.empty());
+  EXPECT_EQ(r.missing_sample.front(), 0);
   EXPECT_EQ(r.unique, kRecords - low);
   EXPECT_EQ(r.unexpected, 0);
   EXPECT_EQ(r.malformed, 0);

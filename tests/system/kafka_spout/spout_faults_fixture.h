@@ -69,6 +69,18 @@ struct Scenario {
   std::string bolt_extra;
 };
 
+// A scenario with the common settings (the rest keep their defaults).
+inline Scenario MakeScenario(std::string name, std::string guarantee = "AT_LEAST_ONCE",
+                             double fail_fraction = 0,
+                             std::optional<int64_t> max_uncommitted_offsets = std::nullopt) {
+  Scenario s;
+  s.name = std::move(name);
+  s.guarantee = std::move(guarantee);
+  s.fail_fraction = fail_fraction;
+  s.max_uncommitted_offsets = max_uncommitted_offsets;
+  return s;
+}
+
 // One Flux property line pair, indented for WriteTopology.
 inline std::string Property(const std::string& name, const std::string& value) {
   return absl::StrCat("      - name: ", name, "\n        value: ", value, "\n");
