@@ -39,6 +39,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
 #include "tests/support/raw_zk_client.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
 
@@ -363,18 +364,10 @@ class SpoutFaultsFixture : public ::testing::Test {
   // Runs a short `tempest` command to completion and returns its stdout.
   static std::string RunTempest(const testing::TempDir& dir, const std::string& name,
                                 std::vector<std::string> args) {
-    os::ChildProcess::Options o;
-    o.argv = {testing::TempestBinary()};
-    o.argv.insert(o.argv.end(), args.begin(), args.end());
-    o.stdout_path = dir.File(name + ".out");
-    o.stderr_path = dir.File(name + ".err");
-    auto child = os::ChildProcess::Start(o);
-    EXPECT_TRUE(child.ok()) << child.status();
-    if (!child.ok()) return "";
-    std::optional<int> status = (*child)->WaitFor(seconds(60));
-    EXPECT_TRUE(status.has_value() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-        << "tempest " << args[0] << ": " << testing::ReadFileOrEmpty(o.stderr_path);
-    return testing::ReadFileOrEmpty(o.stdout_path);
+    args.insert(args.begin(), testing::TempestBinary());
+    const testing::CommandRun run = testing::RunCommand(args, dir.File(name), seconds(60));
+    EXPECT_TRUE(run.finished && run.exit_code == 0) << "tempest " << args[1] << ": " << run.err;
+    return run.out;
   }
 
   // `tempest verify LOG --expected kRecords --json`, computed offline.
