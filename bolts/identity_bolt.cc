@@ -1,5 +1,6 @@
 #include "bolts/identity_bolt.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -22,6 +23,11 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
   if (!seed.ok()) return seed.status();
   absl::StatusOr<int64_t> delay = args->IntProperty("delayMicros", o.delay_micros);
   if (!delay.ok()) return delay.status();
+  absl::StatusOr<std::vector<std::string>> fail_values =
+      StringListProperty(*args, "failValues", {});
+  if (!fail_values.ok()) return fail_values.status();
+  absl::StatusOr<std::string> fail_field = args->StringProperty("failField", (*fields)[0]);
+  if (!fail_field.ok()) return fail_field.status();
   if (!std::isfinite(*fraction) || *fraction < 0 || *fraction > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(cls, " property 'failFraction' must be in [0, 1]; got ", *fraction));
@@ -34,7 +40,13 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
   if (api::Fields(*fields).HasDuplicates()) {
     return absl::InvalidArgumentError(absl::StrCat(cls, " property 'fields' has duplicates"));
   }
+  if (std::find(fields->begin(), fields->end(), *fail_field) == fields->end()) {
+    return absl::InvalidArgumentError(absl::StrCat(cls, " property 'failField' must be one of "
+                                                   "'fields'; got '", *fail_field, "'"));
+  }
   o.fields = *std::move(fields);
+  o.fail_values = *std::move(fail_values);
+  o.fail_field = *std::move(fail_field);
   o.fail_fraction = *fraction;
   o.seed = static_cast<uint64_t>(*seed);
   o.delay_micros = *delay;
@@ -55,6 +67,13 @@ absl::Status IdentityBolt::Prepare(const api::Config& config, const api::Topolog
                     static_cast<uint32_t>(options_.seed >> 32),
                     static_cast<uint32_t>(context.ThisTaskIndex())};
   rng_.seed(seq);
+  fail_field_index_ = options_.fail_field.empty()
+                          ? 0
+                          : static_cast<int>(std::find(options_.fields.begin(),
+                                                       options_.fields.end(),
+                                                       options_.fail_field) -
+                                             options_.fields.begin());
+  fail_values_ = {options_.fail_values.begin(), options_.fail_values.end()};
   return absl::OkStatus();
 }
 
@@ -65,6 +84,12 @@ void IdentityBolt::Execute(const api::Tuple& input) {
   }
   if (options_.delay_micros > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(options_.delay_micros));
+  }
+  if (!fail_values_.empty() && fail_field_index_ < input.size() &&
+      fail_values_.contains(ValueAsLine(input.values()[fail_field_index_]))) {
+    ++injected_failures_;
+    collector_->Fail(input);
+    return;
   }
   if (options_.fail_fraction > 0) {
     // 53 random bits -> uniform in [0, 1); a draw per delivery.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct IdentityBoltOptions {
   double fail_fraction = 0;                                     // in [0, 1]
   uint64_t seed = 1;
   int64_t delay_micros = 0;
+  // Inputs whose `fail_field` value, as text, is one of these always fail.
+  std::vector<std::string> fail_values;
+  std::string fail_field;  // one of `fields`; empty: the first
 
   static absl::StatusOr<IdentityBoltOptions> FromArgs(const api::ComponentArgs& args);
 };
@@ -29,7 +33,11 @@ struct IdentityBoltOptions {
 // injection it fails a `failFraction` share of inputs (without emitting):
 // every delivery draws anew from a PRNG seeded by `seed` (and the task
 // index, so parallel tasks draw differently), hence a replayed tuple can
-// pass. `delayMicros` sleeps that long per input (a slow bolt). An input
+// pass. `failValues` (a list, or a comma-separated string) fails every
+// delivery of an input whose `failField` value (default: the first of
+// `fields`), as text, is listed: a tuple that never succeeds, for retry
+// limits and dead-letter topics. `delayMicros` sleeps that long per input
+// (a slow bolt). An input
 // whose value count differs from `fields` is failed and reported.
 //
 // Owns its PRNG. Lives on its bolt executor thread. Tick tuples are acked
@@ -51,6 +59,8 @@ class IdentityBolt final : public api::Bolt {
   const IdentityBoltOptions options_;
   api::OutputCollector* collector_ = nullptr;
   std::mt19937_64 rng_;
+  int fail_field_index_ = 0;  // of options_.fail_field in options_.fields
+  std::set<std::string> fail_values_;
   int64_t injected_failures_ = 0;
   int64_t mismatches_reported_ = 0;
 };

@@ -2,8 +2,10 @@
 // child process, a real ZooKeeper and the dev Kafka cluster in this process,
 // 100k sequenced records, and the VerifierBolt's durable log checked with
 // `tempest verify`. Faults: the worker SIGKILLed mid-stream and restarted
-// (AT_LEAST_ONCE and AT_MOST_ONCE), the Kafka broker down then up, and a bolt
-// failing 10% of its tuples.
+// (AT_LEAST_ONCE and AT_MOST_ONCE), the Kafka broker down then up, a bolt
+// failing 10% of its tuples, a tuple that always fails (dead-letter topic),
+// and retention past the committed offset. ZooKeeper faults are in
+// kafka_spout_zk_e2e_test.cc.
 //
 // Topology: KafkaSpout (1 task, 4 partitions) -> IdentityBolt (1 task,
 // delayMicros) -> VerifierBolt (global). The IdentityBolt's per-tuple sleep
@@ -13,14 +15,10 @@
 // interval) plus what was in flight when that commit was computed (max
 // spout pending).
 
-#include <sys/wait.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,311 +27,49 @@
 #include "absl/strings/str_cat.h"
 #include "common/os/child_process.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
+#include "spout/kafka_reader.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
+#include "tests/system/kafka_spout/spout_faults_fixture.h"
 
-namespace tempest {
+namespace tempest::spout_faults {
 namespace {
 
-using std::chrono::milliseconds;
-using std::chrono::seconds;
+constexpr int64_t kBoltDelayMicros = 100;  // every scenario here: at most 10k tuples/s
+constexpr int kBrokerId = 1;               // the dev cluster's only broker
 
-constexpr int kPartitions = 4;
-constexpr int64_t kRecords = 100'000;
-constexpr int64_t kPerPartition = kRecords / kPartitions;
-constexpr int64_t kCommitIntervalMs = 500;  // stateUpdateIntervalMs
-constexpr int64_t kMaxSpoutPending = 1000;  // topology.max.spout.pending
-constexpr int64_t kBoltDelayMicros = 100;   // IdentityBolt sleep per tuple, 1 task
-constexpr int64_t kMaxRate = 1'000'000 / kBoltDelayMicros;  // tuples/s into the verifier
-constexpr int64_t kDuplicateBound = kMaxRate * kCommitIntervalMs / 1000 + kMaxSpoutPending;
-constexpr int kBrokerId = 1;  // the dev cluster's only broker
-// Bounds a single `tempest local` run; a healthy one takes well under this.
-constexpr milliseconds kRunTimeout = seconds(150);
-
-struct Scenario {
-  std::string name;  // topic, spout id and topology name
-  std::string guarantee = "AT_LEAST_ONCE";
-  double fail_fraction = 0;
-  std::optional<int64_t> max_uncommitted_offsets;
-};
-
-struct VerifyReport {
-  int64_t received = -1;
-  int64_t unique = -1;
-  int64_t missing = -1;
-  int64_t duplicated = -1;
-  int64_t unexpected = -1;
-  int64_t malformed = -1;
-};
-
-// One ZooKeeper and one single-broker dev Kafka for the whole file: starting
-// ZooKeeper (a JVM) per test would cost more than some scenarios take.
-class KafkaSpoutFaultsTest : public ::testing::Test {
+// One standalone ZooKeeper and one single-broker dev Kafka for the whole file.
+class KafkaSpoutFaultsTest : public SpoutFaultsFixture {
  protected:
   static void SetUpTestSuite() {
-    auto zk = testing::ZkEnsemble::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = std::move(*zk).release();
-    auto kafka = testing::DevKafka::Start(1, {});
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = std::move(*kafka).release();
+    ASSERT_NO_FATAL_FAILURE(StartCluster(testing::ZkEnsemble::Options{}));
+    Scenario typical = MakeScenario("");
+    typical.bolt_delay_micros = kBoltDelayMicros;
     std::printf("at-least-once duplicate bound: %lld tuples/s x %lld ms commit interval + %lld "
                 "max spout pending = %lld\n",
-                static_cast<long long>(kMaxRate), static_cast<long long>(kCommitIntervalMs),
-                static_cast<long long>(kMaxSpoutPending), static_cast<long long>(kDuplicateBound));
+                static_cast<long long>(MaxRate(typical)),
+                static_cast<long long>(kCommitIntervalMs),
+                static_cast<long long>(kMaxSpoutPending),
+                static_cast<long long>(DuplicateBound(typical)));
   }
-  static void TearDownTestSuite() {
-    delete kafka_;
-    kafka_ = nullptr;
-    delete zk_;
-    zk_ = nullptr;
-  }
+  static void TearDownTestSuite() { StopCluster(); }
 
-  void SetUp() override {
-    ASSERT_NE(zk_, nullptr);
-    ASSERT_NE(kafka_, nullptr);
-  }
-
-  // A topic of kRecords records whose values are their sequence numbers,
-  // partition p holding p*kPerPartition .. (p+1)*kPerPartition-1 in order.
-  static void Seed(const std::string& topic) {
-    ASSERT_TRUE(kafka_->CreateTopic(topic, kPartitions).ok());
-    for (int p = 0; p < kPartitions; ++p) {
-      std::vector<testing::DevKafka::Record> records;
-      records.reserve(kPerPartition);
-      for (int64_t i = 0; i < kPerPartition; ++i) {
-        records.push_back({"", absl::StrCat(p * kPerPartition + i)});
-      }
-      absl::Status s = kafka_->Produce(topic, p, records);
-      ASSERT_TRUE(s.ok()) << s;
-    }
-    for (int p = 0; p < kPartitions; ++p) {
-      auto marks = kafka_->Watermarks(topic, p);
-      ASSERT_TRUE(marks.ok()) << marks.status();
-      ASSERT_EQ(marks->first, 0);
-      ASSERT_EQ(marks->second, kPerPartition) << "the dev cluster dropped records";
-    }
-  }
-
-  // The Flux file of `s`; Kafka and ZooKeeper addresses come from the
-  // environment through --env-filter.
-  static std::string WriteTopology(const testing::TempDir& dir, const Scenario& s) {
-    std::string spout_extra;
-    if (s.max_uncommitted_offsets.has_value()) {
-      spout_extra = absl::StrCat("      - name: maxUncommittedOffsets\n        value: ",
-                                 *s.max_uncommitted_offsets, "\n");
-    }
-    const std::string yaml = absl::StrCat(
-        "name: ", s.name, "\n",
-        "config:\n"
-        "  topology.workers: 1\n"
-        "  topology.acker.executors: 1\n"
-        "  topology.message.timeout.secs: 30\n"
-        "  topology.max.spout.pending: ", kMaxSpoutPending, "\n",
-        // Short sessions: a restarted worker waits for the killed one's
-        // ownership nodes to expire before it may take the partitions.
-        "  storm.zookeeper.session.timeout: 4000\n"
-        "spouts:\n"
-        "  - id: kafka\n"
-        "    className: tempest.KafkaSpout\n"
-        "    parallelism: 1\n"
-        "    properties:\n"
-        "      - name: bootstrap.servers\n"
-        "        value: \"${ENV-BOOTSTRAP}\"\n"
-        "      - name: zkServers\n"
-        "        value: \"${ENV-ZK}\"\n"
-        "      - name: topics\n"
-        "        value: ", s.name, "\n",
-        "      - name: zkRoot\n"
-        "        value: /spout-faults\n"
-        "      - name: id\n"
-        "        value: ", s.name, "\n",
-        "      - name: processingGuarantee\n"
-        "        value: ", s.guarantee, "\n",
-        "      - name: stateUpdateIntervalMs\n"
-        "        value: ", kCommitIntervalMs, "\n",
-        "      - name: stopAtEnd\n"
-        "        value: true\n",
-        spout_extra,
-        "bolts:\n"
-        "  - id: identity\n"
-        "    className: tempest.IdentityBolt\n"
-        "    parallelism: 1\n"
-        "    properties:\n"
-        "      - name: fields\n"
-        "        value: [topic, partition, offset, key, value]\n"
-        "      - name: failFraction\n"
-        "        value: ", s.fail_fraction, "\n",
-        "      - name: seed\n"
-        "        value: 7\n"
-        "      - name: delayMicros\n"
-        "        value: ", kBoltDelayMicros, "\n",
-        "  - id: verifier\n"
-        "    className: tempest.VerifierBolt\n"
-        "    parallelism: 1\n"
-        "    config:\n"
-        "      topology.tick.tuple.freq.secs: 1\n"
-        "    properties:\n"
-        "      - name: field\n"
-        "        value: value\n"
-        "      - name: logPath\n"
-        "        value: ", dir.File("verifier.log"), "\n",
-        "      - name: reportPath\n"
-        "        value: ", dir.File("report.json"), "\n",
-        "      - name: expected\n"
-        "        value: ", kRecords, "\n",
-        "streams:\n"
-        "  - from: kafka\n"
-        "    to: identity\n"
-        "    grouping:\n"
-        "      type: SHUFFLE\n"
-        "  - from: identity\n"
-        "    to: verifier\n"
-        "    grouping:\n"
-        "      type: GLOBAL\n");
-    const std::string path = dir.File("topology.yaml");
-    std::ofstream(path) << yaml;
-    return path;
-  }
-
-  // Starts `tempest local TOPOLOGY --env-filter --until-complete`; run n
-  // writes run-n.out / run-n.err.
-  static std::unique_ptr<os::ChildProcess> StartWorker(const testing::TempDir& dir,
-                                                       const std::string& topology, int run) {
-    os::ChildProcess::Options o;
-    o.argv = {testing::TempestBinary(), "local", topology, "--env-filter", "--until-complete"};
-    o.stdout_path = dir.File(absl::StrCat("run-", run, ".out"));
-    o.stderr_path = dir.File(absl::StrCat("run-", run, ".err"));
-    o.env = {{"BOOTSTRAP", kafka_->bootstrap_servers()}, {"ZK", zk_->ConnectString()}};
-    auto child = os::ChildProcess::Start(o);
-    EXPECT_TRUE(child.ok()) << child.status();
-    return child.ok() ? std::move(*child) : nullptr;
-  }
-
-  // Waits for a worker to finish by itself and checks it exited cleanly.
-  static void ExpectCompletes(const testing::TempDir& dir, os::ChildProcess& child, int run) {
-    std::optional<int> status = child.WaitFor(kRunTimeout);
-    const std::string out = testing::ReadFileOrEmpty(dir.File(absl::StrCat("run-", run, ".out")));
-    const std::string err = testing::ReadFileOrEmpty(dir.File(absl::StrCat("run-", run, ".err")));
-    ASSERT_TRUE(status.has_value()) << "run " << run << " did not complete\n" << out << err;
-    ASSERT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-        << "run " << run << ": " << os::DescribeWaitStatus(*status) << "\n" << out << err;
-    EXPECT_NE(out.find("done: complete"), std::string::npos) << out;
-  }
-
-  // Complete lines in the verifier log so far.
-  static int64_t LoggedLines(const testing::TempDir& dir) {
-    const std::string log = testing::ReadFileOrEmpty(dir.File("verifier.log"));
-    int64_t n = 0;
-    for (char c : log) n += c == '\n';
-    return n;
-  }
-
-  // Waits until the verifier has durably logged at least `lines` values: the
-  // stream is well under way (and commits have happened) but far from done.
-  static bool WaitForLoggedLines(const testing::TempDir& dir, int64_t lines) {
-    return testing::Eventually(seconds(90), [&] { return LoggedLines(dir) >= lines; },
-                               milliseconds(20));
-  }
-
-  // Runs a short `tempest` command to completion and returns its stdout.
-  static std::string RunTempest(const testing::TempDir& dir, const std::string& name,
-                                std::vector<std::string> args) {
-    os::ChildProcess::Options o;
-    o.argv = {testing::TempestBinary()};
-    o.argv.insert(o.argv.end(), args.begin(), args.end());
-    o.stdout_path = dir.File(name + ".out");
-    o.stderr_path = dir.File(name + ".err");
-    auto child = os::ChildProcess::Start(o);
-    EXPECT_TRUE(child.ok()) << child.status();
-    if (!child.ok()) return "";
-    std::optional<int> status = (*child)->WaitFor(seconds(60));
-    EXPECT_TRUE(status.has_value() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-        << "tempest " << args[0] << ": " << testing::ReadFileOrEmpty(o.stderr_path);
-    return testing::ReadFileOrEmpty(o.stdout_path);
-  }
-
-  // `tempest verify LOG --expected kRecords --json`, computed offline.
-  static VerifyReport Verify(const testing::TempDir& dir) {
-    const std::string text =
-        RunTempest(dir, "verify", {"verify", dir.File("verifier.log"), "--expected",
-                                   absl::StrCat(kRecords), "--json"});
-    VerifyReport r;
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    EXPECT_TRUE(j.is_object()) << text;
-    if (!j.is_object()) return r;
-    r.received = j.value("received", int64_t{-1});
-    r.unique = j.value("unique", int64_t{-1});
-    r.missing = j.value("missing", int64_t{-1});
-    r.duplicated = j.value("duplicated", int64_t{-1});
-    r.unexpected = j.value("unexpected", int64_t{-1});
-    r.malformed = j.value("malformed", int64_t{-1});
-    std::printf("verifier report: %s", text.c_str());
-    return r;
-  }
-
-  // The final run committed every partition up to its log end, in the
-  // storm-kafka nodes that `tempest offsets show` reads.
-  static void ExpectCommittedToLogEnd(const testing::TempDir& dir, const std::string& id) {
-    const std::string text =
-        RunTempest(dir, "offsets", {"offsets", "show", "--zk", zk_->ConnectString(), "--root",
-                                    "/spout-faults", "--id", id, "--json"});
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object() && j["partitions"].is_array()) << text;
-    std::map<int, int64_t> committed;
-    for (const auto& p : j["partitions"]) {
-      committed[p.value("partition", -1)] = p.value("committed_offset", int64_t{-1});
-    }
-    std::map<int, int64_t> expected;
-    for (int p = 0; p < kPartitions; ++p) expected[p] = kPerPartition;
-    EXPECT_EQ(committed, expected) << text;
-  }
-
-  // The `failed=N` of the final `done:` line of a run's stdout; -1 if absent.
-  static int64_t FailedInDoneLine(const std::string& out) {
-    const size_t done = out.rfind("done: ");
-    if (done == std::string::npos) return -1;
-    const size_t failed = out.find(" failed=", done);
-    if (failed == std::string::npos) return -1;
-    return std::strtoll(out.c_str() + failed + 8, nullptr, 10);
-  }
-
-  static void Print(const std::string& scenario, const VerifyReport& r, int64_t bound) {
-    std::printf("[ %s ] lost=%lld duplicated=%lld (duplicate bound %lld)\n", scenario.c_str(),
-                static_cast<long long>(r.missing), static_cast<long long>(r.duplicated),
-                static_cast<long long>(bound));
-    std::fflush(stdout);
-  }
-
-  // At-least-once end state: every record, nothing foreign, few duplicates.
   static void ExpectNothingLost(const VerifyReport& r) {
-    EXPECT_EQ(r.missing, 0);
-    EXPECT_EQ(r.unique, kRecords);
-    EXPECT_EQ(r.unexpected, 0);
-    EXPECT_EQ(r.malformed, 0);
-    EXPECT_GE(r.duplicated, 0);
-    EXPECT_LE(r.duplicated, kDuplicateBound);
+    SpoutFaultsFixture::ExpectNothingLost(r, kDuplicateBound);
   }
 
-  static testing::ZkEnsemble* zk_;
-  static testing::DevKafka* kafka_;
+  static constexpr int64_t kDuplicateBound =
+      1'000'000 / kBoltDelayMicros * kCommitIntervalMs / 1000 + kMaxSpoutPending;
 };
-
-testing::ZkEnsemble* KafkaSpoutFaultsTest::zk_ = nullptr;
-testing::DevKafka* KafkaSpoutFaultsTest::kafka_ = nullptr;
 
 // 1. AT_LEAST_ONCE: SIGKILL the worker mid-stream, start it again on the same
 // Flux file; it resumes from the offsets committed in ZooKeeper and appends
 // to the same verifier log.
 TEST_F(KafkaSpoutFaultsTest, WorkerKilledMidStreamAndRestartedLosesNothing) {
-  const Scenario s{.name = "kill-alo",
-                   .guarantee = "AT_LEAST_ONCE",
-                   .fail_fraction = 0,
-                   .max_uncommitted_offsets = std::nullopt};
+  const Scenario s = MakeScenario("kill-alo", "AT_LEAST_ONCE", 0, std::nullopt);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -364,10 +100,7 @@ TEST_F(KafkaSpoutFaultsTest, WorkerKilledMidStreamAndRestartedLosesNothing) {
 // while it is down (otherwise librdkafka's prefetch would hold the whole
 // topic and the outage would never reach the data path).
 TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
-  const Scenario s{.name = "broker-down",
-                   .guarantee = "AT_LEAST_ONCE",
-                   .fail_fraction = 0,
-                   .max_uncommitted_offsets = 2000};
+  const Scenario s = MakeScenario("broker-down", "AT_LEAST_ONCE", 0, 2000);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -416,10 +149,7 @@ TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
 // 3. A bolt fails 10% of its tuples at random; failed offsets are retried
 // until they pass, and the commit point never moves past a failed one.
 TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
-  const Scenario s{.name = "flaky-bolt",
-                   .guarantee = "AT_LEAST_ONCE",
-                   .fail_fraction = 0.1,
-                   .max_uncommitted_offsets = std::nullopt};
+  const Scenario s = MakeScenario("flaky-bolt", "AT_LEAST_ONCE", 0.1, std::nullopt);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -444,10 +174,7 @@ TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
 // worker killed mid-stream and restarted never delivers a record twice; what
 // was committed but not yet logged at the kill is lost, and reported.
 TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
-  const Scenario s{.name = "kill-amo",
-                   .guarantee = "AT_MOST_ONCE",
-                   .fail_fraction = 0,
-                   .max_uncommitted_offsets = std::nullopt};
+  const Scenario s = MakeScenario("kill-amo", "AT_MOST_ONCE", 0, std::nullopt);
   ASSERT_NO_FATAL_FAILURE(Seed(s.name));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -477,5 +204,112 @@ TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
   ExpectCommittedToLogEnd(dir, s.name);
 }
 
+// 5. One record always fails in the bolt. After retryLimit retries the spout
+// sends it to the dead-letter topic, and once that is confirmed its offset
+// completes, so the partition's commits move past it. It is missing from
+// the verifier log only because it is in the dead-letter topic.
+TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMovePast) {
+  constexpr int64_t kPoison = 2 * kPerPartition + 4321;  // partition 2, offset 4321
+  const std::string dlq = "dead-letter-dlq";
+  Scenario s = MakeScenario("dead-letter");
+  s.spout_extra = Property("deadLetterTopic", dlq) + Property("retryLimit", "3") +
+                  Property("retryInitialDelayMs", "1");
+  s.bolt_extra = Property("failField", "value") +
+                 Property("failValues", absl::StrCat("[\"", kPoison, "\"]"));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_TRUE(kafka_->CreateTopic(dlq, 1).ok());
+  testing::TempDir dir("spout-faults");
+  const std::string topology = WriteTopology(dir, s);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+  const std::string out = testing::ReadFileOrEmpty(dir.File("run-1.out"));
+  EXPECT_NE(out.find(absl::StrCat("sent to dead-letter topic ", dlq, " after")), std::string::npos)
+      << out;
+  // Every one of its retryLimit deliveries failed.
+  EXPECT_GE(FailedInDoneLine(out), 3) << out;
+
+  // The record is in the dead-letter topic, once.
+  spout::KafkaReaderOptions ro;
+  ro.bootstrap_servers = kafka_->bootstrap_servers();
+  auto reader = spout::KafkaReader::Create(ro);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE((*reader)->Start({dlq, 0}, 0).ok());
+  std::vector<std::string> dead;
+  testing::Eventually(seconds(20), [&] {
+    (*reader)->Poll(100, milliseconds(50),
+                    [&](const spout::KafkaRecord& r) { dead.emplace_back(r.value); });
+    return !dead.empty();
+  });
+  (*reader)->Poll(100, milliseconds(500),
+                  [&](const spout::KafkaRecord& r) { dead.emplace_back(r.value); });
+  EXPECT_EQ(dead, std::vector<std::string>{absl::StrCat(kPoison)});
+
+  const VerifyReport r = Verify(dir);
+  // Lost = missing from the sink and not dead-lettered.
+  const int64_t lost = r.missing - static_cast<int64_t>(dead.size());
+  std::printf("[ %s ] lost=%lld duplicated=%lld (duplicate bound %lld); dead-lettered %zu\n",
+              s.name.c_str(), static_cast<long long>(lost), static_cast<long long>(r.duplicated),
+              static_cast<long long>(kDuplicateBound), dead.size());
+  EXPECT_EQ(r.missing, 1);
+  EXPECT_EQ(r.missing_sample, std::vector<int64_t>{kPoison});
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(r.unique, kRecords - 1);
+  EXPECT_EQ(r.unexpected, 0);
+  EXPECT_EQ(r.malformed, 0);
+  EXPECT_GE(r.duplicated, 0);
+  EXPECT_LE(r.duplicated, kDuplicateBound);
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+// 6. Retention has moved partition 0's log start past its committed offset
+// (an operator set it to 0; big keys make the dev cluster drop the oldest
+// records). The default outOfRangePolicy, earliest, continues at the log
+// start; the skipped range is logged and counted, and exactly those records
+// are missing. Nothing else is lost.
+TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndCountsTheLoss) {
+  const Scenario s = MakeScenario("retention");
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, /*partition0_key_bytes=*/300));
+  auto marks = kafka_->Watermarks(s.name, 0);
+  ASSERT_TRUE(marks.ok()) << marks.status();
+  const int64_t low = marks->first;
+  ASSERT_GT(low, 0) << "retention should have dropped partition 0's oldest records";
+  testing::TempDir dir("spout-faults");
+  (void)RunTempest(dir, "set", {"offsets", "set", "--zk", zk_->ConnectString(), "--root", kZkRoot,
+                                "--id", s.name, "--topic", s.name, "--partition", "0",
+                                "--offset", "0"});
+  const std::string topology = WriteTopology(dir, s);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+  const std::string out = testing::ReadFileOrEmpty(dir.File("run-1.out"));
+  // The policy applied and the loss counted and reported, with its range:
+  // "... policy earliest: continuing at LOW; N offsets lost [0, LOW), ...".
+  const std::string applied = absl::StrCat("policy earliest: continuing at ", low, "; ");
+  const size_t at = out.find(applied);
+  ASSERT_NE(at, std::string::npos) << out;
+  const int64_t counted = std::strtoll(out.c_str() + at + applied.size(), nullptr, 10);
+  const std::string reported = absl::StrCat(counted, " offsets lost [0, ", low, ")");
+  EXPECT_EQ(out.substr(at + applied.size(), reported.size()), reported) << out;
+  EXPECT_EQ(counted, low);
+
+  const VerifyReport r = Verify(dir);
+  std::printf("[ %s ] log start %lld > committed 0: lost=%lld (counted %lld) duplicated=%lld "
+              "(duplicate bound %lld)\n",
+              s.name.c_str(), static_cast<long long>(low), static_cast<long long>(r.missing),
+              static_cast<long long>(counted), static_cast<long long>(r.duplicated),
+              static_cast<long long>(kDuplicateBound));
+  EXPECT_EQ(r.missing, low);  // exactly the records retention dropped
+  EXPECT_EQ(r.missing_sample.empty() ? -1 : r.missing_sample.front(), 0);
+  EXPECT_EQ(r.unique, kRecords - low);
+  EXPECT_EQ(r.unexpected, 0);
+  EXPECT_EQ(r.malformed, 0);
+  EXPECT_GE(r.duplicated, 0);
+  EXPECT_LE(r.duplicated, kDuplicateBound);
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
 }  // namespace
-}  // namespace tempest
+}  // namespace tempest::spout_faults

@@ -123,6 +123,38 @@ TEST(IdentityBoltTest, ZeroAndOneFractionsAreExact) {
   EXPECT_TRUE(all.emitted.empty());
 }
 
+TEST(IdentityBoltTest, FailValuesFailEveryDeliveryOfThoseInputsOnly) {
+  FakeOutputCollector out;
+  // Integers and strings in the list both match the field's text.
+  auto bolt = Prepared({{"failValues", api::ValueList{int64_t{7}, "9"}}}, out);
+  ASSERT_NE(bolt, nullptr);
+  EXPECT_EQ(bolt->options().fail_field, "seq");  // the first declared field
+  for (int delivery = 0; delivery < 5; ++delivery) {
+    for (int64_t seq = 5; seq < 11; ++seq) bolt->Execute(Seq(seq));
+  }
+  EXPECT_EQ(out.failed.size(), 10u);  // 7 and 9, every time
+  for (const api::Tuple& t : out.failed) {
+    EXPECT_TRUE(t.GetInt(0) == 7 || t.GetInt(0) == 9) << t.DebugString();
+  }
+  EXPECT_EQ(out.acked.size(), 20u);
+  EXPECT_EQ(out.emitted.size(), 20u);
+  EXPECT_EQ(bolt->injected_failures(), 10);
+}
+
+TEST(IdentityBoltTest, FailFieldChoosesTheComparedField) {
+  FakeOutputCollector out;
+  auto bolt = Prepared({{"fields", api::ValueList{"offset", "value"}},
+                        {"failField", "value"},
+                        {"failValues", "b, c"}},
+                       out);
+  ASSERT_NE(bolt, nullptr);
+  for (const char* v : {"a", "b", "c", "d"}) {
+    bolt->Execute(MakeTuple({"offset", "value"}, {api::Value(int64_t{1}), api::Value(v)}));
+  }
+  EXPECT_EQ(out.failed.size(), 2u);
+  EXPECT_EQ(out.acked.size(), 2u);
+}
+
 TEST(IdentityBoltTest, TickIsAckedNotEmitted) {
   FakeOutputCollector out;
   auto bolt = Prepared({}, out);
@@ -138,7 +170,9 @@ TEST(IdentityBoltTest, BadPropertiesAreClearErrors) {
                                                         {{"delayMicros", -1}},
                                                         {{"fields", api::ValueList{}}},
                                                         {{"fields", api::ValueList{"a", "a"}}},
-                                                        {{"seed", "x"}}}) {
+                                                        {{"seed", "x"}},
+                                                        {{"failValues", api::ValueList{}}},
+                                                        {{"failField", "nope"}}}) {
     auto made = IdentityBolt::Create(MakeArgs("tempest.IdentityBolt", props));
     ASSERT_FALSE(made.ok()) << api::Value(props).DebugString();
     EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument);

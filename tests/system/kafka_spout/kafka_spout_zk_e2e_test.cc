@@ -1,0 +1,302 @@
+// KafkaSpout end to end against ZooKeeper faults: the real `tempest local`
+// binary as a child process, a 3-member ZooKeeper ensemble and the dev Kafka
+// cluster in this process, 100k sequenced records, and the VerifierBolt's
+// durable log checked with `tempest verify`. Faults: each ensemble member
+// SIGSTOPped in turn while commits happen, the worker itself SIGSTOPped until
+// the server expires its session, and the quorum lost (2 of 3 members
+// killed) for longer than 3 commit intervals. In every scenario nothing is
+// lost, duplicates stay within rate x commit interval + max spout pending,
+// and a watcher polling the offset nodes sees no committed offset go
+// backwards. See spout_faults_fixture.h for the topology and the bound.
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/os/child_process.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/support/raw_zk_client.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/zk_ensemble.h"
+#include "tests/system/kafka_spout/spout_faults_fixture.h"
+
+namespace tempest::spout_faults {
+namespace {
+
+// 300 us per tuple: at most 3333 tuples/s, so 100k records take 30 s or more
+// and every fault below lands mid-stream.
+constexpr int64_t kBoltDelayMicros = 300;
+// A 500 ms tick lets sessions last 1..10 s (2..20 ticks).
+constexpr int kTickMs = 500;
+
+class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
+ protected:
+  static void SetUpTestSuite() {
+    testing::ZkEnsemble::Options o;
+    o.size = 3;
+    o.tick_ms = kTickMs;
+    ASSERT_NO_FATAL_FAILURE(StartCluster(o));
+  }
+  static void TearDownTestSuite() { StopCluster(); }
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(SpoutFaultsFixture::SetUp());
+    RestoreEnsemble();
+  }
+  // A failed scenario may leave members paused or dead; the next one needs
+  // the whole ensemble.
+  void TearDown() override { RestoreEnsemble(); }
+
+  static void RestoreEnsemble() {
+    for (int i = 0; i < zk_->size(); ++i) zk_->Resume(i);
+    for (int i = 0; i < zk_->size(); ++i) {
+      if (zk_->IsServing(i, seconds(5))) continue;
+      (void)zk_->Relaunch(i);
+    }
+    for (int i = 0; i < zk_->size(); ++i) {
+      absl::Status s = zk_->WaitServing(i, seconds(60));
+      ASSERT_TRUE(s.ok()) << "member " << i << ": " << s;
+    }
+  }
+
+  static Scenario ZkScenario(const std::string& name, int64_t session_timeout_ms) {
+    Scenario s;
+    s.name = name;
+    s.bolt_delay_micros = kBoltDelayMicros;
+    s.session_timeout_ms = session_timeout_ms;
+    return s;
+  }
+
+  // partition -> the session recorded in its ownership node (absent: no node).
+  static std::map<int, std::string> OwnerSessions(testing::RawZkClient& zk, const std::string& id) {
+    std::map<int, std::string> sessions;
+    for (int p = 0; p < kPartitions; ++p) {
+      auto [rc, data] = zk.Get(absl::StrCat(kZkRoot, "/", id, "/@owners/partition_", p));
+      if (rc != ZOK) continue;
+      nlohmann::json j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+      sessions[p] = j.is_object() ? j.value("session", std::string("?")) : std::string("?");
+    }
+    return sessions;
+  }
+
+  static int64_t Sum(const std::map<int, int64_t>& offsets) {
+    int64_t sum = 0;
+    for (const auto& [p, o] : offsets) sum += o;
+    return sum;
+  }
+
+  // Waits until the watcher has seen a commit newer than `than` on some
+  // partition: commits are flowing.
+  static bool WaitForNewCommit(const CommittedOffsetWatcher& w, int64_t than) {
+    return testing::Eventually(seconds(30), [&] { return Sum(w.Highest()) > than; },
+                               milliseconds(20));
+  }
+
+  static void ExpectNeverBackwards(CommittedOffsetWatcher& w, const std::string& name) {
+    w.Stop();
+    std::printf("[ %s ] offset watcher: %lld reads, %zu regressions\n", name.c_str(),
+                static_cast<long long>(w.reads()), w.Regressions().size());
+    EXPECT_GT(w.reads(), 0);
+    EXPECT_TRUE(w.Regressions().empty()) << absl::StrJoin(w.Regressions(), "; ");
+  }
+};
+
+// 1. Each member in turn is SIGSTOPped for longer than the client's receive
+// timeout (2/3 of the session timeout) while commits happen: whichever member
+// holds the worker's connection goes silent mid-commit, the client moves to
+// another member, and the ambiguous multi is resolved by read-back. Pausing
+// the leader also forces an election. The session (6 s) outlives each pause's
+// disconnection, so nothing is replayed because of it.
+TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
+  const Scenario s = ZkScenario("zk-member-paused", 6000);
+  constexpr auto kPause = seconds(5);  // > 2/3 x 6 s: the client gives up on the member
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  testing::TempDir dir("spout-zk-faults");
+  const std::string topology = WriteTopology(dir, s);
+  CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 20))
+      << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  for (int i = 0; i < zk_->size(); ++i) {
+    // A commit landed since the previous pause: the next one is due soon.
+    ASSERT_TRUE(WaitForNewCommit(watcher, Sum(watcher.Highest())))
+        << "no commit before pausing member " << i;
+    const std::string mode = zk_->Mode(i).value_or("?");
+    const int64_t before = LoggedLines(dir);
+    ASSERT_LT(before, kRecords) << "the stream ended before member " << i << " was paused";
+    zk_->Pause(i);
+    std::this_thread::sleep_for(kPause);
+    zk_->Resume(i);
+    const int64_t after = LoggedLines(dir);
+    std::printf("[ %s ] member %d (%s) paused %llds: logged %lld -> %lld\n", s.name.c_str(), i,
+                mode.c_str(), static_cast<long long>(kPause.count()),
+                static_cast<long long>(before), static_cast<long long>(after));
+    std::fflush(stdout);
+    ASSERT_TRUE(worker->Running()) << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+    // A resumed former leader rejoins as a follower before the next pause,
+    // so the ensemble keeps its quorum throughout.
+    absl::Status serving = zk_->WaitServing(i, seconds(60));
+    ASSERT_TRUE(serving.ok()) << serving;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+
+  ExpectNeverBackwards(watcher, s.name);
+  const VerifyReport r = Verify(dir);
+  Print(s.name, r, DuplicateBound(s));
+  ExpectNothingLost(r, DuplicateBound(s));
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+// 2. The worker process is SIGSTOPped until the server has expired its
+// 2 s session (its ownership nodes vanish), then SIGCONTinued. It must notice
+// the loss, re-acquire ownership on a new session, re-read the committed
+// offsets and finish. Acks for tuples emitted under the old ownership are
+// ignored, so what was in flight is replayed: duplicates, never loss.
+TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAndContinues) {
+  const Scenario s = ZkScenario("zk-session-expiry", 2000);
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  testing::TempDir dir("spout-zk-faults");
+  const std::string topology = WriteTopology(dir, s);
+  CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
+  auto zk = testing::RawZkClient::Connect(zk_->ConnectString(), 10'000, seconds(10));
+  ASSERT_NE(zk, nullptr);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 5))
+      << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  const std::map<int, std::string> before = OwnerSessions(*zk, s.name);
+  ASSERT_EQ(before.size(), static_cast<size_t>(kPartitions));
+
+  ASSERT_TRUE(worker->SignalGroup(SIGSTOP));
+  // Continue the worker whatever happens below, so it can be stopped cleanly.
+  struct Continue {
+    ~Continue() { (void)worker->SignalGroup(SIGCONT); }
+    os::ChildProcess* worker;
+  } resume_worker{worker.get()};
+  const int64_t logged_at_stop = LoggedLines(dir);
+  ASSERT_LT(logged_at_stop, kRecords) << "the stop came too late to be mid-stream";
+  const auto stopped_at = std::chrono::steady_clock::now();
+  // The session really expired on the server: its ephemeral owner nodes go.
+  ASSERT_TRUE(testing::Eventually(seconds(30), [&] { return OwnerSessions(*zk, s.name).empty(); },
+                                  milliseconds(50)))
+      << "the stopped worker's ownership nodes never vanished";
+  const double stopped_secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
+  ASSERT_TRUE(worker->SignalGroup(SIGCONT));
+
+  // Ownership is re-acquired on a new session for every partition.
+  std::map<int, std::string> after;
+  const bool reacquired = testing::Eventually(seconds(60), [&] {
+    after = OwnerSessions(*zk, s.name);
+    if (after.size() != static_cast<size_t>(kPartitions)) return false;
+    for (const auto& [p, session] : after) {
+      if (session == before.at(p)) return false;
+    }
+    return true;
+  }, milliseconds(50));
+  std::printf("[ %s ] SIGSTOP after %lld logged values; session %s expired after %.1fs; "
+              "re-acquired under session %s\n",
+              s.name.c_str(), static_cast<long long>(logged_at_stop), before.at(0).c_str(),
+              stopped_secs, after.count(0) ? after.at(0).c_str() : "none");
+  std::fflush(stdout);
+  ASSERT_TRUE(reacquired) << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+
+  ExpectNeverBackwards(watcher, s.name);
+  const VerifyReport r = Verify(dir);
+  Print(s.name, r, DuplicateBound(s));
+  ExpectNothingLost(r, DuplicateBound(s));
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+// 3. Two of three members (the leader among them) are killed: no quorum, so
+// commits fail. Processing continues until each partition has
+// tempest.kafka.max.uncommitted.offsets offsets fetched past its committed
+// offset, then stalls; the quorum stays down for longer than 3 commit
+// intervals, comes back, and the worker resumes by itself. The session
+// timeout (10 s) outlasts the outage, so no replay is needed.
+TEST_F(KafkaSpoutZkFaultsTest, QuorumLostLongerThanThreeCommitsPausesThenResumes) {
+  constexpr int64_t kLimit = 1000;
+  Scenario s = ZkScenario("zk-quorum-lost", 10'000);
+  s.extra_config = absl::StrCat("  tempest.kafka.max.uncommitted.offsets: ", kLimit, "\n");
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  testing::TempDir dir("spout-zk-faults");
+  const std::string topology = WriteTopology(dir, s);
+  CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 10))
+      << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  ASSERT_TRUE(WaitForNewCommit(watcher, 0));
+
+  const int leader = zk_->LeaderIndex();
+  ASSERT_GE(leader, 0);
+  const std::vector<int> killed = {leader, (leader + 1) % zk_->size()};
+  const int64_t logged_at_loss = LoggedLines(dir);
+  for (int i : killed) zk_->Kill(i);
+  const auto lost_at = std::chrono::steady_clock::now();
+  ASSERT_LT(logged_at_loss, kRecords) << "the outage came too late to matter";
+
+  // Processing goes on up to the limit, then stops (no new line for 1 s).
+  const bool stalled = WaitForStall(dir, milliseconds(1000), seconds(6));
+  const int64_t logged_stalled = LoggedLines(dir);
+  // Keep the quorum down for more than 3 commit intervals in any case.
+  std::this_thread::sleep_until(lost_at + milliseconds(3 * kCommitIntervalMs + 100));
+  const bool running = worker->Running();
+  for (int i : killed) {
+    absl::Status st = zk_->Relaunch(i);
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  for (int i : killed) {
+    absl::Status st = zk_->WaitServing(i, seconds(60));
+    ASSERT_TRUE(st.ok()) << "member " << i << ": " << st;
+  }
+  const double outage_secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - lost_at).count();
+  std::printf("[ %s ] members %d,%d killed after %lld logged values; stalled at %lld (limit %lld "
+              "x %d partitions); quorum back after %.1fs\n",
+              s.name.c_str(), killed[0], killed[1], static_cast<long long>(logged_at_loss),
+              static_cast<long long>(logged_stalled), static_cast<long long>(kLimit), kPartitions,
+              outage_secs);
+  std::fflush(stdout);
+  ASSERT_TRUE(stalled) << "the stream never stalled without a quorum";
+  ASSERT_TRUE(running) << "the worker died without a quorum\n"
+                       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  // It kept processing past the last commit, but no further than the limit
+  // allows: committed <= logged (at least once), fetched - committed <= limit.
+  EXPECT_GT(logged_stalled, logged_at_loss);
+  EXPECT_LE(logged_stalled, logged_at_loss + kPartitions * kLimit);
+
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+  // The spout logged the pause and the resume (spdlog writes to stdout).
+  const std::string log = testing::ReadFileOrEmpty(dir.File("run-1.out")) +
+                          testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  EXPECT_NE(log.find("offsets uncommitted (limit"), std::string::npos) << "no pause logged";
+  EXPECT_NE(log.find("resumes at"), std::string::npos) << "no resume logged";
+
+  ExpectNeverBackwards(watcher, s.name);
+  const VerifyReport r = Verify(dir);
+  Print(s.name, r, DuplicateBound(s));
+  ExpectNothingLost(r, DuplicateBound(s));
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+}  // namespace
+}  // namespace tempest::spout_faults

@@ -1,0 +1,453 @@
+#ifndef TEMPEST_TESTS_SYSTEM_KAFKA_SPOUT_SPOUT_FAULTS_FIXTURE_H_
+#define TEMPEST_TESTS_SYSTEM_KAFKA_SPOUT_SPOUT_FAULTS_FIXTURE_H_
+
+// Shared by the KafkaSpout end-to-end fault tests: the test process hosts
+// ZooKeeper and a single-broker dev Kafka, seeds 100k sequenced records, runs
+// the real `tempest local` binary as a child process on a Flux topology
+// KafkaSpout (1 task, 4 partitions) -> IdentityBolt (1 task, delayMicros) ->
+// VerifierBolt (global), and checks the outcome with `tempest verify --json`
+// and `tempest offsets show --json`.
+//
+// The IdentityBolt's per-tuple sleep caps the rate at which tuples reach the
+// verifier, so a scenario's duplicate bound follows from its configuration
+// alone: a worker that must replay replays at most what reached the verifier
+// since the last commit (rate x commit interval) plus what was in flight
+// when that commit was computed (max spout pending).
+
+#include <sys/wait.h>
+#include <zookeeper/zookeeper.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/os/child_process.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/dev_kafka.h"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/support/raw_zk_client.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/zk_ensemble.h"
+
+namespace tempest::spout_faults {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+inline constexpr int kPartitions = 4;
+inline constexpr int64_t kRecords = 100'000;
+inline constexpr int64_t kPerPartition = kRecords / kPartitions;
+inline constexpr int64_t kCommitIntervalMs = 500;  // stateUpdateIntervalMs
+inline constexpr int64_t kMaxSpoutPending = 1000;  // topology.max.spout.pending
+inline constexpr const char* kZkRoot = "/spout-faults";
+// Bounds a single `tempest local` run; a healthy one takes well under this.
+inline constexpr milliseconds kRunTimeout = seconds(150);
+
+struct Scenario {
+  std::string name;  // topic, spout id and topology name
+  std::string guarantee = "AT_LEAST_ONCE";
+  double fail_fraction = 0;
+  std::optional<int64_t> max_uncommitted_offsets;  // the spout's maxUncommittedOffsets
+  int64_t bolt_delay_micros = 100;                 // IdentityBolt sleep per tuple, 1 task
+  int64_t session_timeout_ms = 4000;               // storm.zookeeper.session.timeout
+  std::string extra_config;  // more `config:` lines, each "  key: value\n"
+  // More spout / IdentityBolt properties, each "      - name: N\n        value: V\n".
+  std::string spout_extra;
+  std::string bolt_extra;
+};
+
+// A scenario with the common settings (the rest keep their defaults).
+inline Scenario MakeScenario(std::string name, std::string guarantee = "AT_LEAST_ONCE",
+                             double fail_fraction = 0,
+                             std::optional<int64_t> max_uncommitted_offsets = std::nullopt) {
+  Scenario s;
+  s.name = std::move(name);
+  s.guarantee = std::move(guarantee);
+  s.fail_fraction = fail_fraction;
+  s.max_uncommitted_offsets = max_uncommitted_offsets;
+  return s;
+}
+
+// One Flux property line pair, indented for WriteTopology.
+inline std::string Property(const std::string& name, const std::string& value) {
+  return absl::StrCat("      - name: ", name, "\n        value: ", value, "\n");
+}
+
+// Tuples per second into the verifier: the IdentityBolt's single task sleeps
+// bolt_delay_micros per tuple.
+inline int64_t MaxRate(const Scenario& s) { return 1'000'000 / s.bolt_delay_micros; }
+inline int64_t DuplicateBound(const Scenario& s) {
+  return MaxRate(s) * kCommitIntervalMs / 1000 + kMaxSpoutPending;
+}
+
+struct VerifyReport {
+  int64_t received = -1;
+  int64_t unique = -1;
+  int64_t missing = -1;
+  int64_t duplicated = -1;
+  int64_t unexpected = -1;
+  int64_t malformed = -1;
+  std::vector<int64_t> missing_sample;  // the lowest missing values
+};
+
+// Polls the storm-kafka offset nodes of one spout id on its own thread (with
+// the bare C client, so no Tempest code judges Tempest's writes) and records
+// every committed offset that went below one seen before on the same
+// partition. Reads fail while ZooKeeper is unreachable; those are skipped.
+class CommittedOffsetWatcher {
+ public:
+  CommittedOffsetWatcher(std::string connect, std::string id)
+      : connect_(std::move(connect)), id_(std::move(id)), thread_([this] { Run(); }) {}
+  ~CommittedOffsetWatcher() { Stop(); }
+
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // Highest committed offset seen per partition (absent: none yet).
+  std::map<int, int64_t> Highest() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return highest_;
+  }
+  std::vector<std::string> Regressions() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return regressions_;
+  }
+  int64_t reads() const { return reads_; }
+
+ private:
+  void Run() {
+    std::unique_ptr<testing::RawZkClient> zk;
+    while (!stop_) {
+      // A client whose own session expired (e.g. across a quorum outage) is
+      // replaced; one that cannot connect is retried on the next round.
+      if (zk == nullptr || zk->State() == ZOO_EXPIRED_SESSION_STATE) {
+        zk = testing::RawZkClient::Connect(connect_, 10'000, seconds(2));
+      }
+      if (zk != nullptr && zk->State() == ZOO_CONNECTED_STATE) {
+        for (int p = 0; p < kPartitions && !stop_; ++p) Read(*zk, p);
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  void Read(testing::RawZkClient& zk, int p) {
+    auto [rc, data] = zk.Get(absl::StrCat(kZkRoot, "/", id_, "/partition_", p));
+    if (rc != ZOK) return;
+    nlohmann::json j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j["offset"].is_number_integer()) return;
+    const int64_t offset = j["offset"].get<int64_t>();
+    ++reads_;
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = highest_.find(p);
+    if (it == highest_.end()) {
+      highest_[p] = offset;
+    } else if (offset < it->second) {
+      regressions_.push_back(absl::StrCat("partition ", p, ": ", it->second, " -> ", offset));
+    } else {
+      it->second = offset;
+    }
+  }
+
+  const std::string connect_;
+  const std::string id_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> reads_{0};
+  mutable std::mutex mu_;
+  std::map<int, int64_t> highest_;
+  std::vector<std::string> regressions_;
+  std::thread thread_;  // last: starts after every member above is ready
+};
+
+// The fixture. A test binary derives from it and starts zk_ / kafka_ once in
+// its SetUpTestSuite (StartCluster): starting ZooKeeper (a JVM) per test
+// would cost more than some scenarios take.
+class SpoutFaultsFixture : public ::testing::Test {
+ protected:
+  static void StartCluster(testing::ZkEnsemble::Options zk_options) {
+    auto zk = testing::ZkEnsemble::Start(zk_options);
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk).release();
+    auto kafka = testing::DevKafka::Start(1, {});
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = std::move(*kafka).release();
+  }
+  static void StopCluster() {
+    delete kafka_;
+    kafka_ = nullptr;
+    delete zk_;
+    zk_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(zk_, nullptr);
+    ASSERT_NE(kafka_, nullptr);
+  }
+
+  // A topic of kRecords records whose values are their sequence numbers,
+  // partition p holding p*kPerPartition .. (p+1)*kPerPartition-1 in order.
+  // With `partition0_key_bytes`, partition 0's records carry keys that large,
+  // so the dev cluster's size-based retention drops its oldest records.
+  static void Seed(const std::string& topic, int partition0_key_bytes = 0) {
+    ASSERT_TRUE(kafka_->CreateTopic(topic, kPartitions).ok());
+    for (int p = 0; p < kPartitions; ++p) {
+      std::vector<testing::DevKafka::Record> records;
+      records.reserve(kPerPartition);
+      for (int64_t i = 0; i < kPerPartition; ++i) {
+        records.push_back({p == 0 ? std::string(partition0_key_bytes, 'k') : std::string(),
+                           absl::StrCat(p * kPerPartition + i)});
+      }
+      absl::Status s = kafka_->Produce(topic, p, records);
+      ASSERT_TRUE(s.ok()) << s;
+    }
+    for (int p = 0; p < kPartitions; ++p) {
+      auto marks = kafka_->Watermarks(topic, p);
+      ASSERT_TRUE(marks.ok()) << marks.status();
+      if (p != 0 || partition0_key_bytes == 0) {
+        ASSERT_EQ(marks->first, 0) << "the dev cluster dropped records";
+      }
+      ASSERT_EQ(marks->second, kPerPartition);
+    }
+  }
+
+  // The Flux file of `s`; Kafka and ZooKeeper addresses come from the
+  // environment through --env-filter.
+  static std::string WriteTopology(const testing::TempDir& dir, const Scenario& s) {
+    std::string spout_extra = s.spout_extra;
+    if (s.max_uncommitted_offsets.has_value()) {
+      spout_extra += Property("maxUncommittedOffsets", absl::StrCat(*s.max_uncommitted_offsets));
+    }
+    const std::string yaml = absl::StrCat(
+        "name: ", s.name, "\n",
+        "config:\n"
+        "  topology.workers: 1\n"
+        "  topology.acker.executors: 1\n"
+        "  topology.message.timeout.secs: 30\n"
+        "  topology.max.spout.pending: ", kMaxSpoutPending, "\n",
+        // Short sessions: a restarted worker waits for the killed one's
+        // ownership nodes to expire before it may take the partitions.
+        "  storm.zookeeper.session.timeout: ", s.session_timeout_ms, "\n",
+        s.extra_config,
+        "spouts:\n"
+        "  - id: kafka\n"
+        "    className: tempest.KafkaSpout\n"
+        "    parallelism: 1\n"
+        "    properties:\n"
+        "      - name: bootstrap.servers\n"
+        "        value: \"${ENV-BOOTSTRAP}\"\n"
+        "      - name: zkServers\n"
+        "        value: \"${ENV-ZK}\"\n"
+        "      - name: topics\n"
+        "        value: ", s.name, "\n",
+        "      - name: zkRoot\n"
+        "        value: ", kZkRoot, "\n",
+        "      - name: id\n"
+        "        value: ", s.name, "\n",
+        "      - name: processingGuarantee\n"
+        "        value: ", s.guarantee, "\n",
+        "      - name: stateUpdateIntervalMs\n"
+        "        value: ", kCommitIntervalMs, "\n",
+        "      - name: stopAtEnd\n"
+        "        value: true\n",
+        spout_extra,
+        "bolts:\n"
+        "  - id: identity\n"
+        "    className: tempest.IdentityBolt\n"
+        "    parallelism: 1\n"
+        "    properties:\n"
+        "      - name: fields\n"
+        "        value: [topic, partition, offset, key, value]\n"
+        "      - name: failFraction\n"
+        "        value: ", s.fail_fraction, "\n",
+        "      - name: seed\n"
+        "        value: 7\n"
+        "      - name: delayMicros\n"
+        "        value: ", s.bolt_delay_micros, "\n",
+        s.bolt_extra,
+        "  - id: verifier\n"
+        "    className: tempest.VerifierBolt\n"
+        "    parallelism: 1\n"
+        "    config:\n"
+        "      topology.tick.tuple.freq.secs: 1\n"
+        "    properties:\n"
+        "      - name: field\n"
+        "        value: value\n"
+        "      - name: logPath\n"
+        "        value: ", dir.File("verifier.log"), "\n",
+        "      - name: reportPath\n"
+        "        value: ", dir.File("report.json"), "\n",
+        "      - name: expected\n"
+        "        value: ", kRecords, "\n",
+        "streams:\n"
+        "  - from: kafka\n"
+        "    to: identity\n"
+        "    grouping:\n"
+        "      type: SHUFFLE\n"
+        "  - from: identity\n"
+        "    to: verifier\n"
+        "    grouping:\n"
+        "      type: GLOBAL\n");
+    const std::string path = dir.File("topology.yaml");
+    std::ofstream(path) << yaml;
+    return path;
+  }
+
+  // Starts `tempest local TOPOLOGY --env-filter --until-complete`; run n
+  // writes run-n.out / run-n.err.
+  static std::unique_ptr<os::ChildProcess> StartWorker(const testing::TempDir& dir,
+                                                       const std::string& topology, int run) {
+    os::ChildProcess::Options o;
+    o.argv = {testing::TempestBinary(), "local", topology, "--env-filter", "--until-complete"};
+    o.stdout_path = dir.File(absl::StrCat("run-", run, ".out"));
+    o.stderr_path = dir.File(absl::StrCat("run-", run, ".err"));
+    o.env = {{"BOOTSTRAP", kafka_->bootstrap_servers()}, {"ZK", zk_->ConnectString()}};
+    auto child = os::ChildProcess::Start(o);
+    EXPECT_TRUE(child.ok()) << child.status();
+    return child.ok() ? std::move(*child) : nullptr;
+  }
+
+  // Waits for a worker to finish by itself and checks it exited cleanly.
+  static void ExpectCompletes(const testing::TempDir& dir, os::ChildProcess& child, int run) {
+    std::optional<int> status = child.WaitFor(kRunTimeout);
+    const std::string out = testing::ReadFileOrEmpty(dir.File(absl::StrCat("run-", run, ".out")));
+    const std::string err = testing::ReadFileOrEmpty(dir.File(absl::StrCat("run-", run, ".err")));
+    ASSERT_TRUE(status.has_value()) << "run " << run << " did not complete\n" << out << err;
+    ASSERT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << "run " << run << ": " << os::DescribeWaitStatus(*status) << "\n" << out << err;
+    EXPECT_NE(out.find("done: complete"), std::string::npos) << out;
+  }
+
+  // Complete lines in the verifier log so far.
+  static int64_t LoggedLines(const testing::TempDir& dir) {
+    const std::string log = testing::ReadFileOrEmpty(dir.File("verifier.log"));
+    int64_t n = 0;
+    for (char c : log) n += c == '\n';
+    return n;
+  }
+
+  // Waits until the verifier has durably logged at least `lines` values: the
+  // stream is well under way (and commits have happened) but far from done.
+  static bool WaitForLoggedLines(const testing::TempDir& dir, int64_t lines) {
+    return testing::Eventually(seconds(90), [&] { return LoggedLines(dir) >= lines; },
+                               milliseconds(20));
+  }
+
+  // Waits (at most `deadline`) until the verifier log has not grown for
+  // `quiet`; returns whether it stalled.
+  static bool WaitForStall(const testing::TempDir& dir, milliseconds quiet, milliseconds deadline) {
+    int64_t last = LoggedLines(dir);
+    auto last_change = std::chrono::steady_clock::now();
+    return testing::Eventually(deadline, [&] {
+      const int64_t now_lines = LoggedLines(dir);
+      const auto now = std::chrono::steady_clock::now();
+      if (now_lines != last) {
+        last = now_lines;
+        last_change = now;
+      }
+      return now - last_change >= quiet;
+    }, milliseconds(50));
+  }
+
+  // Runs a short `tempest` command to completion and returns its stdout.
+  static std::string RunTempest(const testing::TempDir& dir, const std::string& name,
+                                std::vector<std::string> args) {
+    args.insert(args.begin(), testing::TempestBinary());
+    const testing::CommandRun run = testing::RunCommand(args, dir.File(name), seconds(60));
+    EXPECT_TRUE(run.finished && run.exit_code == 0) << "tempest " << args[1] << ": " << run.err;
+    return run.out;
+  }
+
+  // `tempest verify LOG --expected kRecords --json`, computed offline.
+  static VerifyReport Verify(const testing::TempDir& dir) {
+    const std::string text =
+        RunTempest(dir, "verify", {"verify", dir.File("verifier.log"), "--expected",
+                                   absl::StrCat(kRecords), "--json"});
+    VerifyReport r;
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(j.is_object()) << text;
+    if (!j.is_object()) return r;
+    r.received = j.value("received", int64_t{-1});
+    r.unique = j.value("unique", int64_t{-1});
+    r.missing = j.value("missing", int64_t{-1});
+    r.duplicated = j.value("duplicated", int64_t{-1});
+    r.unexpected = j.value("unexpected", int64_t{-1});
+    r.malformed = j.value("malformed", int64_t{-1});
+    if (j["missing_sample"].is_array()) {
+      for (const auto& v : j["missing_sample"]) {
+        if (v.is_number_integer()) r.missing_sample.push_back(v.get<int64_t>());
+      }
+    }
+    std::printf("verifier report: %s", text.c_str());
+    return r;
+  }
+
+  // `tempest offsets show --json` for spout `id`: partition -> committed offset.
+  static std::map<int, int64_t> CommittedOffsets(const testing::TempDir& dir,
+                                                 const std::string& id) {
+    const std::string text =
+        RunTempest(dir, "offsets", {"offsets", "show", "--zk", zk_->ConnectString(), "--root",
+                                    kZkRoot, "--id", id, "--json"});
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(j.is_object() && j["partitions"].is_array()) << text;
+    std::map<int, int64_t> committed;
+    if (!j.is_object() || !j["partitions"].is_array()) return committed;
+    for (const auto& p : j["partitions"]) {
+      committed[p.value("partition", -1)] = p.value("committed_offset", int64_t{-1});
+    }
+    return committed;
+  }
+
+  // The final run committed every partition up to its log end, in the
+  // storm-kafka nodes that `tempest offsets show` reads.
+  static void ExpectCommittedToLogEnd(const testing::TempDir& dir, const std::string& id) {
+    std::map<int, int64_t> expected;
+    for (int p = 0; p < kPartitions; ++p) expected[p] = kPerPartition;
+    EXPECT_EQ(CommittedOffsets(dir, id), expected);
+  }
+
+  // The `failed=N` of the final `done:` line of a run's stdout; -1 if absent.
+  static int64_t FailedInDoneLine(const std::string& out) {
+    const size_t done = out.rfind("done: ");
+    if (done == std::string::npos) return -1;
+    const size_t failed = out.find(" failed=", done);
+    if (failed == std::string::npos) return -1;
+    return std::strtoll(out.c_str() + failed + 8, nullptr, 10);
+  }
+
+  static void Print(const std::string& scenario, const VerifyReport& r, int64_t bound) {
+    std::printf("[ %s ] lost=%lld duplicated=%lld (duplicate bound %lld)\n", scenario.c_str(),
+                static_cast<long long>(r.missing), static_cast<long long>(r.duplicated),
+                static_cast<long long>(bound));
+    std::fflush(stdout);
+  }
+
+  // At-least-once end state: every record, nothing foreign, few duplicates.
+  static void ExpectNothingLost(const VerifyReport& r, int64_t duplicate_bound) {
+    EXPECT_EQ(r.missing, 0);
+    EXPECT_EQ(r.unique, kRecords);
+    EXPECT_EQ(r.unexpected, 0);
+    EXPECT_EQ(r.malformed, 0);
+    EXPECT_GE(r.duplicated, 0);
+    EXPECT_LE(r.duplicated, duplicate_bound);
+  }
+
+  inline static testing::ZkEnsemble* zk_ = nullptr;
+  inline static testing::DevKafka* kafka_ = nullptr;
+};
+
+}  // namespace tempest::spout_faults
+
+#endif  // TEMPEST_TESTS_SYSTEM_KAFKA_SPOUT_SPOUT_FAULTS_FIXTURE_H_
