@@ -104,7 +104,10 @@ Rates BareConsumer(const std::string& bootstrap, const Args& a) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   const std::vector<std::pair<const char*, const char*>> props = {
-      {"queued.max.messages.kbytes", "65536"}, {"fetch.wait.max.ms", "100"}, {"log_level", "3"}};
+      {"queued.max.messages.kbytes", "65536"},
+      {"queued.min.messages", "1000000"},
+      {"fetch.wait.max.ms", "100"},
+      {"log_level", "3"}};
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
   for (auto [k, v] : props) rd_kafka_conf_set(conf, k, v, err, sizeof(err));
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));

@@ -39,6 +39,14 @@ absl::StatusOr<std::unique_ptr<KafkaReader>> KafkaReader::Create(
       {"enable.partition.eof", "true"},
       // Keep the prefetch modest: the spout, not librdkafka, bounds memory.
       {"queued.max.messages.kbytes", "65536"},
+      // Every partition feeds the one queue, and librdkafka compares that
+      // queue's total with queued.min.messages (default 100000) for each
+      // partition: once a few partitions' fetches are queued, all of them
+      // stop fetching, and draining the queue does not restart them before
+      // librdkafka's next periodic check (up to a second later), so the
+      // reader sat idle most of the time. A higher count leaves the byte
+      // bound above to limit the prefetch.
+      {"queued.min.messages", "1000000"},
       {"fetch.wait.max.ms", "100"},
       // A misspelt topic is an error, not a new empty topic.
       {"allow.auto.create.topics", "false"},
