@@ -249,7 +249,7 @@ bool KafkaSpout::AwaitingAtMostOnceCommit() const {
   if (config_.guarantee != ProcessingGuarantee::kAtMostOnce) return false;
   for (int slot : assigned_slots_) {
     const Partition& p = *partitions_[slot];
-    if (p.phase == Phase::kActive && !p.waiting.empty()) return true;
+    if (p.phase == Phase::kActive && p.window.HasWaiting()) return true;
   }
   return false;
 }
@@ -354,8 +354,7 @@ void KafkaSpout::OnMetadata(MetadataResult& r, Clock::TimePoint now) {
       so.max_uncommitted = *config_.max_uncommitted_offsets;
       so.has_dead_letter = !config_.dead_letter_topic.empty();
       p->state.emplace(so, r.decision.committed, r.decision.start);
-      p->records.clear();
-      p->waiting.clear();
+      p->window.Clear();
       p->end_offset = r.high;
       p->log_end = r.high;
       p->leader = r.leader;
@@ -392,14 +391,9 @@ void KafkaSpout::OnMetadata(MetadataResult& r, Clock::TimePoint now) {
         collector_->ReportError(err);
         return;
       }
-      for (auto it = p->records.begin(); it != p->records.end();) {
-        if (it->first < rep.position && !p->state->pending().IsPending(it->first)) {
-          p->records.erase(it++);
-        } else {
-          ++it;
-        }
-      }
-      p->waiting.clear();
+      // Nothing stays pending across a repositioning (OnOutOfRange drops every
+      // in-flight offset), so no payload is kept for a retry.
+      p->window.Clear();
       p->lost->Add(rep.skipped);
       p->dropped->Add(rep.dropped_pending);
       p->totals.lost += rep.skipped;
@@ -454,8 +448,7 @@ void KafkaSpout::DropOwnership(Partition& p, const std::string& why) {
         config_.id, Describe(p.tp), why, in_flight);
   }
   p.state.reset();
-  p.records.clear();
-  p.waiting.clear();
+  p.window.Clear();
   p.fetching = false;
   p.paused = false;
   p.repositioning = false;
@@ -545,7 +538,7 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
   bool any_over = false;
   bool any_waiting = false;
   for (int slot = 0; slot < static_cast<int>(partitions_.size()) && !any_waiting; ++slot) {
-    any_waiting = !partitions_[slot]->waiting.empty();
+    any_waiting = partitions_[slot]->window.HasWaiting();
   }
   // Wait briefly only when idle, so an idle spout does not spin.
   const milliseconds wait = any_waiting ? milliseconds(0) : milliseconds(1);
@@ -566,13 +559,11 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
       any_over = true;
       return;
     }
-    Held h;
-    h.offset = rec.offset;
-    h.has_key = rec.has_key;
-    h.has_value = rec.has_value;
-    h.key.assign(rec.key);
-    h.value.assign(rec.value);
-    p->waiting.push_back(std::move(h));
+    RecordWindow::Record& r = p->window.Append(rec.offset);
+    r.has_key = rec.has_key;
+    r.has_value = rec.has_value;
+    if (rec.has_key) r.key.assign(rec.key);
+    if (rec.has_value) r.value.assign(rec.value);
     st.OnFetched(rec.offset);
     if (st.OverUncommittedLimit()) any_over = true;
   });
@@ -608,30 +599,34 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
   if (config_.guarantee == ProcessingGuarantee::kAtMostOnce) RequestAtMostOnceCommits(now);
 }
 
-void KafkaSpout::EmitRecord(Partition& p, const Held& h, bool retry) {
+void KafkaSpout::EmitRecord(const Partition& p, RecordWindow::Record& r, bool take_payload) {
+  // The window keeps AT_LEAST_ONCE payloads for retries, so those are copied;
+  // otherwise the record is dropped right after and its bytes move.
+  auto payload = [take_payload](std::string& s) {
+    return take_payload ? std::move(s) : std::string(s);
+  };
   api::Values values;
   switch (config_.scheme) {
     case RecordScheme::kRecord:
       values.reserve(5);
       values.emplace_back(p.tp.topic);
       values.emplace_back(int64_t{p.tp.partition});
-      values.emplace_back(h.offset);
-      values.push_back(h.has_key ? api::Value(h.key) : api::Value());
-      values.push_back(h.has_value ? api::Value(h.value) : api::Value());
+      values.emplace_back(r.offset);
+      values.push_back(r.has_key ? api::Value(payload(r.key)) : api::Value());
+      values.push_back(r.has_value ? api::Value(payload(r.value)) : api::Value());
       break;
     case RecordScheme::kRaw:
-      values.push_back(h.has_value ? api::Value::OfBytes(h.value) : api::Value());
+      values.push_back(r.has_value ? api::Value::OfBytes(payload(r.value)) : api::Value());
       break;
     case RecordScheme::kString:
-      values.push_back(h.has_value ? api::Value(h.value) : api::Value());
+      values.push_back(r.has_value ? api::Value(payload(r.value)) : api::Value());
       break;
   }
   if (config_.guarantee == ProcessingGuarantee::kAtLeastOnce) {
-    collector_->Emit(stream_, std::move(values), EncodeId(p, h.offset));
+    collector_->Emit(stream_, std::move(values), EncodeId(p, r.offset));
   } else {
     collector_->Emit(stream_, std::move(values));
   }
-  (void)retry;
 }
 
 int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
@@ -648,14 +643,14 @@ int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
         std::optional<int64_t> off = p->state->NextRetry(now);
         if (!off.has_value()) break;
         p->state->Retrying(*off);
-        auto rec = p->records.find(*off);
-        if (rec == p->records.end()) {
+        RecordWindow::Record* rec = p->window.FindMutable(*off);
+        if (rec == nullptr) {
           // No payload (cannot happen while pending); never skip silently.
           spdlog::error("kafka spout {}: no payload to retry offset {} of {}", config_.id, *off,
                         Describe(tp));
           continue;
         }
-        EmitRecord(*p, rec->second, true);
+        EmitRecord(*p, *rec, false);
         ++emitted;
       }
     }
@@ -673,18 +668,16 @@ int KafkaSpout::EmitSome(Clock::TimePoint now, int budget) {
     Partition* p = partitions_[assigned_slots_[(round_robin_ + i) % n]].get();
     if (p->phase != Phase::kActive || !p->state.has_value()) continue;
     KafkaPartitionState& st = *p->state;
-    while (emitted < budget && !p->waiting.empty()) {
-      Held& h = p->waiting.front();
-      if (!st.MayEmit(h.offset)) break;  // AT_MOST_ONCE: commit first
-      st.OnEmitted(h.offset);
-      if (config_.guarantee == ProcessingGuarantee::kAtLeastOnce) {
-        auto [it, inserted] = p->records.insert_or_assign(h.offset, std::move(h));
-        (void)inserted;
-        EmitRecord(*p, it->second, false);
-      } else {
-        EmitRecord(*p, h, false);
-      }
-      p->waiting.pop_front();
+    const bool retain = config_.guarantee == ProcessingGuarantee::kAtLeastOnce;
+    while (emitted < budget && p->window.HasWaiting()) {
+      RecordWindow::Record& r = p->window.FrontWaiting();
+      if (!st.MayEmit(r.offset)) break;  // AT_MOST_ONCE: commit first
+      const int64_t offset = r.offset;
+      st.OnEmitted(offset);
+      EmitRecord(*p, r, !retain);
+      p->window.PopWaiting(retain);
+      // An offset that could not become pending is never acked: keep nothing.
+      if (retain && !st.pending().IsPending(offset)) p->window.Release(offset);
       ++emitted;
     }
   }
@@ -699,7 +692,7 @@ void KafkaSpout::Ack(const api::MessageId& message_id) {
   if (!DecodeId(message_id, &slot, &epoch, &offset)) return;
   Partition& p = *partitions_[slot];
   if (p.epoch != epoch || !p.state.has_value()) return;  // from an older ownership
-  if (p.state->OnAck(offset)) p.records.erase(offset);
+  if (p.state->OnAck(offset)) p.window.Release(offset);
 }
 
 void KafkaSpout::Fail(const api::MessageId& message_id) {
@@ -728,9 +721,9 @@ void KafkaSpout::Fail(const api::MessageId& message_id) {
 }
 
 void KafkaSpout::SendToDeadLetter(Partition& p, int64_t offset) {
-  auto rec = p.records.find(offset);
-  if (rec == p.records.end() || dead_letter_ == nullptr) return;
-  const Held& h = rec->second;
+  const RecordWindow::Record* rec = p.window.Find(offset);
+  if (rec == nullptr || dead_letter_ == nullptr) return;
+  const RecordWindow::Record& h = *rec;
   auto* ref = new DeadLetterRef{p.slot, p.epoch, offset};
   const std::string offset_text = absl::StrCat(offset);
   const std::string partition_text = absl::StrCat(p.tp.partition);
@@ -765,7 +758,7 @@ void KafkaSpout::OnDeadLetterReport(const rd_kafka_message_t& message) {
     return;
   }
   if (p.state->OnDeadLettered(ref->offset)) {
-    p.records.erase(ref->offset);
+    p.window.Release(ref->offset);
     p.dead_lettered->Add(1);
     p.totals.dead_lettered++;
     spdlog::warn("kafka spout {}: offset {} of {} sent to dead-letter topic {} after {} failures",
@@ -855,7 +848,7 @@ bool KafkaSpout::IsExhausted() const {
     const Partition& p = *partitions_[slot];
     if (p.phase != Phase::kActive || !p.state.has_value() || p.end_offset < 0) return false;
     const KafkaPartitionState& st = *p.state;
-    if (st.emitted_to() < p.end_offset || !p.waiting.empty() || !st.pending().empty()) {
+    if (st.emitted_to() < p.end_offset || p.window.HasWaiting() || !st.pending().empty()) {
       return false;
     }
     if (st.CommitCandidate().has_value()) return false;

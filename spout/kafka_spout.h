@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
@@ -22,6 +20,7 @@
 #include "spout/kafka_partition_state.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/partition_assignment.h"
+#include "spout/record_window.h"
 #include "spout/zk_offset_store.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
@@ -102,11 +101,6 @@ class KafkaSpout : public api::Spout {
   void OnDeadLetterReport(const rd_kafka_message_t& message);
 
  private:
-  struct Held {
-    int64_t offset = 0;
-    std::string key, value;
-    bool has_key = false, has_value = false;
-  };
   enum class Phase { kUnowned, kResolving, kActive, kFailed };
   struct Partition {
     TopicPartition tp;
@@ -117,8 +111,9 @@ class KafkaSpout : public api::Spout {
     uint64_t acquisition = 0;
     std::optional<StormKafkaOffset> stored;  // as read at acquisition
     std::optional<KafkaPartitionState> state;
-    absl::flat_hash_map<int64_t, Held> records;  // payloads of pending offsets
-    std::deque<Held> waiting;                    // fetched, not yet emitted
+    // Fetched records not yet emitted, then (AT_LEAST_ONCE) the payloads of
+    // emitted ones until acked or dead-lettered, for retries.
+    RecordWindow window;
     bool fetching = false;
     bool paused = false;
     bool repositioning = false;
@@ -165,7 +160,9 @@ class KafkaSpout : public api::Spout {
   void PollKafka(core::Clock::TimePoint now);
   bool AwaitingAtMostOnceCommit() const;
   int EmitSome(core::Clock::TimePoint now, int budget);
-  void EmitRecord(Partition& p, const Held& h, bool retry);
+  // `take_payload`: move the key and value into the tuple (nothing retains
+  // them) instead of copying.
+  void EmitRecord(const Partition& p, RecordWindow::Record& r, bool take_payload);
   void RequestAtMostOnceCommits(core::Clock::TimePoint now);
   void UpdateFetching(Partition& p);
   void SendToDeadLetter(Partition& p, int64_t offset);

@@ -13,7 +13,12 @@ bool PendingOffsets::Add(int64_t offset) {
   }
   if (offset < base_) return false;
   const auto index = static_cast<size_t>(offset - base_);
-  if (index >= pending_.size()) pending_.resize(index + 1, 0);
+  if (index == pending_.size()) {  // the next offset: the common case
+    pending_.push_back(1);
+    ++pending_count_;
+    return true;
+  }
+  if (index > pending_.size()) pending_.resize(index + 1, 0);
   if (pending_[index] == 0) {
     pending_[index] = 1;
     ++pending_count_;
