@@ -20,6 +20,8 @@ PACKAGES=(
   libabsl-dev
   # YAML, JSON, logging, CLI parsing
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
+  # the allocator of the tempest binary (docs/adr/0009-jemalloc.md)
+  libjemalloc-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # independent peer clients used by tests to check our formats
