@@ -49,16 +49,9 @@ absl::Status ShellBolt::Prepare(const api::Config& config, const api::TopologyCo
 }
 
 absl::Status ShellBolt::StartChild() {
-  multilang::ShellOptions options;
-  options.command = spec_.command;
-  options.working_dir = context_->config().GetString(multilang::kResourcesDirKey, "");
-  options.timeout = timeout_;
   absl::StatusOr<std::unique_ptr<multilang::ShellProcess>> shell =
-      multilang::ShellProcess::Start(options, context_->config(), *context_);
-  if (!shell.ok()) {
-    return absl::Status(shell.status().code(),
-                        absl::StrCat(label_, ": ", api::Sv(api::StdSv(shell.status().message()))));
-  }
+      multilang::ShellProcess::StartForComponent(spec_.command, *context_, timeout_, label_);
+  if (!shell.ok()) return shell.status();
   shell_ = *std::move(shell);
   last_heartbeat_sent_ = Clock::now();
   restarts_.Started(last_heartbeat_sent_);

@@ -42,16 +42,9 @@ absl::Status ShellSpout::Open(const api::Config& config, const api::TopologyCont
 }
 
 absl::Status ShellSpout::StartChild() {
-  multilang::ShellOptions options;
-  options.command = spec_.command;
-  options.working_dir = context_->config().GetString(multilang::kResourcesDirKey, "");
-  options.timeout = timeout_;
   absl::StatusOr<std::unique_ptr<multilang::ShellProcess>> shell =
-      multilang::ShellProcess::Start(options, context_->config(), *context_);
-  if (!shell.ok()) {
-    return absl::Status(shell.status().code(),
-                        absl::StrCat(label_, ": ", api::Sv(api::StdSv(shell.status().message()))));
-  }
+      multilang::ShellProcess::StartForComponent(spec_.command, *context_, timeout_, label_);
+  if (!shell.ok()) return shell.status();
   shell_ = *std::move(shell);
   restarts_.Started(Clock::now());
   awaiting_syncs_ = 0;

@@ -111,6 +111,22 @@ nlohmann::json HandshakeContext(const api::TopologyContext& context) {
                         {"stream->outputfields", std::move(output_fields)}};
 }
 
+absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::StartForComponent(
+    const std::vector<std::string>& command, const api::TopologyContext& context,
+    std::chrono::milliseconds timeout, std::string_view label) {
+  ShellOptions options;
+  options.command = command;
+  options.working_dir = context.config().GetString(kResourcesDirKey, "");
+  options.timeout = timeout;
+  absl::StatusOr<std::unique_ptr<ShellProcess>> shell = Start(options, context.config(), context);
+  if (!shell.ok()) {
+    return absl::Status(shell.status().code(),
+                        absl::StrCat(api::Sv(label), ": ",
+                                     api::Sv(api::StdSv(shell.status().message()))));
+  }
+  return shell;
+}
+
 absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
     const ShellOptions& options, const api::Config& config, const api::TopologyContext& context) {
   if (options.command.empty()) return absl::InvalidArgumentError("multilang: empty command");

@@ -70,6 +70,11 @@ class ShellProcess {
   static absl::StatusOr<std::unique_ptr<ShellProcess>> Start(const ShellOptions& options,
                                                              const api::Config& config,
                                                              const api::TopologyContext& context);
+  // Starts a ShellBolt's or ShellSpout's child: `command` in the component's
+  // tempest.resources.dir, bounded by `timeout`; an error names `label`.
+  static absl::StatusOr<std::unique_ptr<ShellProcess>> StartForComponent(
+      const std::vector<std::string>& command, const api::TopologyContext& context,
+      std::chrono::milliseconds timeout, std::string_view label);
   ShellProcess(const ShellProcess&) = delete;
   ShellProcess& operator=(const ShellProcess&) = delete;
   ~ShellProcess();
