@@ -7,8 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
-#include "common/core/config_loader.h"
-#include "common/core/flux_loader.h"
+#include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_validator.h"
 #include "spdlog/spdlog.h"
@@ -42,25 +41,16 @@ absl::Status TopologyStore::ValidateName(std::string_view name) {
 absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& request,
                                                      const api::ComponentRegistry& registry,
                                                      int64_t now_secs) {
-  if (request.flux_text.empty()) return absl::InvalidArgumentError("the Flux topology text is empty");
-  const std::string file_name = request.file_name.empty() ? "topology.yaml" : request.file_name;
-  absl::StatusOr<core::TopologyDef> def =
-      core::FluxLoader(core::FluxOptions{}).LoadString(request.flux_text, file_name);
+  core::TopologySource source;
+  source.flux_text = request.flux_text;
+  source.file_name = request.file_name;
+  source.name_override = request.name;
+  source.config_overrides = &request.config_overrides;
+  absl::StatusOr<core::TopologyDef> def = core::LoadTopologySource(source);
   if (!def.ok()) return def.status();
-  if (!request.name.empty()) def->name = request.name;
   if (absl::Status s = ValidateName(def->name); !s.ok()) return s;
-
-  // Effective config: Storm's defaults, the Flux file's config, then the
-  // submitter's overrides.
-  api::Config config = core::ConfigLoader::Defaults();
-  config.Merge(def->config);
-  for (const auto& [key, value] : request.config_overrides) {
-    absl::StatusOr<std::string> applied =
-        core::ConfigLoader::ApplyOverride(config, absl::StrCat(key, "=", value));
-    if (!applied.ok()) return applied.status();
-  }
-  config.Set(api::kTopologyName, def->name);
-  def->config = config;
+  const std::string file_name = request.file_name.empty() ? "topology.yaml" : request.file_name;
+  const api::Config& config = def->config;
 
   if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;
   const int workers = static_cast<int>(config.GetInt(api::kTopologyWorkers, 1));

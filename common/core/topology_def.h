@@ -92,6 +92,9 @@ struct TopologyDef {
 
   // Spout or bolt by id (nullptr if none).
   const ComponentDef* FindComponent(const api::ComponentId& id) const;
+  ComponentDef* FindMutableComponent(const api::ComponentId& id) {
+    return const_cast<ComponentDef*>(FindComponent(id));
+  }
   // Spouts then bolts.
   std::vector<const ComponentDef*> AllComponents() const;
 };

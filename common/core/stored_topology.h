@@ -1,0 +1,41 @@
+#ifndef TEMPEST_COMMON_CORE_STORED_TOPOLOGY_H_
+#define TEMPEST_COMMON_CORE_STORED_TOPOLOGY_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "common/core/topology_def.h"
+#include "tempest/v1/cluster.pb.h"
+
+namespace tempest::core {
+
+// What a submitter hands to nimbus, before anything is stored.
+struct TopologySource {
+  std::string_view flux_text;
+  std::string_view file_name;      // names the text in error messages
+  std::string_view name_override;  // replaces the Flux `name` when non-empty
+  // key -> value as YAML/JSON text (like `-c key=value`), applied over the
+  // Flux file's own config.
+  const std::map<std::string, std::string>* config_overrides = nullptr;
+  // component -> executor count (rebalance -e); the task count stays as
+  // submitted, as in Storm.
+  const std::map<std::string, int>* component_executors = nullptr;
+};
+
+// Loads a submitted topology the one way nimbus and every worker agree on:
+// the Flux text, its effective config (Storm's defaults, the file's
+// `config:`, then the overrides, plus topology.name) and any executor
+// counts changed by rebalance. Not validated against a registry (callers
+// do that); InvalidArgument for bad YAML, a bad override or an executor
+// count for an unknown component or below 1.
+absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source);
+
+// The definition stored in {root}/storms/{id}, as LoadTopologySource reads
+// it (the stored name, overrides and component_executors).
+absl::StatusOr<TopologyDef> LoadStoredTopology(const v1::StormBase& base);
+
+}  // namespace tempest::core
+
+#endif  // TEMPEST_COMMON_CORE_STORED_TOPOLOGY_H_
