@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "common/core/config_loader.h"
+
 namespace tempest::cli {
 
 int CommandSet::Run() const {
@@ -27,6 +29,24 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   return set;
 }
 
+absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals) {
+  api::Config config = core::ConfigLoader::Defaults();
+  if (!globals.config_file.empty()) {
+    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
+    if (!loaded.ok()) return loaded.status();
+    for (const std::string& w : loaded->warnings) {
+      std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
+    }
+    config = std::move(loaded->config);
+  }
+  for (const std::string& kv : globals.overrides) {
+    absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
+    if (!warning.ok()) return warning.status();
+    if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
+  }
+  return config;
+}
+
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "tempest: %s\n", message.c_str());
   return code;
@@ -48,6 +68,18 @@ int WaitForStopSignal() {
   int sig = 0;
   sigwait(&set, &sig);
   return sig;
+}
+
+int WaitStopSignalFor(std::chrono::milliseconds timeout) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  ts.tv_nsec = static_cast<long>((timeout.count() % 1000) * 1000000);
+  const int sig = sigtimedwait(&set, nullptr, &ts);
+  return sig > 0 ? sig : 0;
 }
 
 }  // namespace tempest::cli

@@ -1,11 +1,14 @@
 #ifndef TEMPEST_CLI_COMMANDS_H_
 #define TEMPEST_CLI_COMMANDS_H_
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "common/api/config.h"
 
 namespace tempest::cli {
 
@@ -44,6 +47,10 @@ void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 
+// A daemon's effective config: Storm's defaults, then --config, then each
+// -c override. Warnings (unknown keys) are printed on stderr.
+absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals);
+
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
 int Fail(const std::string& message, int code = 1);
 
@@ -52,6 +59,8 @@ int Fail(const std::string& message, int code = 1);
 // BlockStopSignals() before starting any thread.
 void BlockStopSignals();
 int WaitForStopSignal();
+// Waits up to `timeout` for SIGINT/SIGTERM; returns the signal or 0.
+int WaitStopSignalFor(std::chrono::milliseconds timeout);
 
 }  // namespace tempest::cli
 

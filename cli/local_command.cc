@@ -58,19 +58,6 @@ void PrintProgress(double elapsed, const worker::LocalClusterStats& now,
   std::fflush(stdout);
 }
 
-// Waits up to `timeout` for SIGINT/SIGTERM (blocked in every thread, see
-// BlockStopSignals). Returns the signal or 0.
-int WaitStopSignalFor(std::chrono::milliseconds timeout) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  timespec ts;
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  ts.tv_nsec = static_cast<long>((timeout.count() % 1000) * 1000000);
-  const int sig = sigtimedwait(&set, nullptr, &ts);
-  return sig > 0 ? sig : 0;
-}
 
 int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
   BlockStopSignals();  // before any thread starts

@@ -9,7 +9,6 @@
 #include "bolts/builtin_bolts.h"
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
-#include "common/core/config_loader.h"
 #include "nimbus/nimbus.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -22,21 +21,9 @@ int RunNimbus(const GlobalOptions& globals) {
   BlockStopSignals();  // before any thread starts
   spdlog::set_default_logger(spdlog::stderr_color_mt("nimbus"));
 
-  api::Config config = core::ConfigLoader::Defaults();
-  if (!globals.config_file.empty()) {
-    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
-    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
-    for (const std::string& w : loaded->warnings) {
-      std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
-    }
-    config = std::move(loaded->config);
-  }
-  for (const std::string& kv : globals.overrides) {
-    absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
-    if (!warning.ok()) return Fail(std::string(warning.status().message()), 2);
-    if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
-  }
-  absl::StatusOr<nimbus::NimbusOptions> options = nimbus::NimbusOptions::FromConfig(config);
+  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+  if (!config.ok()) return Fail(std::string(config.status().message()), 2);
+  absl::StatusOr<nimbus::NimbusOptions> options = nimbus::NimbusOptions::FromConfig(*config);
   if (!options.ok()) return Fail(std::string(options.status().message()), 2);
 
   // Submissions are validated against the same components a worker runs.

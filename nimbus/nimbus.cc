@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/coord/cluster_zk_config.h"
 #include "common/net/event_loop.h"
 #include "common/net/http_server.h"
 #include "nimbus/even_scheduler.h"
@@ -18,51 +19,15 @@ namespace {
 
 constexpr std::string_view kVersion = "tempest-0.1.0";
 
-absl::StatusOr<std::vector<std::string>> StringList(const api::Value& v) {
-  std::vector<std::string> out;
-  if (const std::string* s = v.TryString()) {
-    out.push_back(*s);
-    return out;
-  }
-  const api::ValueList* list = v.TryList();
-  if (list == nullptr) return absl::InvalidArgumentError("expected a list of host names");
-  for (const api::Value& item : *list) {
-    const std::string* s = item.TryString();
-    if (s == nullptr) return absl::InvalidArgumentError("expected a list of host names");
-    out.push_back(*s);
-  }
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& config) {
   NimbusOptions o;
-  std::vector<std::string> servers = {"localhost"};
-  if (const api::Value* v = config.Find(api::kStormZookeeperServers)) {
-    absl::StatusOr<std::vector<std::string>> l = StringList(*v);
-    if (!l.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(api::Sv(api::kStormZookeeperServers), ": ", l.status().message()));
-    }
-    servers = *l;
-  }
-  if (servers.empty()) return absl::InvalidArgumentError("storm.zookeeper.servers is empty");
-  const int64_t zk_port = config.GetInt(api::kStormZookeeperPort, 2181);
-  std::vector<std::string> hosts;
-  for (const std::string& s : servers) {
-    hosts.push_back(s.find(':') == std::string::npos ? absl::StrCat(s, ":", zk_port) : s);
-  }
-  o.zk_connect = absl::StrJoin(hosts, ",");
-  o.root = config.GetString(api::kStormZookeeperRoot, "/tempest");
-  if (o.root.empty() || o.root[0] != '/' || (o.root.size() > 1 && o.root.back() == '/')) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("storm.zookeeper.root must be an absolute path, not '", o.root, "'"));
-  }
-  if (o.root == "/") o.root = "";
-  o.zk = coord::ZkClientConfig::FromLookup([&config](std::string_view key) {
-    return config.GetOptionalInt(key);
-  });
+  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
+  if (!zk.ok()) return zk.status();
+  o.zk_connect = zk->connect;
+  o.root = zk->root;
+  o.zk = zk->client;
   o.bind_host = config.GetString("ui.host", "127.0.0.1");
   const int64_t port = config.GetInt("ui.port", 8080);
   if (port < 0 || port > 65535) {
