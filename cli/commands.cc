@@ -24,6 +24,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterVerifyCommand(app, set);
   RegisterOffsetsCommand(app, set, globals);
   RegisterMigrateCommand(app, set);
+  RegisterDevCommand(app, set, globals);
   RegisterNimbusCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
   return set;

@@ -44,6 +44,7 @@ void RegisterLocalCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals
 void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
+void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 
