@@ -5,6 +5,7 @@
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
 #include "nimbus/topology_state.h"
+#include "nlohmann/json.hpp"
 
 namespace tempest::nimbus {
 
@@ -50,8 +51,10 @@ absl::StatusOr<v1::StormBase> BeginRebalance(const v1::StormBase& base,
   out.set_status(*next);
   out.set_rebalance_at_secs(now_secs + request.wait_secs.value_or(base.message_timeout_secs()));
   out.set_rebalance_num_workers(request.num_workers.value_or(0));
-  for (const auto& [component, executors] : request.executors) {
-    (*out.mutable_component_executors())[component] = executors;
+  if (!request.executors.empty()) {
+    nlohmann::json pending = nlohmann::json::object();
+    for (const auto& [component, executors] : request.executors) pending[component] = executors;
+    (*out.mutable_config_overrides())[kPendingExecutorsKey] = pending.dump();
   }
   return out;
 }
@@ -83,15 +86,48 @@ absl::Status RecomputeLayout(const core::TopologyDef& def, v1::StormBase& base) 
   return absl::OkStatus();
 }
 
+namespace {
+
+absl::StatusOr<std::map<std::string, int>> ParsePending(const v1::StormBase& base) {
+  std::map<std::string, int> out;
+  auto it = base.config_overrides().find(kPendingExecutorsKey);
+  if (it == base.config_overrides().end()) return out;
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError(absl::StrCat(kPendingExecutorsKey, " is not a JSON object"));
+  }
+  for (const auto& [component, count] : j.items()) {
+    if (!count.is_number_integer()) {
+      return absl::DataLossError(absl::StrCat(kPendingExecutorsKey, ": '", component,
+                                              "' is not a whole number"));
+    }
+    out[component] = count.get<int>();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, int> PendingExecutors(const v1::StormBase& base) {
+  absl::StatusOr<std::map<std::string, int>> p = ParsePending(base);
+  return p.ok() ? *p : std::map<std::string, int>{};
+}
+
 absl::StatusOr<v1::StormBase> FinishRebalance(const v1::StormBase& base) {
   if (base.status() != v1::REBALANCING) {
     return absl::FailedPreconditionError(
         absl::StrCat("topology '", base.name(), "' is ",
                      api::Sv(TopologyStatusName(base.status())), ", not REBALANCING"));
   }
-  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
-  if (!def.ok()) return def.status();
+  absl::StatusOr<std::map<std::string, int>> pending = ParsePending(base);
+  if (!pending.ok()) return pending.status();
   v1::StormBase out = base;
+  out.mutable_config_overrides()->erase(kPendingExecutorsKey);
+  for (const auto& [component, executors] : *pending) {
+    (*out.mutable_component_executors())[component] = executors;
+  }
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(out);
+  if (!def.ok()) return def.status();
   if (absl::Status s = RecomputeLayout(*def, out); !s.ok()) return s;
   if (base.rebalance_num_workers() > 0) out.set_num_workers(base.rebalance_num_workers());
   // A record written before prev_status existed goes back to ACTIVE.

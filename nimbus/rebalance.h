@@ -26,16 +26,28 @@ struct RebalanceRequest {
 // Pure.
 absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest& request);
 
+// Where a pending rebalance keeps its executor counts until the leader
+// applies them: a config override holding {"component": count} as JSON.
+// Not component_executors, because a worker (re)started during the wait
+// loads the stored definition, and it must still match the assignment it
+// runs. The key is in tempest.* so the config loader knows it; the leader
+// removes it when it applies the rebalance.
+inline constexpr char kPendingExecutorsKey[] = "tempest.rebalance.executors";
+
 // The StormBase of a topology entering REBALANCING: status REBALANCING,
 // prev_status saved, rebalance_at_secs = now + wait, rebalance_num_workers,
-// and the requested counts merged into component_executors (workers only
-// act on them once the assignment changes). FailedPrecondition if the
-// state machine does not allow it (KILLED, REBALANCING). Validates first.
+// and the requested counts under kPendingExecutorsKey. FailedPrecondition
+// if the state machine does not allow it (KILLED, REBALANCING). Validates
+// first.
 absl::StatusOr<v1::StormBase> BeginRebalance(const v1::StormBase& base,
                                              const RebalanceRequest& request, int64_t now_secs);
 
+// The executor counts of a pending rebalance (empty if none or if the
+// stored text does not parse).
+std::map<std::string, int> PendingExecutors(const v1::StormBase& base);
+
 // DO_REBALANCE: num_workers from rebalance_num_workers (when set), the
-// layout (executors, num_executors, num_tasks, components) recomputed from
+// pending executor counts moved into component_executors, the layout (executors, num_executors, num_tasks, components) recomputed from
 // core::LoadStoredTopology + core::TaskLayout with the new executor counts,
 // status back to prev_status, rebalance fields cleared. Pure.
 absl::StatusOr<v1::StormBase> FinishRebalance(const v1::StormBase& base);

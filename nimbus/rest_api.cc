@@ -296,6 +296,14 @@ HttpResponse TopologyDetail(Nimbus& nimbus, const std::string& id) {
   json component_executors = json::object();
   for (const auto& [k, v] : t->base.component_executors()) component_executors[k] = v;
   body["componentExecutors"] = component_executors;
+  if (t->base.status() == v1::REBALANCING) {
+    json pending = json::object();
+    for (const auto& [k, v] : PendingExecutors(t->base)) pending[k] = v;
+    body["pendingExecutors"] = pending;
+    if (t->base.rebalance_num_workers() > 0) {
+      body["pendingWorkers"] = t->base.rebalance_num_workers();
+    }
+  }
   return Ok(body);
 }
 

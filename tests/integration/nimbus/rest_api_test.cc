@@ -215,7 +215,10 @@ TEST_F(RestApiTest, RebalanceGoodAndMalformedRequests) {
   json d = Body(Call("GET", "/api/v1/topology/" + id));
   EXPECT_EQ(d["status"], "REBALANCING");
   EXPECT_GT(d["rebalanceInSeconds"].get<int>(), 3000);
-  EXPECT_EQ(d["componentExecutors"]["sink"], 2);
+  EXPECT_EQ(d["pendingExecutors"]["sink"], 2);
+  EXPECT_EQ(d["pendingExecutors"]["gen"], 1);
+  EXPECT_EQ(d["pendingWorkers"], 3);
+  EXPECT_TRUE(d["componentExecutors"].empty());
   EXPECT_EQ(d["requestedWorkers"], 2);  // applied only after the wait
   // Rebalancing again is a conflict; the list shows REBALANCING.
   EXPECT_EQ(Call("POST", "/api/v1/topology/" + id + "/rebalance/0").status, 409);

@@ -108,7 +108,10 @@ TEST_F(RebalanceTest, BeginSavesTheStatusAndTheWait) {
   EXPECT_EQ(begun->prev_status(), v1::INACTIVE);
   EXPECT_EQ(begun->rebalance_at_secs(), 2005);
   EXPECT_EQ(begun->rebalance_num_workers(), 4);
-  EXPECT_EQ(begun->component_executors().at("gen"), 4);
+  // The counts wait outside component_executors, so a worker started
+  // meanwhile still loads the layout its assignment was made for.
+  EXPECT_TRUE(begun->component_executors().empty());
+  EXPECT_EQ(PendingExecutors(*begun), (std::map<std::string, int>{{"gen", 4}}));
   // The running layout is untouched until the reschedule.
   EXPECT_EQ(begun->num_executors(), 7);
   EXPECT_EQ(begun->num_workers(), 2);
@@ -129,6 +132,9 @@ TEST_F(RebalanceTest, FinishRecomputesTheLayoutAndRestoresTheStatus) {
   EXPECT_EQ(done->num_workers(), 4);
   EXPECT_EQ(done->rebalance_at_secs(), 0);
   EXPECT_EQ(done->rebalance_num_workers(), 0);
+  EXPECT_FALSE(done->config_overrides().contains(kPendingExecutorsKey));
+  EXPECT_EQ(done->component_executors().at("sink"), 1);
+  EXPECT_TRUE(PendingExecutors(*done).empty());
   EXPECT_EQ(ExecutorsOf(*done, "gen"), 4);
   EXPECT_EQ(ExecutorsOf(*done, "sink"), 1);
   // Ackers come from the topology's config (topology.workers: 2), as every
@@ -162,6 +168,10 @@ TEST_F(RebalanceTest, FinishRecomputesTheLayoutAndRestoresTheStatus) {
   EXPECT_EQ(only_workers->num_workers(), 1);
   EXPECT_EQ(only_workers->num_executors(), 7);
   EXPECT_TRUE(absl::IsFailedPrecondition(FinishRebalance(base_).status()));
+  // A damaged pending record is an error, not a guess.
+  auto damaged = *BeginRebalance(base_, Req(0, std::nullopt, {{"gen", 4}}), 2000);
+  (*damaged.mutable_config_overrides())[kPendingExecutorsKey] = "{oops";
+  EXPECT_TRUE(absl::IsDataLoss(FinishRebalance(damaged).status()));
 }
 
 }  // namespace
