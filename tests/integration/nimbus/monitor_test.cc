@@ -41,7 +41,7 @@ std::set<std::pair<std::string, int>> SlotsOf(const v1::Assignment& a) {
 // which beat once and then never change (a hung worker).
 class FakeWorkers {
  public:
-  FakeWorkers(NimbusTest* test, std::string topology, std::set<std::pair<std::string, int>> frozen,
+  FakeWorkers(std::string topology, std::set<std::pair<std::string, int>> frozen,
               std::function<void(const std::string&, const std::string&, int,
                                  const std::vector<v1::ExecutorRange>&, int64_t)>
                   write,
@@ -50,7 +50,6 @@ class FakeWorkers {
         frozen_(std::move(frozen)),
         write_(std::move(write)),
         read_(std::move(read)) {
-    (void)test;
     thread_ = std::thread([this] { Run(); });
   }
   ~FakeWorkers() {
@@ -96,7 +95,7 @@ class MonitorTest : public NimbusTest {
   std::unique_ptr<FakeWorkers> StartWorkers(const std::string& topology,
                                             std::set<std::pair<std::string, int>> frozen = {}) {
     return std::make_unique<FakeWorkers>(
-        this, topology, std::move(frozen),
+        topology, std::move(frozen),
         [this](const std::string& t, const std::string& node, int port,
                const std::vector<v1::ExecutorRange>& executors,
                int64_t counter) { WriteBeat(t, node, port, executors, counter); },
@@ -113,34 +112,36 @@ class MonitorTest : public NimbusTest {
 
 TEST_F(MonitorTest, ABeatThatStopsChangingMovesItsExecutorsToAnotherSlot) {
   NimbusOptions o = Options();
-  o.liveness.task_timeout = seconds(2);
+  o.liveness.task_timeout = seconds(3);
   o.liveness.task_launch = seconds(0);
   auto n = Start(o);
   ASSERT_NE(n, nullptr);
   AddSupervisor("sup-a", {6700, 6701});
   AddSupervisor("sup-b", {6700});
+  // The workers beat from the moment the assignment exists: sup-b's beats
+  // once and then hangs; sup-a's keeps beating.
   auto id = n->Submit(Demo());
   ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(Eventually(kWait, [&] {
-    auto a = StoredAssignment(*id);
-    return a && a->executors_size() == 7 && SlotsOf(*a).size() == 2;
-  }));
-  const v1::Assignment before = *StoredAssignment(*id);
-  ASSERT_EQ(SlotsOf(before), (std::set<std::pair<std::string, int>>{{"sup-a", 6700},
-                                                                     {"sup-b", 6700}}));
-  EXPECT_EQ(before.transport_secret().size(), 32u);
-
-  // sup-b's worker beats once and then hangs; sup-a's keeps beating.
   auto workers = StartWorkers(*id, {{"sup-b", 6700}});
+  // Interleaved slots: one worker on each supervisor.
+  std::optional<v1::Assignment> before;
+  ASSERT_TRUE(Eventually(kWait, [&] {
+    before = StoredAssignment(*id);
+    return before && before->executors_size() == 7 && SlotsOf(*before).size() == 2;
+  }));
+  ASSERT_EQ(SlotsOf(*before), (std::set<std::pair<std::string, int>>{{"sup-a", 6700},
+                                                                      {"sup-b", 6700}}));
+  EXPECT_EQ(before->transport_secret().size(), 32u);
+
   ASSERT_TRUE(Eventually(kWait, [&] {
     auto a = StoredAssignment(*id);
     return a && a->executors_size() == 7 &&
            SlotsOf(*a) == std::set<std::pair<std::string, int>>{{"sup-a", 6700}, {"sup-a", 6701}};
   }));
   const v1::Assignment after = *StoredAssignment(*id);
-  EXPECT_EQ(after.transport_secret(), before.transport_secret());
+  EXPECT_EQ(after.transport_secret(), before->transport_secret());
   // Executors of the live worker stay where they were, start time included.
-  for (const auto& e : before.executors()) {
+  for (const auto& e : before->executors()) {
     if (e.node() != "sup-a") continue;
     bool kept = false;
     for (const auto& f : after.executors()) {
@@ -154,7 +155,13 @@ TEST_F(MonitorTest, ABeatThatStopsChangingMovesItsExecutorsToAnotherSlot) {
     auto exists = zk().Exists(absl::StrCat(root_, "/workerbeats/", *id, "/sup-b-6700"));
     return exists.ok() && !exists->has_value();
   }));
-  // The moved executors get beats from the new slot and stay there.
+  // The moved executors' new worker beats, and its beat is not stale.
+  EXPECT_TRUE(Eventually(kWait, [&] {
+    auto exists = zk().Exists(absl::StrCat(root_, "/workerbeats/", *id, "/sup-a-6701"));
+    return exists.ok() && exists->has_value();
+  }));
+  ASSERT_TRUE(n->ReconcileNow().ok());
+  EXPECT_EQ(CountChildren(absl::StrCat(root_, "/workerbeats/", *id)), 2);
   workers.reset();
 }
 
