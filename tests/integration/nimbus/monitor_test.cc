@@ -203,6 +203,42 @@ TEST_F(MonitorTest, AVanishedSupervisorsExecutorsMoveAtOnce) {
   EXPECT_NE(StoredAssignment(*other)->transport_secret(), secret);
 }
 
+TEST_F(MonitorTest, ASupervisorWhoseTimeStopsChangingLosesItsSlots) {
+  NimbusOptions o = Options();
+  o.liveness.supervisor_timeout = seconds(2);
+  auto n = Start(o);
+  ASSERT_NE(n, nullptr);
+  AddSupervisor("sup-a", {6700, 6701});
+  AddSupervisor("sup-b", {6700});
+  // sup-a rewrites its SupervisorInfo with a new time_secs every 100 ms;
+  // sup-b's node stays but never changes (a hung supervisor).
+  std::atomic<bool> stop{false};
+  std::thread beater([&] {
+    for (int64_t i = 1; i < 3000 && !stop; ++i) {
+      v1::SupervisorInfo info;
+      info.set_supervisor_id("sup-a");
+      info.set_hostname("127.0.0.1");
+      info.add_slot_ports(6700);
+      info.add_slot_ports(6701);
+      info.set_time_secs(1'700'000'000 + i);
+      (void)zk().Set(absl::StrCat(root_, "/supervisors/sup-a"), info.SerializeAsString());
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  });
+  auto id = n->Submit(Demo());
+  ASSERT_TRUE(id.ok()) << id.status();
+  // Both are alive at first (a full timeout from first sight); later only
+  // sup-a's slots are used, though sup-b's node is still there.
+  EXPECT_TRUE(Eventually(kWait, [&] {
+    auto a = StoredAssignment(*id);
+    return a && a->executors_size() == 7 &&
+           SlotsOf(*a) == std::set<std::pair<std::string, int>>{{"sup-a", 6700}, {"sup-a", 6701}};
+  }));
+  EXPECT_TRUE(zk().Exists(absl::StrCat(root_, "/supervisors/sup-b"))->has_value());
+  stop = true;
+  beater.join();
+}
+
 TEST_F(MonitorTest, SecretIsKeptAcrossFailoverAndPendingRebalanceIsRearmed) {
   auto first = Start(Options());
   ASSERT_NE(first, nullptr);
