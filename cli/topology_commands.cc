@@ -1,5 +1,5 @@
 // Client verbs that talk to nimbus over its REST API: `submit`, `list`,
-// `kill`, `activate`, `deactivate`.
+// `kill`, `activate`, `deactivate`, `rebalance`.
 
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +7,9 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bolts/builtin_bolts.h"
@@ -118,6 +120,39 @@ int RunTransition(const std::string& verb, const std::string& name, int wait_sec
   return 0;
 }
 
+struct RebalanceArgs {
+  std::string name;
+  int wait_secs = -1;
+  int num_workers = -1;
+  std::vector<std::string> executors;  // COMPONENT=PARALLELISM
+};
+
+// rebalance NAME [-w SECS] [-n WORKERS] [-e COMPONENT=PARALLELISM]...
+int RunRebalance(const RebalanceArgs& args, const GlobalOptions& globals) {
+  json options = json::object();
+  if (args.num_workers >= 0) options["numWorkers"] = args.num_workers;
+  json executors = json::object();
+  for (const std::string& kv : args.executors) {
+    const size_t eq = kv.find('=');
+    int n = 0;
+    if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(kv.substr(eq + 1), &n)) {
+      return Fail(absl::StrCat("-e expects COMPONENT=PARALLELISM, not '", kv, "'"), 2);
+    }
+    executors[kv.substr(0, eq)] = n;
+  }
+  if (!executors.empty()) options["executors"] = executors;
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  absl::StatusOr<std::string> id = client->IdOf(args.name);
+  if (!id.ok()) return Fail(std::string(id.status().message()));
+  std::string path = absl::StrCat("/api/v1/topology/", *id, "/rebalance");
+  if (args.wait_secs >= 0) absl::StrAppend(&path, "/", args.wait_secs);
+  absl::StatusOr<json> reply = client->Post(path, json{{"rebalanceOptions", options}});
+  if (!reply.ok()) return Fail(std::string(reply.status().message()));
+  std::printf("Rebalancing topology: %s\n", args.name.c_str());
+  return 0;
+}
+
 }  // namespace
 
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
@@ -146,6 +181,20 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   set.Add(kill, [kill_name, kill_wait, &globals] {
     return RunTransition("kill", *kill_name, *kill_wait, globals);
   });
+
+  auto rebalance_args = std::make_shared<RebalanceArgs>();
+  CLI::App* rebalance = app.add_subcommand(
+      "rebalance",
+      "Rebalance a topology: REBALANCING now; after the wait (default: its message timeout) "
+      "nimbus applies the new counts and reschedules it");
+  rebalance->add_option("name", rebalance_args->name, "topology name")->required();
+  rebalance->add_option("-w,--wait", rebalance_args->wait_secs, "seconds before rescheduling")
+      ->check(CLI::NonNegativeNumber);
+  rebalance->add_option("-n,--num-workers", rebalance_args->num_workers, "new number of workers")
+      ->check(CLI::PositiveNumber);
+  rebalance->add_option("-e,--executor", rebalance_args->executors,
+                        "COMPONENT=PARALLELISM: new executor count (repeatable)");
+  set.Add(rebalance, [rebalance_args, &globals] { return RunRebalance(*rebalance_args, globals); });
 
   for (const char* verb : {"activate", "deactivate"}) {
     auto name = std::make_shared<std::string>();

@@ -1,5 +1,8 @@
 #include "nimbus/nimbus.h"
 
+#include <sys/random.h>
+
+#include <cerrno>
 #include <future>
 #include <map>
 #include <utility>
@@ -19,6 +22,35 @@ namespace {
 
 constexpr std::string_view kVersion = "tempest-0.1.0";
 
+// 32 bytes from the kernel's CSPRNG (getrandom(2), blocking only until
+// the pool is initialised at boot).
+absl::StatusOr<std::string> NewTransportSecret() {
+  std::string secret(32, '\0');
+  size_t filled = 0;
+  for (int attempt = 0; filled < secret.size() && attempt < 100; ++attempt) {
+    const ssize_t n = getrandom(secret.data() + filled, secret.size() - filled, 0);
+    if (n > 0) {
+      filled += static_cast<size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      return absl::InternalError("getrandom failed: cannot generate a transport secret");
+    }
+  }
+  if (filled < secret.size()) return absl::InternalError("getrandom returned too few bytes");
+  return secret;
+}
+
+absl::StatusOr<std::chrono::seconds> PositiveSecs(const api::Config& config, std::string_view key,
+                                                  int64_t fallback, bool allow_zero) {
+  const int64_t v = config.GetInt(key, fallback);
+  if (v < 0 || (v == 0 && !allow_zero) || v > int64_t{86400} * 365) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(api::Sv(key), " must be a positive number of seconds, not ", v));
+  }
+  return std::chrono::seconds(v);
+}
+
+std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }
+
 }  // namespace
 
 absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& config) {
@@ -34,12 +66,23 @@ absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& confi
     return absl::InvalidArgumentError(absl::StrCat("ui.port must be 0..65535, not ", port));
   }
   o.port = static_cast<int>(port);
-  const int64_t monitor = config.GetInt("nimbus.monitor.freq.secs", 10);
+  const int64_t monitor = config.GetInt(api::kNimbusMonitorFreqSecs, 10);
   if (monitor > 0) o.monitor_interval = std::chrono::seconds(monitor);
+  absl::StatusOr<std::chrono::seconds> task_timeout =
+      PositiveSecs(config, api::kNimbusTaskTimeoutSecs, 30, false);
+  if (!task_timeout.ok()) return task_timeout.status();
+  absl::StatusOr<std::chrono::seconds> task_launch =
+      PositiveSecs(config, api::kNimbusTaskLaunchSecs, 120, true);
+  if (!task_launch.ok()) return task_launch.status();
+  absl::StatusOr<std::chrono::seconds> supervisor_timeout =
+      PositiveSecs(config, api::kNimbusSupervisorTimeoutSecs, 60, false);
+  if (!supervisor_timeout.ok()) return supervisor_timeout.status();
+  o.liveness = LivenessTimeouts{*task_timeout, *task_launch, *supervisor_timeout};
   return o;
 }
 
-Nimbus::Nimbus(NimbusOptions options) : options_(std::move(options)) {}
+Nimbus::Nimbus(NimbusOptions options)
+    : options_(std::move(options)), cache_(options_.liveness) {}
 
 absl::StatusOr<std::unique_ptr<Nimbus>> Nimbus::Create(NimbusOptions options) {
   if (options.registry == nullptr) {
@@ -84,7 +127,8 @@ absl::Status Nimbus::Start() {
   id_ = absl::StrCat(options_.bind_host, ":", port_);
 
   for (const std::string& path : {store_->StormsPath(), store_->AssignmentsPath(),
-                                  store_->SupervisorsPath(), store_->NimbusesPath()}) {
+                                  store_->SupervisorsPath(), store_->NimbusesPath(),
+                                  store_->WorkerBeatsPath()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
   if (absl::Status s = Register(); !s.ok()) return s;
@@ -99,8 +143,12 @@ absl::Status Nimbus::Start() {
   eo.on_change = [this, weak](bool leader) {
     spdlog::info("nimbus {}: {}", id_, leader ? "gained leadership" : "is not the leader");
     if (auto control = weak.lock()) {
-      control->Post([this] {
-        if (!stopping_) (void)Reconcile();
+      control->Post([this, leader] {
+        if (stopping_) return;
+        // Storm's HeartbeatCache starts empty on a new leader: everyone
+        // gets a full timeout, whatever an earlier term remembered.
+        if (leader) cache_.Clear();
+        (void)Reconcile();
       });
     }
   };
@@ -193,6 +241,25 @@ absl::StatusOr<v1::StormBase> Nimbus::Kill(const std::string& id, std::optional<
   });
 }
 
+absl::StatusOr<v1::StormBase> Nimbus::Rebalance(const std::string& id,
+                                                const RebalanceRequest& request) {
+  return OnControl<v1::StormBase>([this, id, request]() -> absl::StatusOr<v1::StormBase> {
+    if (absl::Status s = CheckLeader(); !s.ok()) return s;
+    absl::StatusOr<v1::StormBase> base = store_->Rebalance(id, request);
+    if (base.ok()) {
+      spdlog::info("nimbus {}: rebalancing {} in {}s (workers {}, {} executor changes)", id_, id,
+                   base->rebalance_at_secs() - options_.clock->WallMillis() / 1000,
+                   request.num_workers.value_or(base->num_workers()), request.executors.size());
+      (void)Reconcile();
+    }
+    return base;
+  });
+}
+
+absl::StatusOr<std::vector<StoredBeat>> Nimbus::WorkerBeats(const std::string& id) {
+  return store_->ListWorkerBeats(id);
+}
+
 absl::StatusOr<std::vector<StoredTopology>> Nimbus::Topologies() { return store_->List(); }
 
 absl::StatusOr<StoredTopology> Nimbus::Topology(const std::string& id) { return store_->Get(id); }
@@ -265,26 +332,88 @@ absl::Status Nimbus::Register() {
   return created.status();
 }
 
+void Nimbus::WatchSupervisors() {
+  if (supervisors_watched_.exchange(true)) return;
+  std::weak_ptr<coord::SerialExecutor> weak = control_;
+  // A supervisor that vanishes (or appears) is handled at once, not at the
+  // next monitor round. The watch runs on the session's dispatcher thread,
+  // so it only posts.
+  absl::StatusOr<std::vector<std::string>> children = session_->ChildrenAndWatch(
+      store_->SupervisorsPath(), [this, weak](const coord::ZkWatchEvent& event) {
+        supervisors_watched_ = false;
+        if (event.type == coord::ZkWatchEventType::kSessionLost) return;
+        if (auto control = weak.lock()) {
+          control->Post([this] {
+            if (!stopping_) (void)Reconcile();
+          });
+        }
+      });
+  if (!children.ok()) supervisors_watched_ = false;
+}
+
 absl::Status Nimbus::Reconcile() {
   if (absl::Status s = Register(); !s.ok()) return s;
   if (!IsLeader()) return absl::OkStatus();
+  WatchSupervisors();
   absl::StatusOr<std::vector<StoredTopology>> topologies = store_->List();
   if (!topologies.ok()) return topologies.status();
   const int64_t now_secs = options_.clock->WallMillis() / 1000;
   std::vector<StoredTopology> remaining;
+  std::set<std::string> scratch;
   for (StoredTopology& t : *topologies) {
     if (t.base.status() == v1::KILLED && t.base.remove_at_secs() <= now_secs) {
       if (absl::Status s = store_->Remove(t.id); !s.ok()) return s;
+      cache_.ForgetTopology(t.id);
       spdlog::info("nimbus {}: removed {}", id_, t.id);
       continue;
     }
+    if (t.base.status() == v1::REBALANCING && t.base.rebalance_at_secs() <= now_secs) {
+      absl::StatusOr<v1::StormBase> done = FinishRebalance(t.base);
+      if (!done.ok()) {
+        // Validated when requested, so this means a damaged record: give
+        // up the rebalance rather than retry it every round forever.
+        spdlog::error("nimbus {}: cannot rebalance {}: {}; restoring its status", id_, t.id,
+                      std::string(done.status().message()));
+        v1::StormBase restored = t.base;
+        restored.set_status(t.base.prev_status() == v1::INACTIVE ? v1::INACTIVE : v1::ACTIVE);
+        restored.set_rebalance_at_secs(0);
+        restored.set_rebalance_num_workers(0);
+        done = restored;
+      }
+      absl::Status s = store_->Update(t.id, *done, t.version);
+      if (s.ok()) {
+        t.base = *std::move(done);
+        scratch.insert(t.id);
+        spdlog::info("nimbus {}: rebalanced {}: {} workers, {} executors", id_, t.id,
+                     t.base.num_workers(), t.base.num_executors());
+      } else if (absl::IsNotFound(s)) {
+        continue;
+      } else if (!absl::IsAborted(s)) {
+        return s;
+      }  // Aborted: changed meanwhile (e.g. killed); the next round decides.
+    }
     remaining.push_back(std::move(t));
   }
-  absl::Status scheduled = Schedule(remaining);
-  // A kill whose wait ends before the next periodic round gets its own.
+  std::map<std::string, v1::Assignment> assignments;
+  std::map<std::string, std::vector<StoredBeat>> beats;
+  absl::Status scheduled = Schedule(remaining, scratch, &assignments, &beats);
+  if (scheduled.ok()) {
+    if (absl::Status s = CleanWorkerBeats(remaining, assignments, beats); !s.ok()) {
+      spdlog::warn("nimbus {}: cleaning workerbeats: {}", id_, std::string(s.message()));
+    }
+  }
+  // A kill or rebalance whose wait ends before the next periodic round
+  // gets its own.
   for (const StoredTopology& t : remaining) {
-    if (t.base.status() != v1::KILLED) continue;
-    const auto delay = std::chrono::seconds(std::max<int64_t>(0, t.base.remove_at_secs() - now_secs));
+    int64_t due = 0;
+    if (t.base.status() == v1::KILLED) {
+      due = t.base.remove_at_secs();
+    } else if (t.base.status() == v1::REBALANCING) {
+      due = t.base.rebalance_at_secs();
+    } else {
+      continue;
+    }
+    const auto delay = std::chrono::seconds(std::max<int64_t>(0, due - now_secs));
     if (delay < options_.monitor_interval) {
       control_->PostAfter(std::chrono::duration_cast<std::chrono::milliseconds>(delay) +
                               std::chrono::milliseconds(50),
@@ -296,17 +425,25 @@ absl::Status Nimbus::Reconcile() {
   return scheduled;
 }
 
-absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies) {
+absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
+                              const std::set<std::string>& scratch,
+                              std::map<std::string, v1::Assignment>* final_assignments,
+                              std::map<std::string, std::vector<StoredBeat>>* beats_out) {
   absl::StatusOr<std::vector<v1::SupervisorInfo>> supervisors = store_->ListSupervisors();
   if (!supervisors.ok()) return supervisors.status();
-  std::vector<SupervisorSlots> slots;
+  const core::Clock::TimePoint now = options_.clock->Now();
+  const int64_t now_secs = options_.clock->WallMillis() / 1000;
+  std::map<std::string, int64_t> present;
+  for (const v1::SupervisorInfo& s : *supervisors) present[s.supervisor_id()] = s.time_secs();
+  const std::set<std::string> alive_supervisors = cache_.UpdateSupervisors(present, now);
   std::map<std::string, std::string> hosts;
-  for (const v1::SupervisorInfo& s : *supervisors) {
-    slots.push_back(SupervisorSlots{s.supervisor_id(), {s.slot_ports().begin(), s.slot_ports().end()}});
-    hosts[s.supervisor_id()] = s.hostname();
-  }
+  for (const v1::SupervisorInfo& s : *supervisors) hosts[s.supervisor_id()] = s.hostname();
+
   std::vector<TopologySchedulingInput> inputs;
   std::map<std::string, v1::Assignment> current;
+  // Storm's dead ports: a slot with a dead executor is not offered to
+  // anyone in this round, so its executors land on another slot.
+  std::set<WorkerSlot> dead_slots;
   for (const StoredTopology& t : topologies) {
     TopologySchedulingInput in;
     in.id = t.id;
@@ -316,36 +453,150 @@ absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies) {
       in.executors.push_back(ExecutorId{e.start_task(), e.end_task()});
     }
     absl::StatusOr<std::optional<v1::Assignment>> a = store_->GetAssignment(t.id);
-    if (!a.ok()) return a.status();
-    if (a->has_value()) {
-      for (const v1::ExecutorAssignment& e : (*a)->executors()) {
-        in.current[ExecutorId{e.start_task(), e.end_task()}] = WorkerSlot{e.node(), e.port()};
-      }
-      current[t.id] = **a;
+    if (absl::IsDataLoss(a.status())) {
+      spdlog::warn("nimbus {}: {}; rescheduling it", id_, std::string(a.status().message()));
+      a = std::optional<v1::Assignment>();
     }
+    if (!a.ok()) return a.status();
+    absl::StatusOr<std::vector<StoredBeat>> beats = store_->ListWorkerBeats(t.id);
+    if (!beats.ok()) return beats.status();
+    if (a->has_value()) {
+      current[t.id] = **a;
+      // Rebalance: the old assignment is ignored, so all its slots are
+      // free and every executor is placed again.
+      if (!scratch.contains(t.id)) {
+        for (const v1::ExecutorAssignment& e : (*a)->executors()) {
+          in.current[ExecutorId{e.start_task(), e.end_task()}] = WorkerSlot{e.node(), e.port()};
+        }
+      }
+      if (in.schedulable && !scratch.contains(t.id)) {
+        std::vector<AssignedExecutor> assigned;
+        for (const v1::ExecutorAssignment& e : (*a)->executors()) {
+          assigned.push_back(AssignedExecutor{ExecutorId{e.start_task(), e.end_task()},
+                                              WorkerSlot{e.node(), e.port()},
+                                              e.start_time_secs()});
+        }
+        std::map<WorkerSlot, BeatView> views;
+        for (const StoredBeat& b : *beats) {
+          if (!b.parsed || b.slot.port == 0) continue;
+          BeatView& v = views[b.slot];
+          v.content = b.data;
+          for (const v1::ExecutorRange& r : b.beat.executors()) {
+            v.executors.insert(ExecutorId{r.start_task(), r.end_task()});
+          }
+        }
+        const std::set<ExecutorId> dead = cache_.UpdateTopology(t.id, assigned, views, now, now_secs);
+        for (const AssignedExecutor& e : assigned) {
+          if (!dead.contains(e.executor)) continue;
+          if (dead_slots.insert(e.slot).second) {
+            spdlog::warn("nimbus {}: {} on {}: no heartbeat change for {}s; its executors are dead",
+                         id_, t.id, SlotName(e.slot), options_.liveness.task_timeout.count());
+          }
+        }
+      }
+    }
+    (*beats_out)[t.id] = *std::move(beats);
     inputs.push_back(std::move(in));
   }
-  const int64_t now_secs = options_.clock->WallMillis() / 1000;
-  for (const auto& [id, placement] : ScheduleCluster(inputs, slots)) {
+
+  std::vector<SupervisorSlots> slots;
+  for (const v1::SupervisorInfo& s : *supervisors) {
+    if (!alive_supervisors.contains(s.supervisor_id())) continue;
+    SupervisorSlots ss{s.supervisor_id(), {}};
+    for (int port : s.slot_ports()) {
+      if (!dead_slots.contains(WorkerSlot{s.supervisor_id(), port})) ss.ports.push_back(port);
+    }
+    slots.push_back(std::move(ss));
+  }
+  for (const auto& [id, when] : present) {
+    if (!alive_supervisors.contains(id)) {
+      spdlog::warn("nimbus {}: supervisor {} has not beaten for {}s; its slots are freed", id_, id,
+                   options_.liveness.supervisor_timeout.count());
+    }
+  }
+
+  std::map<std::string, ExecutorSlots> changed = ScheduleCluster(inputs, slots);
+  for (const StoredTopology& t : topologies) {
+    auto it = current.find(t.id);
+    const bool has_current = it != current.end();
+    auto ch = changed.find(t.id);
+    if (ch == changed.end()) {
+      if (!has_current) continue;
+      v1::Assignment kept = it->second;
+      if (kept.transport_secret().empty() && t.base.status() != v1::KILLED) {
+        // Written before secrets existed: add one.
+        absl::StatusOr<std::string> secret = NewTransportSecret();
+        if (!secret.ok()) return secret.status();
+        kept.set_transport_secret(*secret);
+        if (absl::Status s = store_->PutAssignment(t.id, kept); !s.ok()) return s;
+      }
+      (*final_assignments)[t.id] = std::move(kept);
+      continue;
+    }
     // Executors that stay on their slot keep their start time.
     std::map<std::pair<ExecutorId, WorkerSlot>, int64_t> started;
-    for (const v1::ExecutorAssignment& e : current[id].executors()) {
-      started[{ExecutorId{e.start_task(), e.end_task()}, WorkerSlot{e.node(), e.port()}}] =
-          e.start_time_secs();
+    if (has_current) {
+      for (const v1::ExecutorAssignment& e : it->second.executors()) {
+        started[{ExecutorId{e.start_task(), e.end_task()}, WorkerSlot{e.node(), e.port()}}] =
+            e.start_time_secs();
+      }
     }
     v1::Assignment next;
-    for (const auto& [executor, slot] : placement) {
+    for (const auto& [executor, slot] : ch->second) {
       v1::ExecutorAssignment* e = next.add_executors();
       e->set_start_task(executor.start);
       e->set_end_task(executor.end);
       e->set_node(slot.node);
       e->set_port(slot.port);
-      auto it = started.find({executor, slot});
-      e->set_start_time_secs(it != started.end() ? it->second : now_secs);
+      auto st = started.find({executor, slot});
+      e->set_start_time_secs(st != started.end() ? st->second : now_secs);
       (*next.mutable_node_host())[slot.node] = hosts[slot.node];
     }
-    if (absl::Status s = store_->PutAssignment(id, next); !s.ok()) return s;
-    spdlog::info("nimbus {}: assigned {} executors of {}", id_, next.executors_size(), id);
+    // The secret is made once per topology and kept by every later
+    // assignment (reassignment, rebalance, another leader).
+    if (has_current && !it->second.transport_secret().empty()) {
+      next.set_transport_secret(it->second.transport_secret());
+    } else {
+      absl::StatusOr<std::string> secret = NewTransportSecret();
+      if (!secret.ok()) return secret.status();
+      next.set_transport_secret(*secret);
+    }
+    if (absl::Status s = store_->PutAssignment(t.id, next); !s.ok()) return s;
+    spdlog::info("nimbus {}: assigned {} of {} executors of {}", id_, next.executors_size(),
+                 t.base.num_executors(), t.id);
+    (*final_assignments)[t.id] = std::move(next);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Nimbus::CleanWorkerBeats(
+    const std::vector<StoredTopology>& topologies,
+    const std::map<std::string, v1::Assignment>& assignments,
+    const std::map<std::string, std::vector<StoredBeat>>& beats) {
+  std::set<std::string> known;
+  for (const StoredTopology& t : topologies) known.insert(t.id);
+  absl::StatusOr<std::vector<std::string>> dirs = store_->WorkerBeatTopologies();
+  if (!dirs.ok()) return dirs.status();
+  // Beats of topologies that no longer exist (removed while a worker was
+  // still writing, or by an older nimbus).
+  for (const std::string& id : *dirs) {
+    if (known.contains(id)) continue;
+    if (absl::Status s = store_->RemoveWorkerBeats(id); !s.ok()) return s;
+    spdlog::info("nimbus {}: removed the workerbeats of {}", id_, id);
+  }
+  // Beats of slots the topology no longer has.
+  for (const auto& [id, list] : beats) {
+    std::set<WorkerSlot> slots;
+    if (auto a = assignments.find(id); a != assignments.end()) {
+      for (const v1::ExecutorAssignment& e : a->second.executors()) {
+        slots.insert(WorkerSlot{e.node(), e.port()});
+      }
+    }
+    for (const StoredBeat& b : list) {
+      if (b.slot.port != 0 && slots.contains(b.slot)) continue;
+      if (absl::Status s = store_->DeleteWorkerBeat(id, b.name); !s.ok()) return s;
+      spdlog::info("nimbus {}: removed the stale beat {} of {}", id_, b.name, id);
+    }
   }
   return absl::OkStatus();
 }

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,8 @@
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
+#include "nimbus/heartbeat_cache.h"
+#include "nimbus/rebalance.h"
 #include "nimbus/topology_store.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -36,6 +40,9 @@ struct NimbusOptions {
   // How often the leader reconciles (removes killed topologies whose wait is
   // over, schedules) even when nothing woke it: nimbus.monitor.freq.secs.
   std::chrono::milliseconds monitor_interval{10000};
+  // nimbus.task.timeout.secs, nimbus.task.launch.secs,
+  // nimbus.supervisor.timeout.secs.
+  LivenessTimeouts liveness;
   // Bound of every API call, ZooKeeper round trips included.
   std::chrono::milliseconds op_timeout{10000};
   // Validates submissions; must outlive the nimbus.
@@ -43,7 +50,9 @@ struct NimbusOptions {
   core::Clock* clock = &core::RealClock();
 
   // storm.zookeeper.servers/port/root/session.timeout/retry.*, ui.host,
-  // ui.port, nimbus.monitor.freq.secs. InvalidArgument for unusable values.
+  // ui.port, nimbus.monitor.freq.secs, nimbus.task.timeout.secs,
+  // nimbus.task.launch.secs, nimbus.supervisor.timeout.secs.
+  // InvalidArgument for unusable values.
   static absl::StatusOr<NimbusOptions> FromConfig(const api::Config& config);
 };
 
@@ -94,12 +103,18 @@ class Nimbus {
   absl::StatusOr<v1::StormBase> Deactivate(const std::string& id);
   // wait_secs: nullopt = the topology's topology.message.timeout.secs.
   absl::StatusOr<v1::StormBase> Kill(const std::string& id, std::optional<int> wait_secs);
+  // Storm's rebalance: REBALANCING now; after the wait (default: the
+  // message timeout) the new worker/executor counts are applied, the
+  // topology is rescheduled from scratch and its previous status restored.
+  absl::StatusOr<v1::StormBase> Rebalance(const std::string& id, const RebalanceRequest& request);
 
   // --- reads (any nimbus) ---
   absl::StatusOr<std::vector<StoredTopology>> Topologies();
   absl::StatusOr<StoredTopology> Topology(const std::string& id);
   absl::StatusOr<std::optional<v1::Assignment>> AssignmentOf(const std::string& id);
   absl::StatusOr<std::vector<v1::SupervisorInfo>> Supervisors();
+  // The worker heartbeats stored for a topology (empty if none).
+  absl::StatusOr<std::vector<StoredBeat>> WorkerBeats(const std::string& id);
   absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }
@@ -121,7 +136,16 @@ class Nimbus {
   // Control thread only.
   absl::Status Reconcile();
   absl::Status Register();
-  absl::Status Schedule(const std::vector<StoredTopology>& topologies);
+  // Monitors liveness and schedules; fills the assignment of every
+  // topology after the round and the beats it read.
+  absl::Status Schedule(const std::vector<StoredTopology>& topologies,
+                        const std::set<std::string>& scratch,
+                        std::map<std::string, v1::Assignment>* final_assignments,
+                        std::map<std::string, std::vector<StoredBeat>>* beats);
+  absl::Status CleanWorkerBeats(const std::vector<StoredTopology>& topologies,
+                                const std::map<std::string, v1::Assignment>& assignments,
+                                const std::map<std::string, std::vector<StoredBeat>>& beats);
+  void WatchSupervisors();
   void ScheduleNextRound();
 
   NimbusOptions options_;
@@ -133,6 +157,10 @@ class Nimbus {
   std::unique_ptr<coord::LeaderElection> election_;
   std::shared_ptr<coord::SerialExecutor> control_ = std::make_shared<coord::SerialExecutor>();
   std::atomic<bool> stopping_{false};
+  // Control thread only.
+  HeartbeatCache cache_{LivenessTimeouts{}};
+  // A child watch on {root}/supervisors is pending (one at a time).
+  std::atomic<bool> supervisors_watched_{false};
   std::unique_ptr<net::EventLoop> loop_;
   std::unique_ptr<net::HttpServer> http_;
 };

@@ -12,9 +12,14 @@ class Nimbus;
 // The nimbus REST API (shaped like Storm UI's /api/v1):
 //   GET  /api/v1/cluster/summary, /api/v1/nimbus/summary,
 //        /api/v1/supervisor/summary, /api/v1/topology/summary,
-//        /api/v1/topology/:id
+//        /api/v1/topology/:id, /api/v1/topology/:id/component/:component
+//   GET  /metrics                              Prometheus text
 //   POST /api/v1/topology                      submit (JSON body, below)
-//   POST /api/v1/topology/:id/activate, /deactivate, /kill/:wait, /kill
+//   POST /api/v1/topology/:id/activate, /deactivate, /kill/:wait, /kill,
+//        /rebalance/:wait, /rebalance
+// Rebalance body (all optional, Storm UI's): {"rebalanceOptions":
+// {"numWorkers": N, "executors": {"component": N}}}; counts may be numbers
+// or strings of digits.
 // Submit body: {"flux": "<Flux YAML>", "fileName": "x.yaml", "name": "...",
 // "config": {"key": value, ...}, "inactive": false}; only "flux" is required.
 // Errors are {"error": ..., "errorMessage": ...} with 400 (bad request or

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
+#include "nimbus/rebalance.h"
 #include "common/core/topology_validator.h"
 #include "spdlog/spdlog.h"
 
@@ -57,36 +59,15 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   if (workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("topology.workers must be at least 1, not ", workers));
   }
-  absl::StatusOr<core::TaskLayout> layout =
-      core::TaskLayout::Create(*def, core::TaskLayout::AckerExecutors(config));
-  if (!layout.ok()) return layout.status();
-
   v1::StormBase base;
   base.set_name(def->name);
   base.set_status(request.inactive ? v1::INACTIVE : v1::ACTIVE);
   base.set_num_workers(workers);
   base.set_launch_time_secs(now_secs);
   base.set_owner(request.owner);
-  base.set_num_tasks(layout->num_tasks());
-  base.set_num_executors(static_cast<int>(layout->executors().size()));
   base.set_message_timeout_secs(
       static_cast<int>(config.GetInt(api::kTopologyMessageTimeoutSecs, 30)));
-  std::map<std::string, int> executors_of;
-  for (const core::ExecutorInfo& e : layout->executors()) {
-    ++executors_of[e.component.value()];
-    v1::ExecutorRange* r = base.add_executors();
-    r->set_start_task(e.start.value());
-    r->set_end_task(e.end.value());
-    r->set_component(e.component.value());
-  }
-  for (const auto& [component, tasks] : layout->component_tasks()) {
-    v1::ComponentSummary* c = base.add_components();
-    c->set_id(component.value());
-    const core::ComponentDef* cd = def->FindComponent(component);
-    c->set_spout(cd != nullptr && cd->kind == core::ComponentDef::Kind::kSpout);
-    c->set_executors(executors_of[component.value()]);
-    c->set_tasks(static_cast<int>(tasks.size()));
-  }
+  if (absl::Status s = RecomputeLayout(*def, base); !s.ok()) return s;
   base.set_flux_text(request.flux_text);
   base.set_flux_file_name(file_name);
   for (const auto& [key, value] : request.config_overrides) {
@@ -201,13 +182,99 @@ absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, T
   return absl::AbortedError(absl::StrCat("topology ", id, " kept changing; try again"));
 }
 
-absl::Status TopologyStore::Remove(const std::string& id) {
-  for (const std::string& path :
-       {ChildPath(AssignmentsPath(), id), ChildPath(StormsPath(), id)}) {
-    absl::Status s = session_.Delete(path);
-    if (!s.ok() && !absl::IsNotFound(s)) return s;
+absl::StatusOr<v1::StormBase> TopologyStore::Rebalance(const std::string& id,
+                                                       const RebalanceRequest& request) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    absl::StatusOr<StoredTopology> t = Get(id);
+    if (!t.ok()) return t.status();
+    absl::StatusOr<v1::StormBase> next =
+        BeginRebalance(t->base, request, clock_.WallMillis() / 1000);
+    if (!next.ok()) return next.status();
+    absl::Status s = Update(id, *next, t->version);
+    if (s.ok()) return next;
+    if (!absl::IsAborted(s)) return s;
   }
-  return absl::OkStatus();
+  return absl::AbortedError(absl::StrCat("topology ", id, " kept changing; try again"));
+}
+
+absl::Status TopologyStore::Update(const std::string& id, const v1::StormBase& base, int version) {
+  absl::StatusOr<coord::ZkStat> set =
+      session_.Set(ChildPath(StormsPath(), id), base.SerializeAsString(), version);
+  if (set.ok()) return absl::OkStatus();
+  if (absl::IsNotFound(set.status())) {
+    return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
+  }
+  return set.status();
+}
+
+absl::Status TopologyStore::Remove(const std::string& id) {
+  if (absl::Status s = session_.Delete(ChildPath(AssignmentsPath(), id));
+      !s.ok() && !absl::IsNotFound(s)) {
+    return s;
+  }
+  if (absl::Status s = RemoveWorkerBeats(id); !s.ok()) return s;
+  absl::Status s = session_.Delete(ChildPath(StormsPath(), id));
+  return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
+}
+
+std::optional<WorkerSlot> ParseBeatName(std::string_view name) {
+  const size_t dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  int port = 0;
+  if (!absl::SimpleAtoi(api::Sv(name.substr(dash + 1)), &port) || port < 1 || port > 65535) {
+    return std::nullopt;
+  }
+  return WorkerSlot{std::string(name.substr(0, dash)), port};
+}
+
+absl::StatusOr<std::vector<StoredBeat>> TopologyStore::ListWorkerBeats(const std::string& id) {
+  const std::string dir = ChildPath(WorkerBeatsPath(), id);
+  absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
+  if (absl::IsNotFound(names.status())) return std::vector<StoredBeat>{};
+  if (!names.ok()) return names.status();
+  std::sort(names->begin(), names->end());
+  std::vector<StoredBeat> out;
+  for (const std::string& name : *names) {
+    absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(dir, name));
+    if (absl::IsNotFound(node.status())) continue;
+    if (!node.ok()) return node.status();
+    StoredBeat b;
+    b.name = name;
+    if (std::optional<WorkerSlot> slot = ParseBeatName(name)) b.slot = *slot;
+    b.data = std::move(node->data);
+    b.parsed = b.beat.ParseFromString(b.data);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> TopologyStore::WorkerBeatTopologies() {
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(WorkerBeatsPath());
+  if (absl::IsNotFound(ids.status())) return std::vector<std::string>{};
+  return ids;
+}
+
+absl::Status TopologyStore::DeleteWorkerBeat(const std::string& id, const std::string& name) {
+  absl::Status s = session_.Delete(ChildPath(ChildPath(WorkerBeatsPath(), id), name));
+  return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::Status TopologyStore::RemoveWorkerBeats(const std::string& id) {
+  const std::string dir = ChildPath(WorkerBeatsPath(), id);
+  // A worker still running may re-create a beat between the two steps;
+  // then the directory is not empty and the next round tries again.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
+    if (absl::IsNotFound(names.status())) return absl::OkStatus();
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      if (absl::Status s = DeleteWorkerBeat(id, name); !s.ok()) return s;
+    }
+    absl::Status s = session_.Delete(dir);
+    if (s.ok() || absl::IsNotFound(s)) return absl::OkStatus();
+    if (s.code() != absl::StatusCode::kFailedPrecondition && !absl::IsAborted(s)) return s;
+  }
+  return absl::AbortedError(absl::StrCat("workerbeats of ", id, " keep being written"));
 }
 
 absl::StatusOr<std::optional<v1::Assignment>> TopologyStore::GetAssignment(const std::string& id) {

@@ -11,6 +11,8 @@
 #include "common/api/component_registry.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
+#include "nimbus/even_scheduler.h"
+#include "nimbus/rebalance.h"
 #include "nimbus/topology_state.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -36,10 +38,25 @@ struct StoredTopology {
   int version = 0;
 };
 
+// One worker's heartbeat node, {root}/workerbeats/{topology}/{node}-{port}.
+struct StoredBeat {
+  std::string name;      // the node name, "{supervisor-id}-{port}"
+  WorkerSlot slot;       // parsed from the name (port 0 if it does not parse)
+  std::string data;      // raw bytes (liveness only compares them)
+  bool parsed = false;   // `beat` holds the parsed data
+  v1::WorkerHeartbeat beat;
+};
+
+// Parses "{supervisor-id}-{port}" (the id may contain '-'): nullopt when
+// there is no '-' followed by a port 1..65535.
+std::optional<WorkerSlot> ParseBeatName(std::string_view name);
+
 // The topology records of one cluster in ZooKeeper:
 //   {root}/storms/{id}       StormBase (definition + state), persistent
 //   {root}/assignments/{id}  Assignment, persistent
 //   {root}/supervisors/{id}  SupervisorInfo, ephemeral (read only here)
+//   {root}/workerbeats/{id}/{node}-{port}  WorkerHeartbeat, written by
+//                            workers; read, and deleted when stale, here
 // Every write is a create or a versioned set, so concurrent writers never
 // overwrite each other silently; nimbus still sends all writes from its one
 // control thread (and only while it leads).
@@ -82,8 +99,26 @@ class TopologyStore {
   absl::StatusOr<v1::StormBase> Transition(const std::string& id, TopologyEvent event,
                                            std::optional<int> wait_secs = std::nullopt);
 
-  // Deletes {root}/assignments/{id} and {root}/storms/{id} (absent is fine).
+  // Starts a rebalance (BeginRebalance) with compare-and-set. NotFound,
+  // InvalidArgument for a bad request, FailedPrecondition for a status that
+  // cannot be rebalanced.
+  absl::StatusOr<v1::StormBase> Rebalance(const std::string& id, const RebalanceRequest& request);
+  // Compare-and-set of a whole record read at `version`: Aborted if it
+  // changed meanwhile, NotFound if it is gone.
+  absl::Status Update(const std::string& id, const v1::StormBase& base, int version);
+
+  // Deletes {root}/assignments/{id}, {root}/workerbeats/{id} (with its
+  // beats) and {root}/storms/{id}; absent is fine.
   absl::Status Remove(const std::string& id);
+
+  // The beats under {root}/workerbeats/{id} (empty if none), sorted by name.
+  absl::StatusOr<std::vector<StoredBeat>> ListWorkerBeats(const std::string& id);
+  // The topology ids that have a {root}/workerbeats/{id} node.
+  absl::StatusOr<std::vector<std::string>> WorkerBeatTopologies();
+  // Deletes one beat node (absent is fine).
+  absl::Status DeleteWorkerBeat(const std::string& id, const std::string& name);
+  // Deletes {root}/workerbeats/{id} and its beats (absent is fine).
+  absl::Status RemoveWorkerBeats(const std::string& id);
 
   // nullopt when the topology has no assignment yet.
   absl::StatusOr<std::optional<v1::Assignment>> GetAssignment(const std::string& id);
@@ -97,6 +132,7 @@ class TopologyStore {
   std::string AssignmentsPath() const { return root_ + "/assignments"; }
   std::string SupervisorsPath() const { return root_ + "/supervisors"; }
   std::string NimbusesPath() const { return root_ + "/nimbuses"; }
+  std::string WorkerBeatsPath() const { return root_ + "/workerbeats"; }
   std::string LeaderPath() const { return root_ + "/leader"; }
 
  private:

@@ -35,6 +35,10 @@ inline constexpr std::string_view kStormZookeeperRetryInterval = "storm.zookeepe
 inline constexpr std::string_view kStormZookeeperRetryIntervalCeilingMillis =
     "storm.zookeeper.retry.intervalceiling.millis";
 inline constexpr std::string_view kNimbusSeeds = "nimbus.seeds";
+inline constexpr std::string_view kNimbusMonitorFreqSecs = "nimbus.monitor.freq.secs";
+inline constexpr std::string_view kNimbusTaskTimeoutSecs = "nimbus.task.timeout.secs";
+inline constexpr std::string_view kNimbusTaskLaunchSecs = "nimbus.task.launch.secs";
+inline constexpr std::string_view kNimbusSupervisorTimeoutSecs = "nimbus.supervisor.timeout.secs";
 inline constexpr std::string_view kSupervisorSlotsPorts = "supervisor.slots.ports";
 
 // A configuration map, string key -> Value (Storm's `Map<String, Object>`).

@@ -194,6 +194,10 @@ api::Config ConfigLoader::Defaults() {
   c.Set(api::kStormZookeeperRetryInterval, 1000);
   c.Set(api::kStormZookeeperRetryIntervalCeilingMillis, 30000);
   c.Set(api::kNimbusSeeds, api::ValueList{"localhost"});
+  c.Set(api::kNimbusMonitorFreqSecs, 10);
+  c.Set(api::kNimbusTaskTimeoutSecs, 30);
+  c.Set(api::kNimbusTaskLaunchSecs, 120);
+  c.Set(api::kNimbusSupervisorTimeoutSecs, 60);
   c.Set(api::kSupervisorSlotsPorts, api::ValueList{6700, 6701, 6702, 6703});
   return c;
 }

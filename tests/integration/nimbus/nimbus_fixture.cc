@@ -93,6 +93,39 @@ void NimbusTest::AddSupervisor(const std::string& id, std::vector<int> ports) {
   ASSERT_TRUE(created.ok()) << created.status();
 }
 
+void NimbusTest::WriteBeat(const std::string& topology, const std::string& node, int port,
+                           const std::vector<v1::ExecutorRange>& executors, int64_t counter) {
+  v1::WorkerHeartbeat beat;
+  beat.set_topology_id(topology);
+  beat.set_supervisor_id(node);
+  beat.set_port(port);
+  beat.set_time_secs(1'700'000'000 + counter);
+  beat.set_uptime_secs(counter);
+  beat.set_pid(1000 + port);
+  for (const auto& e : executors) *beat.add_executors() = e;
+  beat.set_emitted(10 * counter);
+  beat.set_transferred(10 * counter);
+  beat.set_acked(counter);
+  beat.set_failed(counter % 2);
+  beat.set_complete_latency_p99_us(1000 + counter);
+  const std::string path = absl::StrCat(root_, "/workerbeats/", topology, "/", node, "-", port);
+  auto set = zk_->Set(path, beat.SerializeAsString());
+  if (set.ok()) return;
+  ASSERT_TRUE(absl::IsNotFound(set.status())) << set.status();
+  coord::ZkCreateOptions create;
+  create.create_parents = true;
+  auto created = zk_->Create(path, beat.SerializeAsString(), create);
+  ASSERT_TRUE(created.ok() || absl::IsAlreadyExists(created.status())) << created.status();
+}
+
+std::optional<v1::Assignment> NimbusTest::StoredAssignment(const std::string& topology) {
+  auto node = zk_->Get(absl::StrCat(root_, "/assignments/", topology));
+  if (!node.ok()) return std::nullopt;
+  v1::Assignment a;
+  if (!a.ParseFromString(node->data)) return std::nullopt;
+  return a;
+}
+
 int NimbusTest::CountChildren(const std::string& path) {
   auto children = zk_->Children(path);
   if (absl::IsNotFound(children.status())) return 0;

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/api/component_registry.h"
 #include "common/coord/zk_session.h"
@@ -34,6 +36,13 @@ class NimbusTest : public ::testing::Test {
   coord::ZkSession& zk() { return *zk_; }
   // Writes a fake supervisor node as a supervisor would.
   void AddSupervisor(const std::string& id, std::vector<int> ports);
+  // Writes {root}/workerbeats/{topology}/{node}-{port} as a worker would,
+  // listing `executors` and running totals derived from `counter` (so each
+  // new counter changes the beat).
+  void WriteBeat(const std::string& topology, const std::string& node, int port,
+                 const std::vector<v1::ExecutorRange>& executors, int64_t counter);
+  // The assignment as stored (nullopt if none).
+  std::optional<v1::Assignment> StoredAssignment(const std::string& topology);
   int CountChildren(const std::string& path);
 
   static tempest::testing::ZkEnsemble* ensemble_;

@@ -47,6 +47,12 @@ class RestApiTest : public NimbusTest {
     EXPECT_EQ(r.status, 200) << r.body;
     return Body(r).value("topologyId", "");
   }
+  std::string SubmitNamed(const std::string& name) {
+    auto r = Call("POST", "/api/v1/topology",
+                  json{{"flux", std::string(kDemoFlux)}, {"name", name}}.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    return Body(r).value("topologyId", "");
+  }
   std::unique_ptr<Nimbus> nimbus_;
 };
 
@@ -161,6 +167,146 @@ TEST_F(RestApiTest, StandbyAnswersWritesWith503NamingTheLeader) {
   EXPECT_EQ(Body(list)["topologies"][0]["id"], id);
   json nimbuses = Body(Call("GET", "/api/v1/nimbus/summary", "", standby.get()))["nimbuses"];
   EXPECT_EQ(nimbuses.size(), 2u);
+}
+
+TEST_F(RestApiTest, RebalanceGoodAndMalformedRequests) {
+  const std::string id = SubmitNamed("first");
+  const std::string other = SubmitNamed("second");
+  const std::string base = "/api/v1/topology/" + other + "/rebalance";
+  struct Case {
+    std::string path, body;
+    int status;
+    std::string message;  // part of errorMessage
+  } cases[] = {
+      {base + "/0", "{not json", 400, "not a JSON object"},
+      {base + "/0", "[1]", 400, "not a JSON object"},
+      {base + "/0", R"({"rebalanceOptions": 3})", 400, "is an object"},
+      {base + "/0", R"({"rebalanceOptions": {"numWorkers": "many"}})", 400, "whole number"},
+      {base + "/0", R"({"rebalanceOptions": {"numWorkers": 1.5}})", 400, "whole number"},
+      {base + "/0", R"({"rebalanceOptions": {"numWorkers": 0}})", 400, "at least 1"},
+      {base + "/0", R"({"rebalanceOptions": {"executors": [1]}})", 400, "component: count"},
+      {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": "x"}}})", 400, "'sink'"},
+      {base + "/0", R"({"rebalanceOptions": {"executors": {"nope": 1}}})", 400,
+       "no component 'nope'"},
+      {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": 4}}})", 400,
+       "has 3 tasks"},
+      {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": 0}}})", 400,
+       "at least 1 executor"},
+      {base + "/abc", "", 400, "whole number of seconds"},
+      {base + "/-1", "", 400, "whole number of seconds"},
+      {"/api/v1/topology/no-such-1-1/rebalance/0", "", 404, "no topology"},
+  };
+  for (const Case& c : cases) {
+    auto r = Call("POST", c.path, c.body);
+    EXPECT_EQ(r.status, c.status) << c.path << " " << c.body << " -> " << r.body;
+    json j = Body(r);
+    EXPECT_NE(j.value("errorMessage", "").find(c.message), std::string::npos)
+        << c.body << " -> " << r.body;
+  }
+  // Nothing changed.
+  EXPECT_EQ(Body(Call("GET", "/api/v1/topology/" + other))["status"], "ACTIVE");
+
+  // Storm UI's body, counts as strings and numbers.
+  auto ok = Call("POST", "/api/v1/topology/" + id + "/rebalance/3600",
+                 R"({"rebalanceOptions": {"numWorkers": "3", "executors": {"sink": "2", "gen": 1}}})");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(Body(ok)["topologyOperation"], "rebalance");
+  EXPECT_EQ(Body(ok)["topologyStatus"], "REBALANCING");
+  json d = Body(Call("GET", "/api/v1/topology/" + id));
+  EXPECT_EQ(d["status"], "REBALANCING");
+  EXPECT_GT(d["rebalanceInSeconds"].get<int>(), 3000);
+  EXPECT_EQ(d["pendingExecutors"]["sink"], 2);
+  EXPECT_EQ(d["pendingExecutors"]["gen"], 1);
+  EXPECT_EQ(d["pendingWorkers"], 3);
+  EXPECT_TRUE(d["componentExecutors"].empty());
+  EXPECT_EQ(d["requestedWorkers"], 2);  // applied only after the wait
+  // Rebalancing again is a conflict; the list shows REBALANCING.
+  EXPECT_EQ(Call("POST", "/api/v1/topology/" + id + "/rebalance/0").status, 409);
+  json list = Body(Call("GET", "/api/v1/topology/summary"))["topologies"];
+  EXPECT_EQ(list[0]["status"], "REBALANCING");
+
+  // No wait and no body: the message timeout, nothing else changes.
+  auto plain = Call("POST", "/api/v1/topology/" + other + "/rebalance");
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  json p = Body(Call("GET", "/api/v1/topology/" + other));
+  EXPECT_EQ(p["status"], "REBALANCING");
+  EXPECT_LE(p["rebalanceInSeconds"].get<int>(), 30);
+}
+
+TEST_F(RestApiTest, StatsWorkersComponentPageAndMetricsComeFromTheWorkerbeats) {
+  AddSupervisor("sup-a", {6700, 6701});
+  const std::string id = SubmitDemo();
+  ASSERT_TRUE(Eventually(milliseconds(20000), [&] {
+    auto a = StoredAssignment(id);
+    return a && a->executors_size() == 7;
+  }));
+  const v1::Assignment a = *StoredAssignment(id);
+  std::map<int, std::vector<v1::ExecutorRange>> by_port;
+  for (const auto& e : a.executors()) {
+    v1::ExecutorRange r;
+    r.set_start_task(e.start_task());
+    r.set_end_task(e.end_task());
+    by_port[e.port()].push_back(r);
+  }
+  ASSERT_EQ(by_port.size(), 2u);
+  WriteBeat(id, "sup-a", 6700, by_port[6700], 5);  // emitted 50, acked 5, p99 1005us
+  WriteBeat(id, "sup-a", 6701, by_port[6701], 8);  // emitted 80, acked 8, p99 1008us
+
+  auto detail = Call("GET", "/api/v1/topology/" + id);
+  ASSERT_EQ(detail.status, 200);
+  EXPECT_EQ(detail.body.find("secret"), std::string::npos);
+  json d = Body(detail);
+  ASSERT_EQ(d["topologyStats"].size(), 1u);
+  EXPECT_EQ(d["topologyStats"][0]["window"], ":all-time");
+  EXPECT_EQ(d["topologyStats"][0]["emitted"], 130);
+  EXPECT_EQ(d["topologyStats"][0]["acked"], 13);
+  EXPECT_EQ(d["topologyStats"][0]["failed"], 1);
+  EXPECT_EQ(d["topologyStats"][0]["completeLatency"], "1.008");
+  ASSERT_EQ(d["workers"].size(), 2u);
+  EXPECT_EQ(d["workers"][0]["supervisorId"], "sup-a");
+  EXPECT_EQ(d["workers"][0]["host"], "127.0.0.1");
+  EXPECT_EQ(d["workers"][0]["port"], 6700);
+  EXPECT_EQ(d["workers"][0]["executors"].size(), by_port[6700].size());
+  EXPECT_EQ(d["workers"][0]["uptimeSeconds"], 5);
+  EXPECT_TRUE(d["workers"][0].contains("lastBeatSecsAgo"));
+
+  json summary = Body(Call("GET", "/api/v1/topology/summary"))["topologies"][0];
+  EXPECT_EQ(summary["emitted"], 130);
+  EXPECT_EQ(summary["topologyStats"][0]["acked"], 13);
+
+  // sink's 3 executors are dealt over both workers: both workers count.
+  auto comp = Call("GET", "/api/v1/topology/" + id + "/component/sink");
+  ASSERT_EQ(comp.status, 200) << comp.body;
+  json c = Body(comp);
+  EXPECT_EQ(c["componentType"], "bolt");
+  EXPECT_EQ(c["executors"], 3);
+  ASSERT_EQ(c["executorStats"].size(), 3u);
+  for (const json& e : c["executorStats"]) {
+    EXPECT_EQ(e["supervisorId"], "sup-a");
+    EXPECT_TRUE(e["port"] == 6700 || e["port"] == 6701) << e;
+  }
+  EXPECT_EQ(c["workersTotal"], 2);
+  EXPECT_EQ(c["workerStats"][0]["emitted"], 130);
+  EXPECT_EQ(Body(Call("GET", "/api/v1/topology/" + id + "/component/gen"))["componentType"],
+            "spout");
+  EXPECT_EQ(Call("GET", "/api/v1/topology/" + id + "/component/nope").status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/topology/no-such-1-1/component/sink").status, 404);
+
+  auto metrics = Call("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  const std::string& m = metrics.body;
+  for (const std::string& line :
+       {std::string("tempest_supervisors 1\n"), std::string("tempest_slots_total 2\n"),
+        std::string("tempest_slots_used 2\n"), std::string("tempest_nimbus_leader 1\n"),
+        std::string("tempest_topologies{status=\"ACTIVE\"} 1\n"),
+        std::string("tempest_topologies{status=\"KILLED\"} 0\n"),
+        absl::StrCat("tempest_topology_emitted{topology_id=\"", id, "\",topology=\"demo\"} 130\n"),
+        absl::StrCat("tempest_topology_acked{topology_id=\"", id, "\",topology=\"demo\"} 13\n"),
+        absl::StrCat("tempest_topology_complete_latency_p99_microseconds{topology_id=\"", id,
+                     "\",topology=\"demo\"} 1008\n")}) {
+    EXPECT_NE(m.find(line), std::string::npos) << line << " not in:\n" << m;
+  }
+  EXPECT_NE(m.find("# TYPE tempest_topology_emitted gauge"), std::string::npos);
 }
 
 }  // namespace

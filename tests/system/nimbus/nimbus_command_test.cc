@@ -151,6 +151,51 @@ TEST_F(NimbusCommandTest, InvalidTopologiesAreRefusedWithClearErrorsAndNothingIs
   EXPECT_TRUE(ListJson()["topologies"].empty());
 }
 
+TEST_F(NimbusCommandTest, RebalanceChangesWorkersAndExecutorsAndRefusesBadRequests) {
+  CommandRun submit = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+
+  CommandRun unknown = Tempest({"rebalance", "no-such-topology", "-n", "2"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("no topology named 'no-such-topology'"), std::string::npos)
+      << unknown.err;
+  CommandRun malformed = Tempest({"rebalance", "generator-verifier", "-e", "identity"});
+  EXPECT_EQ(malformed.exit_code, 2);
+  EXPECT_NE(malformed.err.find("COMPONENT=PARALLELISM"), std::string::npos) << malformed.err;
+  CommandRun no_component = Tempest({"rebalance", "generator-verifier", "-e", "nope=1"});
+  EXPECT_EQ(no_component.exit_code, 1);
+  EXPECT_NE(no_component.err.find("no component 'nope'"), std::string::npos) << no_component.err;
+  CommandRun too_many = Tempest({"rebalance", "generator-verifier", "-e", "identity=3"});
+  EXPECT_EQ(too_many.exit_code, 1);
+  EXPECT_NE(too_many.err.find("has 2 tasks"), std::string::npos) << too_many.err;
+  EXPECT_EQ(Tempest({"rebalance", "generator-verifier", "-n", "0"}).exit_code, 2);
+  EXPECT_EQ(StatusOf("generator-verifier"), "ACTIVE");
+
+  // A long wait: `list` shows REBALANCING meanwhile.
+  CommandRun later = Tempest({"rebalance", "generator-verifier", "-w", "3600"});
+  EXPECT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_NE(later.out.find("Rebalancing topology: generator-verifier"), std::string::npos);
+  CommandRun list = Tempest({"list"});
+  EXPECT_NE(list.out.find("REBALANCING"), std::string::npos) << list.out;
+  CommandRun again = Tempest({"rebalance", "generator-verifier", "-w", "0"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("REBALANCING"), std::string::npos) << again.err;
+  ASSERT_EQ(Tempest({"kill", "generator-verifier", "-w", "0"}).exit_code, 0);
+  ASSERT_TRUE(Eventually(milliseconds(30000), [&] { return ListJson()["topologies"].empty(); }));
+
+  // Applied after the wait: 2 workers asked for, one identity executor.
+  ASSERT_EQ(Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"}).exit_code, 0);
+  CommandRun now = Tempest({"rebalance", "generator-verifier", "-w", "0", "-n", "2", "-e",
+                            "identity=1"});
+  EXPECT_EQ(now.exit_code, 0) << now.err;
+  EXPECT_TRUE(Eventually(milliseconds(30000), [&] {
+    const json list = ListJson();
+    return !list["topologies"].empty() && list["topologies"][0]["status"] == "ACTIVE" &&
+           list["topologies"][0]["requestedWorkers"] == 2 &&
+           list["topologies"][0]["executorsTotal"] == 4;
+  })) << ListJson().dump();
+}
+
 TEST_F(NimbusCommandTest, SigtermStopsNimbusCleanly) {
   ASSERT_TRUE(nimbus_->SignalGroup(SIGTERM));
   auto status = nimbus_->WaitFor(milliseconds(30000));

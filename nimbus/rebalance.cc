@@ -1,0 +1,141 @@
+#include "nimbus/rebalance.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+#include "common/core/stored_topology.h"
+#include "common/core/task_layout.h"
+#include "nimbus/topology_state.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::nimbus {
+
+absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest& request) {
+  if (request.wait_secs && *request.wait_secs < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("wait must not be negative, not ", *request.wait_secs));
+  }
+  if (request.num_workers && *request.num_workers < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the number of workers must be at least 1, not ", *request.num_workers));
+  }
+  for (const auto& [component, executors] : request.executors) {
+    const v1::ComponentSummary* found = nullptr;
+    for (const v1::ComponentSummary& c : base.components()) {
+      if (c.id() == component && !component.starts_with("__")) found = &c;
+    }
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("topology '", base.name(), "' has no component '", component, "'"));
+    }
+    if (executors < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "component '", component, "' needs at least 1 executor, not ", executors));
+    }
+    if (executors > found->tasks()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("component '", component, "' has ", found->tasks(),
+                       " tasks, so it cannot have ", executors, " executors"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::StormBase> BeginRebalance(const v1::StormBase& base,
+                                             const RebalanceRequest& request, int64_t now_secs) {
+  if (absl::Status s = ValidateRebalance(base, request); !s.ok()) return s;
+  absl::StatusOr<v1::TopologyStatus> next =
+      NextTopologyStatus(base.status(), TopologyEvent::kRebalance);
+  if (!next.ok()) return next.status();
+  v1::StormBase out = base;
+  out.set_prev_status(base.status());
+  out.set_status(*next);
+  out.set_rebalance_at_secs(now_secs + request.wait_secs.value_or(base.message_timeout_secs()));
+  out.set_rebalance_num_workers(request.num_workers.value_or(0));
+  if (!request.executors.empty()) {
+    nlohmann::json pending = nlohmann::json::object();
+    for (const auto& [component, executors] : request.executors) pending[component] = executors;
+    (*out.mutable_config_overrides())[kPendingExecutorsKey] = pending.dump();
+  }
+  return out;
+}
+
+absl::Status RecomputeLayout(const core::TopologyDef& def, v1::StormBase& base) {
+  absl::StatusOr<core::TaskLayout> layout =
+      core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config));
+  if (!layout.ok()) return layout.status();
+  base.set_num_tasks(layout->num_tasks());
+  base.set_num_executors(static_cast<int>(layout->executors().size()));
+  base.clear_executors();
+  base.clear_components();
+  std::map<std::string, int> executors_of;
+  for (const core::ExecutorInfo& e : layout->executors()) {
+    ++executors_of[e.component.value()];
+    v1::ExecutorRange* r = base.add_executors();
+    r->set_start_task(e.start.value());
+    r->set_end_task(e.end.value());
+    r->set_component(e.component.value());
+  }
+  for (const auto& [component, tasks] : layout->component_tasks()) {
+    v1::ComponentSummary* c = base.add_components();
+    c->set_id(component.value());
+    const core::ComponentDef* cd = def.FindComponent(component);
+    c->set_spout(cd != nullptr && cd->kind == core::ComponentDef::Kind::kSpout);
+    c->set_executors(executors_of[component.value()]);
+    c->set_tasks(static_cast<int>(tasks.size()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::StatusOr<std::map<std::string, int>> ParsePending(const v1::StormBase& base) {
+  std::map<std::string, int> out;
+  auto it = base.config_overrides().find(kPendingExecutorsKey);
+  if (it == base.config_overrides().end()) return out;
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError(absl::StrCat(kPendingExecutorsKey, " is not a JSON object"));
+  }
+  for (const auto& [component, count] : j.items()) {
+    if (!count.is_number_integer()) {
+      return absl::DataLossError(absl::StrCat(kPendingExecutorsKey, ": '", component,
+                                              "' is not a whole number"));
+    }
+    out[component] = count.get<int>();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, int> PendingExecutors(const v1::StormBase& base) {
+  absl::StatusOr<std::map<std::string, int>> p = ParsePending(base);
+  return p.ok() ? *p : std::map<std::string, int>{};
+}
+
+absl::StatusOr<v1::StormBase> FinishRebalance(const v1::StormBase& base) {
+  if (base.status() != v1::REBALANCING) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("topology '", base.name(), "' is ",
+                     api::Sv(TopologyStatusName(base.status())), ", not REBALANCING"));
+  }
+  absl::StatusOr<std::map<std::string, int>> pending = ParsePending(base);
+  if (!pending.ok()) return pending.status();
+  v1::StormBase out = base;
+  out.mutable_config_overrides()->erase(kPendingExecutorsKey);
+  for (const auto& [component, executors] : *pending) {
+    (*out.mutable_component_executors())[component] = executors;
+  }
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(out);
+  if (!def.ok()) return def.status();
+  if (absl::Status s = RecomputeLayout(*def, out); !s.ok()) return s;
+  if (base.rebalance_num_workers() > 0) out.set_num_workers(base.rebalance_num_workers());
+  // A record written before prev_status existed goes back to ACTIVE.
+  out.set_status(base.prev_status() == v1::INACTIVE ? v1::INACTIVE : v1::ACTIVE);
+  out.set_prev_status(v1::TOPOLOGY_STATUS_UNSPECIFIED);
+  out.set_rebalance_at_secs(0);
+  out.set_rebalance_num_workers(0);
+  return out;
+}
+
+}  // namespace tempest::nimbus
