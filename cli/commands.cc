@@ -23,6 +23,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterOffsetsCommand(app, set, globals);
   RegisterMigrateCommand(app, set);
   RegisterNimbusCommand(app, set, globals);
+  RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
   return set;
 }

@@ -42,6 +42,7 @@ void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.

@@ -136,7 +136,8 @@ bool RecordWorkerExit(SlotState& slot, const DesiredSlot* desired, int64_t now_m
     // A worker that ran for a good while before failing is not in a loop.
     const bool long_run = now_ms - w.launched_at_ms > max_backoff_ms;
     slot.consecutive_failures = long_run ? 1 : slot.consecutive_failures + 1;
-    slot.relaunch_not_before_ms = now_ms + RelaunchDelayMs(slot.consecutive_failures, max_backoff_ms);
+    slot.relaunch_not_before_ms =
+        now_ms + RelaunchDelayMs(slot.consecutive_failures, max_backoff_ms);
   } else {
     slot.consecutive_failures = 0;
     slot.relaunch_not_before_ms = 0;

@@ -85,10 +85,10 @@ struct SlotState {
 };
 
 struct PlanTimes {
-  int64_t worker_timeout_ms = 30'000;        // supervisor.worker.timeout.secs
+  int64_t worker_timeout_ms = 30'000;         // supervisor.worker.timeout.secs
   int64_t worker_start_timeout_ms = 120'000;  // supervisor.worker.start.timeout.secs
-  int64_t shutdown_wait_ms = 3'000;          // supervisor.worker.shutdown.sleep.secs
-  int64_t exit_grace_ms = 10'000;            // tempest.supervisor.worker.exit.grace.secs
+  int64_t shutdown_wait_ms = 3'000;           // supervisor.worker.shutdown.sleep.secs
+  int64_t exit_grace_ms = 10'000;             // tempest.supervisor.worker.exit.grace.secs
 };
 
 struct SlotAction {
@@ -99,7 +99,7 @@ struct SlotAction {
   };
   Kind kind = Kind::kLaunch;
   int port = 0;
-  DesiredSlot desired;  // kLaunch
+  DesiredSlot desired;                          // kLaunch
   StopReason reason = StopReason::kUnassigned;  // kStop
   friend bool operator==(const SlotAction&, const SlotAction&) = default;
 };

@@ -189,8 +189,8 @@ absl::Status Supervisor::Start() {
   if (!session.ok()) return session.status();
   session_ = *std::move(session);
   if (absl::Status s = session_->WaitConnected(options_.zk.connection_timeout); !s.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect,
-                                               ": ", s.message()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect, ": ", s.message()));
   }
   for (const std::string& path : {SupervisorsPath(), AssignmentsPath()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
@@ -205,11 +205,11 @@ absl::Status Supervisor::Start() {
   }
   absl::StatusOr<bool> adopted =
       RunOn<bool>(*control_, [this, d = *desired]() -> absl::StatusOr<bool> {
-    desired_ = d;
-    AdoptOrKillLeftovers();
-    PublishUsedPorts();
-    return true;
-  });
+        desired_ = d;
+        AdoptOrKillLeftovers();
+        PublishUsedPorts();
+        return true;
+      });
   if (!adopted.ok()) return adopted.status();
   absl::StatusOr<bool> registered = RunOn<bool>(*zk_, [this]() -> absl::StatusOr<bool> {
     if (absl::Status s = Register(); !s.ok()) return s;
@@ -293,11 +293,12 @@ absl::Status Supervisor::SyncNow() {
   });
   if (!synced.ok()) return synced.status();
   // The published result is queued before this, so the check sees it.
-  return RunOn<bool>(*control_, [this]() -> absl::StatusOr<bool> {
-           CheckWorkers();
-           ExecutePlan();
-           return true;
-         })
+  return RunOn<bool>(*control_,
+                     [this]() -> absl::StatusOr<bool> {
+                       CheckWorkers();
+                       ExecutePlan();
+                       return true;
+                     })
       .status();
 }
 
@@ -425,8 +426,7 @@ absl::StatusOr<DesiredSlots> Supervisor::SyncAssignments() {
     }
     for (const auto& [port, slot] : last_logged_) {
       if (!desired.contains(port)) {
-        spdlog::info("supervisor {}: port {} no longer assigned ({})", id_, port,
-                     slot.topology_id);
+        spdlog::info("supervisor {}: port {} no longer assigned ({})", id_, port, slot.topology_id);
       }
     }
     last_logged_ = desired;
@@ -454,8 +454,8 @@ absl::Status Supervisor::Register() {
   // timeout) is overwritten now and re-created once it goes: the watch below
   // tells us at once.
   if (!node_watch_armed_) {
-    absl::StatusOr<std::optional<coord::ZkStat>> exists =
-        session_->ExistsAndWatch(path, PostingWatch([this](const coord::ZkWatchEvent& event) {
+    absl::StatusOr<std::optional<coord::ZkStat>> exists = session_->ExistsAndWatch(
+        path, PostingWatch([this](const coord::ZkWatchEvent& event) {
           node_watch_armed_ = false;
           if (event.type == coord::ZkWatchEventType::kSessionLost) return;
           if (absl::Status s = Register(); !s.ok()) {
@@ -513,10 +513,10 @@ void Supervisor::AdoptOrKillLeftovers() {
       continue;
     }
     auto desired = desired_.find(record->port);
-    const bool ours = record->supervisor_id == id_ && record->port == dir_port &&
-                      std::count(options_.slot_ports.begin(), options_.slot_ports.end(),
-                                 record->port) > 0 &&
-                      !(slots_.contains(record->port) && slots_[record->port].worker);
+    const bool ours =
+        record->supervisor_id == id_ && record->port == dir_port &&
+        std::count(options_.slot_ports.begin(), options_.slot_ports.end(), record->port) > 0 &&
+        !(slots_.contains(record->port) && slots_[record->port].worker);
     if (ours && desired != desired_.end() && desired->second.topology_id == record->topology_id) {
       WorkerRecord w;
       w.pid = record->pid;
@@ -606,9 +606,8 @@ void Supervisor::CheckWorkers() {
     const bool stopped_by_us = w.stop_sent_ms.has_value();
     const StopReason reason = w.stop_reason;
     auto d = desired_.find(port);
-    const bool failure =
-        RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
-                         options_.max_relaunch_delay.count());
+    const bool failure = RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
+                                          options_.max_relaunch_delay.count());
     if (stopped_by_us) {
       spdlog::info("supervisor {}: worker of {} on port {} (pid {}) stopped ({}): {}", id_,
                    topology, port, pid, StopReasonName(reason), how);
@@ -617,8 +616,8 @@ void Supervisor::CheckWorkers() {
                    id_, topology, port, pid, how, slot.consecutive_failures,
                    std::max<int64_t>(0, slot.relaunch_not_before_ms - now));
     } else {
-      spdlog::info("supervisor {}: worker of {} on port {} (pid {}) left its changed slot: {}",
-                   id_, topology, port, pid, how);
+      spdlog::info("supervisor {}: worker of {} on port {} (pid {}) left its changed slot: {}", id_,
+                   topology, port, pid, how);
     }
     std::error_code ec;
     std::filesystem::remove(WorkerJsonPath(WorkerDir(options_.local_dir, port)), ec);
@@ -670,9 +669,10 @@ void Supervisor::ExecutePlan() {
       }
       case SlotAction::Kind::kForceKill: {
         WorkerRecord& w = *slot.worker;
-        spdlog::warn("supervisor {}: worker of {} on port {} (pid {}) still runs {} ms after "
-                     "SIGTERM; SIGKILL",
-                     id_, w.topology_id, action.port, w.pid, now - *w.stop_sent_ms);
+        spdlog::warn(
+            "supervisor {}: worker of {} on port {} (pid {}) still runs {} ms after "
+            "SIGTERM; SIGKILL",
+            id_, w.topology_id, action.port, w.pid, now - *w.stop_sent_ms);
         SignalWorkerGroup(w.pid, SIGKILL);
         w.force_killed = true;
         break;
@@ -756,7 +756,8 @@ void Supervisor::StopAllWorkers() {
     }
     return all;
   };
-  while (!all_gone() && std::chrono::steady_clock::now() - started < options_.worker_shutdown_wait) {
+  while (!all_gone() &&
+         std::chrono::steady_clock::now() - started < options_.worker_shutdown_wait) {
     std::this_thread::sleep_for(milliseconds(20));
   }
   for (auto& [port, slot] : slots_) {

@@ -40,9 +40,9 @@ struct SupervisorOptions {
   // How often worker processes are checked for exit and their heartbeats
   // read: a crashed worker is relaunched within about this long.
   std::chrono::milliseconds check_interval{100};
-  std::chrono::milliseconds worker_timeout{30000};        // supervisor.worker.timeout.secs
+  std::chrono::milliseconds worker_timeout{30000};         // supervisor.worker.timeout.secs
   std::chrono::milliseconds worker_start_timeout{120000};  // supervisor.worker.start.timeout.secs
-  std::chrono::milliseconds worker_shutdown_wait{3000};  // supervisor.worker.shutdown.sleep.secs
+  std::chrono::milliseconds worker_shutdown_wait{3000};    // supervisor.worker.shutdown.sleep.secs
   // tempest.supervisor.worker.exit.grace.secs: how long a worker whose slot
   // was unassigned or reassigned may take to exit by itself.
   std::chrono::milliseconds worker_exit_grace{10000};

@@ -204,7 +204,8 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
 absl::Status MakeDirs(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create directory ", path, ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot create directory ", path, ": ", ec.message()));
   return absl::OkStatus();
 }
 

@@ -23,7 +23,8 @@ namespace tempest::supervisor {
 // or ignored signal would survive exec), stdin from /dev/null, stdout and
 // stderr appended to `log_path`, no other descriptor inherited, the
 // supervisor's environment and working directory. Returns the pid.
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, const std::string& log_path);
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
+                                  const std::string& log_path);
 
 // For our own children: the wait status if `pid` has exited (reaping it),
 // nullopt while it runs. A pid that is not our child reads as exited with

@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     // --config FILE and -c key=value are global options: accepted, unused.
   }
   if (topology.empty() || supervisor.empty() || port <= 0 || dir.empty()) {
-    std::fprintf(stderr, "heartbeat_worker: missing --topology-id/--supervisor-id/--port/--worker-dir\n");
+    std::fprintf(stderr,
+                 "heartbeat_worker: missing --topology-id/--supervisor-id/--port/--worker-dir\n");
     return 2;
   }
   if (Exists(dir + "/ignore-term")) {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -159,7 +159,8 @@ class SupervisorTest : public ::testing::Test {
   // supervisor is still this test's child).
   static bool ProcessGone(pid_t pid) { return !ProcessStartTime(pid).has_value(); }
 
-  std::optional<v1::SupervisorInfo> Registered(const std::string& id, coord::ZkStat* stat = nullptr) {
+  std::optional<v1::SupervisorInfo> Registered(const std::string& id,
+                                               coord::ZkStat* stat = nullptr) {
     auto node = zk_->Get(absl::StrCat(root_, "/supervisors/", id));
     if (!node.ok()) return std::nullopt;
     v1::SupervisorInfo info;
@@ -231,9 +232,8 @@ TEST_F(SupervisorTest, LaunchesAnAssignedWorkerAndRelaunchesItAfterSigkill) {
   absl::StatusOr<std::string> log = ReadSmallFile(WorkerLogPath(WorkerDirOf(6700)));
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(*log, HasSubstr(absl::StrCat(" worker --topology-id topo-1-1 --supervisor-id ",
-                                           s->id(), " --port 6700 --worker-dir ",
-                                           WorkerDirOf(6700), " -c storm.zookeeper.root=",
-                                           root_)));
+                                           s->id(), " --port 6700 --worker-dir ", WorkerDirOf(6700),
+                                           " -c storm.zookeeper.root=", root_)));
   EXPECT_TRUE(Eventually(kWait, [&] {
     std::optional<v1::SupervisorInfo> info = Registered(s->id());
     return info && info->used_ports_size() == 1 && info->used_ports(0) == 6700;
@@ -288,6 +288,28 @@ TEST_F(SupervisorTest, RemovingTheAssignmentStopsTheWorker) {
   // Nothing is relaunched for a slot nobody assigned.
   ASSERT_TRUE(s->SyncNow().ok());
   EXPECT_TRUE(s->Workers()->empty());
+}
+
+TEST_F(SupervisorTest, AWorkerThatLeavesItsRemovedSlotByItselfIsNotRestarted) {
+  SupervisorOptions o = Options();
+  o.worker_exit_grace = milliseconds(120000);  // the supervisor would wait this long
+  std::unique_ptr<Supervisor> s = Start(o);
+  ASSERT_NE(s, nullptr);
+  Assign("topo-9-1", s->id(), {6700});
+  const pid_t pid = WaitBeating(*s, 6700);
+  ASSERT_NE(pid, 0);
+  Unassign("topo-9-1");
+  // As the real worker does when its slot goes away: exit 0 by itself.
+  ASSERT_TRUE(WriteFileAtomically(absl::StrCat(WorkerDirOf(6700), "/exit.", pid), "0").ok());
+  EXPECT_TRUE(Eventually(kWait, [&] {
+    auto workers = s->Workers();
+    return workers.ok() && workers->empty();
+  }));
+  ASSERT_TRUE(s->SyncNow().ok());
+  EXPECT_TRUE(s->Workers()->empty());
+  const std::string log = *ReadSmallFile(WorkerLogPath(WorkerDirOf(6700)));
+  EXPECT_THAT(log, HasSubstr("exiting with 0 as asked"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("SIGTERM")));
 }
 
 TEST_F(SupervisorTest, AReassignedSlotGetsAWorkerOfTheNewTopology) {

@@ -48,8 +48,8 @@ class SupervisorCommandTest : public ::testing::Test {
   // Starts `tempest supervisor` and returns the id it prints.
   std::string StartSupervisor(const std::string& out) {
     os::ChildProcess::Options options;
-    options.argv = {TempestBinary(), "supervisor", "--config", dir_.File("tempest.yaml"), "-c",
-                    "storm.local.hostname=node-a"};
+    options.argv = {TempestBinary(),           "supervisor", "--config",
+                    dir_.File("tempest.yaml"), "-c",         "storm.local.hostname=node-a"};
     options.stdout_path = dir_.File(out + ".out");
     options.stderr_path = dir_.File(out + ".err");
     auto child = os::ChildProcess::Start(options);
@@ -95,8 +95,8 @@ TEST_F(SupervisorCommandTest, RegistersKeepsItsIdAndStopsCleanly) {
 
 TEST_F(SupervisorCommandTest, BadConfigIsOneClearError) {
   os::ChildProcess::Options options;
-  options.argv = {TempestBinary(), "supervisor", "--config", dir_.File("tempest.yaml"), "-c",
-                  "supervisor.slots.ports=[6700, \"x\"]"};
+  options.argv = {TempestBinary(),           "supervisor", "--config",
+                  dir_.File("tempest.yaml"), "-c",         "supervisor.slots.ports=[6700, \"x\"]"};
   options.stdout_path = dir_.File("bad.out");
   options.stderr_path = dir_.File("bad.err");
   auto child = os::ChildProcess::Start(options);

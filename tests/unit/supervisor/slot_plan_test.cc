@@ -38,8 +38,8 @@ TEST(ComputeDesiredSlotsTest, PicksThisSupervisorsExecutorsPerPort) {
   v1::Assignment b;
   AddExecutor(b, 1, 1, "sup-a", 6702);
   std::vector<std::string> problems;
-  DesiredSlots d = ComputeDesiredSlots({{"t1", a}, {"t2", b}}, "sup-a", {6700, 6701, 6702, 6703},
-                                       &problems);
+  DesiredSlots d =
+      ComputeDesiredSlots({{"t1", a}, {"t2", b}}, "sup-a", {6700, 6701, 6702, 6703}, &problems);
   EXPECT_THAT(problems, IsEmpty());
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[6700], (DesiredSlot{"t1", {{6, 6}}}));
@@ -59,7 +59,7 @@ TEST(ComputeDesiredSlotsTest, ReportsForeignPortsAndConflicts) {
   DesiredSlots d = ComputeDesiredSlots({{"t2", b}, {"t1", a}}, "sup-a", {6700}, &problems);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[6700], (DesiredSlot{"t1", {{3, 3}}}));  // the lower topology id wins
-  ASSERT_EQ(problems.size(), 2u);  // one line per foreign port, one per conflict
+  ASSERT_EQ(problems.size(), 2u);                     // one line per foreign port, one per conflict
   EXPECT_THAT(problems[0], HasSubstr("port 9999"));
   EXPECT_THAT(problems[1], HasSubstr("assigned to both t1 and t2"));
 }

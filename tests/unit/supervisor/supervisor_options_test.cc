@@ -45,7 +45,8 @@ TEST(SupervisorOptionsTest, ComeFromStormKeys) {
 }
 
 TEST(SupervisorOptionsTest, DefaultsAreStorms) {
-  absl::StatusOr<SupervisorOptions> o = SupervisorOptions::FromConfig(core::ConfigLoader::Defaults());
+  absl::StatusOr<SupervisorOptions> o =
+      SupervisorOptions::FromConfig(core::ConfigLoader::Defaults());
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->zk_connect, "localhost:2181");
   EXPECT_EQ(o->root, "/tempest");

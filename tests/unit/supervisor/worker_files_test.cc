@@ -24,7 +24,8 @@ TEST(WorkerJsonTest, RoundTripsTheContractFields) {
 }
 
 TEST(WorkerJsonTest, RejectsMalformedInputWithOneClearError) {
-  for (const char* bad : {"", "not json", "[1,2]", "{\"pid\":1}", "{\"pid\":\"12\",\"port\":1,"
+  for (const char* bad : {"", "not json", "[1,2]", "{\"pid\":1}",
+                          "{\"pid\":\"12\",\"port\":1,"
                           "\"topologyId\":\"t\"}",
                           "{\"pid\":-5,\"port\":6700,\"topologyId\":\"t\"}",
                           "{\"pid\":5,\"port\":70000,\"topologyId\":\"t\"}",
