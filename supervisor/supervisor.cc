@@ -307,6 +307,10 @@ int64_t Supervisor::NowMs() const { return options_.clock->WallMillis(); }
 coord::ZkWatchFn Supervisor::PostingWatch(std::function<void(const coord::ZkWatchEvent&)> on_zk) {
   std::weak_ptr<coord::SerialExecutor> weak = zk_;
   return [this, weak, on_zk = std::move(on_zk)](const coord::ZkWatchEvent& event) {
+    // The watch died with its session; OnSessionEvent clears every armed flag
+    // and re-arms once the next session is up (re-arming here would only
+    // duplicate those watches).
+    if (event.type == coord::ZkWatchEventType::kSessionLost) return;
     if (auto zk = weak.lock()) {
       zk->Post([this, on_zk, event] {
         if (!stopping_) on_zk(event);
@@ -450,37 +454,37 @@ absl::Status Supervisor::Register() {
   const std::string data = info.SerializeAsString();
   const std::string path = NodePath();
 
-  // A node left by an earlier session of ours (a restart within the session
-  // timeout) is overwritten now and re-created once it goes: the watch below
-  // tells us at once.
-  if (!node_watch_armed_) {
-    absl::StatusOr<std::optional<coord::ZkStat>> exists = session_->ExistsAndWatch(
-        path, PostingWatch([this](const coord::ZkWatchEvent& event) {
-          node_watch_armed_ = false;
-          if (event.type == coord::ZkWatchEventType::kSessionLost) return;
-          if (absl::Status s = Register(); !s.ok()) {
-            spdlog::warn("supervisor {}: register: {}", id_, std::string(s.message()));
-          }
-        }));
-    if (!exists.ok()) return exists.status();
-    node_watch_armed_ = true;
-  }
   const int64_t session_id = session_->session_id();
   absl::StatusOr<coord::ZkStat> set = session_->Set(path, data, -1);
-  if (set.ok()) {
-    registered_session_ = session_id;
-    return absl::OkStatus();
+  if (!set.ok()) {
+    if (!absl::IsNotFound(set.status())) return set.status();
+    coord::ZkCreateOptions create;
+    create.mode = coord::ZkCreateMode::kEphemeral;
+    create.create_parents = true;
+    absl::StatusOr<std::string> created = session_->Create(path, data, create);
+    if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   }
-  if (!absl::IsNotFound(set.status())) return set.status();
-  coord::ZkCreateOptions create;
-  create.mode = coord::ZkCreateMode::kEphemeral;
-  create.create_parents = true;
-  absl::StatusOr<std::string> created = session_->Create(path, data, create);
-  if (created.ok() || absl::IsAlreadyExists(created.status())) {
-    registered_session_ = session_id;
-    return absl::OkStatus();
-  }
-  return created.status();
+  registered_session_ = session_id;
+  // Armed after our own write, which would fire it otherwise.
+  return ArmNodeWatch();
+}
+
+absl::Status Supervisor::ArmNodeWatch() {
+  if (node_watch_armed_) return absl::OkStatus();
+  // A node left by an earlier session of ours (a restart within the session
+  // timeout) is overwritten by Register and re-created as soon as it goes.
+  // The watch also fires on our own heartbeat writes; those only re-arm it.
+  absl::StatusOr<std::optional<coord::ZkStat>> exists = session_->ExistsAndWatch(
+      NodePath(), PostingWatch([this](const coord::ZkWatchEvent& event) {
+        node_watch_armed_ = false;
+        absl::Status s =
+            event.type == coord::ZkWatchEventType::kDeleted ? Register() : ArmNodeWatch();
+        if (!s.ok()) spdlog::warn("supervisor {}: register: {}", id_, std::string(s.message()));
+      }));
+  if (!exists.ok()) return exists.status();
+  node_watch_armed_ = true;
+  if (!exists->has_value()) return Register();  // deleted between our write and the watch
+  return absl::OkStatus();
 }
 
 void Supervisor::AdoptOrKillLeftovers() {

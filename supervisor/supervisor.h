@@ -139,6 +139,7 @@ class Supervisor {
   // Syncs and hands the result to the control thread (which then plans).
   absl::Status SyncAndPublish();
   absl::Status Register();
+  absl::Status ArmNodeWatch();
   void OnSessionEvent(const coord::ZkSessionEvent& event);
   // A watch callback that runs `on_zk` on the ZooKeeper thread.
   coord::ZkWatchFn PostingWatch(std::function<void(const coord::ZkWatchEvent&)> on_zk);

@@ -191,6 +191,15 @@ TEST_F(SupervisorTest, RegistersAndRegistersAgainAfterSessionExpiry) {
   EXPECT_EQ(info->hostname(), "test-host");
   EXPECT_THAT(info->slot_ports(), ::testing::ElementsAre(6700, 6701, 6702));
   EXPECT_EQ(stat.ephemeral_owner, s->session().session_id());
+  // Rewritten once per heartbeat interval, not in a loop: by the time the
+  // next beat shows a later time, only a few writes happened.
+  const int64_t first_beat = info->time_secs();
+  coord::ZkStat later;
+  ASSERT_TRUE(Eventually(kWait, [&] {
+    std::optional<v1::SupervisorInfo> i = Registered(id, &later);
+    return i && i->time_secs() > first_beat;
+  }));
+  EXPECT_LE(later.version - stat.version, 4);
 
   const int64_t old_session = s->session().session_id();
   ASSERT_TRUE(ensemble_->ExpireSession(old_session, s->session().session_password()).ok());
