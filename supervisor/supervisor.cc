@@ -192,6 +192,16 @@ absl::Status Supervisor::Start() {
     return absl::UnavailableError(
         absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect, ": ", s.message()));
   }
+  // From here on a new session (after an expiry) re-registers and re-arms
+  // the watches.
+  std::weak_ptr<coord::SerialExecutor> weak = zk_;
+  listener_ = session_->Subscribe([this, weak](const coord::ZkSessionEvent& event) {
+    if (auto zk = weak.lock()) {
+      zk->Post([this, event] {
+        if (!stopping_) OnSessionEvent(event);
+      });
+    }
+  });
   for (const std::string& path : {SupervisorsPath(), AssignmentsPath()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
@@ -207,6 +217,7 @@ absl::Status Supervisor::Start() {
       RunOn<bool>(*control_, [this, d = *desired]() -> absl::StatusOr<bool> {
         desired_ = d;
         AdoptOrKillLeftovers();
+        adoption_done_ = true;
         PublishUsedPorts();
         return true;
       });
@@ -222,14 +233,6 @@ absl::Status Supervisor::Start() {
   spdlog::info("supervisor {}: registered on {} with slots {}", id_, options_.hostname,
                absl::StrJoin(options_.slot_ports, ","));
 
-  std::weak_ptr<coord::SerialExecutor> weak = zk_;
-  listener_ = session_->Subscribe([this, weak](const coord::ZkSessionEvent& event) {
-    if (auto zk = weak.lock()) {
-      zk->Post([this, event] {
-        if (!stopping_) OnSessionEvent(event);
-      });
-    }
-  });
   control_->Post([this] { TickLoop(); });
   zk_->PostAfter(options_.heartbeat_interval, [this] { HeartbeatLoop(); });
   zk_->PostAfter(options_.monitor_interval, [this] { MonitorLoop(); });
@@ -327,6 +330,9 @@ void Supervisor::OnSessionEvent(const coord::ZkSessionEvent& event) {
     return;
   }
   if (event.state != coord::ZkSessionState::kConnected) return;
+  // Start() registers the first time (after adoption); a late event about
+  // the session it connected with must not register before that.
+  if (registered_session_ == 0) return;
   if (event.session_id != registered_session_) {
     // A new session: every watch and our ephemeral node went with the old one.
     children_watch_armed_ = false;
@@ -651,7 +657,9 @@ void Supervisor::PublishUsedPorts() {
 }
 
 void Supervisor::ExecutePlan() {
-  if (stopping_) return;
+  // Nothing is launched before leftover workers were adopted or killed: a
+  // launch would overwrite the worker.json of a worker still to be adopted.
+  if (stopping_ || !adoption_done_) return;
   const int64_t now = NowMs();
   bool launched = false;
   for (const SlotAction& action : PlanSlots(desired_, slots_, times_, now)) {

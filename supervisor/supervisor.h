@@ -187,6 +187,7 @@ class Supervisor {
   std::vector<int> used_ports_;
 
   // Control-thread state.
+  bool adoption_done_ = false;
   DesiredSlots desired_;
   std::map<int, SlotState> slots_;
   std::set<int> bad_beat_logged_;

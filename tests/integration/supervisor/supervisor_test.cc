@@ -275,6 +275,33 @@ TEST_F(SupervisorTest, KillsAndRelaunchesAWorkerWhoseHeartbeatGoesStale) {
   EXPECT_THAT(*log, HasSubstr("SIGTERM, exiting"));  // stopped cleanly, not killed
 }
 
+TEST_F(SupervisorTest, WorkersKeepRunningAndAreRestartedWhileZooKeeperIsDown) {
+  std::unique_ptr<Supervisor> s = Start();
+  ASSERT_NE(s, nullptr);
+  Assign("topo-10-1", s->id(), {6700});
+  const pid_t first = WaitBeating(*s, 6700);
+  ASSERT_NE(first, 0);
+  zk_->Close();
+  ensemble_->Kill(0);
+  // The worker crashes during the outage: it is restarted on the last known
+  // assignment, without waiting for ZooKeeper.
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  const pid_t second = WaitBeating(*s, 6700, first);
+  EXPECT_NE(second, 0);
+  ASSERT_TRUE(ensemble_->Restart(0).ok());
+  // Back in ZooKeeper (same session or a new one), still running the worker.
+  coord::ZkSession::Options o;
+  o.connect_string = ensemble_->ConnectString();
+  auto session = coord::ZkSession::Create(std::move(o));
+  ASSERT_TRUE(session.ok()) << session.status();
+  zk_ = *std::move(session);
+  ASSERT_TRUE(zk_->WaitConnected(milliseconds(20000)).ok());
+  EXPECT_TRUE(Eventually(kWait, [&] { return Registered(s->id()).has_value(); }));
+  std::optional<WorkerSnapshot> w = BeatingWorker(*s, 6700);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->pid, second);
+}
+
 TEST_F(SupervisorTest, RemovingTheAssignmentStopsTheWorker) {
   std::unique_ptr<Supervisor> s = Start();
   ASSERT_NE(s, nullptr);
