@@ -549,6 +549,19 @@ void Supervisor::AdoptOrKillLeftovers() {
     to_kill.emplace_back(record->pid, *start_time);
     std::filesystem::remove(WorkerJsonPath(dir), ec);
   }
+  // Workers of ours that no worker.json names (lost in a crash between a
+  // launch and its write) would hold their port forever.
+  for (pid_t pid : FindWorkersOf(id_)) {
+    bool known = false;
+    for (const auto& [port, slot] : slots_)
+      known = known || (slot.worker && slot.worker->pid == pid);
+    for (const auto& p : to_kill) known = known || p.first == pid;
+    const std::optional<uint64_t> start_time = ProcessStartTime(pid);
+    if (known || !start_time) continue;
+    spdlog::warn("supervisor {}: killing worker pid {} that no worker.json names", id_, pid);
+    SignalWorkerGroup(pid, SIGTERM);
+    to_kill.emplace_back(pid, *start_time);
+  }
   // Not our children: watch them go by their start time.
   const auto deadline = std::chrono::steady_clock::now() + options_.worker_shutdown_wait;
   auto alive = [](const std::pair<pid_t, uint64_t>& p) {

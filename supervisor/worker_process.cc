@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -85,17 +86,47 @@ std::optional<uint64_t> ProcessStartTime(pid_t pid) {
   return start;
 }
 
-bool LooksLikeWorker(pid_t pid, int port) {
+namespace {
+
+std::vector<std::string> CommandLine(pid_t pid) {
+  std::vector<std::string> args;
   absl::StatusOr<std::string> cmdline =
       ReadSmallFile(absl::StrCat("/proc/", pid, "/cmdline"), 1 << 16);
-  if (!cmdline.ok()) return false;
-  std::vector<std::string> args;
+  if (!cmdline.ok()) return args;
   for (size_t begin = 0; begin < cmdline->size();) {
     size_t end = cmdline->find('\0', begin);
     if (end == std::string::npos) end = cmdline->size();
     args.push_back(cmdline->substr(begin, end - begin));
     begin = end + 1;
   }
+  return args;
+}
+
+}  // namespace
+
+std::vector<pid_t> FindWorkersOf(const std::string& supervisor_id) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(api::Sv(entry.path().filename().string()), &pid) || pid == ::getpid()) {
+      continue;
+    }
+    const std::vector<std::string> args = CommandLine(pid);
+    bool worker = false, ours = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "worker") worker = true;
+      if (args[i] == "--supervisor-id" && i + 1 < args.size() && args[i + 1] == supervisor_id) {
+        ours = true;
+      }
+    }
+    if (worker && ours && ProcessStartTime(pid).has_value()) out.push_back(pid);
+  }
+  return out;
+}
+
+bool LooksLikeWorker(pid_t pid, int port) {
+  const std::vector<std::string> args = CommandLine(pid);
   const std::string port_text = absl::StrCat(port);
   bool worker = false, has_port = false;
   for (size_t i = 0; i < args.size(); ++i) {

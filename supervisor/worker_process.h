@@ -40,6 +40,11 @@ std::optional<uint64_t> ProcessStartTime(pid_t pid);
 // "worker" and "--port" followed by the port.
 bool LooksLikeWorker(pid_t pid, int port);
 
+// Live processes (not zombies) whose command line is a worker launched for
+// `supervisor_id` ("worker" ... "--supervisor-id ID"), from /proc. Finds
+// workers whose worker.json was lost (a crash between launch and write).
+std::vector<pid_t> FindWorkersOf(const std::string& supervisor_id);
+
 // Sends `signal` to the process group `pid` leads and to `pid` itself (the
 // group may outlive its leader, or the leader may have left it).
 void SignalWorkerGroup(pid_t pid, int signal);

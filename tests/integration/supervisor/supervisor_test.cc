@@ -370,18 +370,21 @@ TEST_F(SupervisorTest, ARestartAdoptsAnAssignedWorkerAndKillsAnUnassignedOne) {
   const std::string id = first->id();
   Assign("topo-6-1", id, {6700});
   Assign("topo-7-1", id, {6701});
+  Assign("topo-11-1", id, {6702});
   const pid_t kept = WaitBeating(*first, 6700);
   const pid_t dropped = WaitBeating(*first, 6701);
+  const pid_t unnamed = WaitBeating(*first, 6702);
   ASSERT_NE(kept, 0);
   ASSERT_NE(dropped, 0);
+  ASSERT_NE(unnamed, 0);
   // The supervisor "crashes": its workers keep running.
   first->LeaveWorkersRunningForTest();
   first.reset();
   EXPECT_FALSE(ProcessGone(kept));
   EXPECT_FALSE(ProcessGone(dropped));
-  // While it is down, topo-7 loses its slot; and a torn worker.json lies around.
+  // While it is down, topo-7 loses its slot, and the worker.json of port 6702
+  // is torn: its worker can only be found through /proc.
   Unassign("topo-7-1");
-  ASSERT_TRUE(MakeDirs(WorkerDirOf(6702)).ok());
   ASSERT_TRUE(WriteFileAtomically(WorkerJsonPath(WorkerDirOf(6702)), "{\"pid\": 12").ok());
 
   std::unique_ptr<Supervisor> second = Start();
@@ -392,7 +395,10 @@ TEST_F(SupervisorTest, ARestartAdoptsAnAssignedWorkerAndKillsAnUnassignedOne) {
   EXPECT_EQ(adopted->pid, kept);
   EXPECT_TRUE(adopted->adopted);
   EXPECT_TRUE(ProcessGone(dropped));  // killed during start-up
+  EXPECT_TRUE(ProcessGone(unnamed));  // killed too: nothing to adopt it by
   EXPECT_FALSE(Worker(*second, 6701).has_value());
+  // Its slot is still assigned: a fresh worker takes it.
+  EXPECT_NE(WaitBeating(*second, 6702, unnamed), 0);
   EXPECT_TRUE(Eventually(kWait, [&] { return BeatingWorker(*second, 6700).has_value(); }));
 
   // The adopted worker is monitored too: when it dies it is relaunched.
