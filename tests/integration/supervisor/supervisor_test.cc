@@ -4,6 +4,7 @@
 
 #include "supervisor/supervisor.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -414,7 +415,14 @@ TEST_F(SupervisorTest, ShutdownStopsEveryWorkerAndEscalatesToSigkill) {
   // The worker on 6701 ignores SIGTERM.
   ASSERT_TRUE(MakeDirs(WorkerDirOf(6701)).ok());
   ASSERT_TRUE(WriteFileAtomically(WorkerDirOf(6701) + "/ignore-term", "").ok());
+  // As in `tempest supervisor`, SIGTERM is blocked in every supervisor
+  // thread; workers must get it unblocked (the polite one exits on it).
+  sigset_t term, old_mask;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &term, &old_mask), 0);
   std::unique_ptr<Supervisor> s = Start();
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ASSERT_NE(s, nullptr);
   const std::string id = s->id();
   Assign("topo-8-1", id, {6700, 6701});
