@@ -46,6 +46,7 @@ void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globa
 void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
 void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 
 // A daemon's effective config: Storm's defaults, then --config, then each

@@ -40,6 +40,22 @@ inline constexpr std::string_view kNimbusTaskTimeoutSecs = "nimbus.task.timeout.
 inline constexpr std::string_view kNimbusTaskLaunchSecs = "nimbus.task.launch.secs";
 inline constexpr std::string_view kNimbusSupervisorTimeoutSecs = "nimbus.supervisor.timeout.secs";
 inline constexpr std::string_view kSupervisorSlotsPorts = "supervisor.slots.ports";
+inline constexpr std::string_view kStormLocalDir = "storm.local.dir";
+inline constexpr std::string_view kStormLocalHostname = "storm.local.hostname";
+inline constexpr std::string_view kSupervisorHeartbeatFrequencySecs =
+    "supervisor.heartbeat.frequency.secs";
+inline constexpr std::string_view kSupervisorMonitorFrequencySecs =
+    "supervisor.monitor.frequency.secs";
+inline constexpr std::string_view kSupervisorWorkerTimeoutSecs = "supervisor.worker.timeout.secs";
+inline constexpr std::string_view kSupervisorWorkerStartTimeoutSecs =
+    "supervisor.worker.start.timeout.secs";
+inline constexpr std::string_view kSupervisorWorkerShutdownSleepSecs =
+    "supervisor.worker.shutdown.sleep.secs";
+inline constexpr std::string_view kWorkerHeartbeatFrequencySecs = "worker.heartbeat.frequency.secs";
+// Tempest: how long a worker whose slot was unassigned or reassigned may take
+// to exit by itself before its supervisor stops it.
+inline constexpr std::string_view kTempestSupervisorWorkerExitGraceSecs =
+    "tempest.supervisor.worker.exit.grace.secs";
 
 // A configuration map, string key -> Value (Storm's `Map<String, Object>`).
 // Owns its entries; a plain value type, not synchronized (share as const).

@@ -199,6 +199,14 @@ api::Config ConfigLoader::Defaults() {
   c.Set(api::kNimbusTaskLaunchSecs, 120);
   c.Set(api::kNimbusSupervisorTimeoutSecs, 60);
   c.Set(api::kSupervisorSlotsPorts, api::ValueList{6700, 6701, 6702, 6703});
+  // storm.local.dir has no default here: Storm's is "storm-local" under the
+  // installation; a supervisor without one uses ./tempest-local.
+  c.Set(api::kSupervisorHeartbeatFrequencySecs, 5);
+  c.Set(api::kSupervisorMonitorFrequencySecs, 3);
+  c.Set(api::kSupervisorWorkerTimeoutSecs, 30);
+  c.Set(api::kSupervisorWorkerStartTimeoutSecs, 120);
+  c.Set(api::kSupervisorWorkerShutdownSleepSecs, 3);
+  c.Set(api::kWorkerHeartbeatFrequencySecs, 1);
   return c;
 }
 

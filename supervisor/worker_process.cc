@@ -1,0 +1,146 @@
+#include "supervisor/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+#include "supervisor/worker_files.h"
+
+extern char** environ;
+
+namespace tempest::supervisor {
+
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
+                                  const std::string& log_path) {
+  if (argv.empty()) return absl::InvalidArgumentError("empty worker command");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t files;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&files);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  // ZooKeeper and log descriptors of the supervisor are not the worker's.
+  posix_spawn_file_actions_addclosefrom_np(&files, STDERR_FILENO + 1);
+
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setpgroup(&attr, 0);  // a group of its own, led by the worker
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args[0], &files, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot start worker ", argv[0], ": ", std::strerror(rc)));
+  }
+  return pid;
+}
+
+std::optional<int> ReapIfExited(pid_t pid) {
+  int status = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid, &status, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid) return status;
+  if (r < 0) return 0;  // ECHILD: not ours (or reaped already)
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ProcessStartTime(pid_t pid) {
+  absl::StatusOr<std::string> stat = ReadSmallFile(absl::StrCat("/proc/", pid, "/stat"), 4096);
+  if (!stat.ok()) return std::nullopt;
+  // "pid (comm) S ppid ...": comm may hold spaces and parentheses, so parse
+  // after the last ')'.
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::vector<std::string> fields;
+  std::istringstream in(stat->substr(close + 1));
+  for (std::string f; in >> f;) fields.push_back(f);
+  // fields[0] is the state (field 3); the start time is field 22.
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return std::nullopt;
+  uint64_t start = 0;
+  if (!absl::SimpleAtoi(api::Sv(fields[19]), &start)) return std::nullopt;
+  return start;
+}
+
+namespace {
+
+std::vector<std::string> CommandLine(pid_t pid) {
+  std::vector<std::string> args;
+  absl::StatusOr<std::string> cmdline =
+      ReadSmallFile(absl::StrCat("/proc/", pid, "/cmdline"), 1 << 16);
+  if (!cmdline.ok()) return args;
+  for (size_t begin = 0; begin < cmdline->size();) {
+    size_t end = cmdline->find('\0', begin);
+    if (end == std::string::npos) end = cmdline->size();
+    args.push_back(cmdline->substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return args;
+}
+
+}  // namespace
+
+std::vector<pid_t> FindWorkersOf(const std::string& supervisor_id) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(api::Sv(entry.path().filename().string()), &pid) || pid == ::getpid()) {
+      continue;
+    }
+    const std::vector<std::string> args = CommandLine(pid);
+    bool worker = false, ours = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "worker") worker = true;
+      if (args[i] == "--supervisor-id" && i + 1 < args.size() && args[i + 1] == supervisor_id) {
+        ours = true;
+      }
+    }
+    if (worker && ours && ProcessStartTime(pid).has_value()) out.push_back(pid);
+  }
+  return out;
+}
+
+bool LooksLikeWorker(pid_t pid, int port) {
+  const std::vector<std::string> args = CommandLine(pid);
+  const std::string port_text = absl::StrCat(port);
+  bool worker = false, has_port = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "worker") worker = true;
+    if (args[i] == "--port" && i + 1 < args.size() && args[i + 1] == port_text) has_port = true;
+    if (args[i] == absl::StrCat("--port=", port_text)) has_port = true;
+  }
+  return worker && has_port;
+}
+
+void SignalWorkerGroup(pid_t pid, int signal) {
+  if (pid <= 1) return;  // never signal every process, or init
+  ::kill(-pid, signal);
+  ::kill(pid, signal);
+}
+
+}  // namespace tempest::supervisor

@@ -1,0 +1,80 @@
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/core/config_loader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "supervisor/supervisor.h"
+
+namespace tempest::supervisor {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(SupervisorOptionsTest, ComeFromStormKeys) {
+  api::Config c;
+  c.Set(api::kStormZookeeperServers, api::ValueList{"zk1", "zk2:2182"});
+  c.Set(api::kStormZookeeperPort, 2191);
+  c.Set(api::kStormLocalDir, "/var/lib/tempest");
+  c.Set(api::kStormLocalHostname, "node7");
+  c.Set(api::kSupervisorSlotsPorts, api::ValueList{6801, 6800});
+  c.Set(api::kSupervisorWorkerTimeoutSecs, 12);
+  c.Set(api::kSupervisorWorkerShutdownSleepSecs, 0);
+  absl::StatusOr<SupervisorOptions> o = SupervisorOptions::FromConfig(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->zk_connect, "zk1:2191,zk2:2182");
+  EXPECT_EQ(o->local_dir, "/var/lib/tempest");
+  EXPECT_EQ(o->hostname, "node7");
+  EXPECT_EQ(o->slot_ports, (std::vector<int>{6800, 6801}));
+  EXPECT_EQ(o->worker_timeout, milliseconds(12000));
+  EXPECT_EQ(o->worker_shutdown_wait, milliseconds(0));
+  EXPECT_EQ(o->worker_start_timeout, milliseconds(120000));  // Storm's default
+  EXPECT_EQ(o->local_dir, "/var/lib/tempest");
+
+  api::Config bad_ports;
+  bad_ports.Set(api::kSupervisorSlotsPorts, api::ValueList{6700, "x"});
+  EXPECT_EQ(SupervisorOptions::FromConfig(bad_ports).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  api::Config bad_timeout;
+  bad_timeout.Set(api::kSupervisorWorkerTimeoutSecs, -1);
+  EXPECT_EQ(SupervisorOptions::FromConfig(bad_timeout).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SupervisorOptions::FromConfig(api::Config()).value().local_dir, "tempest-local");
+}
+
+TEST(SupervisorOptionsTest, DefaultsAreStorms) {
+  absl::StatusOr<SupervisorOptions> o =
+      SupervisorOptions::FromConfig(core::ConfigLoader::Defaults());
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->zk_connect, "localhost:2181");
+  EXPECT_EQ(o->root, "/tempest");
+  EXPECT_EQ(o->slot_ports, (std::vector<int>{6700, 6701, 6702, 6703}));
+  EXPECT_EQ(o->heartbeat_interval, milliseconds(5000));
+  EXPECT_EQ(o->monitor_interval, milliseconds(3000));
+  EXPECT_EQ(o->worker_timeout, milliseconds(30000));
+  EXPECT_EQ(o->worker_start_timeout, milliseconds(120000));
+  EXPECT_EQ(o->worker_shutdown_wait, milliseconds(3000));
+  EXPECT_EQ(o->worker_exit_grace, milliseconds(10000));
+  EXPECT_EQ(o->worker_command, (std::vector<std::string>{"/proc/self/exe"}));
+  EXPECT_EQ(core::ConfigLoader::Defaults().GetInt(api::kWorkerHeartbeatFrequencySecs, 0), 1);
+}
+
+// deploy/tempest.yaml is documentation that must keep loading.
+TEST(SupervisorOptionsTest, TheExampleClusterConfigLoadsWithoutWarnings) {
+  const char* source = std::getenv("TEMPEST_SOURCE_DIR");
+  ASSERT_NE(source, nullptr) << "run through ctest (TEMPEST_SOURCE_DIR)";
+  absl::StatusOr<core::LoadedConfig> loaded =
+      core::ConfigLoader::LoadFile(std::string(source) + "/deploy/tempest.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(loaded->warnings, ::testing::IsEmpty());
+  absl::StatusOr<SupervisorOptions> o = SupervisorOptions::FromConfig(loaded->config);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->zk_connect, "zk1.example.com:2181,zk2.example.com:2181,zk3.example.com:2181");
+  EXPECT_EQ(o->local_dir, "/var/lib/tempest");
+  EXPECT_EQ(o->slot_ports, (std::vector<int>{6700, 6701, 6702, 6703}));
+}
+
+}  // namespace
+}  // namespace tempest::supervisor
