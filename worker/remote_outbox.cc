@@ -7,9 +7,10 @@
 namespace tempest::worker {
 
 RemoteOutbox::RemoteOutbox(std::string peer, net::TransportClient* client,
-                           core::MetricsRegistry& metrics)
+                           size_t max_batch_bytes, core::MetricsRegistry& metrics)
     : peer_(std::move(peer)),
       client_(client),
+      max_batch_bytes_(max_batch_bytes),
       dropped_(&metrics.GetCounter("tempest_worker_remote_dropped_total", {{"peer", peer_}})),
       full_waits_(&metrics.GetCounter("tempest_worker_remote_send_waits_total", {{"peer", peer_}})) {}
 

@@ -34,7 +34,11 @@ class EnvelopeCodec;
 // must outlive the outbox's use.
 class RemoteOutbox {
  public:
-  RemoteOutbox(std::string peer, net::TransportClient* client, core::MetricsRegistry& metrics);
+  // `max_batch_bytes`: the payload size at which senders hand a batch over
+  // early; must leave room in the client's queue (a batch larger than
+  // max_queued_bytes could never be sent).
+  RemoteOutbox(std::string peer, net::TransportClient* client, size_t max_batch_bytes,
+               core::MetricsRegistry& metrics);
 
   // True when sent; false when dropped (stop or closed).
   bool SendBlocking(net::Batch& batch, const std::atomic<bool>& stop);
@@ -43,6 +47,7 @@ class RemoteOutbox {
   bool TrySend(net::Batch& batch);
 
   const std::string& peer() const { return peer_; }
+  size_t max_batch_bytes() const { return max_batch_bytes_; }
   int64_t dropped() const { return dropped_->Value(); }
 
  private:
@@ -50,6 +55,7 @@ class RemoteOutbox {
 
   const std::string peer_;
   net::TransportClient* const client_;
+  const size_t max_batch_bytes_;
   core::Counter* dropped_;
   core::Counter* full_waits_;
 };

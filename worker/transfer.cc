@@ -111,7 +111,9 @@ void Transfer::SendRemote(int worker, Envelope&& e) {
   ++remote_sent_;
   Remote& r = remote_[worker];
   r.data.Add(e.task, scratch_);
-  if (r.data.payload_size() >= kRemoteBatchBytes) FlushRemoteData(r, worker);
+  if (r.data.payload_size() >= ctx_.remote->outboxes[worker]->max_batch_bytes()) {
+    FlushRemoteData(r, worker);
+  }
 }
 
 void Transfer::FlushRemoteData(Remote& r, int worker) {
@@ -155,7 +157,12 @@ void Transfer::PostToSpout(Envelope&& e) {
       return;
     }
     ++remote_sent_;
-    remote_[worker].replies.Add(e.task, scratch_);
+    Remote& r = remote_[worker];
+    r.replies.Add(e.task, scratch_);
+    if (r.replies.payload_size() >= ctx_.remote->outboxes[worker]->max_batch_bytes()) {
+      r.overflow.push_back(std::move(r.replies));
+      r.replies = net::Batch();
+    }
     return;
   }
   ++sent_;

@@ -34,7 +34,7 @@ namespace tempest::worker {
 // Remote tasks (WorkerContext::remote, a Worker running part of a topology):
 // Send() encodes the envelope (EnvelopeCodec) into this executor's net::Batch
 // for the destination worker; Flush() (or a batch reaching
-// kRemoteBatchBytes) hands it to that worker's RemoteOutbox, blocking while
+// RemoteOutbox::max_batch_bytes()) hands it to that worker's RemoteOutbox, blocking while
 // the connection's send queue is full. Acker replies to remote spout tasks
 // (PostToSpout) go into a separate batch that is sent without ever waiting:
 // a refused batch joins an unbounded overflow retried on every Flush(), so

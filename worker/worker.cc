@@ -109,8 +109,12 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
     absl::StatusOr<std::unique_ptr<net::TransportClient>> client =
         net::TransportClient::Create(*w->loop_, co);
     if (!client.ok()) return client.status();
+    // A quarter of the connection's queue, so several executors' batches
+    // fit at once; at most Transfer::kRemoteBatchBytes.
+    const size_t max_batch =
+        std::max<size_t>(1024, std::min(Transfer::kRemoteBatchBytes, options.max_queued_bytes / 4));
     w->outboxes_.push_back(std::make_unique<RemoteOutbox>(absl::StrCat(rw.host, ":", rw.port),
-                                                          client->get(), metrics));
+                                                          client->get(), max_batch, metrics));
     w->routes_.outboxes.push_back(w->outboxes_.back().get());
     w->clients_.push_back(std::move(*client));
   }
