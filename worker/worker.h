@@ -59,7 +59,12 @@ struct WorkerOptions {
   ExecutorOptions executor;
   // Transport tuning (common/net defaults otherwise).
   size_t max_queued_bytes = 16 << 20;  // per connection to another worker
-  std::chrono::microseconds flush_interval = std::chrono::milliseconds(1);
+  // How long the transport lets a small amount of queued data wait for more
+  // before writing it (it writes at once from 16 KiB). 200 us instead of
+  // common/net's 1 ms: a tuple and its ack cross the connection once each,
+  // so this delay counts twice in the complete latency (cluster_bench: p50
+  // 0.67 -> 0.46 ms at 50% load, throughput unchanged).
+  std::chrono::microseconds flush_interval = std::chrono::microseconds(200);
   // How often a paused inbound connection (a local ring was full) re-checks
   // for room.
   std::chrono::microseconds resume_poll = std::chrono::microseconds(500);
