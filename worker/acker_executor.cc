@@ -85,7 +85,7 @@ void AckerExecutor::Loop() {
     size_t got = queue_->TryDrain(max, process);
     if (got == 0 && ticks == 0) {
       if (queue_->closed()) break;
-      transfer_.Flush();
+      transfer_.Flush(/*idle=*/true);
       Publish(/*quiet=*/true);
       got = queue_->Drain(max, process, ParkDeadline(ticks_, max_park));
     }

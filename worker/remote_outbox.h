@@ -46,6 +46,10 @@ class RemoteOutbox {
   // client drops the batch (counted) and returns true.
   bool TrySend(net::Batch& batch);
 
+  // Asks the connection to write what is queued now instead of after its
+  // coalescing delay (the sender is about to go idle).
+  void Kick() { client_->Flush(); }
+
   const std::string& peer() const { return peer_; }
   size_t max_batch_bytes() const { return max_batch_bytes_; }
   int64_t dropped() const { return dropped_->Value(); }

@@ -119,6 +119,7 @@ void Transfer::SendRemote(int worker, Envelope&& e) {
 void Transfer::FlushRemoteData(Remote& r, int worker) {
   if (!ctx_.remote->outboxes[worker]->SendBlocking(r.data, self_->stop_flag())) ++dropped_;
   r.data.Clear();
+  r.unkicked = true;
 }
 
 void Transfer::FlushRemoteReplies(Remote& r, int worker) {
@@ -126,6 +127,7 @@ void Transfer::FlushRemoteReplies(Remote& r, int worker) {
   if (!r.replies.empty()) {
     if (r.overflow.empty() && outbox.TrySend(r.replies)) {
       r.replies.Clear();
+      r.unkicked = true;
     } else {
       // Keep order: behind what is already waiting.
       r.overflow.push_back(std::move(r.replies));
@@ -134,7 +136,10 @@ void Transfer::FlushRemoteReplies(Remote& r, int worker) {
   }
   size_t sent = 0;
   while (sent < r.overflow.size() && outbox.TrySend(r.overflow[sent])) ++sent;
-  if (sent > 0) r.overflow.erase(r.overflow.begin(), r.overflow.begin() + sent);
+  if (sent > 0) {
+    r.overflow.erase(r.overflow.begin(), r.overflow.begin() + sent);
+    r.unkicked = true;
+  }
 }
 
 size_t Transfer::remote_overflow() const {
@@ -169,7 +174,7 @@ void Transfer::PostToSpout(Envelope&& e) {
   lanes_[lane_by_task_[t]].batch.push_back(std::move(e));
 }
 
-void Transfer::Flush() {
+void Transfer::Flush(bool idle) {
   for (ExecutorQueue::Producer* p : producers_) {
     if (p->staged() > 0) (void)p->Flush();
   }
@@ -180,6 +185,10 @@ void Transfer::Flush() {
     Remote& r = remote_[w];
     if (!r.data.empty()) FlushRemoteData(r, static_cast<int>(w));
     if (!r.replies.empty() || !r.overflow.empty()) FlushRemoteReplies(r, static_cast<int>(w));
+    if (idle && r.unkicked) {
+      ctx_.remote->outboxes[w]->Kick();
+      r.unkicked = false;
+    }
   }
 }
 

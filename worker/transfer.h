@@ -63,8 +63,12 @@ class Transfer {
   // A reply for spout task `e.task`, buffered until Flush().
   void PostToSpout(Envelope&& e);
 
-  // Publishes everything staged and posts lane batches.
-  void Flush();
+  // Publishes everything staged and posts lane batches. `idle`: the
+  // executor is about to park, so connections it handed data to since the
+  // last idle flush write now instead of waiting for their coalescing delay
+  // (low latency at low rates; at high rates executors rarely park and
+  // batches coalesce).
+  void Flush(bool idle = false);
 
   // Items sent (queues, lanes, local), for idle detection. Excludes items
   // for remote tasks (remote_sent()), which other processes consume.
@@ -89,6 +93,7 @@ class Transfer {
     net::Batch data;
     net::Batch replies;
     std::vector<net::Batch> overflow;  // replies refused by a full connection, oldest first
+    bool unkicked = false;             // handed data over since the last idle flush
   };
   void SendRemote(int worker, Envelope&& e);
   void FlushRemoteData(Remote& r, int worker);
