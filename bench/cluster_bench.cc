@@ -21,9 +21,11 @@
 // Prints every run and the medians, with the two-process/local ratios.
 //
 // Usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F]
-//                      [--latency-secs S] [--flush-us U]
+//                      [--latency-secs S] [--flush-us U] [--resume-us U]
+//                      [--only unacked|acked]
+// --only unacked|acked runs just that two-process measurement (profiling).
 // --flush-us overrides WorkerOptions::flush_interval (the transport's
-// coalescing delay).
+// coalescing delay), --resume-us WorkerOptions::resume_poll.
 // Not a test: it aborts if a tuple is corrupted or a run stalls.
 
 #include <sys/socket.h>
@@ -61,6 +63,8 @@ struct Args {
   double load = 0.5;
   double latency_secs = 3;
   int64_t flush_us = -1;  // -1: WorkerOptions default
+  int64_t resume_us = -1;  // -1: WorkerOptions default
+  std::string only;       // "": everything; else one of unacked, acked (for profiling)
 };
 Args g_args;
 
@@ -266,6 +270,7 @@ std::pair<worker::WorkerPlan, worker::WorkerPlan> Plans(const core::TopologyDef&
 std::unique_ptr<worker::Worker> MakeWorker(worker::WorkerPlan plan) {
   worker::WorkerOptions options;
   options.registry = Registry();
+  if (g_args.resume_us >= 0) options.resume_poll = std::chrono::microseconds(g_args.resume_us);
   if (g_args.flush_us >= 0) options.flush_interval = std::chrono::microseconds(g_args.flush_us);
   auto w = worker::Worker::Create(std::move(plan), options);
   if (!w.ok()) Die(w.status().ToString());
@@ -436,12 +441,16 @@ int main(int argc, char** argv) {
       args.load = std::atof(next());
     } else if (a == "--latency-secs") {
       args.latency_secs = std::atof(next());
+    } else if (a == "--resume-us") {
+      args.resume_us = std::atoll(next());
+    } else if (a == "--only") {
+      args.only = next();
     } else if (a == "--flush-us") {
       args.flush_us = std::atoll(next());
     } else {
       std::fprintf(stderr,
                    "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
-                   "[--latency-secs S] [--flush-us U]\n");
+                   "[--latency-secs S] [--flush-us U] [--resume-us U] [--only unacked|acked]\n");
       return 2;
     }
   }
@@ -454,6 +463,15 @@ int main(int argc, char** argv) {
               args.runs, static_cast<long long>(args.tuples),
               static_cast<long long>(args.max_pending), args.load, args.latency_secs);
   std::vector<double> lu, la, ru, ra, lat_rate, p50, p99;
+  if (!args.only.empty()) {
+    // One two-process measurement alone, e.g. under `perf record -g`.
+    for (int run = 0; run < args.runs; ++run) {
+      const double r = args.only == "acked" ? RemoteAcked(args.tuples / 2, args.max_pending)
+                                            : RemoteUnacked(args.tuples);
+      std::printf("run %d: 2 processes %s %.2fM/s\n", run, args.only.c_str(), r / 1e6);
+    }
+    return 0;
+  }
   for (int run = 0; run < args.runs; ++run) {
     const double local_unacked = LocalThroughput(false, args.tuples, 0);
     const double local_acked = LocalThroughput(true, args.tuples / 2, args.max_pending);
