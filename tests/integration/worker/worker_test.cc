@@ -57,6 +57,7 @@ struct TopologyOptions {
   double rate = 0;  // tuples/s; 0 unlimited
   int ackers = 1;   // 0: acking off
   bool fields_grouping = false;
+  bool local_or_shuffle = false;
   int verify_parallelism = 1;
   int64_t delay_micros = 0;
   int64_t timeout_secs = 30;
@@ -68,6 +69,8 @@ core::TopologyDef MakeTopology(const TopologyOptions& o, const std::string& log_
   auto identity = b.SetBolt("identity", "tempest.IdentityBolt", 2);
   if (o.fields_grouping) {
     identity.FieldsGrouping("gen", {"key"});
+  } else if (o.local_or_shuffle) {
+    identity.LocalOrShuffleGrouping("gen");
   } else {
     identity.ShuffleGrouping("gen");
   }
@@ -152,10 +155,15 @@ bolts::VerificationReport Verify(const std::vector<std::string>& logs, int64_t e
   return report.ok() ? *report : bolts::VerificationReport{};
 }
 
-int64_t MetricSum(Worker& w, const std::string& name) {
+int64_t MetricSum(Worker& w, const std::string& name, const std::string& component = "") {
   int64_t total = 0;
   for (const core::MetricSample& m : w.metrics().Snapshot()) {
-    if (m.name == name) total += m.value;
+    if (m.name != name) continue;
+    if (!component.empty() &&
+        (!m.labels.contains("component") || m.labels.at("component") != component)) {
+      continue;
+    }
+    total += m.value;
   }
   return total;
 }
@@ -254,6 +262,18 @@ TEST_F(WorkerTest, FieldsGroupingAcrossWorkersKeepsEachKeyOnOneTask) {
   for (const auto& [key, logs] : tasks_by_key) EXPECT_EQ(logs.size(), 1u) << "key " << key;
 }
 
+TEST_F(WorkerTest, LocalOrShufflePrefersTheSpoutsOwnWorker) {
+  TopologyOptions o;
+  o.count = 3000;
+  o.local_or_shuffle = true;
+  RunToCompletion(o);
+  EXPECT_EQ(report_.unique, o.count);
+  EXPECT_EQ(report_.missing, 0);
+  // gen runs in A, next to one identity executor: every tuple stays in A.
+  EXPECT_EQ(MetricSum(*a_, "tempest_executed_total", "identity"), o.count);
+  EXPECT_EQ(MetricSum(*b_, "tempest_executed_total", "identity"), 0);
+}
+
 // ADR 0010: no max.spout.pending, a slow bolt, tiny rings and a tiny
 // connection buffer; the acker runs in B and answers A's spout across the
 // connection without ever blocking. Must finish, with nothing lost.
@@ -334,7 +354,7 @@ bool GarbageIsRefused(int port, const std::string& bytes) {
   return closed;
 }
 
-TEST_F(WorkerTest, GarbageAndWrongSecretOnThePortAreRefusedAndWorkKeepsFlowing) {
+TEST_F(WorkerTest, BadInputOnThePortIsRefusedOrSkippedAndWorkKeepsFlowing) {
   TopologyOptions o;
   o.count = 6000;
   o.rate = 3000;
@@ -384,11 +404,34 @@ TEST_F(WorkerTest, GarbageAndWrongSecretOnThePortAreRefusedAndWorkKeepsFlowing) 
   (*client)->Close();
   client->reset();
 
+  // An authenticated peer sending a message that does not decode, and one
+  // for a task B does not run (gen's task, which runs in A): both counted
+  // and skipped.
+  net::TransportClientOptions good = co;
+  good.secret = pb.secret;
+  auto peer = net::TransportClient::Create(**loop, good);
+  ASSERT_TRUE(peer.ok());
+  const int32_t gen_task = a_->layout().TasksOf(api::ComponentId("gen")).front().value();
+  const int32_t verify_task = b_->layout().TasksOf(api::ComponentId("verify")).front().value();
+  std::string spout_ack(1, static_cast<char>(MessageKind::kSpoutAck));
+  spout_ack += std::string(16, '\x01');
+  spout_ack.push_back(static_cast<char>(gen_task));
+  net::Batch bad;
+  bad.Add(verify_task, std::string("\xff\xff", 2));
+  bad.Add(gen_task, spout_ack);
+  EXPECT_TRUE((*peer)->Send(bad).ok());
+  (*peer)->Flush();
+  EXPECT_TRUE(Eventually([&] { return b_->RemoteMalformed() >= 1 && b_->RemoteUnknownTask() >= 1; },
+                         seconds(20)));
+  (*peer)->Close();
+  peer->reset();
+
   // Nothing reached the executors from those connections, and the topology
   // still completes with nothing lost.
   EXPECT_GE(MetricSum(*b_, "tempest_net_connection_errors_total"), 3);
   EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(60)));
-  EXPECT_EQ(b_->RemoteMalformed(), 0);
+  EXPECT_EQ(b_->RemoteMalformed(), 1);
+  EXPECT_EQ(b_->RemoteUnknownTask(), 1);
   EXPECT_TRUE(a_->Kill(seconds(2)).ok());
   EXPECT_TRUE(b_->Kill(seconds(2)).ok());
   const bolts::VerificationReport r = Verify(Logs(o), o.count);
