@@ -61,11 +61,14 @@ struct TopologyOptions {
   int verify_parallelism = 1;
   int64_t delay_micros = 0;
   int64_t timeout_secs = 30;
+  int gen_parallelism = 1;  // every gen task emits seqs 0..count-1
+  int64_t max_pending = 0;  // 0: unset
 };
 
 core::TopologyDef MakeTopology(const TopologyOptions& o, const std::string& log_path) {
   testing::TopologyBuilder b("xworker");
-  b.SetSpout("gen", "tempest.SequenceSpout");
+  b.SetSpout("gen", "tempest.SequenceSpout", o.gen_parallelism);
+  if (o.max_pending > 0) b.Config(api::kTopologyMaxSpoutPending, o.max_pending);
   auto identity = b.SetBolt("identity", "tempest.IdentityBolt", 2);
   if (o.fields_grouping) {
     identity.FieldsGrouping("gen", {"key"});
@@ -98,17 +101,23 @@ using Range = std::pair<int32_t, int32_t>;
 
 // Splits the layout's executors: A gets gen, the first identity executor and
 // (unless acker_in_b) the ackers; B gets the rest.
+// With `alternate`, every component's executors alternate A, B, A, ...
+// (as Storm's even scheduler spreads them), so data crosses both ways at
+// every level.
 std::pair<WorkerPlan, WorkerPlan> MakePlans(const core::TopologyDef& def, int port_a, int port_b,
-                                            bool acker_in_b = false) {
+                                            bool acker_in_b = false, bool alternate = false) {
   auto layout = core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config));
   EXPECT_TRUE(layout.ok());
   std::vector<Range> a;
   std::vector<Range> b;
   bool identity_seen = false;
+  std::map<std::string, int> seen;
   for (const core::ExecutorInfo& e : layout->executors()) {
     const Range r{e.start.value(), e.end.value()};
     const std::string& c = e.component.value();
-    if (c == "gen") {
+    if (alternate && c != api::kAckerComponentName) {
+      (seen[c]++ % 2 == 0 ? a : b).push_back(r);
+    } else if (c == "gen") {
       a.push_back(r);
     } else if (c == "identity") {
       (identity_seen ? b : a).push_back(r);
@@ -173,10 +182,12 @@ class WorkerTest : public ::testing::Test {
   // Runs A and B until A's spout saw `count` acks (acking on) or the
   // verifier log holds every seq (acking off), then kills both.
   void RunToCompletion(const TopologyOptions& o, bool acker_in_b = false,
-                       ExecutorOptions executor = {}, size_t max_queued_bytes = 16 << 20) {
+                       ExecutorOptions executor = {}, size_t max_queued_bytes = 16 << 20,
+                       bool alternate = false) {
     const std::string log = dir_.File("verify-{task}.log");
     core::TopologyDef def = MakeTopology(o, log);
-    auto [pa, pb] = MakePlans(def, support::FreePort(), support::FreePort(), acker_in_b);
+    auto [pa, pb] =
+        MakePlans(def, support::FreePort(), support::FreePort(), acker_in_b, alternate);
     WorkerOptions options = Options(executor);
     options.max_queued_bytes = max_queued_bytes;
     a_ = MakeWorker(pa, options);
@@ -184,9 +195,11 @@ class WorkerTest : public ::testing::Test {
     ASSERT_TRUE(a_ && b_);
     ASSERT_TRUE(b_->Start().ok());
     ASSERT_TRUE(a_->Start().ok());
+    const int64_t trees = o.count * o.gen_parallelism;
+    auto acked = [&] { return a_->Stats().acked + b_->Stats().acked; };
     if (o.ackers > 0) {
-      EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(90)))
-          << "acked " << a_->Stats().acked << " of " << o.count;
+      EXPECT_TRUE(Eventually([&] { return acked() >= trees; }, seconds(90)))
+          << "acked " << acked() << " of " << trees;
     } else {
       EXPECT_TRUE(Eventually(
           [&] { return Verify(Logs(o), o.count).unique >= o.count; }, seconds(90)));
@@ -292,6 +305,34 @@ TEST_F(WorkerTest, SlowBoltTinyQueuesNoMaxPendingFinishesWithoutLoss) {
   EXPECT_EQ(a_->Stats().failed, 0);
   // The tiny rings did fill: B paused A's connection (back pressure).
   EXPECT_GT(MetricSum(*b_, "tempest_worker_remote_pauses_total"), 0);
+}
+
+// Every component spread over both workers (data crosses both ways at every
+// level), tiny rings, a slow bolt, and max.spout.pending keeping the data in
+// flight far below the connection bound (ADR 0010, head-of-line blocking):
+// finishes with nothing lost.
+TEST_F(WorkerTest, EverythingSpreadOverBothWorkersWithMaxPendingFinishes) {
+  TopologyOptions o;
+  o.count = 3000;
+  o.gen_parallelism = 2;
+  o.verify_parallelism = 2;
+  o.fields_grouping = true;
+  o.max_pending = 200;
+  o.delay_micros = 100;
+  ExecutorOptions small;
+  small.ring_capacity = 8;
+  small.batch_size = 4;
+  small.drain_batch = 8;
+  RunToCompletion(o, /*acker_in_b=*/false, small, 16 << 20, /*alternate=*/true);
+  // Both gen tasks emitted 0..count-1: every seq twice.
+  EXPECT_EQ(report_.unique, o.count);
+  EXPECT_EQ(report_.missing, 0);
+  EXPECT_EQ(report_.received, 2 * o.count);
+  EXPECT_EQ(report_.max_copies, 2);
+  EXPECT_EQ(a_->Stats().acked + b_->Stats().acked, 2 * o.count);
+  EXPECT_EQ(a_->Stats().failed + b_->Stats().failed, 0);
+  EXPECT_GT(a_->RemoteSent(), 0);
+  EXPECT_GT(b_->RemoteSent(), 0);
 }
 
 TEST_F(WorkerTest, RestartedWorkerIsReconnectedAndReplayLosesNothing) {
