@@ -1,8 +1,12 @@
 #include "worker/acker_executor.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace tempest::worker {
+namespace {
+constexpr std::chrono::nanoseconds kOverflowRetry = std::chrono::milliseconds(1);
+}  // namespace
 
 AckerExecutor::AckerExecutor(WorkerContext& ctx, core::ExecutorInfo info)
     : Executor(ctx, std::move(info), Kind::kAcker) {}
@@ -85,9 +89,14 @@ void AckerExecutor::Loop() {
     size_t got = queue_->TryDrain(max, process);
     if (got == 0 && ticks == 0) {
       if (queue_->closed()) break;
-      transfer_.Flush();
+      transfer_.Flush(/*idle=*/true);
       Publish(/*quiet=*/true);
-      got = queue_->Drain(max, process, ParkDeadline(ticks_, max_park));
+      // Replies for remote spouts waiting for room on a full connection are
+      // retried every millisecond rather than after a full park (ADR 0010).
+      const auto park = transfer_.remote_overflow() > 0
+                            ? std::min<std::chrono::nanoseconds>(max_park, kOverflowRetry)
+                            : max_park;
+      got = queue_->Drain(max, process, ParkDeadline(ticks_, park));
     }
     transfer_.Flush();
     completed_.Flush();

@@ -284,7 +284,7 @@ void BoltExecutor::Loop() {
     const bool polled = !polled_tasks_.empty() && PollTasks();
     if (got == 0 && ticks == 0 && !polled) {
       if (queue_->closed()) break;  // stopped and drained
-      transfer_.Flush();
+      transfer_.Flush(/*idle=*/true);
       FlushMetrics();
       Publish(/*quiet=*/true);
       got = queue_->Drain(max, process,

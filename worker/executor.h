@@ -87,6 +87,8 @@ class Executor {
   absl::Status Connect();
 
   ExecutorQueue* queue() { return queue_.get(); }
+  // Set by RequestStop(); Transfer gives up blocked remote sends on it.
+  const std::atomic<bool>& stop_flag() const { return stop_; }
   AckLane* lane() { return lane_.get(); }
 
   std::future<absl::Status> Start();
@@ -95,6 +97,8 @@ class Executor {
 
   // Any thread: progress for idle/finished detection (see LocalCluster).
   int64_t sent() const { return sent_.load(std::memory_order_acquire); }
+  // Items sent to tasks in other workers.
+  int64_t remote_sent() const { return remote_sent_.load(std::memory_order_acquire); }
   int64_t consumed() const { return consumed_.load(std::memory_order_acquire); }
   // The last loop iteration did nothing (no input, no emit).
   bool quiet() const { return quiet_.load(std::memory_order_acquire); }
@@ -123,6 +127,7 @@ class Executor {
   // reader that loads consumed then sent never sees an item's consumption
   // without the items it caused.
   void Publish(bool quiet) {
+    remote_sent_.store(transfer_.remote_sent(), std::memory_order_relaxed);
     sent_.store(transfer_.sent(), std::memory_order_release);
     consumed_.store(consumed_local_, std::memory_order_release);
     quiet_.store(quiet, std::memory_order_release);
@@ -148,6 +153,7 @@ class Executor {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> sent_{0};
+  std::atomic<int64_t> remote_sent_{0};
   std::atomic<int64_t> consumed_{0};
   std::atomic<bool> quiet_{false};
   std::atomic<int64_t> observed_ns_{0};

@@ -41,6 +41,26 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(core::Topolog
   return cluster;
 }
 
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::CreatePart(
+    core::TopologyDef def, LocalClusterOptions options, ClusterPart part) {
+  std::unique_ptr<LocalCluster> cluster(new LocalCluster());
+  cluster->def_ = std::move(def);
+  cluster->options_ = std::move(options);
+  cluster->part_ = std::move(part);
+  cluster->partial_ = true;
+  if (cluster->options_.registry == nullptr) {
+    return absl::InvalidArgumentError("LocalClusterOptions.registry is null");
+  }
+  if (absl::Status s = cluster->Build(); !s.ok()) return s;
+  return cluster;
+}
+
+int64_t LocalCluster::RemoteSent() const {
+  int64_t total = 0;
+  for (const auto& e : executors_) total += e->remote_sent();
+  return total;
+}
+
 absl::Status LocalCluster::Build() {
   core::TopologyValidator validator(*options_.registry);
   absl::StatusOr<core::ComponentStreams> streams = validator.Validate(def_);
@@ -78,13 +98,24 @@ absl::Status LocalCluster::Build() {
   for (api::TaskId t : layout_.TasksOf(api::ComponentId(std::string(api::kAckerComponentName)))) {
     ctx.acker_tasks.push_back(t.value());
   }
-  for (const auto& [task, component] : layout_.task_to_component()) {
-    (void)component;
-    ctx.local_tasks.insert(task);
+  std::vector<core::ExecutorInfo> local = layout_.executors();
+  if (partial_) {
+    for (const core::ExecutorInfo& e : part_.local) {
+      if (std::find(local.begin(), local.end(), e) == local.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("executor [", e.start.value(), ", ",
+                                                       e.end.value(), "] of ", e.component.value(),
+                                                       " is not an executor of the task layout"));
+      }
+    }
+    local = part_.local;
+    ctx.remote = part_.remote;
+  }
+  for (const core::ExecutorInfo& e : local) {
+    for (int32_t t = e.start.value(); t <= e.end.value(); ++t) ctx.local_tasks.insert(api::TaskId(t));
   }
   ctx.executor_by_task.assign(static_cast<size_t>(layout_.num_tasks()) + 1, nullptr);
 
-  for (const core::ExecutorInfo& e : layout_.executors()) {
+  for (const core::ExecutorInfo& e : local) {
     std::unique_ptr<Executor> executor;
     if (e.component.value() == api::kAckerComponentName) {
       executor = std::make_unique<AckerExecutor>(ctx, e);
@@ -116,7 +147,10 @@ absl::Status LocalCluster::Build() {
     }
   }
   for (auto& e : executors_) {
-    if (absl::Status s = e->CreateInbound(producers[e.get()].size()); !s.ok()) return s;
+    if (absl::Status s = e->CreateInbound(producers[e.get()].size() + part_.extra_producers);
+        !s.ok()) {
+      return s;
+    }
   }
   for (auto& e : executors_) {
     if (absl::Status s = e->Connect(); !s.ok()) return s;
@@ -234,6 +268,7 @@ bool LocalCluster::Idle() const {
     Reading r;
     for (const auto& e : executors_) r.consumed += e->consumed();
     for (const auto& e : executors_) r.sent += e->sent();
+    if (part_.delivered != nullptr) r.sent += part_.delivered->load(std::memory_order_acquire);
     for (const auto& e : executors_) {
       r.quiet = r.quiet && e->quiet();
       r.depth += e->queue_depth();

@@ -2,6 +2,7 @@
 #define TEMPEST_WORKER_LOCAL_CLUSTER_H_
 
 #include <chrono>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "common/core/task_layout.h"
 #include "common/core/topology_def.h"
 #include "worker/executor.h"
+#include "worker/remote_outbox.h"
 #include "worker/worker_context.h"
 
 namespace tempest::worker {
@@ -47,6 +49,22 @@ struct LocalClusterStats {
   size_t max_queue_depth = 0;  // deepest receive queue right now
 };
 
+// The part of a topology one Worker process runs (worker/worker.h); the
+// builder LocalCluster and Worker share. LocalCluster::Create runs every
+// executor; Worker passes the executors of its plan and the routes to the
+// others.
+struct ClusterPart {
+  // Executors run here; each must be an executor of the layout.
+  std::vector<core::ExecutorInfo> local;
+  // How the other tasks are reached; must outlive the cluster.
+  const RemoteRoutes* remote = nullptr;
+  // Extra producers each local queue must accept (the network thread).
+  size_t extra_producers = 0;
+  // Items the network thread delivered into local queues and lanes (they
+  // count as "sent" for Idle()); nullptr when there is none.
+  const std::atomic<int64_t>* delivered = nullptr;
+};
+
 // Runs one topology in this process (Storm's LocalCluster, minus nimbus and
 // supervisors): Storm task numbering (core::TaskLayout), one thread per
 // executor, acker executors per topology.acker.executors (null: one, as for
@@ -71,6 +89,10 @@ class LocalCluster {
   // Validates `def` (core::TopologyValidator) and builds every executor.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Create(core::TopologyDef def,
                                                               LocalClusterOptions options = {});
+  // Only the executors of `part` (see ClusterPart); for Worker.
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> CreatePart(core::TopologyDef def,
+                                                                  LocalClusterOptions options,
+                                                                  ClusterPart part);
   ~LocalCluster();
 
   // Starts the executor threads; Open/Prepare run there. Returns the first
@@ -99,6 +121,10 @@ class LocalCluster {
   bool WaitForClock(std::chrono::milliseconds timeout) const;
 
   const core::TaskLayout& layout() const { return layout_; }
+  // The shared state of the executors (a Worker wires its network side to it).
+  WorkerContext& context() { return *context_; }
+  // Items sent to tasks of other workers, summed over executors.
+  int64_t RemoteSent() const;
   const std::string& topology_id() const { return context_->topology_id; }
   core::MetricsRegistry& metrics() { return *context_->metrics; }
   std::vector<std::string> RecentErrors() const { return errors_.Recent(); }
@@ -106,6 +132,8 @@ class LocalCluster {
  private:
   LocalCluster() = default;
   absl::Status Build();
+  ClusterPart part_;
+  bool partial_ = false;
   std::vector<Executor*> ShutdownOrder() const;
 
   core::TopologyDef def_;

@@ -99,6 +99,19 @@ class ReceiveQueue {
       return absl::OkStatus();
     }
 
+    // Non-blocking Push for a thread that must never wait (the network
+    // thread): false when the ring is full (the items staged so far are
+    // published first and `item` is left untouched) or the queue is closed.
+    bool TryPush(T& item) {
+      if (queue_->closed_.load(std::memory_order_relaxed)) return false;
+      if (!ring_.TryStage(std::move(item))) {
+        PublishAndNotify();
+        return false;
+      }
+      if (ring_.staged() >= queue_->options_.batch_size) PublishAndNotify();
+      return true;
+    }
+
     // Publishes the items pushed since the last batch. Never blocks (they
     // already sit in the ring).
     absl::Status Flush() {

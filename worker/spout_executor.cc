@@ -346,7 +346,8 @@ void SpoutExecutor::Loop() {
       if (!s.ok() || !done) all_exhausted = false;
     }
     exhausted_.store(all_exhausted, std::memory_order_release);
-    transfer_.Flush();
+    // Nothing emitted: the spout is about to park (idle flush).
+    transfer_.Flush(/*idle=*/emitted == 0);
     FlushMetrics();
     const bool quiet = emitted == 0 && consumed_local_ == consumed_before && !ticked;
     Publish(quiet);

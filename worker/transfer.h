@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "common/api/ids.h"
+#include "common/net/batch.h"
 #include "worker/ack_lane.h"
 #include "worker/envelope.h"
 #include "worker/worker_context.h"
@@ -30,6 +31,15 @@ namespace tempest::worker {
 // full, except for pushes into a closed queue during shutdown, which are
 // counted as dropped.
 //
+// Remote tasks (WorkerContext::remote, a Worker running part of a topology):
+// Send() encodes the envelope (EnvelopeCodec) into this executor's net::Batch
+// for the destination worker; Flush() (or a batch reaching
+// RemoteOutbox::max_batch_bytes()) hands it to that worker's RemoteOutbox, blocking while
+// the connection's send queue is full. Acker replies to remote spout tasks
+// (PostToSpout) go into a separate batch that is sent without ever waiting:
+// a refused batch joins an unbounded overflow retried on every Flush(), so
+// an acker never blocks (docs/adr/0010-worker-data-plane.md).
+//
 // Threads: Connect() on the control thread before the executor starts;
 // everything else on the owning executor's thread only.
 class Transfer {
@@ -53,20 +63,41 @@ class Transfer {
   // A reply for spout task `e.task`, buffered until Flush().
   void PostToSpout(Envelope&& e);
 
-  // Publishes everything staged and posts lane batches.
-  void Flush();
+  // Publishes everything staged and posts lane batches. `idle`: the
+  // executor is about to park, so connections it handed data to since the
+  // last idle flush write now instead of waiting for their coalescing delay
+  // (low latency at low rates; at high rates executors rarely park and
+  // batches coalesce).
+  void Flush(bool idle = false);
 
-  // Items sent (queues, lanes, local), for idle detection.
+  // Items sent (queues, lanes, local), for idle detection. Excludes items
+  // for remote tasks (remote_sent()), which other processes consume.
   int64_t sent() const { return sent_; }
+  int64_t remote_sent() const { return remote_sent_; }
+  // Acker replies waiting in the overflow for a full remote connection.
+  size_t remote_overflow() const;
   // Items lost because their target queue had closed (shutdown only).
   int64_t dropped() const { return dropped_; }
   std::vector<Envelope>& local() { return local_; }
 
+  // A remote data batch is handed over early once it holds this many bytes.
+  static constexpr size_t kRemoteBatchBytes = 64 << 10;
+
  private:
   struct Target {
     ExecutorQueue::Producer* producer = nullptr;
+    int remote = -1;  // index into remote_ (and RemoteRoutes::outboxes)
     bool self = false;
   };
+  struct Remote {
+    net::Batch data;
+    net::Batch replies;
+    std::vector<net::Batch> overflow;  // replies refused by a full connection, oldest first
+    bool unkicked = false;             // handed data over since the last idle flush
+  };
+  void SendRemote(int worker, Envelope&& e);
+  void FlushRemoteData(Remote& r, int worker);
+  void FlushRemoteReplies(Remote& r, int worker);
   struct Lane {
     AckLane* lane = nullptr;
     std::vector<Envelope> batch;
@@ -80,7 +111,10 @@ class Transfer {
   std::vector<Lane> lanes_;
   std::vector<int> lane_by_task_;  // index: task id; -1 none
   std::vector<Envelope> local_;
+  std::vector<Remote> remote_;  // index: RemoteRoutes::outboxes
+  std::string scratch_;         // one encoded envelope
   int64_t sent_ = 0;
+  int64_t remote_sent_ = 0;
   int64_t dropped_ = 0;
 };
 

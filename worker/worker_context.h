@@ -25,6 +25,7 @@
 namespace tempest::worker {
 
 class Executor;
+struct RemoteRoutes;
 
 // An executor's bounded data queue.
 using ExecutorQueue = ReceiveQueue<Envelope>;
@@ -90,6 +91,9 @@ struct WorkerContext {
   absl::flat_hash_set<api::TaskId> local_tasks;
   // Executor running each task, indexed by task id (nullptr: not local).
   std::vector<Executor*> executor_by_task;
+  // Tasks of other workers (nullptr: every task is local, as in
+  // LocalCluster). Owned by the Worker.
+  const RemoteRoutes* remote = nullptr;
   // Message timeouts (topology.enable.message.timeouts and
   // topology.message.timeout.secs).
   bool timeouts_enabled = true;

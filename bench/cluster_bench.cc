@@ -1,0 +1,503 @@
+// The worker data plane across processes (worker::Worker): spout -> bolt with
+// the spout (and the acker) in one worker PROCESS and the bolt in another,
+// talking over loopback TCP (common/net transport, worker::EnvelopeCodec),
+// next to the same topology in one process (LocalCluster) as the baseline.
+//
+// The bench forks itself for every two-process measurement: the child runs
+// worker B (the bolt) with a fixed plan, the parent runs worker A (spout and
+// acker). No ZooKeeper, no supervisor. Tuples carry one 100-byte payload.
+//
+// Each run measures, in this order:
+//   local unacked / local acked   LocalCluster, as bench/engine_bench.cc;
+//   unacked   acking off: tuples/s delivered to the bolt in the other
+//             process (timed by the bolt, from N/8 to N delivered);
+//   acked     XOR acking, 1 acker next to the spout, message ids, the bolt
+//             acks every tuple across the connection: trees completed/s
+//             (timed from N/8 to N acked);
+//   latency   the acked two-process topology with the spout paced at --load
+//             (default 50%) of this run's acked rate: complete latency
+//             (emit -> Ack, timed by the spout for every tree) p50/p99 over a
+//             measured window after a warm-up window.
+// Prints every run and the medians, with the two-process/local ratios.
+//
+// Usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F]
+//                      [--latency-secs S] [--flush-us U] [--resume-us U]
+//                      [--only unacked|acked]
+// --only unacked|acked runs just that two-process measurement (profiling).
+// --flush-us overrides WorkerOptions::flush_interval (the transport's
+// coalescing delay), --resume-us WorkerOptions::resume_poll.
+// Not a test: it aborts if a tuple is corrupted or a run stalls.
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/api/component_registry.h"
+#include "spdlog/spdlog.h"
+#include "worker/local_cluster.h"
+#include "worker/testing/topology_builder.h"
+#include "worker/worker.h"
+
+namespace {
+
+using namespace tempest;  // NOLINT: a benchmark program
+using SteadyClock = std::chrono::steady_clock;
+
+struct Args {
+  int runs = 3;
+  int64_t tuples = 5'000'000;
+  int64_t max_pending = 20000;
+  double load = 0.5;
+  double latency_secs = 3;
+  int64_t flush_us = -1;  // -1: WorkerOptions default
+  int64_t resume_us = -1;  // -1: WorkerOptions default
+  std::string only;       // "": everything; else one of unacked, acked (for profiling)
+};
+Args g_args;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "cluster_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// ---- components (as in engine_bench) ----
+
+struct Shared {
+  std::atomic<int64_t> received{0};
+  std::atomic<int64_t> acked{0};
+  int64_t count = 0;  // tuples to emit (-1: endless)
+  double rate = 0;    // tuples/s, 0 = unlimited
+  bool reliable = false;
+  bool time_trees = false;
+  std::atomic<bool> measure{false};
+  std::vector<int64_t> latencies_ns;
+};
+
+Shared* g_shared = nullptr;
+
+class BenchSpout final : public api::Spout {
+ public:
+  explicit BenchSpout(Shared* s) : s_(s), payload_(100, 'x') {}
+  absl::Status Open(const api::Config&, const api::TopologyContext&,
+                    api::SpoutOutputCollector& c) override {
+    collector_ = &c;
+    return absl::OkStatus();
+  }
+  void Activate() override { start_ = SteadyClock::now(); }
+  void NextTuple() override {
+    if (s_->count >= 0 && next_ >= s_->count) return;
+    if (s_->rate > 0) {
+      const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start_).count();
+      if (static_cast<double>(next_) >= elapsed * s_->rate) return;
+    }
+    api::Values v;
+    v.reserve(1);
+    v.push_back(api::Value::OfBytes(payload_));
+    if (s_->time_trees) {
+      emit_ns_[next_ & kRingMask] = SteadyClock::now().time_since_epoch().count();
+    }
+    if (s_->reliable) {
+      collector_->Emit(std::move(v), api::MessageId(next_));
+    } else {
+      collector_->Emit(std::move(v));
+    }
+    ++next_;
+  }
+  void Ack(const api::MessageId& id) override {
+    s_->acked.fetch_add(1, std::memory_order_relaxed);
+    if (s_->time_trees && s_->measure.load(std::memory_order_relaxed)) {
+      s_->latencies_ns.push_back(SteadyClock::now().time_since_epoch().count() -
+                                 emit_ns_[id.AsInt() & kRingMask]);
+    }
+  }
+  void DeclareOutputFields(api::OutputFieldsDeclarer& d) const override {
+    d.Declare(api::Fields({"payload"}));
+  }
+
+ private:
+  static constexpr int64_t kRingMask = (1 << 22) - 1;
+  Shared* s_;
+  std::vector<int64_t> emit_ns_ = std::vector<int64_t>(kRingMask + 1);
+  std::string payload_;
+  api::SpoutOutputCollector* collector_ = nullptr;
+  SteadyClock::time_point start_ = SteadyClock::now();
+  int64_t next_ = 0;
+};
+
+class BenchBolt final : public api::Bolt {
+ public:
+  explicit BenchBolt(Shared* s) : s_(s) {}
+  absl::Status Prepare(const api::Config&, const api::TopologyContext&,
+                       api::OutputCollector& c) override {
+    collector_ = &c;
+    return absl::OkStatus();
+  }
+  void Execute(const api::Tuple& input) override {
+    if (input.IsTick()) return;
+    if (input.GetBytes(0).size() != 100) std::abort();
+    collector_->Ack(input);
+    if ((++local_ & 1023) == 0) s_->received.store(local_, std::memory_order_release);
+  }
+  void Cleanup() override { s_->received.store(local_, std::memory_order_release); }
+  void DeclareOutputFields(api::OutputFieldsDeclarer&) const override {}
+
+ private:
+  Shared* s_;
+  api::OutputCollector* collector_ = nullptr;
+  int64_t local_ = 0;
+};
+
+const api::ComponentRegistry* Registry() {
+  static api::ComponentRegistry* registry = [] {
+    auto* r = new api::ComponentRegistry();
+    (void)r->RegisterSpout(
+        "bench.Spout", [](const api::ComponentArgs&) -> absl::StatusOr<std::unique_ptr<api::Spout>> {
+          return std::unique_ptr<api::Spout>(std::make_unique<BenchSpout>(g_shared));
+        });
+    (void)r->RegisterBolt(
+        "bench.Bolt", [](const api::ComponentArgs&) -> absl::StatusOr<std::unique_ptr<api::Bolt>> {
+          return std::unique_ptr<api::Bolt>(std::make_unique<BenchBolt>(g_shared));
+        });
+    return r;
+  }();
+  return registry;
+}
+
+core::TopologyDef Topology(bool acking, int64_t max_pending) {
+  worker::testing::TopologyBuilder b(acking ? "cluster-acked" : "cluster-unacked");
+  b.Config(api::kTopologyAckerExecutors, acking ? 1 : 0);
+  if (acking && max_pending > 0) b.Config(api::kTopologyMaxSpoutPending, max_pending);
+  b.SetSpout("spout", "bench.Spout");
+  b.SetBolt("bolt", "bench.Bolt").ShuffleGrouping("spout");
+  return b.Build();
+}
+
+// Polls `counter` until it reaches `n`; the rate between n/8 and n.
+double TimedRate(const std::atomic<int64_t>& counter, int64_t n, std::chrono::seconds limit) {
+  const int64_t from = n / 8;
+  const auto deadline = SteadyClock::now() + limit;
+  while (counter.load(std::memory_order_acquire) < from) {
+    if (SteadyClock::now() > deadline) Die("stalled before n/8");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  const int64_t c0 = counter.load(std::memory_order_acquire);
+  const auto t0 = SteadyClock::now();
+  while (counter.load(std::memory_order_acquire) < n) {
+    if (SteadyClock::now() > deadline) Die("stalled before n");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  const double secs = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  return static_cast<double>(n - c0) / secs;
+}
+
+// ---- in-process baseline ----
+
+double LocalThroughput(bool acking, int64_t n, int64_t max_pending) {
+  Shared shared;
+  shared.count = n;
+  shared.reliable = acking;
+  g_shared = &shared;
+  worker::LocalClusterOptions options;
+  options.registry = Registry();
+  auto cluster = worker::LocalCluster::Create(Topology(acking, max_pending), options);
+  if (!cluster.ok()) Die(cluster.status().ToString());
+  if (!(*cluster)->Start().ok()) Die("local start");
+  const double rate = TimedRate(acking ? shared.acked : shared.received, n, std::chrono::seconds(300));
+  (void)(*cluster)->Kill(std::chrono::milliseconds(0));
+  g_shared = nullptr;
+  return rate;
+}
+
+// ---- two processes ----
+
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    Die("no free port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A: spout + acker; B: bolt.
+std::pair<worker::WorkerPlan, worker::WorkerPlan> Plans(const core::TopologyDef& def, int port_a,
+                                                        int port_b) {
+  auto layout = core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config));
+  if (!layout.ok()) Die(layout.status().ToString());
+  std::vector<std::pair<int32_t, int32_t>> a;
+  std::vector<std::pair<int32_t, int32_t>> b;
+  for (const core::ExecutorInfo& e : layout->executors()) {
+    (e.component.value() == "bolt" ? b : a).emplace_back(e.start.value(), e.end.value());
+  }
+  worker::WorkerPlan pa;
+  pa.topology_id = def.name + "-1-1";
+  pa.def = def;
+  pa.local_executors = a;
+  pa.remote_workers = {worker::RemoteWorker{"127.0.0.1", port_b, b}};
+  pa.port = port_a;
+  pa.secret = "cluster-bench-secret";
+  worker::WorkerPlan pb = pa;
+  pb.local_executors = b;
+  pb.remote_workers = {worker::RemoteWorker{"127.0.0.1", port_a, a}};
+  pb.port = port_b;
+  return {std::move(pa), std::move(pb)};
+}
+
+std::unique_ptr<worker::Worker> MakeWorker(worker::WorkerPlan plan) {
+  worker::WorkerOptions options;
+  options.registry = Registry();
+  if (g_args.resume_us >= 0) options.resume_poll = std::chrono::microseconds(g_args.resume_us);
+  if (g_args.flush_us >= 0) options.flush_interval = std::chrono::microseconds(g_args.flush_us);
+  auto w = worker::Worker::Create(std::move(plan), options);
+  if (!w.ok()) Die(w.status().ToString());
+  return std::move(*w);
+}
+
+void WriteAll(int fd, const void* data, size_t n) {
+  if (::write(fd, data, n) != static_cast<ssize_t>(n)) Die("pipe write");
+}
+void ReadAll(int fd, void* data, size_t n) {
+  if (::read(fd, data, n) != static_cast<ssize_t>(n)) Die("pipe read");
+}
+
+// The child: worker B. Signals readiness, reports the bolt's delivery rate
+// when `time_delivery` (acking off), and stops when the parent closes `stop`.
+[[noreturn]] void ChildMain(const worker::WorkerPlan& plan, int64_t n, bool time_delivery,
+                            int report_fd, int stop_fd) {
+  Shared shared;
+  g_shared = &shared;
+  std::unique_ptr<worker::Worker> w = MakeWorker(plan);
+  if (!w->Start().ok()) Die("child start");
+  const char ready = 'R';
+  WriteAll(report_fd, &ready, 1);
+  if (time_delivery) {
+    const double rate = TimedRate(shared.received, n, std::chrono::seconds(300));
+    WriteAll(report_fd, &rate, sizeof(rate));
+  }
+  char c;
+  while (::read(stop_fd, &c, 1) > 0) {
+  }
+  (void)w->Kill(std::chrono::milliseconds(0));
+  std::fflush(stdout);
+  ::_exit(0);
+}
+
+struct Remote {
+  pid_t pid = -1;
+  int report_fd = -1;
+  int stop_fd = -1;
+};
+
+// Forks worker B; returns once it is running.
+Remote ForkB(const worker::WorkerPlan& plan_b, int64_t n, bool time_delivery) {
+  int report[2];
+  int stop[2];
+  if (::pipe(report) != 0 || ::pipe(stop) != 0) Die("pipe");
+  std::fflush(stdout);
+  const pid_t pid = ::fork();
+  if (pid < 0) Die("fork");
+  if (pid == 0) {
+    ::close(report[0]);
+    ::close(stop[1]);
+    ChildMain(plan_b, n, time_delivery, report[1], stop[0]);
+  }
+  ::close(report[1]);
+  ::close(stop[0]);
+  Remote r{pid, report[0], stop[1]};
+  char ready = 0;
+  ReadAll(r.report_fd, &ready, 1);
+  return r;
+}
+
+void Reap(Remote& r) {
+  ::close(r.stop_fd);
+  int status = 0;
+  ::waitpid(r.pid, &status, 0);
+  ::close(r.report_fd);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("worker B process failed");
+}
+
+double RemoteUnacked(int64_t n) {
+  const core::TopologyDef def = Topology(false, 0);
+  auto [pa, pb] = Plans(def, FreePort(), FreePort());
+  Remote child = ForkB(pb, n, /*time_delivery=*/true);
+  Shared shared;
+  shared.count = n;
+  g_shared = &shared;
+  std::unique_ptr<worker::Worker> a = MakeWorker(pa);
+  if (!a->Start(/*activate=*/false).ok()) Die("A start");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // connected
+  a->Activate();
+  double rate = 0;
+  ReadAll(child.report_fd, &rate, sizeof(rate));
+  (void)a->Kill(std::chrono::milliseconds(0));
+  Reap(child);
+  g_shared = nullptr;
+  return rate;
+}
+
+double RemoteAcked(int64_t n, int64_t max_pending) {
+  const core::TopologyDef def = Topology(true, max_pending);
+  auto [pa, pb] = Plans(def, FreePort(), FreePort());
+  Remote child = ForkB(pb, n, false);
+  Shared shared;
+  shared.count = n;
+  shared.reliable = true;
+  g_shared = &shared;
+  std::unique_ptr<worker::Worker> a = MakeWorker(pa);
+  if (!a->Start(false).ok()) Die("A start");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  a->Activate();
+  const double rate = TimedRate(shared.acked, n, std::chrono::seconds(300));
+  (void)a->Kill(std::chrono::milliseconds(0));
+  Reap(child);
+  g_shared = nullptr;
+  return rate;
+}
+
+struct Latency {
+  double rate = 0;
+  int64_t p50_us = 0;
+  int64_t p99_us = 0;
+};
+
+Latency RemoteLatency(double rate, double secs, int64_t max_pending) {
+  const core::TopologyDef def = Topology(true, max_pending);
+  auto [pa, pb] = Plans(def, FreePort(), FreePort());
+  Remote child = ForkB(pb, 0, false);
+  Shared shared;
+  shared.count = -1;
+  shared.reliable = true;
+  shared.rate = rate;
+  shared.time_trees = true;
+  shared.latencies_ns.reserve(static_cast<size_t>(rate * secs * 1.5) + 1024);
+  g_shared = &shared;
+  std::unique_ptr<worker::Worker> a = MakeWorker(pa);
+  if (!a->Start(false).ok()) Die("A start");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  a->Activate();
+  const auto window = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
+  std::this_thread::sleep_for(window);  // warm-up
+  const int64_t acked0 = shared.acked.load();
+  shared.measure = true;
+  std::this_thread::sleep_for(window);
+  shared.measure = false;
+  const int64_t acked = shared.acked.load() - acked0;
+  (void)a->Kill(std::chrono::milliseconds(0));
+  Reap(child);
+  g_shared = nullptr;
+  Latency l;
+  std::vector<int64_t>& lat = shared.latencies_ns;
+  if (!lat.empty()) {
+    std::sort(lat.begin(), lat.end());
+    l.p50_us = lat[lat.size() / 2] / 1000;
+    l.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)] / 1000;
+  }
+  l.rate = static_cast<double>(acked) / secs;
+  return l;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) Die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--runs") {
+      args.runs = std::atoi(next());
+    } else if (a == "--tuples") {
+      args.tuples = std::atoll(next());
+    } else if (a == "--max-pending") {
+      args.max_pending = std::atoll(next());
+    } else if (a == "--load") {
+      args.load = std::atof(next());
+    } else if (a == "--latency-secs") {
+      args.latency_secs = std::atof(next());
+    } else if (a == "--resume-us") {
+      args.resume_us = std::atoll(next());
+    } else if (a == "--only") {
+      args.only = next();
+    } else if (a == "--flush-us") {
+      args.flush_us = std::atoll(next());
+    } else {
+      std::fprintf(stderr,
+                   "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
+                   "[--latency-secs S] [--flush-us U] [--resume-us U] [--only unacked|acked]\n");
+      return 2;
+    }
+  }
+  g_args = args;
+  // Connection warnings when a run's workers stop are expected.
+  spdlog::set_level(spdlog::level::err);
+  // The bolt publishes its count every 1024 tuples.
+  args.tuples = std::max<int64_t>(args.tuples / 2048 * 2048, 2048);
+  std::printf("cluster_bench: runs=%d tuples=%lld max_pending=%lld load=%.2f latency_secs=%.1f\n",
+              args.runs, static_cast<long long>(args.tuples),
+              static_cast<long long>(args.max_pending), args.load, args.latency_secs);
+  std::vector<double> lu, la, ru, ra, lat_rate, p50, p99;
+  if (!args.only.empty()) {
+    // One two-process measurement alone, e.g. under `perf record -g`.
+    for (int run = 0; run < args.runs; ++run) {
+      const double r = args.only == "acked" ? RemoteAcked(args.tuples / 2, args.max_pending)
+                                            : RemoteUnacked(args.tuples);
+      std::printf("run %d: 2 processes %s %.2fM/s\n", run, args.only.c_str(), r / 1e6);
+    }
+    return 0;
+  }
+  for (int run = 0; run < args.runs; ++run) {
+    const double local_unacked = LocalThroughput(false, args.tuples, 0);
+    const double local_acked = LocalThroughput(true, args.tuples / 2, args.max_pending);
+    const double remote_unacked = RemoteUnacked(args.tuples);
+    const double remote_acked = RemoteAcked(args.tuples / 2, args.max_pending);
+    const Latency l = RemoteLatency(remote_acked * args.load, args.latency_secs, args.max_pending);
+    std::printf(
+        "run %d: local unacked %.2fM/s acked %.2fM/s | 2 processes unacked %.2fM/s (%.2fx) "
+        "acked %.2fM/s (%.2fx) | latency @%.0fk/s: p50 %lldus p99 %lldus\n",
+        run, local_unacked / 1e6, local_acked / 1e6, remote_unacked / 1e6,
+        remote_unacked / local_unacked, remote_acked / 1e6, remote_acked / local_acked,
+        l.rate / 1e3, static_cast<long long>(l.p50_us), static_cast<long long>(l.p99_us));
+    std::fflush(stdout);
+    lu.push_back(local_unacked);
+    la.push_back(local_acked);
+    ru.push_back(remote_unacked);
+    ra.push_back(remote_acked);
+    lat_rate.push_back(l.rate);
+    p50.push_back(static_cast<double>(l.p50_us));
+    p99.push_back(static_cast<double>(l.p99_us));
+  }
+  std::printf(
+      "median: local unacked %.2fM/s acked %.2fM/s | 2 processes unacked %.2fM/s (%.2fx) "
+      "acked %.2fM/s (%.2fx) | latency @%.0fk/s: p50 %.0fus p99 %.0fus\n",
+      Median(lu) / 1e6, Median(la) / 1e6, Median(ru) / 1e6, Median(ru) / Median(lu),
+      Median(ra) / 1e6, Median(ra) / Median(la), Median(lat_rate) / 1e3, Median(p50),
+      Median(p99));
+  return 0;
+}

@@ -1,0 +1,154 @@
+#include "worker/remote_receiver.h"
+
+#include <utility>
+
+#include "spdlog/spdlog.h"
+#include "worker/executor.h"
+
+namespace tempest::worker {
+
+RemoteReceiver::RemoteReceiver(WorkerContext& ctx, const EnvelopeCodec& codec,
+                               std::atomic<int64_t>* delivered)
+    : ctx_(ctx),
+      codec_(codec),
+      delivered_(delivered),
+      unknown_task_(&ctx.metrics->GetCounter("tempest_worker_remote_unknown_task_total",
+                                             {{"topology", ctx.topology_id}})),
+      malformed_(&ctx.metrics->GetCounter("tempest_worker_remote_malformed_total",
+                                          {{"topology", ctx.topology_id}})),
+      pauses_(&ctx.metrics->GetCounter("tempest_worker_remote_pauses_total",
+                                       {{"topology", ctx.topology_id}})) {}
+
+absl::StatusOr<std::unique_ptr<RemoteReceiver>> RemoteReceiver::Create(
+    WorkerContext& ctx, const EnvelopeCodec& codec, std::atomic<int64_t>* delivered) {
+  std::unique_ptr<RemoteReceiver> r(new RemoteReceiver(ctx, codec, delivered));
+  const size_t n = ctx.executor_by_task.size();
+  r->producer_by_task_.assign(n, nullptr);
+  r->lane_by_task_.assign(n, -1);
+  std::map<Executor*, ExecutorQueue::Producer*> by_executor;
+  std::map<AckLane*, int> lanes;
+  for (size_t t = 1; t < n; ++t) {
+    Executor* e = ctx.executor_by_task[t];
+    if (e == nullptr) continue;
+    if (e->lane() != nullptr) {
+      auto [it, inserted] = lanes.emplace(e->lane(), static_cast<int>(r->lanes_.size()));
+      if (inserted) r->lanes_.push_back(Lane{e->lane(), {}});
+      r->lane_by_task_[t] = it->second;
+      continue;
+    }
+    if (e->queue() == nullptr) continue;
+    auto it = by_executor.find(e);
+    if (it == by_executor.end()) {
+      absl::StatusOr<ExecutorQueue::Producer*> p = e->queue()->RegisterProducer();
+      if (!p.ok()) return p.status();
+      it = by_executor.emplace(e, *p).first;
+      r->producers_.push_back(*p);
+    }
+    r->producer_by_task_[t] = it->second;
+  }
+  return r;
+}
+
+void RemoteReceiver::NoteBad(const char* what, int32_t task, const absl::Status& why) {
+  // At most one line per second; the counters have the totals.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_log_ < std::chrono::seconds(1)) {
+    ++suppressed_logs_;
+    return;
+  }
+  spdlog::error("worker {}: {} message for task {} skipped: {} ({} similar suppressed)",
+                ctx_.topology_id, what, task, std::string(why.message()), suppressed_logs_);
+  last_log_ = now;
+  suppressed_logs_ = 0;
+}
+
+RemoteReceiver::Result RemoteReceiver::Deliver(Envelope& e) {
+  const size_t t = static_cast<size_t>(e.task);
+  if (e.task > 0 && t < lane_by_task_.size()) {
+    if (lane_by_task_[t] >= 0) {
+      if (e.kind != MessageKind::kSpoutAck && e.kind != MessageKind::kSpoutFail &&
+          e.kind != MessageKind::kSpoutReset) {
+        malformed_->Add(1);
+        NoteBad("non-reply", e.task, absl::InvalidArgumentError("spout tasks take acker replies"));
+        return Result::kSkipped;
+      }
+      lanes_[lane_by_task_[t]].batch.push_back(std::move(e));
+      ++delivered_local_;
+      return Result::kDelivered;
+    }
+    if (ExecutorQueue::Producer* p = producer_by_task_[t]; p != nullptr) {
+      if (!p->TryPush(e)) {
+        if (p->staged() == 0 && ctx_.executor_by_task[t]->queue()->closed()) {
+          return Result::kSkipped;  // shutting down
+        }
+        return Result::kFull;
+      }
+      ++delivered_local_;
+      return Result::kDelivered;
+    }
+  }
+  unknown_task_->Add(1);
+  NoteBad("unroutable", e.task, absl::NotFoundError("this worker does not run that task"));
+  return Result::kSkipped;
+}
+
+void RemoteReceiver::FlushOutputs() {
+  for (ExecutorQueue::Producer* p : producers_) {
+    if (p->staged() > 0) (void)p->Flush();
+  }
+  for (Lane& lane : lanes_) {
+    if (!lane.batch.empty()) lane.lane->Post(lane.batch);
+  }
+  delivered_->store(delivered_local_, std::memory_order_release);
+}
+
+bool RemoteReceiver::OnFrame(net::ConnectionId id, std::span<const net::Message> messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    Envelope e;
+    if (absl::Status s = codec_.Decode(messages[i].bytes, messages[i].task_id, e); !s.ok()) {
+      malformed_->Add(1);
+      NoteBad("malformed", messages[i].task_id, s);
+      continue;
+    }
+    if (Deliver(e) != Result::kFull) continue;
+    // Full ring: keep this and every later message of the frame, decoded
+    // (the bytes die with this call), and pause the connection.
+    std::vector<Envelope>& backlog = backlog_[id];
+    backlog.reserve(backlog.size() + messages.size() - i);
+    backlog.push_back(std::move(e));
+    for (size_t j = i + 1; j < messages.size(); ++j) {
+      Envelope rest;
+      if (absl::Status s = codec_.Decode(messages[j].bytes, messages[j].task_id, rest); !s.ok()) {
+        malformed_->Add(1);
+        NoteBad("malformed", messages[j].task_id, s);
+        continue;
+      }
+      backlog.push_back(std::move(rest));
+    }
+    FlushOutputs();
+    pauses_->Add(1);
+    paused_count_.store(static_cast<int64_t>(backlog_.size()), std::memory_order_release);
+    return false;
+  }
+  FlushOutputs();
+  return true;
+}
+
+void RemoteReceiver::RetryPaused(net::TransportServer& server) {
+  for (auto it = backlog_.begin(); it != backlog_.end();) {
+    std::vector<Envelope>& backlog = it->second;
+    size_t done = 0;
+    while (done < backlog.size() && Deliver(backlog[done]) != Result::kFull) ++done;
+    backlog.erase(backlog.begin(), backlog.begin() + static_cast<std::ptrdiff_t>(done));
+    if (backlog.empty()) {
+      server.Resume(it->first);
+      it = backlog_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  FlushOutputs();
+  paused_count_.store(static_cast<int64_t>(backlog_.size()), std::memory_order_release);
+}
+
+}  // namespace tempest::worker

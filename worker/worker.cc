@@ -1,0 +1,214 @@
+#include "worker/worker.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/core/task_layout.h"
+#include "common/core/topology_validator.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::worker {
+namespace {
+
+std::string Range(int32_t start, int32_t end) { return absl::StrCat("[", start, ", ", end, "]"); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOptions options) {
+  if (options.registry == nullptr) return absl::InvalidArgumentError("WorkerOptions.registry is null");
+  std::unique_ptr<Worker> w(new Worker());
+  w->options_ = options;
+
+  // The layout every worker of the topology computes identically.
+  core::TopologyValidator validator(*options.registry);
+  absl::StatusOr<core::ComponentStreams> streams = validator.Validate(plan.def);
+  if (!streams.ok()) return streams.status();
+  absl::StatusOr<core::TaskLayout> layout =
+      core::TaskLayout::Create(plan.def, core::TaskLayout::AckerExecutors(plan.def.config));
+  if (!layout.ok()) return layout.status();
+
+  // Every layout executor exactly once: local, or in one remote worker.
+  std::map<std::pair<int32_t, int32_t>, const core::ExecutorInfo*> by_range;
+  for (const core::ExecutorInfo& e : layout->executors()) {
+    by_range[{e.start.value(), e.end.value()}] = &e;
+  }
+  std::map<std::pair<int32_t, int32_t>, std::string> owner;
+  auto claim = [&](const std::pair<int32_t, int32_t>& r, const std::string& who) -> absl::Status {
+    auto it = by_range.find(r);
+    if (it == by_range.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "worker plan for ", plan.topology_id, ": ", who, " lists executor ",
+          Range(r.first, r.second), ", which is not an executor of the task layout (",
+          layout->executors().size(), " executors over ", layout->num_tasks(), " tasks)"));
+    }
+    auto [o, inserted] = owner.emplace(r, who);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrCat("worker plan for ", plan.topology_id,
+                                                     ": executor ", Range(r.first, r.second),
+                                                     " is assigned to both ", o->second, " and ",
+                                                     who));
+    }
+    return absl::OkStatus();
+  };
+  ClusterPart part;
+  for (const auto& r : plan.local_executors) {
+    if (absl::Status s = claim(r, "this worker"); !s.ok()) return s;
+    part.local.push_back(*by_range[r]);
+  }
+  w->routes_.worker_by_task.assign(static_cast<size_t>(layout->num_tasks()) + 1, -1);
+  for (size_t i = 0; i < plan.remote_workers.size(); ++i) {
+    const RemoteWorker& rw = plan.remote_workers[i];
+    const std::string who = absl::StrCat("worker ", rw.host, ":", rw.port);
+    for (const auto& r : rw.executors) {
+      if (absl::Status s = claim(r, who); !s.ok()) return s;
+      for (int32_t t = r.first; t <= r.second; ++t) {
+        w->routes_.worker_by_task[static_cast<size_t>(t)] = static_cast<int>(i);
+      }
+    }
+  }
+  for (const core::ExecutorInfo& e : layout->executors()) {
+    if (!owner.contains({e.start.value(), e.end.value()})) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "worker plan for ", plan.topology_id, ": executor ",
+          Range(e.start.value(), e.end.value()), " of ", e.component.value(),
+          " is assigned to no worker"));
+    }
+  }
+  if (part.local.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker plan for ", plan.topology_id, " runs no executor here"));
+  }
+
+  absl::StatusOr<std::unique_ptr<EnvelopeCodec>> codec = EnvelopeCodec::Create(*layout, *streams);
+  if (!codec.ok()) return codec.status();
+  w->codec_ = std::move(*codec);
+  w->routes_.codec = w->codec_.get();
+
+  if (options.metrics == nullptr) {
+    w->owned_metrics_ = std::make_unique<core::MetricsRegistry>();
+    w->options_.metrics = w->owned_metrics_.get();
+  }
+  core::MetricsRegistry& metrics = *w->options_.metrics;
+
+  absl::StatusOr<std::unique_ptr<net::EventLoop>> loop = net::EventLoop::Create("tempest-net");
+  if (!loop.ok()) return loop.status();
+  w->loop_ = std::move(*loop);
+
+  for (const RemoteWorker& rw : plan.remote_workers) {
+    net::TransportClientOptions co;
+    co.host = rw.host;
+    co.port = rw.port;
+    co.secret = plan.secret;
+    co.max_queued_bytes = options.max_queued_bytes;
+    co.flush_interval = options.flush_interval;
+    co.reconnect_initial = options.reconnect_initial;
+    co.reconnect_max = options.reconnect_max;
+    co.metrics = &metrics;
+    absl::StatusOr<std::unique_ptr<net::TransportClient>> client =
+        net::TransportClient::Create(*w->loop_, co);
+    if (!client.ok()) return client.status();
+    // A quarter of the connection's queue, so several executors' batches
+    // fit at once; at most Transfer::kRemoteBatchBytes.
+    const size_t max_batch =
+        std::max<size_t>(1024, std::min(Transfer::kRemoteBatchBytes, options.max_queued_bytes / 4));
+    w->outboxes_.push_back(std::make_unique<RemoteOutbox>(absl::StrCat(rw.host, ":", rw.port),
+                                                          client->get(), max_batch, metrics));
+    w->routes_.outboxes.push_back(w->outboxes_.back().get());
+    w->clients_.push_back(std::move(*client));
+  }
+
+  part.remote = &w->routes_;
+  part.extra_producers = 1;
+  part.delivered = &w->delivered_;
+  LocalClusterOptions lo;
+  lo.registry = options.registry;
+  lo.clock = options.clock;
+  lo.metrics = &metrics;
+  lo.executor = options.executor;
+  lo.topology_id = plan.topology_id;
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::CreatePart(std::move(plan.def), lo, std::move(part));
+  if (!cluster.ok()) return cluster.status();
+  w->cluster_ = std::move(*cluster);
+
+  absl::StatusOr<std::unique_ptr<RemoteReceiver>> receiver =
+      RemoteReceiver::Create(w->cluster_->context(), *w->codec_, &w->delivered_);
+  if (!receiver.ok()) return receiver.status();
+  w->receiver_ = std::move(*receiver);
+
+  net::TransportServerOptions so;
+  so.bind_address = plan.bind_host;
+  so.port = plan.port;
+  so.secret = plan.secret;
+  so.metrics = &metrics;
+  RemoteReceiver* r = w->receiver_.get();
+  absl::StatusOr<std::unique_ptr<net::TransportServer>> server = net::TransportServer::Create(
+      *w->loop_, so, [r](net::ConnectionId id, std::span<const net::Message> messages) {
+        return r->OnFrame(id, messages);
+      });
+  if (!server.ok()) {
+    return absl::UnavailableError(absl::StrCat("worker for ", w->cluster_->topology_id(),
+                                               " cannot listen on ", plan.bind_host, ":",
+                                               plan.port, ": ", server.status().message()));
+  }
+  w->server_ = std::move(*server);
+  w->resume_thread_ = std::thread(&Worker::ResumeLoop, w.get());
+  spdlog::info("worker {}: {} local executor(s), {} other worker(s), transport on {}:{}",
+               w->cluster_->topology_id(), w->cluster_->context().local_tasks.size(),
+               w->clients_.size(), so.bind_address, w->server_->port());
+  return w;
+}
+
+Worker::~Worker() {
+  if (cluster_ != nullptr) (void)Kill(std::chrono::milliseconds(0));
+  StopTransport();
+}
+
+void Worker::ResumeLoop() {
+  // A timer on the loop would do as well; common/net exposes no timer, and
+  // this thread sleeps on the condition variable unless a connection is
+  // paused.
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, options_.resume_poll);
+    if (stopping_) break;
+    if (!receiver_->has_paused()) continue;
+    lock.unlock();
+    loop_->RunSync([this] { receiver_->RetryPaused(*server_); });
+    lock.lock();
+  }
+}
+
+void Worker::StopTransport() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (resume_thread_.joinable()) resume_thread_.join();
+  if (server_ != nullptr) server_->Stop();
+  for (auto& c : clients_) c->Close();
+}
+
+absl::Status Worker::Start(bool activate) {
+  if (started_) return absl::FailedPreconditionError("worker already started");
+  started_ = true;
+  return cluster_->Start(activate);
+}
+
+void Worker::Activate() { cluster_->Activate(); }
+void Worker::Deactivate() { cluster_->Deactivate(); }
+
+absl::Status Worker::Kill(std::chrono::milliseconds wait) {
+  if (killed_) return absl::OkStatus();
+  killed_ = true;
+  absl::Status s = cluster_->Kill(wait);
+  StopTransport();
+  return s;
+}
+
+LocalClusterStats Worker::Stats() const { return cluster_->Stats(); }
+
+}  // namespace tempest::worker
