@@ -151,51 +151,5 @@ std::string ReportToText(const VerificationReport& r) {
   return out;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::filesystem::path target(path);
-  if (target.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(target.parent_path(), ec);
-    if (ec) {
-      return absl::InternalError(
-          absl::StrCat("cannot create the directory of '", path, "': ", ec.message()));
-    }
-  }
-  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("cannot create '", tmp, "': ", std::strerror(errno)));
-  }
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  int sync_rc = ::fsync(fd);
-  int sync_err = errno;
-  if (::close(fd) != 0 && sync_rc == 0) {
-    sync_rc = -1;
-    sync_err = errno;
-  }
-  if (sync_rc != 0) {
-    int err = sync_err;
-    ::unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot sync '", tmp, "': ", std::strerror(err)));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot rename '", tmp, "' to '", path, "': ", std::strerror(err)));
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace tempest::bolts

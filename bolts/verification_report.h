@@ -59,10 +59,6 @@ std::string ReportToJson(const VerificationReport& report);
 // A few human-readable lines (ending in '\n').
 std::string ReportToText(const VerificationReport& report);
 
-// Writes `content` to `path` via a temporary file, fsync and rename, so a
-// reader sees the old or the new file, never half of one.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content);
-
 }  // namespace tempest::bolts
 
 #endif  // TEMPEST_BOLTS_VERIFICATION_REPORT_H_

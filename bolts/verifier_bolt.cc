@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "bolts/bolt_args.h"
 #include "bolts/verification_report.h"
+#include "common/os/files.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::bolts {
@@ -169,7 +170,7 @@ absl::Status VerifierBolt::WriteReport() {
       VerifyLogs({log_path_}, options_.expected, seen_path_.empty() ? nullptr : &seen);
   if (!report.ok()) return report.status();
   if (!report_path_.empty()) {
-    absl::Status s = WriteFileAtomically(report_path_, ReportToJson(*report) + "\n");
+    absl::Status s = os::WriteFileAtomically(report_path_, ReportToJson(*report) + "\n");
     if (!s.ok()) return s;
     spdlog::info("VerifierBolt: report {} -> {}", report_path_, ReportToJson(*report));
   }
@@ -177,7 +178,7 @@ absl::Status VerifierBolt::WriteReport() {
     std::string text;
     text.reserve(seen.size() * 8);
     for (int64_t v : seen) absl::StrAppend(&text, v, "\n");
-    absl::Status s = WriteFileAtomically(seen_path_, text);
+    absl::Status s = os::WriteFileAtomically(seen_path_, text);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -26,6 +26,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterMigrateCommand(app, set);
   RegisterDevCommand(app, set, globals);
   RegisterNimbusCommand(app, set, globals);
+  RegisterWorkerCommand(app, set, globals);
   RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
   return set;

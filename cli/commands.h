@@ -45,6 +45,7 @@ void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
 void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/os/files.h"
 #include "tempest/v1/cluster.pb.h"
 
 namespace tempest::supervisor {
@@ -59,14 +60,10 @@ absl::Status ValidateSupervisorId(std::string_view id);
 // the file (removing it gives the supervisor a new id).
 absl::StatusOr<std::string> LoadOrCreateSupervisorId(std::string_view local_dir);
 
-// Reads a whole file of at most `max_bytes` (NotFound if absent,
-// OutOfRange if larger).
-absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = 1 << 20);
-// Writes `data` to a temporary file next to `path` and renames it over
-// `path`, so readers see the old or the new content, never a torn one.
-absl::Status WriteFileAtomically(const std::string& path, std::string_view data);
-// mkdir -p.
-absl::Status MakeDirs(const std::string& path);
+// File helpers shared with other services (common/os/files.h).
+using os::MakeDirs;
+using os::ReadSmallFile;
+using os::WriteFileAtomically;
 
 }  // namespace tempest::supervisor
 

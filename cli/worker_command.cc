@@ -1,0 +1,70 @@
+// `tempest worker`: one worker process, started by a supervisor (not by
+// hand). Runs the executors its slot is assigned, heartbeats, and exits 0
+// when the assignment changes or on SIGTERM, non-zero when it cannot start.
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bolts/builtin_bolts.h"
+#include "cli/commands.h"
+#include "common/api/component_registry.h"
+#include "spdlog/spdlog.h"
+#include "spout/builtin_spouts.h"
+#include "worker/worker_process.h"
+
+namespace tempest::cli {
+namespace {
+
+struct WorkerArgs {
+  std::string topology_id;
+  std::string supervisor_id;
+  int port = 0;
+  std::string worker_dir;
+};
+
+int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
+  BlockStopSignals();  // before any thread starts
+  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+  if (!config.ok()) return Fail(std::string(config.status().message()), 2);
+  absl::StatusOr<worker::WorkerProcessOptions> options =
+      worker::WorkerProcessOptions::FromConfig(*config);
+  if (!options.ok()) return Fail(std::string(options.status().message()), 2);
+  options->topology_id = args.topology_id;
+  options->supervisor_id = args.supervisor_id;
+  options->port = args.port;
+  options->worker_dir = args.worker_dir;
+
+  api::ComponentRegistry& registry = api::ComponentRegistry::Global();
+  (void)spout::RegisterBuiltinSpouts(registry);
+  (void)bolts::RegisterBuiltinBolts(registry);
+  options->registry = &registry;
+
+  absl::StatusOr<std::unique_ptr<worker::WorkerProcess>> process =
+      worker::WorkerProcess::Start(*std::move(options));
+  if (!process.ok()) return Fail(std::string(process.status().message()));
+  const worker::WorkerExit exit = (*process)->Run(
+      [] { return WaitStopSignalFor(std::chrono::milliseconds(0)) != 0; });
+  process->reset();
+  spdlog::info("worker exited: {}", worker::WorkerExitName(exit));
+  return 0;
+}
+
+}  // namespace
+
+void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
+  auto args = std::make_shared<WorkerArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "worker", "Run one worker process (started by a supervisor, not by hand)");
+  sub->add_option("--topology-id", args->topology_id, "The topology to run")->required();
+  sub->add_option("--supervisor-id", args->supervisor_id, "The supervisor owning the slot")
+      ->required();
+  sub->add_option("--port", args->port, "The slot port (also the transport port)")
+      ->required()
+      ->check(CLI::Range(1, 65535));
+  sub->add_option("--worker-dir", args->worker_dir,
+                  "Where the heartbeat file goes ({storm.local.dir}/workers/{port})");
+  set.Add(sub, [args, &globals] { return RunWorker(*args, globals); });
+}
+
+}  // namespace tempest::cli

@@ -1,0 +1,27 @@
+#ifndef TEMPEST_COMMON_OS_FILES_H_
+#define TEMPEST_COMMON_OS_FILES_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tempest::os {
+
+// The whole file, refusing one larger than `max_bytes` (OutOfRange), so an
+// untrusted or runaway file cannot exhaust memory. NotFound if it is absent.
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = 1 << 20);
+
+// Writes `data` to a temporary file next to `path` (creating the directory),
+// syncs it and renames it over `path`, so readers see the old or the new
+// content, never a torn one, even after a crash.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view data);
+
+// mkdir -p.
+absl::Status MakeDirs(const std::string& path);
+
+}  // namespace tempest::os
+
+#endif  // TEMPEST_COMMON_OS_FILES_H_

@@ -1,0 +1,92 @@
+#ifndef TEMPEST_TESTS_SYSTEM_CLUSTER_CLUSTER_FIXTURE_H_
+#define TEMPEST_TESTS_SYSTEM_CLUSTER_CLUSTER_FIXTURE_H_
+
+// A real multi-process cluster for system tests: a ZooKeeper ensemble
+// (tests/support), `tempest nimbus` processes and `tempest supervisor`
+// processes (which start `tempest worker` processes), all on 127.0.0.1 with
+// short timeouts. The test keeps every pid, so it can kill any of them.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/os/child_process.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tempest/v1/cluster.pb.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/zk_ensemble.h"
+
+namespace tempest::testing {
+
+struct ClusterSpec {
+  int zookeepers = 1;
+  int nimbuses = 1;
+  int supervisors = 2;
+  int slots_per_supervisor = 2;
+  // Extra `key: value` lines for every daemon's tempest.yaml.
+  std::vector<std::string> extra_config;
+};
+
+// One worker as its supervisor's local state shows it.
+struct WorkerSlot {
+  int supervisor = 0;  // index into the fixture's supervisors
+  int port = 0;
+  pid_t pid = 0;
+  std::string topology_id;
+  std::optional<v1::WorkerHeartbeat> beat;  // the local heartbeat file
+};
+
+class ClusterFixture : public ::testing::Test {
+ protected:
+  void TearDown() override;
+
+  // Starts everything and waits until the supervisors are registered.
+  void StartCluster(const ClusterSpec& spec);
+  void StartNimbus(int index);
+  void StartSupervisor(int index);
+
+  // `tempest ARGS... --nimbus <a live nimbus>`; 60 s bound.
+  CommandRun Tempest(std::vector<std::string> args);
+  // GET on a nimbus's REST API; the parsed body (null on failure).
+  nlohmann::json RestGet(const std::string& path, int nimbus = -1);
+  // Writes `yaml` to a file and submits it; returns the topology id.
+  std::string Submit(const std::string& yaml, const std::string& file_name);
+
+  // The workers every supervisor runs now (from {local}/workers/*).
+  std::vector<WorkerSlot> Workers() const;
+  std::vector<WorkerSlot> WorkersOf(const std::string& topology_id) const;
+  // The assignment nimbus wrote, read through a ZooKeeper client.
+  std::optional<v1::Assignment> AssignmentOf(const std::string& topology_id) const;
+  // `tempest verify LOG --expected N --json`; null if it could not run.
+  nlohmann::json Verify(const std::string& log, int64_t expected);
+
+  std::string LocalDir(int supervisor) const;
+  std::string ConfigPath() const { return dir_.File("tempest.yaml"); }
+  std::string NimbusAddress(int index) const { return nimbus_address_.at(index); }
+  // The address of a nimbus that is still running.
+  std::string AnyNimbus() const;
+
+  TempDir dir_{"tempest-cluster"};
+  ClusterSpec spec_;
+  std::unique_ptr<ZkEnsemble> zk_;
+  std::vector<std::unique_ptr<os::ChildProcess>> nimbuses_;
+  std::vector<std::string> nimbus_address_;
+  std::vector<std::unique_ptr<os::ChildProcess>> supervisors_;
+  std::vector<std::vector<int>> slot_ports_;
+  int commands_ = 0;
+};
+
+// A copy of an example topology with its /tmp paths moved into `dir`.
+std::string ExampleWithPaths(const std::string& example, const std::string& from_dir,
+                             const std::string& to_dir);
+
+}  // namespace tempest::testing
+
+#endif  // TEMPEST_TESTS_SYSTEM_CLUSTER_CLUSTER_FIXTURE_H_

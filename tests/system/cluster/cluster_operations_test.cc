@@ -1,0 +1,219 @@
+// Operating a real cluster: rebalance 2 -> 4 -> 2 workers with nothing
+// lost, and bad input at every door (submit, a worker's transport port, the
+// REST API) refused with one clear error while everything keeps running.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "common/os/loopback.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/system/cluster/cluster_fixture.h"
+
+namespace tempest::testing {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string SourceDir() {
+  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
+  return s != nullptr ? s : ".";
+}
+
+class ClusterOperationsTest : public ClusterFixture {
+ protected:
+  std::string PacedExample(int64_t count, int64_t rate) {
+    std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
+                                        "/tmp/tempest-cluster-gv", dir_.File("gv"));
+    yaml = absl::StrReplaceAll(
+        yaml, {{"value: 0          # unlimited", absl::StrCat("value: ", rate, "   # paced")},
+               {"topology.message.timeout.secs: 30", "topology.message.timeout.secs: 5"}});
+    return absl::StrReplaceAll(yaml, {{"value: 200000", absl::StrCat("value: ", count)}});
+  }
+  std::string VerifierLog() { return dir_.File("gv/verifier.log"); }
+
+  std::set<std::pair<std::string, int>> Slots(const std::string& id) {
+    std::set<std::pair<std::string, int>> slots;
+    if (std::optional<v1::Assignment> a = AssignmentOf(id)) {
+      for (const auto& e : a->executors()) slots.insert({e.node(), e.port()});
+    }
+    return slots;
+  }
+
+  // A connection to 127.0.0.1:port that sent `bytes`; true if the peer then
+  // closed it (read returns 0 or an error) within `timeout`.
+  static bool PeerClosesAfter(int port, const std::string& bytes, milliseconds timeout) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return false;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ::close(fd);
+      return false;
+    }
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    (void)!::write(fd, bytes.data(), bytes.size());
+    // The server's hello (a challenge) may arrive first; read until EOF.
+    char buf[4096];
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    bool closed = false;
+    while (std::chrono::steady_clock::now() < until) {
+      const ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        closed = true;
+        break;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // timed out
+    }
+    ::close(fd);
+    return closed;
+  }
+
+  // A raw HTTP exchange with the nimbus: (status code, parsed JSON body).
+  std::pair<int, json> Http(const std::string& request) {
+    const std::string address = AnyNimbus();
+    const size_t colon = address.rfind(':');
+    auto response = os::TcpRequest(address.substr(0, colon), std::stoi(address.substr(colon + 1)),
+                                   request, milliseconds(10000));
+    if (!response.ok() || response->size() < 12) return {0, json()};
+    const int status = std::atoi(response->substr(9, 3).c_str());
+    const size_t body = response->find("\r\n\r\n");
+    json j = body == std::string::npos
+                 ? json()
+                 : json::parse(response->substr(body + 4), nullptr, false);
+    return {status, j.is_discarded() ? json() : j};
+  }
+};
+
+TEST_F(ClusterOperationsTest, RebalanceTwoToFourWorkersAndBackLosesNothing) {
+  StartCluster({});  // 2 supervisors x 2 slots
+  ASSERT_FALSE(HasFatalFailure());
+  const int64_t count = 120000;
+  const std::string id = Submit(PacedExample(count, 4000), "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(Eventually(seconds(90), [&] { return WorkersOf(id).size() == 2; }, milliseconds(200)));
+  EXPECT_EQ(Slots(id).size(), 2u);
+
+  CommandRun up = Tempest({"rebalance", "cluster-generator-verifier", "-w", "1", "-n", "4"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_TRUE(Eventually(seconds(90), [&] {
+    std::vector<WorkerSlot> w = WorkersOf(id);
+    int beating = 0;
+    for (const WorkerSlot& s : w) beating += s.beat.has_value() ? 1 : 0;
+    return Slots(id).size() == 4 && beating == 4;
+  }, milliseconds(200))) << "did not reach 4 workers";
+  std::printf("rebalanced to %zu workers\n", WorkersOf(id).size());
+
+  CommandRun down = Tempest({"rebalance", "cluster-generator-verifier", "-w", "1", "-n", "2"});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_TRUE(Eventually(seconds(90), [&] {
+    return Slots(id).size() == 2 && WorkersOf(id).size() == 2;
+  }, milliseconds(200))) << "did not go back to 2 workers";
+
+  json v;
+  EXPECT_TRUE(Eventually(seconds(240), [&] {
+    v = Verify(VerifierLog(), count);
+    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
+  }, milliseconds(1000))) << v.dump();
+  std::printf("after rebalance 2 -> 4 -> 2: %s\n", v.dump().c_str());
+}
+
+TEST_F(ClusterOperationsTest, BadInputIsRefusedAndNothingStops) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+
+  // Submit: bad YAML and an unknown class; nothing is stored.
+  std::ofstream(dir_.File("broken.yaml")) << "name: broken\nspouts:\n  - id: s\n    className: [\n";
+  CommandRun broken = Tempest({"submit", dir_.File("broken.yaml")});
+  EXPECT_NE(broken.exit_code, 0);
+  EXPECT_NE(broken.err.find("broken.yaml"), std::string::npos) << broken.err;
+  std::string unknown = absl::StrReplaceAll(PacedExample(100, 100),
+                                            {{"tempest.IdentityBolt", "com.example.NoSuchBolt"}});
+  std::ofstream(dir_.File("unknown.yaml")) << unknown;
+  CommandRun unknown_run = Tempest({"submit", dir_.File("unknown.yaml")});
+  EXPECT_NE(unknown_run.exit_code, 0);
+  EXPECT_NE(unknown_run.err.find("com.example.NoSuchBolt"), std::string::npos) << unknown_run.err;
+  CommandRun list = Tempest({"list", "--json"});
+  json topologies = json::parse(list.out, nullptr, false);
+  ASSERT_FALSE(topologies.is_discarded()) << list.out;
+  EXPECT_TRUE(topologies["topologies"].empty()) << list.out;
+
+  // A running topology to attack.
+  const std::string id = Submit(PacedExample(1000000, 2000), "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  std::vector<WorkerSlot> workers;
+  ASSERT_TRUE(Eventually(seconds(90), [&] {
+    workers = WorkersOf(id);
+    return workers.size() == 2 && workers[0].beat.has_value() && workers[1].beat.has_value();
+  }, milliseconds(200)));
+  const WorkerSlot target = workers[0];
+
+  // Garbage bytes, an oversized frame header and a wrong-secret handshake
+  // reply: each connection is closed; the worker keeps running.
+  std::string garbage(4096, '\0');
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 131 + 7) % 251);
+  EXPECT_TRUE(PeerClosesAfter(target.port, garbage, milliseconds(5000))) << "garbage accepted";
+  EXPECT_TRUE(PeerClosesAfter(target.port, std::string(64, '\xff'), milliseconds(5000)))
+      << "an oversized/unknown frame was accepted";
+  EXPECT_TRUE(PeerClosesAfter(target.port, std::string(40, 'x'), milliseconds(5000)))
+      << "a wrong handshake answer was accepted";
+
+  const int64_t beat_before = target.beat->time_secs();
+  json before = Verify(VerifierLog(), 1000000);
+  EXPECT_TRUE(Eventually(seconds(30), [&] {
+    for (const WorkerSlot& w : WorkersOf(id)) {
+      if (w.pid == target.pid && w.beat.has_value() && w.beat->time_secs() > beat_before + 2) {
+        return true;
+      }
+    }
+    return false;
+  }, milliseconds(200))) << "the attacked worker stopped heartbeating";
+  json after = Verify(VerifierLog(), 1000000);
+  EXPECT_GT(after.value("unique", 0), before.value("unique", 0)) << "processing stopped";
+
+  // Malformed REST requests: 4xx with a JSON error body.
+  auto [bad_json, bad_json_body] = Http(
+      "POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 9\r\nConnection: close\r\n\r\n{\"flux\": ");
+  EXPECT_EQ(bad_json, 400);
+  EXPECT_TRUE(bad_json_body.contains("error")) << bad_json_body.dump();
+  auto [missing, missing_body] = Http("GET /api/v1/topology/no-such-id HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(missing, 404);
+  EXPECT_TRUE(missing_body.contains("error")) << missing_body.dump();
+  auto [method, method_body] = Http("DELETE /api/v1/cluster/summary HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(method, 405);
+  EXPECT_TRUE(method_body.contains("error")) << method_body.dump();
+  const std::string bad_options = R"({"rebalanceOptions": {"numWorkers": "many"}})";
+  auto [rebalance, rebalance_body] = Http(absl::StrCat(
+      "POST /api/v1/topology/", id, "/rebalance/0 HTTP/1.1\r\nHost: x\r\n",
+      "Content-Type: application/json\r\nContent-Length: ", bad_options.size(),
+      "\r\nConnection: close\r\n\r\n", bad_options));
+  EXPECT_EQ(rebalance, 400);
+  EXPECT_TRUE(rebalance_body.contains("error")) << rebalance_body.dump();
+  std::set<pid_t> pids;
+  for (const WorkerSlot& w : WorkersOf(id)) pids.insert(w.pid);
+  EXPECT_TRUE(pids.contains(target.pid)) << "the attacked worker is gone";
+}
+
+}  // namespace
+}  // namespace tempest::testing

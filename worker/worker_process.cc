@@ -1,0 +1,330 @@
+#include "worker/worker_process.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+#include "common/core/stored_topology.h"
+#include "common/os/files.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::worker {
+namespace {
+
+using api::Sv;
+
+int64_t WallSecs() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The part of an assignment one worker's plan is built from, in a canonical
+// text form: comparing two of them tells whether the worker must restart.
+struct SlotPlan {
+  std::vector<std::pair<int32_t, int32_t>> local;
+  std::map<std::pair<std::string, int>, RemoteWorker> remote;  // (host, port)
+  std::string bind_host;
+  std::string secret;
+  std::string key;
+};
+
+absl::StatusOr<SlotPlan> PlanFromAssignment(const v1::Assignment& assignment,
+                                            const std::string& supervisor_id, int port) {
+  SlotPlan plan;
+  auto host_of = [&](const std::string& node) -> absl::StatusOr<std::string> {
+    auto it = assignment.node_host().find(node);
+    if (it == assignment.node_host().end() || it->second.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the assignment has no host for supervisor '", node, "'"));
+    }
+    return it->second;
+  };
+  for (const v1::ExecutorAssignment& e : assignment.executors()) {
+    if (e.start_task() < 1 || e.end_task() < e.start_task() || e.port() <= 0 ||
+        e.port() > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat("the assignment has a malformed executor [",
+                                                     e.start_task(), "-", e.end_task(), "] on ",
+                                                     e.node(), ":", e.port()));
+    }
+    if (e.node() == supervisor_id && e.port() == port) {
+      plan.local.emplace_back(e.start_task(), e.end_task());
+      continue;
+    }
+    absl::StatusOr<std::string> host = host_of(e.node());
+    if (!host.ok()) return host.status();
+    RemoteWorker& remote = plan.remote[{*host, e.port()}];
+    remote.host = *host;
+    remote.port = e.port();
+    remote.executors.emplace_back(e.start_task(), e.end_task());
+  }
+  if (!plan.local.empty()) {
+    absl::StatusOr<std::string> host = host_of(supervisor_id);
+    if (!host.ok()) return host.status();
+    plan.bind_host = *host;
+  }
+  plan.secret = assignment.transport_secret();
+  plan.key = absl::StrCat("bind=", plan.bind_host, ";secret=", plan.secret, ";local=");
+  for (const auto& [s, e] : plan.local) absl::StrAppend(&plan.key, s, "-", e, ",");
+  for (const auto& [where, remote] : plan.remote) {
+    absl::StrAppend(&plan.key, ";", where.first, ":", where.second, "=");
+    for (const auto& [s, e] : remote.executors) absl::StrAppend(&plan.key, s, "-", e, ",");
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::string_view WorkerExitName(WorkerExit exit) {
+  switch (exit) {
+    case WorkerExit::kStopRequested:
+      return "stop requested";
+    case WorkerExit::kAssignmentChanged:
+      return "assignment changed";
+    case WorkerExit::kTopologyRemoved:
+      return "topology removed";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api::Config& config) {
+  WorkerProcessOptions o;
+  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
+  if (!zk.ok()) return zk.status();
+  o.zk = *std::move(zk);
+  const int64_t beat = config.GetInt("worker.heartbeat.frequency.secs", 1);
+  if (beat < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker.heartbeat.frequency.secs must be at least 1, not ", beat));
+  }
+  o.heartbeat_interval = std::chrono::seconds(beat);
+  const int64_t shutdown = config.GetInt("supervisor.worker.shutdown.sleep.secs", 3);
+  o.shutdown_wait = std::chrono::milliseconds(std::max<int64_t>(0, shutdown - 1) * 1000);
+  return o;
+}
+
+std::string WorkerProcess::StormPath() const {
+  return options_.zk.Path(absl::StrCat("storms/", options_.topology_id));
+}
+std::string WorkerProcess::AssignmentPath() const {
+  return options_.zk.Path(absl::StrCat("assignments/", options_.topology_id));
+}
+std::string WorkerProcess::BeatPath() const {
+  return options_.zk.Path(absl::StrCat("workerbeats/", options_.topology_id, "/",
+                                       options_.supervisor_id, "-", options_.port));
+}
+
+absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProcessOptions options) {
+  if (options.topology_id.empty() || options.supervisor_id.empty() || options.port <= 0 ||
+      options.port > 65535) {
+    return absl::InvalidArgumentError("a worker needs a topology id, a supervisor id and a port");
+  }
+  if (options.registry == nullptr) return absl::InvalidArgumentError("no component registry");
+  std::unique_ptr<WorkerProcess> process(new WorkerProcess(std::move(options)));
+  if (absl::Status s = process->Launch(); !s.ok()) return s;
+  return process;
+}
+
+absl::Status WorkerProcess::Launch() {
+  if (!options_.worker_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.worker_dir, ec);
+  }
+  coord::ZkSession::Options zo;
+  zo.connect_string = options_.zk.connect;
+  zo.config = options_.zk.client;
+  absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
+  if (!session.ok()) return session.status();
+  session_ = *std::move(session);
+
+  // The watches only raise a flag: Run re-reads on its own thread.
+  auto flag = changed_;
+  auto raise = [flag](const coord::ZkWatchEvent&) { flag->store(true); };
+  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), raise);
+  if (!storm.ok()) {
+    return absl::Status(storm.status().code(),
+                        absl::StrCat("reading topology ", options_.topology_id, ": ",
+                                     storm.status().message()));
+  }
+  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), raise);
+  if (!assigned.ok()) {
+    return absl::Status(assigned.status().code(),
+                        absl::StrCat("reading the assignment of ", options_.topology_id, ": ",
+                                     assigned.status().message()));
+  }
+  v1::StormBase base;
+  if (!base.ParseFromString(storm->data)) {
+    return absl::DataLossError(absl::StrCat(StormPath(), " does not hold a StormBase"));
+  }
+  v1::Assignment assignment;
+  if (!assignment.ParseFromString(assigned->data)) {
+    return absl::DataLossError(absl::StrCat(AssignmentPath(), " does not hold an Assignment"));
+  }
+  absl::StatusOr<SlotPlan> slot = PlanFromAssignment(assignment, options_.supervisor_id, options_.port);
+  if (!slot.ok()) return slot.status();
+  if (slot->local.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("slot ", options_.supervisor_id, ":",
+                                                      options_.port, " runs nothing of ",
+                                                      options_.topology_id));
+  }
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
+  if (!def.ok()) return def.status();
+
+  WorkerPlan plan;
+  plan.topology_id = options_.topology_id;
+  plan.def = *std::move(def);
+  plan.local_executors = slot->local;
+  for (auto& [where, remote] : slot->remote) plan.remote_workers.push_back(remote);
+  plan.bind_host = slot->bind_host;
+  plan.port = options_.port;
+  plan.secret = slot->secret;
+  plan_key_ = slot->key;
+  for (const auto& [start, end] : slot->local) local_starts_.insert(start);
+
+  WorkerOptions wo;
+  wo.registry = options_.registry;
+  absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(std::move(plan), std::move(wo));
+  if (!worker.ok()) return worker.status();
+  worker_ = *std::move(worker);
+  active_ = base.status() == v1::ACTIVE;
+  if (absl::Status s = worker_->Start(active_); !s.ok()) return s;
+  spdlog::info("worker {} {}:{} started with {} executors, {}", options_.topology_id,
+               options_.supervisor_id, options_.port, slot->local.size(),
+               active_ ? "active" : "inactive");
+  Heartbeat();
+  return absl::OkStatus();
+}
+
+std::optional<WorkerExit> WorkerProcess::Sync() {
+  auto flag = changed_;
+  auto raise = [flag](const coord::ZkWatchEvent&) { flag->store(true); };
+  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), raise);
+  if (absl::IsNotFound(assigned.status())) return WorkerExit::kTopologyRemoved;
+  if (assigned.ok()) {
+    v1::Assignment assignment;
+    if (!assignment.ParseFromString(assigned->data)) {
+      spdlog::error("{} does not hold an Assignment; keeping the current plan", AssignmentPath());
+    } else {
+      absl::StatusOr<SlotPlan> slot =
+          PlanFromAssignment(assignment, options_.supervisor_id, options_.port);
+      if (!slot.ok()) {
+        spdlog::error("ignoring an unusable assignment: {}", slot.status().ToString());
+      } else if (slot->key != plan_key_) {
+        return WorkerExit::kAssignmentChanged;
+      }
+    }
+  } else {
+    spdlog::warn("cannot read {}: {}", AssignmentPath(), assigned.status().ToString());
+    changed_->store(true);  // try again on the next pass
+  }
+  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), raise);
+  if (absl::IsNotFound(storm.status())) return WorkerExit::kTopologyRemoved;
+  if (storm.ok()) {
+    v1::StormBase base;
+    if (!base.ParseFromString(storm->data)) {
+      spdlog::error("{} does not hold a StormBase; keeping the current state", StormPath());
+    } else {
+      const bool active = base.status() == v1::ACTIVE;
+      if (active != active_) {
+        active_ = active;
+        if (active) {
+          worker_->Activate();
+        } else {
+          worker_->Deactivate();
+        }
+        spdlog::info("topology {} is {}: spouts {}", options_.topology_id,
+                     v1::TopologyStatus_Name(base.status()), active ? "activated" : "deactivated");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void WorkerProcess::Heartbeat() {
+  const LocalClusterStats stats = worker_->Stats();
+  beat_.set_topology_id(options_.topology_id);
+  beat_.set_supervisor_id(options_.supervisor_id);
+  beat_.set_port(options_.port);
+  beat_.set_time_secs(WallSecs());
+  beat_.set_uptime_secs(std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::steady_clock::now() - started_)
+                            .count());
+  beat_.set_pid(static_cast<int32_t>(::getpid()));
+  beat_.clear_executors();
+  for (const core::ExecutorInfo& e : worker_->layout().executors()) {
+    if (!local_starts_.contains(e.start.value())) continue;
+    v1::ExecutorRange* r = beat_.add_executors();
+    r->set_start_task(e.start.value());
+    r->set_end_task(e.end.value());
+    r->set_component(e.component.value());
+  }
+  beat_.set_emitted(stats.emitted);
+  beat_.set_transferred(stats.transferred);
+  beat_.set_acked(stats.acked);
+  beat_.set_failed(stats.failed);
+  beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
+  const std::string data = beat_.SerializeAsString();
+  if (!options_.worker_dir.empty()) {
+    absl::Status s = os::WriteFileAtomically(
+        (std::filesystem::path(options_.worker_dir) / "heartbeat").string(), data);
+    if (!s.ok()) spdlog::error("local heartbeat: {}", s.ToString());
+  }
+  // Short deadline: a slow ensemble must not hold up the local heartbeat
+  // the supervisor judges this process by.
+  coord::ZkCall call;
+  call.timeout = std::chrono::milliseconds(2000);
+  absl::StatusOr<coord::ZkStat> set = session_->Set(BeatPath(), data, -1, call);
+  if (absl::IsNotFound(set.status())) {
+    coord::ZkCreateOptions create;
+    create.create_parents = true;
+    absl::StatusOr<std::string> created = session_->Create(BeatPath(), data, create, call);
+    if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
+      spdlog::warn("workerbeat {}: {}", BeatPath(), created.status().ToString());
+    }
+  } else if (!set.ok()) {
+    spdlog::warn("workerbeat {}: {}", BeatPath(), set.status().ToString());
+  }
+}
+
+WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {
+  using Clock = std::chrono::steady_clock;
+  auto next_beat = Clock::now() + options_.heartbeat_interval;
+  auto next_sync = Clock::now() + options_.resync_interval;
+  WorkerExit exit = WorkerExit::kStopRequested;
+  for (;;) {
+    if (stop()) break;
+    const auto now = Clock::now();
+    if (changed_->exchange(false) || now >= next_sync) {
+      next_sync = now + options_.resync_interval;
+      if (std::optional<WorkerExit> why = Sync(); why.has_value()) {
+        exit = *why;
+        break;
+      }
+    }
+    if (now >= next_beat) {
+      next_beat = now + options_.heartbeat_interval;
+      Heartbeat();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  spdlog::info("worker {} {}:{} stopping: {}", options_.topology_id, options_.supervisor_id,
+               options_.port, WorkerExitName(exit));
+  (void)worker_->Kill(exit == WorkerExit::kTopologyRemoved ? std::chrono::milliseconds(0)
+                                                           : options_.shutdown_wait);
+  return exit;
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (worker_ != nullptr) (void)worker_->Kill(std::chrono::milliseconds(0));
+  // The workerbeat stays: nimbus judges liveness by whether it changes, and
+  // removes it with the topology or when the slot is reassigned.
+  if (session_ != nullptr) session_->Close();
+}
+
+}  // namespace tempest::worker

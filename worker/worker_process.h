@@ -1,0 +1,110 @@
+#ifndef TEMPEST_WORKER_WORKER_PROCESS_H_
+#define TEMPEST_WORKER_WORKER_PROCESS_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/api/component_registry.h"
+#include "common/api/config.h"
+#include "common/coord/cluster_zk_config.h"
+#include "common/coord/zk_session.h"
+#include "tempest/v1/cluster.pb.h"
+#include "worker/worker.h"
+
+namespace tempest::worker {
+
+// What `tempest worker` is told by its supervisor, plus the config keys it
+// reads (see FromConfig).
+struct WorkerProcessOptions {
+  coord::ClusterZkConfig zk;
+  std::string topology_id;
+  std::string supervisor_id;
+  int port = 0;                 // the slot: also the transport port
+  std::string worker_dir;       // {storm.local.dir}/workers/{port}
+  // worker.heartbeat.frequency.secs: local heartbeat file and workerbeat.
+  std::chrono::milliseconds heartbeat_interval{1000};
+  // How long a clean stop (SIGTERM, assignment gone) waits for in-flight
+  // tuples before closing the components.
+  std::chrono::milliseconds shutdown_wait{2000};
+  // A backstop re-read of the assignment and topology status in case a watch
+  // was lost with a session.
+  std::chrono::milliseconds resync_interval{3000};
+  const api::ComponentRegistry* registry = &api::ComponentRegistry::Global();
+
+  // storm.zookeeper.*, worker.heartbeat.frequency.secs,
+  // supervisor.worker.shutdown.sleep.secs (the clean-stop wait leaves a
+  // second of it for the supervisor).
+  static absl::StatusOr<WorkerProcessOptions> FromConfig(const api::Config& config);
+};
+
+// Why WorkerProcess::Run returned.
+enum class WorkerExit {
+  kStopRequested,      // SIGTERM/SIGINT: the supervisor stops us
+  kAssignmentChanged,  // our slot's executors or the topology's placement changed
+  kTopologyRemoved,    // storms/{id} or assignments/{id} is gone
+};
+std::string_view WorkerExitName(WorkerExit exit);
+
+// The glue between the cluster state in ZooKeeper and one `Worker`: reads
+// {root}/storms/{id} and {root}/assignments/{id}, runs the executors placed
+// on (supervisor id, port), follows the topology's status (ACTIVE runs the
+// spouts; anything else deactivates them), and heartbeats every
+// heartbeat_interval, first to {worker_dir}/heartbeat (atomically, for the
+// supervisor) and then to {root}/workerbeats/{id}/{supervisor}-{port} (for
+// nimbus).
+//
+// A worker never runs a stale plan: as soon as the assignment differs in
+// anything that concerns it (its own executors, where any other executor
+// runs, the secret), Run returns kAssignmentChanged, the process stops
+// cleanly and exits 0, and the supervisor starts a fresh worker if the slot
+// is still assigned. That is how Tempest avoids Storm's zombie workers
+// (STORM-3773, STORM-3655).
+//
+// Threads: Run on the caller's (main) thread; ZooKeeper watches only set a
+// flag that Run polls.
+class WorkerProcess {
+ public:
+  // Connects, loads the topology, builds and starts the worker (spouts
+  // active if the topology is ACTIVE). Errors: the slot is not assigned to
+  // this topology (FailedPrecondition), the topology does not load, the port
+  // is taken.
+  static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(WorkerProcessOptions options);
+  ~WorkerProcess();
+
+  // Heartbeats and follows the cluster state until `stop` returns true or the
+  // assignment changes; then stops the worker cleanly.
+  WorkerExit Run(const std::function<bool()>& stop);
+
+  const v1::WorkerHeartbeat& last_heartbeat() const { return beat_; }
+
+ private:
+  explicit WorkerProcess(WorkerProcessOptions options) : options_(std::move(options)) {}
+  absl::Status Launch();
+  // Re-reads the assignment and status (re-arming the watches); returns the
+  // reason to stop, if any.
+  std::optional<WorkerExit> Sync();
+  void Heartbeat();
+  std::string StormPath() const;
+  std::string AssignmentPath() const;
+  std::string BeatPath() const;
+
+  WorkerProcessOptions options_;
+  std::unique_ptr<coord::ZkSession> session_;
+  std::unique_ptr<Worker> worker_;
+  std::string plan_key_;  // what of the assignment this worker depends on
+  std::set<int32_t> local_starts_;  // start tasks of the executors run here
+  bool active_ = false;
+  std::shared_ptr<std::atomic<bool>> changed_ = std::make_shared<std::atomic<bool>>(false);
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  v1::WorkerHeartbeat beat_;
+};
+
+}  // namespace tempest::worker
+
+#endif  // TEMPEST_WORKER_WORKER_PROCESS_H_
