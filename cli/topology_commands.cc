@@ -1,8 +1,14 @@
 // Client verbs that talk to nimbus over its REST API: `submit`, `list`,
 // `kill`, `activate`, `deactivate`, `rebalance`.
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <thread>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -28,7 +34,71 @@ struct SubmitOptions {
   std::string topology;
   std::string name;
   bool inactive = false;
+  bool until_running = false;
 };
+
+// What one poll of a long wait saw: whether the wait is over, and a progress
+// text for the terminal.
+struct WaitPoll {
+  bool done = false;
+  std::string progress;
+};
+
+// Polls every 500 ms until `poll` says done, fails, or `timeout` passes. On
+// a terminal the progress text is shown on one stderr line that rewrites
+// itself; otherwise the wait is silent (scripts read the exit code).
+absl::Status WaitWithProgress(std::chrono::seconds timeout,
+                              const std::function<absl::StatusOr<WaitPoll>()>& poll) {
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  const auto start = std::chrono::steady_clock::now();
+  std::string last;
+  for (;;) {
+    absl::StatusOr<WaitPoll> p = poll();
+    if (!p.ok()) {
+      if (tty && !last.empty()) std::fprintf(stderr, "\n");
+      return p.status();
+    }
+    const int64_t elapsed = std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+    if (tty) {
+      const std::string line = absl::StrCat(p->progress, " (", elapsed, " s)");
+      std::fprintf(stderr, "\r%-78s", line.c_str());
+      std::fflush(stderr);
+      last = line;
+    }
+    if (p->done) {
+      if (tty) std::fprintf(stderr, "\n");
+      return absl::OkStatus();
+    }
+    if (std::chrono::steady_clock::now() - start >= timeout) {
+      if (tty) std::fprintf(stderr, "\n");
+      return absl::DeadlineExceededError(
+          absl::StrCat("gave up after ", timeout.count(), " s: ", p->progress));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+// Running: every executor is in a worker whose heartbeat reached nimbus in
+// the last few seconds.
+absl::StatusOr<WaitPoll> PollRunning(const NimbusClient& client, const std::string& id) {
+  absl::StatusOr<json> t = client.Get(absl::StrCat("/api/v1/topology/", id));
+  if (!t.ok()) return t.status();
+  const int total = t->value("executorsTotal", 0);
+  int running = 0;
+  int workers = 0;
+  for (const json& w : t->value("workers", json::array())) {
+    if (w.value("lastBeatSecsAgo", int64_t{1000}) > 5) continue;
+    ++workers;
+    running += static_cast<int>(w.value("executors", json::array()).size());
+  }
+  WaitPoll p;
+  p.done = total > 0 && running >= total;
+  p.progress = absl::StrCat(id, ": ", running, "/", total, " executors running in ", workers,
+                            " workers");
+  return p;
+}
 
 int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
   std::ifstream in(opts.topology, std::ios::binary);
@@ -72,7 +142,14 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
   body["config"] = config;
   absl::StatusOr<json> reply = client->Post("/api/v1/topology", body);
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
-  std::printf("%s\n", reply->value("topologyId", "").c_str());
+  const std::string id = reply->value("topologyId", "");
+  std::printf("%s\n", id.c_str());
+  std::fflush(stdout);
+  if (opts.until_running) {
+    absl::Status s = WaitWithProgress(std::chrono::seconds(180),
+                                      [&] { return PollRunning(*client, id); });
+    if (!s.ok()) return Fail(std::string(s.message()));
+  }
   return 0;
 }
 
@@ -106,7 +183,7 @@ int RunList(bool as_json, const GlobalOptions& globals) {
 
 // kill / activate / deactivate NAME.
 int RunTransition(const std::string& verb, const std::string& name, int wait_secs,
-                  const GlobalOptions& globals) {
+                  bool until_removed, const GlobalOptions& globals) {
   absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
   if (!client.ok()) return Fail(std::string(client.status().message()), 2);
   absl::StatusOr<std::string> id = client->IdOf(name);
@@ -117,6 +194,27 @@ int RunTransition(const std::string& verb, const std::string& name, int wait_sec
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
   const char* done = verb == "kill" ? "Killed" : verb == "activate" ? "Activated" : "Deactivated";
   std::printf("%s topology: %s\n", done, name.c_str());
+  std::fflush(stdout);
+  if (until_removed) {
+    // The wait, plus time for nimbus's monitor round and the workers' clean
+    // shutdown.
+    const auto timeout = std::chrono::seconds(std::max(wait_secs, 0) + 120);
+    absl::Status s = WaitWithProgress(timeout, [&]() -> absl::StatusOr<WaitPoll> {
+      absl::StatusOr<json> t = client->Get(absl::StrCat("/api/v1/topology/", *id));
+      WaitPoll p;
+      if (absl::IsNotFound(t.status())) {
+        p.done = true;
+        p.progress = absl::StrCat(name, ": removed");
+        return p;
+      }
+      if (!t.ok()) return t.status();
+      p.progress = absl::StrCat(name, ": KILLED, removed in ", t->value("removeInSeconds", 0),
+                                " s; ", t->value("workers", json::array()).size(),
+                                " workers still beating");
+      return p;
+    });
+    if (!s.ok()) return Fail(std::string(s.message()));
+  }
   return 0;
 }
 
@@ -164,6 +262,8 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
       ->check(CLI::ExistingFile);
   submit->add_option("--name", submit_opts->name, "topology name (default: the Flux name)");
   submit->add_flag("--inactive", submit_opts->inactive, "submit as INACTIVE");
+  submit->add_flag("--until-running", submit_opts->until_running,
+                   "wait until every executor runs in a worker (progress on a terminal)");
   set.Add(submit, [submit_opts, &globals] { return RunSubmit(*submit_opts, globals); });
 
   auto list_json = std::make_shared<bool>(false);
@@ -178,8 +278,11 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   kill->add_option("name", *kill_name, "topology name")->required();
   kill->add_option("-w,--wait", *kill_wait, "seconds before nimbus removes it")
       ->check(CLI::NonNegativeNumber);
-  set.Add(kill, [kill_name, kill_wait, &globals] {
-    return RunTransition("kill", *kill_name, *kill_wait, globals);
+  auto kill_until_removed = std::make_shared<bool>(false);
+  kill->add_flag("--until-removed", *kill_until_removed,
+                 "wait until nimbus has removed it and its workers stopped (progress on a terminal)");
+  set.Add(kill, [kill_name, kill_wait, kill_until_removed, &globals] {
+    return RunTransition("kill", *kill_name, *kill_wait, *kill_until_removed, globals);
   });
 
   auto rebalance_args = std::make_shared<RebalanceArgs>();
@@ -203,7 +306,7 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
                                               : "Deactivate a topology (status INACTIVE)");
     sub->add_option("name", *name, "topology name")->required();
     const std::string v = verb;
-    set.Add(sub, [v, name, &globals] { return RunTransition(v, *name, -1, globals); });
+    set.Add(sub, [v, name, &globals] { return RunTransition(v, *name, -1, false, globals); });
   }
 }
 

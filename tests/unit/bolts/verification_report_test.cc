@@ -129,14 +129,5 @@ TEST_F(VerificationReportTest, JsonHasTheDocumentedKeys) {
   EXPECT_NE(ReportToText(*r).find("missing:    1"), std::string::npos) << ReportToText(*r);
 }
 
-TEST_F(VerificationReportTest, WriteFileAtomicallyReplacesContent) {
-  std::string path = dir_.File("sub/report.json");
-  ASSERT_TRUE(WriteFileAtomically(path, "one").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, "two").ok());
-  std::ifstream f(path);
-  std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(got, "two");
-}
-
 }  // namespace
 }  // namespace tempest::bolts
