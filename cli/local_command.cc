@@ -34,8 +34,6 @@ struct LocalOptions {
   bool env_filter = false;
 };
 
-// Where multilang children and relative data files are looked up.
-constexpr std::string_view kResourcesDirKey = "tempest.resources.dir";
 constexpr auto kProgressInterval = std::chrono::seconds(5);
 
 std::string Rate(int64_t delta, double secs) {
@@ -90,7 +88,7 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
     if (!warning.ok()) return Fail(std::string(warning.status().message()), 2);
     if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
   }
-  config.Set(kResourcesDirKey, resources);
+  config.Set(api::kTempestResourcesDir, resources);
   def->config = config;
 
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();

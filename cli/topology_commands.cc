@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/nimbus_client.h"
 #include "common/api/component_registry.h"
+#include "common/core/topology_resources.h"
 #include "nimbus/topology_store.h"
 #include "spout/builtin_spouts.h"
 
@@ -35,6 +37,7 @@ struct SubmitOptions {
   std::string name;
   bool inactive = false;
   bool until_running = false;
+  std::string resources;  // directory shipped to the workers
 };
 
 // What one poll of a long wait saw: whether the wait is over, and a progress
@@ -111,6 +114,11 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
   request.file_name = opts.topology;
   request.name = opts.name;
   request.inactive = opts.inactive;
+  if (!opts.resources.empty()) {
+    absl::StatusOr<v1::TopologyResources> files = core::CollectResources(opts.resources);
+    if (!files.ok()) return Fail(std::string(files.status().message()));
+    request.resources = *std::move(files);
+  }
   for (const std::string& kv : globals.overrides) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -140,6 +148,15 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
     config[key] = parsed.is_discarded() ? json(value) : parsed;
   }
   body["config"] = config;
+  if (request.resources.files_size() > 0) {
+    json files = json::array();
+    for (const v1::ResourceFile& f : request.resources.files()) {
+      files.push_back(json{{"path", f.path()},
+                           {"data", absl::Base64Escape(f.data())},
+                           {"executable", f.executable()}});
+    }
+    body["resources"] = std::move(files);
+  }
   absl::StatusOr<json> reply = client->Post("/api/v1/topology", body);
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
   const std::string id = reply->value("topologyId", "");
@@ -262,6 +279,9 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
       ->check(CLI::ExistingFile);
   submit->add_option("--name", submit_opts->name, "topology name (default: the Flux name)");
   submit->add_flag("--inactive", submit_opts->inactive, "submit as INACTIVE");
+  submit->add_option("--resources", submit_opts->resources,
+                     "directory shipped to every worker (multilang scripts run there)")
+      ->check(CLI::ExistingDirectory);
   submit->add_flag("--until-running", submit_opts->until_running,
                    "wait until every executor runs in a worker (progress on a terminal)");
   set.Add(submit, [submit_opts, &globals] { return RunSubmit(*submit_opts, globals); });

@@ -118,7 +118,9 @@ absl::Status Nimbus::Start() {
   net::HttpServerOptions ho;
   ho.bind_address = options_.bind_host;
   ho.port = options_.port;
-  ho.body_limit_bytes = 4 << 20;
+  // A submission carries its resources base64-encoded in the body
+  // (core::kMaxResourceBytes = 16 MiB, 4/3 of that encoded).
+  ho.body_limit_bytes = 24 << 20;
   absl::StatusOr<std::unique_ptr<net::HttpServer>> http =
       net::HttpServer::Create(*loop_, std::move(ho), *std::move(router));
   if (!http.ok()) return http.status();

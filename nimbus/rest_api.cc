@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/api/string_view_compat.h"
@@ -561,6 +562,28 @@ HttpResponse Submit(Nimbus& nimbus, const HttpRequest& req) {
     for (const auto& [key, value] : body["config"].items()) {
       // JSON is YAML, so the value goes through the same parser as `-c k=v`.
       request.config_overrides[key] = value.dump();
+    }
+  }
+  if (body.contains("resources")) {
+    // [{"path": "splitsentence.py", "data": "<base64>", "executable": false}]
+    const json& files = body["resources"];
+    if (!files.is_array()) {
+      return HttpResponse::Error(400, "Bad Request", "\"resources\" is an array of files");
+    }
+    for (const json& f : files) {
+      std::string decoded;
+      if (!f.is_object() || !f.contains("path") || !f["path"].is_string() ||
+          !f.contains("data") || !f["data"].is_string() ||
+          (f.contains("executable") && !f["executable"].is_boolean()) ||
+          !absl::Base64Unescape(f["data"].get<std::string>(), &decoded)) {
+        return HttpResponse::Error(
+            400, "Bad Request",
+            "each resource is {\"path\": string, \"data\": base64 string, \"executable\": bool}");
+      }
+      v1::ResourceFile* file = request.resources.add_files();
+      file->set_path(f["path"].get<std::string>());
+      file->set_data(std::move(decoded));
+      file->set_executable(f.value("executable", false));
     }
   }
   absl::StatusOr<std::string> id = nimbus.Submit(request);

@@ -1,6 +1,8 @@
 #include "nimbus/topology_store.h"
 
 #include <algorithm>
+#include <atomic>
+#include <random>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -8,16 +10,25 @@
 #include "absl/strings/str_join.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
+#include "common/coord/chunked_blob.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
-#include "nimbus/rebalance.h"
+#include "common/core/topology_resources.h"
 #include "common/core/topology_validator.h"
+#include "nimbus/rebalance.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::nimbus {
 namespace {
 
 using api::Sv;
+
+// Distinguishes blob keys of submissions with the same name and second.
+uint64_t RandomWord() {
+  static std::atomic<uint64_t> sequence{0};
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ ++sequence;
+}
 
 std::string ChildPath(const std::string& parent, const std::string& child) {
   return absl::StrCat(parent, "/", child);
@@ -55,6 +66,7 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   const api::Config& config = def->config;
 
   if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;
+  if (absl::Status s = core::ValidateResources(request.resources); !s.ok()) return s;
   const int workers = static_cast<int>(config.GetInt(api::kTopologyWorkers, 1));
   if (workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("topology.workers must be at least 1, not ", workers));
@@ -89,6 +101,21 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
                                                    Sv(TopologyStatusName(t.base.status())), ")"));
     }
   }
+  // Resources first, under a key of their own: a record never names a blob
+  // that is not complete.
+  std::string blob_dir;
+  if (request.resources.files_size() > 0) {
+    const std::string blob = request.resources.SerializeAsString();
+    base->set_resources_key(absl::StrCat(base->name(), "-", now_secs, "-", absl::Hex(RandomWord())));
+    blob_dir = ChildPath(BlobsPath(), base->resources_key());
+    absl::StatusOr<int> chunks = coord::WriteChunkedBlob(session_, blob_dir, blob);
+    if (!chunks.ok()) return chunks.status();
+    base->set_resources_chunks(*chunks);
+    base->set_resources_bytes(static_cast<int64_t>(blob.size()));
+  }
+  auto drop_blob = [&] {
+    if (!blob_dir.empty()) (void)coord::DeleteChunkedBlob(session_, blob_dir);
+  };
   const std::string data = base->SerializeAsString();
   coord::ZkCreateOptions create;
   create.create_parents = true;
@@ -98,8 +125,12 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
     const std::string id = absl::StrCat(base->name(), "-", ++counter_, "-", now_secs);
     absl::StatusOr<std::string> created = session_.Create(ChildPath(StormsPath(), id), data, create);
     if (created.ok()) return id;
-    if (!absl::IsAlreadyExists(created.status())) return created.status();
+    if (!absl::IsAlreadyExists(created.status())) {
+      drop_blob();
+      return created.status();
+    }
   }
+  drop_blob();
   return absl::InternalError("could not find a free topology id");
 }
 
@@ -213,6 +244,14 @@ absl::Status TopologyStore::Remove(const std::string& id) {
     return s;
   }
   if (absl::Status s = RemoveWorkerBeats(id); !s.ok()) return s;
+  // The resources go before the record that names them.
+  if (absl::StatusOr<StoredTopology> t = Get(id); t.ok() && !t->base.resources_key().empty()) {
+    if (absl::Status s = coord::DeleteChunkedBlob(
+            session_, ChildPath(BlobsPath(), t->base.resources_key()));
+        !s.ok()) {
+      return s;
+    }
+  }
   absl::Status s = session_.Delete(ChildPath(StormsPath(), id));
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
 }

@@ -28,6 +28,8 @@ struct SubmitRequest {
   std::map<std::string, std::string> config_overrides;
   bool inactive = false;         // submit as INACTIVE instead of ACTIVE
   std::string owner;
+  // Files the workers get in their resources directory (multilang scripts).
+  v1::TopologyResources resources;
 };
 
 // A stored topology: its id, its StormBase and the znode version it was
@@ -134,6 +136,7 @@ class TopologyStore {
   std::string NimbusesPath() const { return root_ + "/nimbuses"; }
   std::string WorkerBeatsPath() const { return root_ + "/workerbeats"; }
   std::string LeaderPath() const { return root_ + "/leader"; }
+  std::string BlobsPath() const { return root_ + "/blobs"; }
 
  private:
   coord::ZkSession& session_;

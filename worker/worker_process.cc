@@ -10,7 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/coord/chunked_blob.h"
 #include "common/core/stored_topology.h"
+#include "common/core/topology_resources.h"
 #include "common/os/files.h"
 #include "spdlog/spdlog.h"
 
@@ -109,6 +111,28 @@ absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api:
   return o;
 }
 
+absl::StatusOr<std::string> WorkerProcess::FetchResources(const v1::StormBase& base) {
+  absl::StatusOr<std::string> blob =
+      coord::ReadChunkedBlob(*session_, options_.zk.Path(absl::StrCat("blobs/", base.resources_key())),
+                             base.resources_chunks(), base.resources_bytes());
+  if (!blob.ok()) return blob.status();
+  v1::TopologyResources resources;
+  if (!resources.ParseFromString(*blob)) {
+    return absl::DataLossError(absl::StrCat("the resources of ", options_.topology_id,
+                                            " do not parse"));
+  }
+  const std::string base_dir =
+      options_.worker_dir.empty() ? std::filesystem::temp_directory_path().string()
+                                  : options_.worker_dir;
+  const std::string dir = (std::filesystem::path(base_dir) / "resources").string();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // a previous topology's files
+  if (absl::Status s = core::MaterializeResources(resources, dir); !s.ok()) return s;
+  spdlog::info("worker {}: {} resource files in {}", options_.topology_id, resources.files_size(),
+               dir);
+  return dir;
+}
+
 std::string WorkerProcess::StormPath() const {
   return options_.zk.Path(absl::StrCat("storms/", options_.topology_id));
 }
@@ -175,6 +199,11 @@ absl::Status WorkerProcess::Launch() {
   }
   absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
   if (!def.ok()) return def.status();
+  if (!base.resources_key().empty()) {
+    absl::StatusOr<std::string> dir = FetchResources(base);
+    if (!dir.ok()) return dir.status();
+    def->config.Set(api::kTempestResourcesDir, *dir);
+  }
 
   WorkerPlan plan;
   plan.topology_id = options_.topology_id;

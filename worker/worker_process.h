@@ -86,6 +86,9 @@ class WorkerProcess {
  private:
   explicit WorkerProcess(WorkerProcessOptions options) : options_(std::move(options)) {}
   absl::Status Launch();
+  // Writes the topology's resources under {worker_dir}/resources; returns
+  // that directory.
+  absl::StatusOr<std::string> FetchResources(const v1::StormBase& base);
   // Re-reads the assignment and status (re-arming the watches); returns the
   // reason to stop, if any.
   std::optional<WorkerExit> Sync();

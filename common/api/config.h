@@ -15,6 +15,10 @@ namespace tempest::api {
 // Storm configuration key names (same meaning as in Storm). Tempest-only keys
 // start with "tempest.". Defaults live in core::DefaultConfig().
 inline constexpr std::string_view kTopologyName = "topology.name";
+// Where the topology's resources are on this machine (`tempest local
+// --resources`, or what a worker fetched for `tempest submit --resources`);
+// multilang children run there. Set by the runtime, not by users.
+inline constexpr std::string_view kTempestResourcesDir = "tempest.resources.dir";
 inline constexpr std::string_view kTopologyWorkers = "topology.workers";
 inline constexpr std::string_view kTopologyAckerExecutors = "topology.acker.executors";
 inline constexpr std::string_view kTopologyMessageTimeoutSecs = "topology.message.timeout.secs";

@@ -31,7 +31,7 @@ inline constexpr std::string_view kSubprocessTimeoutSecs = "topology.subprocess.
 inline constexpr int64_t kDefaultSubprocessTimeoutSecs = 30;
 // Where `tempest local` and workers put the topology's resources; children
 // run there.
-inline constexpr std::string_view kResourcesDirKey = "tempest.resources.dir";
+inline constexpr std::string_view kResourcesDirKey = api::kTempestResourcesDir;
 
 struct ShellOptions {
   std::vector<std::string> command;  // argv; argv[0] looked up on PATH

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/coord/chunked_blob.h"
 #include "common/coord/leader_election.h"
 #include "common/coord/ownership_node.h"
 #include "common/coord/versioned_cas.h"
@@ -233,6 +234,41 @@ TEST_F(RecipesTest, FencedCompareAndSetRejectsAnOldOwner) {
   ASSERT_TRUE(multi.ok()) << multi.status();
   EXPECT_FALSE((*owner_a)->token().has_value() &&
                (*owner_a)->token()->session_id == token_b.session_id);
+}
+
+}  // namespace
+}  // namespace tempest::coord
+
+namespace tempest::coord {
+namespace {
+
+TEST_F(RecipesTest, ChunkedBlobRoundTripsAndRefusesAShortOne) {
+  auto s = NewSession();
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->WaitConnected(std::chrono::seconds(20)).ok());
+  // 1.3 MiB: three chunks, more than one znode may hold.
+  std::string data(1300 << 10, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + (i >> 12));
+  absl::StatusOr<int> chunks = WriteChunkedBlob(*s, "/blobs-test/a", data);
+  ASSERT_TRUE(chunks.ok()) << chunks.status();
+  EXPECT_EQ(*chunks, 3);
+  absl::StatusOr<std::string> back =
+      ReadChunkedBlob(*s, "/blobs-test/a", *chunks, static_cast<int64_t>(data.size()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == data);
+  // A record that promises more than is stored is refused, not used.
+  EXPECT_TRUE(absl::IsDataLoss(
+      ReadChunkedBlob(*s, "/blobs-test/a", *chunks, static_cast<int64_t>(data.size()) + 1)
+          .status()));
+  EXPECT_FALSE(ReadChunkedBlob(*s, "/blobs-test/a", *chunks + 1, 0).ok());
+  // An empty blob is one empty chunk.
+  absl::StatusOr<int> empty = WriteChunkedBlob(*s, "/blobs-test/empty", "");
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(*empty, 1);
+  EXPECT_EQ(*ReadChunkedBlob(*s, "/blobs-test/empty", 1, 0), "");
+  ASSERT_TRUE(DeleteChunkedBlob(*s, "/blobs-test/a").ok());
+  EXPECT_FALSE(s->Exists("/blobs-test/a")->has_value());
+  EXPECT_TRUE(DeleteChunkedBlob(*s, "/blobs-test/a").ok());  // absent is fine
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -138,6 +140,46 @@ TEST_F(ClusterOperationsTest, RebalanceTwoToFourWorkersAndBackLosesNothing) {
   std::printf("after rebalance 2 -> 4 -> 2: %s\n", v.dump().c_str());
 }
 
+TEST_F(ClusterOperationsTest, MultilangTopologyRunsWithItsShippedResources) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+  // Storm's word count with a Python split bolt, over two workers; the
+  // script exists only in the resources directory given to submit, which
+  // nimbus keeps in ZooKeeper and every worker fetches.
+  const std::string words = dir_.File("words.txt");
+  std::string yaml = ReadFileOrEmpty(SourceDir() + "/examples/legacy/word-count.yaml");
+  yaml = absl::StrReplaceAll(
+      yaml, {{"topology.workers: 1", "topology.workers: 2"},
+             {"className: org.apache.storm.flux.wrappers.bolts.LogInfoBolt\n    parallelism: 1",
+              absl::StrCat("className: tempest.FileSinkBolt\n    parallelism: 1\n    properties:\n"
+                           "      - name: path\n        value: ",
+                           words)}});
+  ASSERT_NE(yaml.find("tempest.FileSinkBolt"), std::string::npos);
+  std::ofstream(dir_.File("word-count.yaml")) << yaml;
+  CommandRun submit = Tempest({"submit", dir_.File("word-count.yaml"), "--resources",
+                               SourceDir() + "/examples/legacy/multilang", "--until-running"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string id = submit.out.substr(0, submit.out.find('\n'));
+  EXPECT_EQ(WorkersOf(id).size(), 2u);
+  // Words counted downstream of the Python bolt reach the sink.
+  EXPECT_TRUE(Eventually(seconds(90), [&] {
+    const std::string text = ReadFileOrEmpty(words);
+    return std::count(text.begin(), text.end(), '\n') >= 20;
+  }, milliseconds(500))) << ReadFileOrEmpty(words);
+  bool fetched = false;
+  for (int s = 0; s < 2; ++s) {
+    std::error_code ec;
+    for (const auto& slot :
+         std::filesystem::directory_iterator(LocalDir(s) + "/workers", ec)) {
+      fetched = fetched || std::filesystem::exists(slot.path() / "resources" / "splitsentence.py");
+    }
+  }
+  EXPECT_TRUE(fetched) << "no worker holds the shipped script";
+  // The blob goes with the topology.
+  CommandRun kill = Tempest({"kill", "legacy-word-count", "-w", "0", "--until-removed"});
+  EXPECT_EQ(kill.exit_code, 0) << kill.err;
+}
+
 TEST_F(ClusterOperationsTest, BadInputIsRefusedAndNothingStops) {
   StartCluster({});
   ASSERT_FALSE(HasFatalFailure());
@@ -210,6 +252,19 @@ TEST_F(ClusterOperationsTest, BadInputIsRefusedAndNothingStops) {
       "\r\nConnection: close\r\n\r\n", bad_options));
   EXPECT_EQ(rebalance, 400);
   EXPECT_TRUE(rebalance_body.contains("error")) << rebalance_body.dump();
+  // Resources that would escape the worker's directory, or are not base64.
+  for (const json& resource :
+       {json{{"path", "../escape.py"}, {"data", "eA=="}}, json{{"path", "ok.py"}, {"data", "@@@"}}}) {
+    const std::string submit_body =
+        json{{"flux", PacedExample(10, 10)}, {"name", "with-bad-resources"},
+             {"resources", json::array({resource})}}
+            .dump();
+    auto [code, reply] = Http(absl::StrCat(
+        "POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
+        "Content-Length: ", submit_body.size(), "\r\nConnection: close\r\n\r\n", submit_body));
+    EXPECT_EQ(code, 400) << reply.dump();
+    EXPECT_TRUE(reply.contains("error")) << reply.dump();
+  }
   std::set<pid_t> pids;
   for (const WorkerSlot& w : WorkersOf(id)) pids.insert(w.pid);
   EXPECT_TRUE(pids.contains(target.pid)) << "the attacked worker is gone";
