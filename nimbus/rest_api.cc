@@ -6,13 +6,14 @@
 #include <set>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/api/string_view_compat.h"
 #include "nimbus/nimbus.h"
 #include "nimbus/topology_state.h"
+#include "nimbus/web_ui.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::nimbus {
@@ -682,6 +683,13 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
          return Rebalance(*n, r, r.params.at("id"), wait);
        }},
       {"GET", "/metrics", [n](const HttpRequest&) { return Metrics(*n); }},
+      {"GET", "/",
+       [](const HttpRequest&) {
+         HttpResponse r;
+         r.content_type = "text/html; charset=utf-8";
+         r.body = std::string(WebUiIndexHtml());
+         return r;
+       }},
   };
   for (const Route& route : routes) {
     if (absl::Status s = router.Add(route.method, route.pattern, route.handler); !s.ok()) return s;

@@ -56,6 +56,19 @@ class RestApiTest : public NimbusTest {
   std::unique_ptr<Nimbus> nimbus_;
 };
 
+TEST_F(RestApiTest, ServesTheWebUiAtRoot) {
+  auto page = Call("GET", "/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type.rfind("text/html", 0), 0u) << page.content_type;
+  EXPECT_NE(page.body.find("<title>Tempest</title>"), std::string::npos);
+  // The page only reads endpoints the API serves.
+  for (const char* path : {"/api/v1/cluster/summary", "/api/v1/nimbus/summary",
+                           "/api/v1/supervisor/summary", "/api/v1/topology/summary"}) {
+    EXPECT_NE(page.body.find(path), std::string::npos) << path;
+    EXPECT_EQ(Call("GET", path).status, 200) << path;
+  }
+}
+
 TEST_F(RestApiTest, SubmitListDetailAndStateChanges) {
   auto empty = Call("GET", "/api/v1/topology/summary");
   EXPECT_EQ(empty.status, 200);
