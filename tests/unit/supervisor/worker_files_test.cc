@@ -111,16 +111,5 @@ TEST(SupervisorIdTest, ABadIdFileIsOneClearErrorNamingIt) {
   EXPECT_EQ(*LoadOrCreateSupervisorId(dir.path()), "my-host.1_a");
 }
 
-TEST(SmallFileTest, ReadsWritesAndBoundsSize) {
-  testing::TempDir dir("supervisor-files");
-  const std::string path = dir.File("f");
-  EXPECT_EQ(ReadSmallFile(path).status().code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(WriteFileAtomically(path, "hello").ok());
-  EXPECT_EQ(*ReadSmallFile(path), "hello");
-  ASSERT_TRUE(WriteFileAtomically(path, std::string(100, 'x')).ok());
-  EXPECT_EQ(ReadSmallFile(path, 10).status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_FALSE(WriteFileAtomically(dir.File("missing/dir/f"), "x").ok());
-}
-
 }  // namespace
 }  // namespace tempest::supervisor
