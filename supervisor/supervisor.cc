@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/coord/cluster_zk_config.h"
 #include "common/os/child_process.h"
 #include "spdlog/spdlog.h"
 #include "supervisor/worker_files.h"
@@ -23,22 +24,6 @@ namespace {
 
 using api::Sv;
 using std::chrono::milliseconds;
-
-absl::StatusOr<std::vector<std::string>> StringList(const api::Value& v) {
-  std::vector<std::string> out;
-  if (const std::string* s = v.TryString()) {
-    out.push_back(*s);
-    return out;
-  }
-  const api::ValueList* list = v.TryList();
-  if (list == nullptr) return absl::InvalidArgumentError("expected a list of host names");
-  for (const api::Value& item : *list) {
-    const std::string* s = item.TryString();
-    if (s == nullptr) return absl::InvalidArgumentError("expected a list of host names");
-    out.push_back(*s);
-  }
-  return out;
-}
 
 // supervisor.slots.ports: a list of ports (a single integer is accepted too).
 absl::StatusOr<std::vector<int>> PortList(const api::Value& v) {
@@ -82,30 +67,11 @@ std::string Spans(const std::vector<ExecutorSpan>& spans) {
 
 absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Config& config) {
   SupervisorOptions o;
-  std::vector<std::string> servers = {"localhost"};
-  if (const api::Value* v = config.Find(api::kStormZookeeperServers)) {
-    absl::StatusOr<std::vector<std::string>> l = StringList(*v);
-    if (!l.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Sv(api::kStormZookeeperServers), ": ", l.status().message()));
-    }
-    servers = *l;
-  }
-  if (servers.empty()) return absl::InvalidArgumentError("storm.zookeeper.servers is empty");
-  const int64_t zk_port = config.GetInt(api::kStormZookeeperPort, 2181);
-  std::vector<std::string> hosts;
-  for (const std::string& s : servers) {
-    hosts.push_back(s.find(':') == std::string::npos ? absl::StrCat(s, ":", zk_port) : s);
-  }
-  o.zk_connect = absl::StrJoin(hosts, ",");
-  o.root = config.GetString(api::kStormZookeeperRoot, "/tempest");
-  if (o.root.empty() || o.root[0] != '/' || (o.root.size() > 1 && o.root.back() == '/')) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("storm.zookeeper.root must be an absolute path, not '", o.root, "'"));
-  }
-  if (o.root == "/") o.root = "";
-  o.zk = coord::ZkClientConfig::FromLookup(
-      [&config](std::string_view key) { return config.GetOptionalInt(key); });
+  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
+  if (!zk.ok()) return zk.status();
+  o.zk_connect = zk->connect;
+  o.root = zk->root;
+  o.zk = zk->client;
 
   o.local_dir = config.GetString(api::kStormLocalDir, "tempest-local");
   if (o.local_dir.empty()) return absl::InvalidArgumentError("storm.local.dir is empty");

@@ -25,11 +25,6 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::string SourceDir() {
-  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
-  return s != nullptr ? s : ".";
-}
-
 TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
   TempDir dir("tempest-dev-cluster");
   os::ChildProcess::Options o;

@@ -29,29 +29,12 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
 
-std::string SourceDir() {
-  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
-  return s != nullptr ? s : ".";
-}
-
 double SecondsSince(SteadyClock::time_point t) {
   return std::chrono::duration<double>(SteadyClock::now() - t).count();
 }
 
 class ClusterFaultsTest : public ClusterFixture {
  protected:
-  // The cluster example, paced at `rate` tuples/s for `count` tuples, with
-  // a short message timeout so tuples lost with a worker replay quickly.
-  std::string PacedExample(int64_t count, int64_t rate) {
-    std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
-                                        "/tmp/tempest-cluster-gv", dir_.File("gv"));
-    yaml = absl::StrReplaceAll(
-        yaml, {{"value: 0          # unlimited", absl::StrCat("value: ", rate, "   # paced")},
-               {"topology.message.timeout.secs: 30", "topology.message.timeout.secs: 5"}});
-    return absl::StrReplaceAll(yaml, {{"value: 200000", absl::StrCat("value: ", count)}});
-  }
-  std::string VerifierLog() { return dir_.File("gv/verifier.log"); }
-
   // The live worker whose heartbeat says it runs `component`.
   std::optional<WorkerSlot> WorkerRunning(const std::string& topology_id,
                                           const std::string& component) {

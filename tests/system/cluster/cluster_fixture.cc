@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -32,6 +33,11 @@ std::string ReadAll(const std::string& path) {
 }
 
 }  // namespace
+
+std::string SourceDir() {
+  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
+  return s != nullptr ? s : ".";
+}
 
 std::string ExampleWithPaths(const std::string& example, const std::string& from_dir,
                              const std::string& to_dir) {
@@ -238,6 +244,15 @@ std::optional<v1::Assignment> ClusterFixture::AssignmentOf(const std::string& to
   v1::Assignment a;
   if (!a.ParseFromString(data)) return std::nullopt;
   return a;
+}
+
+std::string ClusterFixture::PacedExample(int64_t count, int64_t rate) {
+  std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
+                                      "/tmp/tempest-cluster-gv", dir_.File("gv"));
+  yaml = absl::StrReplaceAll(
+      yaml, {{"value: 0          # unlimited", absl::StrCat("value: ", rate, "   # paced")},
+             {"topology.message.timeout.secs: 30", "topology.message.timeout.secs: 5"}});
+  return absl::StrReplaceAll(yaml, {{"value: 200000", absl::StrCat("value: ", count)}});
 }
 
 json ClusterFixture::Verify(const std::string& log, int64_t expected) {

@@ -64,6 +64,13 @@ class ClusterFixture : public ::testing::Test {
   std::vector<WorkerSlot> WorkersOf(const std::string& topology_id) const;
   // The assignment nimbus wrote, read through a ZooKeeper client.
   std::optional<v1::Assignment> AssignmentOf(const std::string& topology_id) const;
+  // The cluster example (examples/cluster-generator-verifier.yaml) with its
+  // files in this test's directory, paced at `rate` tuples/s for `count`
+  // tuples, and a 5 s message timeout so trees lost with a worker replay
+  // soon.
+  std::string PacedExample(int64_t count, int64_t rate);
+  // Where PacedExample's verifier writes.
+  std::string VerifierLog() const { return dir_.File("gv/verifier.log"); }
   // `tempest verify LOG --expected N --json`; null if it could not run.
   nlohmann::json Verify(const std::string& log, int64_t expected);
 
@@ -82,6 +89,9 @@ class ClusterFixture : public ::testing::Test {
   std::vector<std::vector<int>> slot_ports_;
   int commands_ = 0;
 };
+
+// The source tree (ctest sets TEMPEST_SOURCE_DIR).
+std::string SourceDir();
 
 // A copy of an example topology with its /tmp paths moved into `dir`.
 std::string ExampleWithPaths(const std::string& example, const std::string& from_dir,

@@ -32,23 +32,8 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::string SourceDir() {
-  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
-  return s != nullptr ? s : ".";
-}
-
 class ClusterOperationsTest : public ClusterFixture {
  protected:
-  std::string PacedExample(int64_t count, int64_t rate) {
-    std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
-                                        "/tmp/tempest-cluster-gv", dir_.File("gv"));
-    yaml = absl::StrReplaceAll(
-        yaml, {{"value: 0          # unlimited", absl::StrCat("value: ", rate, "   # paced")},
-               {"topology.message.timeout.secs: 30", "topology.message.timeout.secs: 5"}});
-    return absl::StrReplaceAll(yaml, {{"value: 200000", absl::StrCat("value: ", count)}});
-  }
-  std::string VerifierLog() { return dir_.File("gv/verifier.log"); }
-
   std::set<std::pair<std::string, int>> Slots(const std::string& id) {
     std::set<std::pair<std::string, int>> slots;
     if (std::optional<v1::Assignment> a = AssignmentOf(id)) {
