@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_components.h"
 #include "common/api/component_registry.h"
 #include "spdlog/spdlog.h"
 #include "worker/local_cluster.h"
@@ -73,103 +74,17 @@ struct Args {
 };
 Args g_args;
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "cluster_bench: %s\n", what.c_str());
   std::exit(1);
 }
 
-// ---- components (as in engine_bench) ----
-
-struct Shared {
-  std::atomic<int64_t> received{0};
-  std::atomic<int64_t> acked{0};
-  int64_t count = 0;  // tuples to emit (-1: endless)
-  double rate = 0;    // tuples/s, 0 = unlimited
-  bool reliable = false;
-  bool time_trees = false;
-  std::atomic<bool> measure{false};
-  std::vector<int64_t> latencies_ns;
-};
+using bench::BenchBolt;
+using bench::BenchSpout;
+using bench::Median;
+using bench::Shared;
 
 Shared* g_shared = nullptr;
-
-class BenchSpout final : public api::Spout {
- public:
-  explicit BenchSpout(Shared* s) : s_(s), payload_(100, 'x') {}
-  absl::Status Open(const api::Config&, const api::TopologyContext&,
-                    api::SpoutOutputCollector& c) override {
-    collector_ = &c;
-    return absl::OkStatus();
-  }
-  void Activate() override { start_ = SteadyClock::now(); }
-  void NextTuple() override {
-    if (s_->count >= 0 && next_ >= s_->count) return;
-    if (s_->rate > 0) {
-      const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start_).count();
-      if (static_cast<double>(next_) >= elapsed * s_->rate) return;
-    }
-    api::Values v;
-    v.reserve(1);
-    v.push_back(api::Value::OfBytes(payload_));
-    if (s_->time_trees) {
-      emit_ns_[next_ & kRingMask] = SteadyClock::now().time_since_epoch().count();
-    }
-    if (s_->reliable) {
-      collector_->Emit(std::move(v), api::MessageId(next_));
-    } else {
-      collector_->Emit(std::move(v));
-    }
-    ++next_;
-  }
-  void Ack(const api::MessageId& id) override {
-    s_->acked.fetch_add(1, std::memory_order_relaxed);
-    if (s_->time_trees && s_->measure.load(std::memory_order_relaxed)) {
-      s_->latencies_ns.push_back(SteadyClock::now().time_since_epoch().count() -
-                                 emit_ns_[id.AsInt() & kRingMask]);
-    }
-  }
-  void DeclareOutputFields(api::OutputFieldsDeclarer& d) const override {
-    d.Declare(api::Fields({"payload"}));
-  }
-
- private:
-  static constexpr int64_t kRingMask = (1 << 22) - 1;
-  Shared* s_;
-  std::vector<int64_t> emit_ns_ = std::vector<int64_t>(kRingMask + 1);
-  std::string payload_;
-  api::SpoutOutputCollector* collector_ = nullptr;
-  SteadyClock::time_point start_ = SteadyClock::now();
-  int64_t next_ = 0;
-};
-
-class BenchBolt final : public api::Bolt {
- public:
-  explicit BenchBolt(Shared* s) : s_(s) {}
-  absl::Status Prepare(const api::Config&, const api::TopologyContext&,
-                       api::OutputCollector& c) override {
-    collector_ = &c;
-    return absl::OkStatus();
-  }
-  void Execute(const api::Tuple& input) override {
-    if (input.IsTick()) return;
-    if (input.GetBytes(0).size() != 100) std::abort();
-    collector_->Ack(input);
-    if ((++local_ & 1023) == 0) s_->received.store(local_, std::memory_order_release);
-  }
-  void Cleanup() override { s_->received.store(local_, std::memory_order_release); }
-  void DeclareOutputFields(api::OutputFieldsDeclarer&) const override {}
-
- private:
-  Shared* s_;
-  api::OutputCollector* collector_ = nullptr;
-  int64_t local_ = 0;
-};
 
 const api::ComponentRegistry* Registry() {
   static api::ComponentRegistry* registry = [] {

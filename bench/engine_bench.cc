@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_components.h"
 #include "boost/lockfree/spsc_queue.hpp"
 #include "common/api/component_registry.h"
 #include "worker/local_cluster.h"
@@ -54,12 +55,6 @@ int64_t ContextSwitches() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_nvcsw + ru.ru_nivcsw;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // ---- baseline ----
@@ -93,97 +88,10 @@ double BaselineSpsc(int64_t n) {
   return static_cast<double>(n) / std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
 
-// ---- components ----
-
-struct Shared {
-  std::atomic<int64_t> received{0};
-  std::atomic<int64_t> acked{0};
-  int64_t count = 0;       // tuples to emit (-1: endless)
-  double rate = 0;         // tuples/s, 0 = unlimited
-  bool reliable = false;
-  // Latency run: the spout times each tree itself (emit -> Ack) while
-  // `measure` is set; written by the spout thread, read after Kill().
-  bool time_trees = false;
-  std::atomic<bool> measure{false};
-  std::vector<int64_t> latencies_ns;
-};
-
-// Emits `count` tuples with one 100-byte bytes payload (plus a message id
-// when reliable), optionally paced at `rate`.
-class BenchSpout final : public api::Spout {
- public:
-  explicit BenchSpout(Shared* s) : s_(s), payload_(100, 'x') {}
-  absl::Status Open(const api::Config&, const api::TopologyContext&,
-                    api::SpoutOutputCollector& c) override {
-    collector_ = &c;
-    start_ = SteadyClock::now();
-    return absl::OkStatus();
-  }
-  void NextTuple() override {
-    if (s_->count >= 0 && next_ >= s_->count) return;
-    if (s_->rate > 0) {
-      const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start_).count();
-      if (static_cast<double>(next_) >= elapsed * s_->rate) return;
-    }
-    api::Values v;
-    v.reserve(1);
-    v.push_back(api::Value::OfBytes(payload_));
-    if (s_->time_trees) {
-      emit_ns_[next_ & kRingMask] = SteadyClock::now().time_since_epoch().count();
-    }
-    if (s_->reliable) {
-      collector_->Emit(std::move(v), api::MessageId(next_));
-    } else {
-      collector_->Emit(std::move(v));
-    }
-    ++next_;
-  }
-  void Ack(const api::MessageId& id) override {
-    s_->acked.fetch_add(1, std::memory_order_relaxed);
-    if (s_->time_trees && s_->measure.load(std::memory_order_relaxed)) {
-      s_->latencies_ns.push_back(SteadyClock::now().time_since_epoch().count() -
-                                 emit_ns_[id.AsInt() & kRingMask]);
-    }
-  }
-  void DeclareOutputFields(api::OutputFieldsDeclarer& d) const override {
-    d.Declare(api::Fields({"payload"}));
-  }
-
- private:
-  static constexpr int64_t kRingMask = (1 << 20) - 1;
-  Shared* s_;
-  std::vector<int64_t> emit_ns_ = std::vector<int64_t>(kRingMask + 1);
-  std::string payload_;
-  api::SpoutOutputCollector* collector_ = nullptr;
-  SteadyClock::time_point start_;
-  int64_t next_ = 0;
-};
-
-class BenchBolt final : public api::Bolt {
- public:
-  explicit BenchBolt(Shared* s) : s_(s) {}
-  absl::Status Prepare(const api::Config&, const api::TopologyContext&,
-                       api::OutputCollector& c) override {
-    collector_ = &c;
-    return absl::OkStatus();
-  }
-  void Execute(const api::Tuple& input) override {
-    if (input.IsTick()) return;
-    if (input.GetBytes(0).size() != 100) std::abort();
-    collector_->Ack(input);
-    // Publish the count every 1024 tuples (and it is exact at the end,
-    // since runs are multiples of 1024) to keep the hot path free of
-    // shared writes.
-    if ((++local_ & 1023) == 0) s_->received.store(local_, std::memory_order_release);
-  }
-  void Cleanup() override { s_->received.store(local_, std::memory_order_release); }
-  void DeclareOutputFields(api::OutputFieldsDeclarer&) const override {}
-
- private:
-  Shared* s_;
-  api::OutputCollector* collector_ = nullptr;
-  int64_t local_ = 0;
-};
+using bench::BenchBolt;
+using bench::BenchSpout;
+using bench::Median;
+using bench::Shared;
 
 struct Result {
   double tuples_per_sec = 0;
