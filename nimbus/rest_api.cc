@@ -312,6 +312,36 @@ HttpResponse TopologyDetail(Nimbus& nimbus, const std::string& id) {
 HttpResponse Operation(Nimbus& nimbus, std::string_view op, const std::string& id,
                        const absl::StatusOr<v1::StormBase>& result);
 
+// Storm UI's lag answer (TopologySpoutLag): per spout component, its Kafka
+// partitions as its tasks last reported them in their workers' beats.
+HttpResponse Lag(Nimbus& nimbus, const std::string& id) {
+  absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
+  if (!t.ok()) return ErrorResponse(nimbus, t.status());
+  absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(id);
+  if (!a.ok()) return ErrorResponse(nimbus, a.status());
+  absl::StatusOr<std::vector<StoredBeat>> all_beats = nimbus.WorkerBeats(id);
+  if (!all_beats.ok()) return ErrorResponse(nimbus, all_beats.status());
+  json spouts = json::object();
+  for (const StoredBeat* b : CurrentBeats(*all_beats, *a)) {
+    for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
+      json& spout = spouts[p.component()];
+      if (spout.is_null()) {
+        spout = json{{"spoutId", p.component()}, {"spoutType", "KAFKA"},
+                     {"spoutLagResult", json::array()}};
+      }
+      spout["spoutLagResult"].push_back(
+          json{{"topic", p.topic()},
+               {"partition", p.partition()},
+               {"task", p.task()},
+               {"consumerCommittedOffset", p.committed_offset()},
+               {"latestEmittedOffset", p.latest_emitted_offset()},
+               {"logHeadOffset", p.lag() >= 0 ? p.committed_offset() + p.lag() : -1},
+               {"lag", p.lag()}});
+    }
+  }
+  return Ok(json{{"topologyId", id}, {"spouts", spouts}});
+}
+
 HttpResponse ComponentDetail(Nimbus& nimbus, const std::string& id, const std::string& component) {
   absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
   if (!t.ok()) return ErrorResponse(nimbus, t.status());
@@ -665,6 +695,8 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
          }
          return Operation(*n, "kill", id, n->Kill(id, wait));
        }},
+      {"GET", "/api/v1/topology/:id/lag",
+       [n](const HttpRequest& r) { return Lag(*n, r.params.at("id")); }},
       {"GET", "/api/v1/topology/:id/component/:component",
        [n](const HttpRequest& r) {
          return ComponentDetail(*n, r.params.at("id"), r.params.at("component"));

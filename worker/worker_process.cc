@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <tuple>
 #include <thread>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/chunked_blob.h"
@@ -298,6 +300,7 @@ void WorkerProcess::Heartbeat() {
   beat_.set_acked(stats.acked);
   beat_.set_failed(stats.failed);
   beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
+  CollectKafkaLag();
   const std::string data = beat_.SerializeAsString();
   if (!options_.worker_dir.empty()) {
     absl::Status s = os::WriteFileAtomically(
@@ -319,6 +322,46 @@ void WorkerProcess::Heartbeat() {
   } else if (!set.ok()) {
     spdlog::warn("workerbeat {}: {}", BeatPath(), set.status().ToString());
   }
+}
+
+void WorkerProcess::CollectKafkaLag() {
+  // KafkaSpout publishes per-partition gauges labelled component, task,
+  // topic and partition, in the worker's registry or the process-wide one.
+  std::map<std::tuple<std::string, int32_t, std::string, int32_t>, v1::SpoutPartitionLag> rows;
+  auto take = [&rows](const std::vector<core::MetricSample>& samples) {
+    for (const core::MetricSample& m : samples) {
+      if (m.kind != core::MetricSample::Kind::kGauge ||
+          m.name.rfind("tempest_kafka_spout_", 0) != 0) {
+        continue;
+      }
+      auto label = [&m](const char* key) -> std::string {
+        auto it = m.labels.find(key);
+        return it == m.labels.end() ? std::string() : it->second;
+      };
+      int32_t task = 0;
+      int32_t partition = 0;
+      if (!absl::SimpleAtoi(label("task"), &task) ||
+          !absl::SimpleAtoi(label("partition"), &partition)) {
+        continue;
+      }
+      v1::SpoutPartitionLag& row = rows[{label("component"), task, label("topic"), partition}];
+      row.set_component(label("component"));
+      row.set_task(task);
+      row.set_topic(label("topic"));
+      row.set_partition(partition);
+      if (m.name == "tempest_kafka_spout_lag") row.set_lag(m.value);
+      if (m.name == "tempest_kafka_spout_committed_offset") row.set_committed_offset(m.value);
+      if (m.name == "tempest_kafka_spout_latest_emitted_offset") {
+        row.set_latest_emitted_offset(m.value);
+      }
+    }
+  };
+  take(worker_->metrics().Snapshot());
+  if (&worker_->metrics() != &core::MetricsRegistry::Global()) {
+    take(core::MetricsRegistry::Global().Snapshot());
+  }
+  beat_.clear_kafka_partitions();
+  for (auto& [key, row] : rows) *beat_.add_kafka_partitions() = std::move(row);
 }
 
 WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {

@@ -93,6 +93,8 @@ class WorkerProcess {
   // reason to stop, if any.
   std::optional<WorkerExit> Sync();
   void Heartbeat();
+  // Copies the KafkaSpout partition gauges into the heartbeat.
+  void CollectKafkaLag();
   std::string StormPath() const;
   std::string AssignmentPath() const;
   std::string BeatPath() const;

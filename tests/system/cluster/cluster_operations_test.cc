@@ -21,6 +21,7 @@
 #include "common/os/loopback.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
 #include "tests/system/cluster/cluster_fixture.h"
@@ -163,6 +164,77 @@ TEST_F(ClusterOperationsTest, MultilangTopologyRunsWithItsShippedResources) {
   // The blob goes with the topology.
   CommandRun kill = Tempest({"kill", "legacy-word-count", "-w", "0", "--until-removed"});
   EXPECT_EQ(kill.exit_code, 0) << kill.err;
+}
+
+TEST_F(ClusterOperationsTest, LagEndpointShowsTheKafkaSpoutsPartitions) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+  auto kafka = DevKafka::Start(1, {{"events", 2}});
+  ASSERT_TRUE(kafka.ok()) << kafka.status();
+  std::vector<DevKafka::Record> records;
+  for (int i = 0; i < 300; ++i) records.push_back({"", absl::StrCat(i)});
+  ASSERT_TRUE((*kafka)->Produce("events", 0, records).ok());
+  ASSERT_TRUE((*kafka)->Produce("events", 1, records).ok());
+  // Once the spout has read and committed both partitions, each row shows
+  // the log head (300), the committed offset (300) and no lag.
+  const std::string yaml = absl::StrCat(R"(name: lag-check
+config:
+  topology.workers: 2
+  topology.max.spout.pending: 1000
+spouts:
+  - id: events
+    className: tempest.KafkaSpout
+    parallelism: 1
+    properties:
+      - name: bootstrap.servers
+        value: ")", (*kafka)->bootstrap_servers(), R"("
+      - name: topics
+        value: events
+      - name: zkServers
+        value: ")", zk_->ConnectString(), R"("
+      - name: zkRoot
+        value: /kafkaspout
+      - name: id
+        value: lag-check
+      - name: startOffsetTime
+        value: -2
+      - name: stateUpdateIntervalMs
+        value: 200
+bolts:
+  - id: sink
+    className: tempest.IdentityBolt
+    parallelism: 2
+    properties:
+      - name: fields
+        value: [topic, partition, offset, key, value]
+streams:
+  - from: events
+    to: sink
+    grouping:
+      type: SHUFFLE
+)");
+  const std::string id = Submit(yaml, "lag-check.yaml");
+  ASSERT_FALSE(id.empty());
+  json lag;
+  auto partitions_with_lag = [&](int64_t wanted) {
+    lag = RestGet(absl::StrCat("/api/v1/topology/", id, "/lag"));
+    if (!lag.is_object() || !lag["spouts"].contains("events")) return false;
+    const json& rows = lag["spouts"]["events"]["spoutLagResult"];
+    if (rows.size() != 2) return false;
+    for (const json& r : rows) {
+      if (r.value("lag", int64_t{-1}) != wanted || r.value("logHeadOffset", int64_t{-1}) != 300) {
+        return false;
+      }
+    }
+    return true;
+  };
+  EXPECT_TRUE(Eventually(seconds(90), [&] { return partitions_with_lag(0); }, milliseconds(500)))
+      << lag.dump();
+  EXPECT_EQ(lag["spouts"]["events"].value("spoutType", ""), "KAFKA") << lag.dump();
+  for (const json& r : lag["spouts"]["events"]["spoutLagResult"]) {
+    EXPECT_EQ(r.value("consumerCommittedOffset", int64_t{-1}), 300) << r.dump();
+  }
+  EXPECT_EQ(RestGet("/api/v1/topology/no-such-topology/lag").value("error", ""), "Not Found");
 }
 
 TEST_F(ClusterOperationsTest, BadInputIsRefusedAndNothingStops) {
