@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/nimbus_client.h"
 #include "common/api/component_registry.h"
+#include "common/core/flux_loader.h"
 #include "common/core/topology_resources.h"
 #include "nimbus/topology_store.h"
 #include "spout/builtin_spouts.h"
@@ -38,6 +39,8 @@ struct SubmitOptions {
   bool inactive = false;
   bool until_running = false;
   std::string resources;  // directory shipped to the workers
+  std::string filter;     // --filter PROPS
+  bool env_filter = false;
 };
 
 // What one poll of a long wait saw: whether the wait is over, and a progress
@@ -111,6 +114,17 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
 
   nimbus::SubmitRequest request;
   request.flux_text = text.str();
+  if (!opts.filter.empty() || opts.env_filter) {
+    // Nimbus and the workers load the text as stored, so the placeholders
+    // are resolved here, on the submitting machine, as Flux does.
+    core::FluxOptions flux;
+    flux.filter_file = opts.filter;
+    flux.env_filter = opts.env_filter;
+    absl::StatusOr<std::string> filtered =
+        core::FluxLoader(flux).ApplyFilters(request.flux_text, opts.topology);
+    if (!filtered.ok()) return Fail(std::string(filtered.status().message()));
+    request.flux_text = *std::move(filtered);
+  }
   request.file_name = opts.topology;
   request.name = opts.name;
   request.inactive = opts.inactive;
@@ -279,6 +293,11 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
       ->check(CLI::ExistingFile);
   submit->add_option("--name", submit_opts->name, "topology name (default: the Flux name)");
   submit->add_flag("--inactive", submit_opts->inactive, "submit as INACTIVE");
+  submit->add_option("--filter", submit_opts->filter,
+                     "Java .properties file whose entries replace ${key} in the Flux file")
+      ->check(CLI::ExistingFile);
+  submit->add_flag("--env-filter", submit_opts->env_filter,
+                   "replace ${ENV-NAME} with environment variable NAME");
   submit->add_option("--resources", submit_opts->resources,
                      "directory shipped to every worker (multilang scripts run there)")
       ->check(CLI::ExistingDirectory);

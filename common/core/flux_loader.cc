@@ -780,19 +780,35 @@ absl::StatusOr<TopologyDef> FluxLoader::LoadFile(const std::string& path) const 
   return LoadString(*text, path);
 }
 
+absl::StatusOr<std::optional<std::map<std::string, std::string>>> FluxLoader::FilterProperties()
+    const {
+  if (options_.filter_file.empty()) return std::optional<std::map<std::string, std::string>>();
+  absl::StatusOr<std::string> ptext = ReadFile(options_.filter_file);
+  if (!ptext.ok()) {
+    return absl::NotFoundError(
+        absl::StrCat(options_.filter_file, ": cannot read --filter properties file"));
+  }
+  return std::optional<std::map<std::string, std::string>>(ParseProperties(*ptext));
+}
+
+absl::StatusOr<std::string> FluxLoader::ApplyFilters(std::string_view text,
+                                                     const std::string& file_name) const {
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> props = FilterProperties();
+  if (!props.ok()) return props.status();
+  Diagnostics diag;
+  std::string out = Substitute(text, file_name, *props ? &**props : nullptr, options_.env_filter,
+                               options_.env, diag);
+  if (!diag.ok()) return diag.ToStatus();
+  return out;
+}
+
 absl::StatusOr<TopologyDef> FluxLoader::LoadString(std::string_view text,
                                                    const std::string& file_name) const {
   Diagnostics diag;
 
-  std::optional<std::map<std::string, std::string>> props;
-  if (!options_.filter_file.empty()) {
-    absl::StatusOr<std::string> ptext = ReadFile(options_.filter_file);
-    if (!ptext.ok()) {
-      return absl::NotFoundError(
-          absl::StrCat(options_.filter_file, ": cannot read --filter properties file"));
-    }
-    props = ParseProperties(*ptext);
-  }
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> filter = FilterProperties();
+  if (!filter.ok()) return filter.status();
+  const std::optional<std::map<std::string, std::string>>& props = *filter;
 
   // Parses one file (substitution, YAML, raw model). nullopt on a fatal
   // error (already recorded).

@@ -2,6 +2,7 @@
 #define TEMPEST_COMMON_CORE_FLUX_LOADER_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,12 +63,21 @@ class FluxLoader {
   // Loads from text; `file_name` names it in messages and its folder is the
   // base for relative includes.
   absl::StatusOr<TopologyDef> LoadString(std::string_view text, const std::string& file_name) const;
+  // The text with `${key}` / `${ENV-NAME}` substituted as LoadString would
+  // (InvalidArgument naming file:line for a placeholder left unresolved
+  // while a filter is on). `tempest submit --filter/--env-filter` sends
+  // this, since nimbus and the workers load the text without the filters.
+  absl::StatusOr<std::string> ApplyFilters(std::string_view text,
+                                           const std::string& file_name) const;
 
   // Parses Java .properties text (key=value / key: value / key value,
   // '#'/'!' comments, trailing-backslash continuations).
   static std::map<std::string, std::string> ParseProperties(std::string_view text);
 
  private:
+  // The --filter properties, if a filter file is set.
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> FilterProperties() const;
+
   FluxOptions options_;
 };
 

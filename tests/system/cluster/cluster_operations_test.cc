@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -164,6 +165,35 @@ TEST_F(ClusterOperationsTest, MultilangTopologyRunsWithItsShippedResources) {
   // The blob goes with the topology.
   CommandRun kill = Tempest({"kill", "legacy-word-count", "-w", "0", "--until-removed"});
   EXPECT_EQ(kill.exit_code, 0) << kill.err;
+}
+
+TEST_F(ClusterOperationsTest, SubmitResolvesFiltersOnTheSubmittingMachine) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+  std::string yaml = absl::StrReplaceAll(PacedExample(500, 1000),
+                                         {{"value: 500\n", "value: ${ENV-GV_COUNT}\n"}});
+  yaml = absl::StrReplaceAll(yaml, {{"name: cluster-generator-verifier", "name: ${topology.name}"}});
+  std::ofstream(dir_.File("filtered.yaml")) << yaml;
+  std::ofstream(dir_.File("dev.properties")) << "topology.name = filtered-gv\n";
+  auto submit = [&](std::map<std::string, std::string> env) {
+    return RunCommand({TempestBinary(), "submit", dir_.File("filtered.yaml"), "--env-filter",
+                       "--filter", dir_.File("dev.properties"), "--nimbus", AnyNimbus()},
+                      dir_.File("submit-filtered"), milliseconds(60000), env);
+  };
+  // An unresolved placeholder is refused on the submitting machine.
+  CommandRun missing = submit({});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("GV_COUNT"), std::string::npos) << missing.err;
+  CommandRun ok = submit({{"GV_COUNT", "400"}});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out.rfind("filtered-gv-", 0), 0u) << ok.out;
+  // The workers run the substituted text: 400 seqs, no more.
+  json v;
+  EXPECT_TRUE(Eventually(seconds(90), [&] {
+    v = Verify(VerifierLog(), 400);
+    return v.is_object() && v.value("unique", 0) == 400 && v.value("missing", -1) == 0;
+  }, milliseconds(500))) << v.dump();
+  EXPECT_EQ(v.value("unexpected", -1), 0) << v.dump();
 }
 
 TEST_F(ClusterOperationsTest, LagEndpointShowsTheKafkaSpoutsPartitions) {
