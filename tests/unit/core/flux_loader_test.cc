@@ -151,6 +151,24 @@ TEST_F(FluxLoaderTest, SubstitutesPropertiesAndEnvironment) {
   EXPECT_EQ(def->spouts[0].args.Property("home")->AsString(), "/home/storm");
 }
 
+TEST_F(FluxLoaderTest, ApplyFiltersReturnsTheTextLoadStringWouldParse) {
+  std::map<std::string, std::string> env{{"TEMPEST_TEST_HOME", "/home/storm"}};
+  FluxOptions options;
+  options.filter_file = Data("filter.properties");
+  options.env_filter = true;
+  options.env = &env;
+  const std::string text = "name: ${topology.name}\nhome: ${ENV-TEMPEST_TEST_HOME}\n";
+  absl::StatusOr<std::string> out = FluxLoader(options).ApplyFilters(text, "t.yaml");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, "name: filtered-topology\nhome: /home/storm\n");
+  // An unresolved placeholder is an error naming file:line.
+  env.clear();
+  absl::StatusOr<std::string> missing = FluxLoader(options).ApplyFilters(text, "t.yaml");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("t.yaml:2"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("TEMPEST_TEST_HOME"));
+}
+
 TEST_F(FluxLoaderTest, WithoutFiltersPlaceholdersStayLiteral) {
   absl::StatusOr<TopologyDef> def = FluxLoader().LoadFile(Data("filtered.yaml"));
   ASSERT_TRUE(def.ok()) << def.status();
