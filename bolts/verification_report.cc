@@ -12,15 +12,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "bolts/applied_offsets.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::bolts {
-namespace {
 
-// Reads `path` line by line; `on_line(text, complete)` gets every line
-// without its '\n', `complete` false for a final line lacking one.
-template <typename F>
-absl::Status ForEachLine(const std::string& path, F on_line) {
+absl::Status ForEachLogLine(const std::string& path,
+                            const std::function<void(std::string_view, bool)>& on_line) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     int err = errno;
@@ -52,6 +50,12 @@ absl::Status ForEachLine(const std::string& path, F on_line) {
   return absl::OkStatus();
 }
 
+namespace {
+
+bool ParseValue(std::string_view text, int64_t* v) {
+  return absl::SimpleAtoi(absl::string_view(text.data(), text.size()), v);
+}
+
 }  // namespace
 
 absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& paths,
@@ -65,10 +69,20 @@ absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& pa
   std::vector<int64_t> values;
   for (const std::string& path : paths) {
     int64_t line_no = 0;
-    absl::Status read = ForEachLine(path, [&](std::string_view line, bool complete) {
+    absl::Status read = ForEachLogLine(path, [&](std::string_view line, bool complete) {
       ++line_no;
       int64_t v;
-      if (complete && absl::SimpleAtoi(absl::string_view(line.data(), line.size()), &v)) {
+      if (complete && !line.empty() && (line[0] == '@' || line[0] == '=')) {
+        std::optional<DedupLine> keyed = ParseDedupLine(line);
+        if (keyed.has_value() && keyed->kind == DedupLine::Kind::kDropped) {
+          ++r.deduplicated;
+          return;
+        }
+        if (keyed.has_value() && ParseValue(keyed->payload, &v)) {
+          values.push_back(v);
+          return;
+        }
+      } else if (complete && ParseValue(line, &v)) {
         values.push_back(v);
         return;
       }
@@ -117,6 +131,7 @@ std::string ReportToJson(const VerificationReport& r) {
   j["unique"] = r.unique;
   j["missing"] = r.missing;
   j["duplicated"] = r.duplicated;
+  j["deduplicated"] = r.deduplicated;
   j["max_copies"] = r.max_copies;
   j["expected"] = r.expected.has_value() ? nlohmann::ordered_json(*r.expected) : nullptr;
   j["unexpected"] = r.unexpected;
@@ -128,9 +143,10 @@ std::string ReportToJson(const VerificationReport& r) {
 }
 
 std::string ReportToText(const VerificationReport& r) {
-  std::string out = absl::StrCat("received:   ", r.received, "\nunique:     ", r.unique,
-                                 "\nduplicated: ", r.duplicated,
-                                 " (max copies of one value: ", r.max_copies, ")\n");
+  std::string out =
+      absl::StrCat("received:   ", r.received, "\nunique:     ", r.unique,
+                   "\nduplicated: ", r.duplicated, " (max copies of one value: ", r.max_copies,
+                   ")\ndeduplicated: ", r.deduplicated, " (replays a dedup sink dropped)\n");
   if (r.expected.has_value()) {
     absl::StrAppend(&out, "expected:   0..", *r.expected - 1, " (", *r.expected, " values)\n",
                     "missing:    ", r.missing);
@@ -150,6 +166,5 @@ std::string ReportToText(const VerificationReport& r) {
                   "\n");
   return out;
 }
-
 
 }  // namespace tempest::bolts

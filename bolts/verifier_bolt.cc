@@ -1,6 +1,11 @@
 #include "bolts/verifier_bolt.h"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -53,6 +58,31 @@ absl::StatusOr<VerifierBoltOptions> VerifierBoltOptions::FromArgs(const api::Com
     return absl::InvalidArgumentError(
         absl::StrCat(cls, " property 'flushIntervalMs' must be >= 0; got ", *interval));
   }
+  absl::StatusOr<bool> dedup = args->BoolProperty("dedup", false);
+  if (!dedup.ok()) return dedup.status();
+  absl::StatusOr<std::vector<std::string>> dedup_fields =
+      StringListProperty(*args, "dedupFields", o.dedup_fields);
+  if (!dedup_fields.ok()) return dedup_fields.status();
+  absl::StatusOr<int64_t> window = args->IntProperty("dedupWindow", o.dedup_window);
+  if (!window.ok()) return window.status();
+  if (dedup_fields->size() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " property 'dedupFields' needs 3 names (topic, partition, offset); got ",
+                     absl::StrJoin(*dedup_fields, ",")));
+  }
+  if (*window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " property 'dedupWindow' must be >= 1; got ", *window));
+  }
+  if (!*dedup &&
+      (args->Property("dedupFields") != nullptr || args->Property("dedupWindow") != nullptr)) {
+    // Catches a forgotten `dedup: true` instead of silently not deduplicating.
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " properties 'dedupFields' and 'dedupWindow' need 'dedup: true'"));
+  }
+  o.dedup = *dedup;
+  o.dedup_fields = *std::move(dedup_fields);
+  o.dedup_window = *window;
   o.field = *std::move(field);
   o.log_path = *std::move(log);
   o.report_path = *std::move(report);
@@ -92,6 +122,14 @@ absl::Status VerifierBolt::Prepare(const api::Config& config, const api::Topolog
     spdlog::warn("VerifierBolt {}: dropped a torn last line ({} bytes) of {}",
                  context.ThisComponentId().value(), *dropped, log_path_);
   }
+  if (options_.dedup) {
+    absl::Status recovered = RecoverAppliedKeys();
+    if (!recovered.ok()) return recovered;
+    spdlog::info(
+        "VerifierBolt {}: dedup on [{}]; {} applied keys recovered from {} ({} partitions)",
+        context.ThisComponentId().value(), absl::StrJoin(options_.dedup_fields, ","), recovered_,
+        log_path_, applied_.partitions());
+  }
   // Per-component tick frequency (the context's config includes overrides).
   std::optional<int64_t> tick = context.config().GetOptionalInt(api::kTopologyTickTupleFreqSecs);
   ticks_configured_ = tick.has_value() && *tick > 0;
@@ -112,21 +150,10 @@ void VerifierBolt::Execute(const api::Tuple& input) {
     collector_->Ack(input);
     return;
   }
-  const api::Value* value = input.Find(options_.field);
-  absl::StatusOr<int64_t> number =
-      value != nullptr ? value->CoerceInt()
-                       : absl::StatusOr<int64_t>(absl::NotFoundError("no such field"));
-  if (number.ok()) {
-    absl::StrAppend(&batch_, *number, "\n");
+  if (options_.dedup) {
+    StageDedup(input);
   } else {
-    // Keep the evidence in the log; the report counts it as malformed.
-    std::string shown = value != nullptr ? ValueAsLine(*value) : "<missing field>";
-    absl::StrAppend(&batch_, "!", options_.field, "=", shown, "\n");
-    if (malformed_reported_++ < 10) {
-      collector_->ReportError(
-          absl::InvalidArgumentError(absl::StrCat("VerifierBolt: field '", options_.field,
-                                                  "' is not an integer in ", input.DebugString())));
-    }
+    StageValue(input);
   }
   if (held_.empty()) oldest_held_ = clock_.Now();
   held_.push_back(input);
@@ -134,6 +161,112 @@ void VerifierBolt::Execute(const api::Tuple& input) {
       clock_.Now() - oldest_held_ >= std::chrono::milliseconds(options_.flush_interval_ms)) {
     (void)Flush();
   }
+}
+
+std::string VerifierBolt::ValuePayload(const api::Tuple& input) {
+  const api::Value* value = input.Find(options_.field);
+  absl::StatusOr<int64_t> number =
+      value != nullptr ? value->CoerceInt()
+                       : absl::StatusOr<int64_t>(absl::NotFoundError("no such field"));
+  if (number.ok()) return absl::StrCat(*number);
+  // Keep the evidence in the log; the report counts it as malformed.
+  std::string shown = value != nullptr ? ValueAsLine(*value) : "<missing field>";
+  if (malformed_reported_++ < 10) {
+    collector_->ReportError(absl::InvalidArgumentError(absl::StrCat(
+        "VerifierBolt: field '", options_.field, "' is not an integer in ", input.DebugString())));
+  }
+  return absl::StrCat("!", options_.field, "=", shown);
+}
+
+void VerifierBolt::StageValue(const api::Tuple& input) {
+  absl::StrAppend(&batch_, ValuePayload(input), "\n");
+}
+
+namespace {
+
+// The key of `input` in `fields` (topic, partition, offset), or why not.
+absl::StatusOr<RecordKey> KeyOf(const api::Tuple& input, const std::vector<std::string>& fields) {
+  const api::Value* values[3] = {nullptr, nullptr, nullptr};
+  for (int i = 0; i < 3; ++i) {
+    values[i] = input.Find(fields[i]);
+    if (values[i] == nullptr || values[i]->is_nil()) {
+      return absl::InvalidArgumentError(absl::StrCat("missing field '", fields[i], "'"));
+    }
+  }
+  RecordKey key;
+  absl::StatusOr<std::string> topic = values[0]->CoerceString();
+  if (!topic.ok() || !IsLoggableTopic(*topic)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fields[0], "=", ValueAsLine(*values[0]),
+                     " is not a topic name (non-empty, no spaces or control characters)"));
+  }
+  key.topic = *std::move(topic);
+  for (int i = 1; i < 3; ++i) {
+    absl::StatusOr<int64_t> n = values[i]->CoerceInt();
+    if (!n.ok() || *n < 0 || *n == std::numeric_limits<int64_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(fields[i], "=", ValueAsLine(*values[i]), " is not a non-negative integer"));
+    }
+    (i == 1 ? key.partition : key.offset) = *n;
+  }
+  return key;
+}
+
+}  // namespace
+
+void VerifierBolt::StageDedup(const api::Tuple& input) {
+  absl::StatusOr<RecordKey> key = KeyOf(input, options_.dedup_fields);
+  if (!key.ok()) {
+    // Cannot be deduplicated; kept as evidence, counted as malformed, acked.
+    ++malformed_keys_;
+    std::string why(key.status().message());
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    std::replace(why.begin(), why.end(), '\r', ' ');
+    absl::StrAppend(&batch_, "!key ", why, "\n");
+    if (malformed_reported_++ < 10) {
+      collector_->ReportError(absl::InvalidArgumentError(
+          absl::StrCat("VerifierBolt: no dedup key: ", why, " in ", input.DebugString())));
+    }
+    return;
+  }
+  if (applied_.Contains(*key) || batch_keys_.contains(*key)) {
+    // A replay of an applied record: only a marker, never the record again.
+    absl::StrAppend(&batch_, DroppedLine(*key));
+    ++batch_dropped_;
+    return;
+  }
+  absl::StrAppend(&batch_, AppliedLine(*key, ValuePayload(input)));
+  batch_keys_.insert(*std::move(key));
+}
+
+absl::Status VerifierBolt::RecoverAppliedKeys() {
+  recovered_ = 0;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(log_path_, ec)) {
+    // A device or pipe (e.g. /dev/full in tests) holds no earlier records,
+    // and reading it might never end.
+    return absl::OkStatus();
+  }
+  int64_t bad = 0;
+  absl::Status read = ForEachLogLine(log_path_, [&](std::string_view line, bool complete) {
+    if (!complete || line.empty() || line[0] != '@') return;
+    std::optional<DedupLine> keyed = ParseDedupLine(line);
+    if (!keyed.has_value()) {
+      ++bad;
+      return;
+    }
+    if (applied_.Add(keyed->key)) ++recovered_;
+  });
+  if (!read.ok()) {
+    return absl::Status(read.code(), absl::StrCat("tempest.VerifierBolt cannot recover applied "
+                                                  "keys: ",
+                                                  read.message()));
+  }
+  if (bad > 0) {
+    spdlog::warn("VerifierBolt: {} lines of {} start with '@' but are not applied records; ignored",
+                 bad, log_path_);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status VerifierBolt::Flush() {
@@ -145,6 +278,13 @@ absl::Status VerifierBolt::Flush() {
   held_.clear();
   batch_.clear();
   ++flushes_;
+  if (written.ok()) {
+    // The batch's keys are durable now; replays of them are dropped from here on.
+    for (const RecordKey& key : batch_keys_) applied_.Add(key);
+    deduplicated_ += batch_dropped_;
+  }
+  batch_keys_.clear();
+  batch_dropped_ = 0;
   if (written.ok()) {
     // Only now, with the lines durable, may their spout tuples complete.
     for (const api::Tuple& t : held) collector_->Ack(t);

@@ -1,5 +1,6 @@
 // `tempest verify LOG... [--expected N] [--json] [--strict]`: the offline
-// form of VerifierBolt's report, over one or more verifier logs.
+// form of VerifierBolt's report, over one or more verifier logs (plain or
+// dedup-mode lines, see bolts/verification_report.h).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -43,7 +44,8 @@ void RegisterVerifyCommand(CLI::App& app, CommandSet& set) {
   auto* sub = app.add_subcommand(
       "verify",
       "Report received/unique/missing/duplicated values of VerifierBolt logs (one integer per "
-      "line); malformed lines are counted");
+      "line, or a dedup sink's keyed lines, whose dropped replays count as deduplicated); "
+      "malformed lines are counted");
   sub->add_option("logs", args->logs, "verifier log files (read together)")->required();
   CLI::Option* expected =
       sub->add_option("--expected", args->expected, "values should cover 0..N-1");

@@ -129,5 +129,62 @@ TEST_F(VerificationReportTest, JsonHasTheDocumentedKeys) {
   EXPECT_NE(ReportToText(*r).find("missing:    1"), std::string::npos) << ReportToText(*r);
 }
 
+TEST_F(VerificationReportTest, DedupLinesCountAsValuesAndDeduplicated) {
+  std::string log = Write("dedup.log",
+                          "@t 0 0 0\n"
+                          "@t 0 1 1\n"
+                          "=t 0 0\n"
+                          "=t 0 1\n"
+                          "@t 1 0 2\n"
+                          "@t 1 1 !value=two\n"  // key applied, value not an integer
+                          "=t x 1\n"             // a broken key
+                          "@t 1 2\n"             // no value
+                          "=t 1 0");             // torn: never acked
+  auto r = VerifyLogs({log}, 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, 3);
+  EXPECT_EQ(r->unique, 3);
+  EXPECT_EQ(r->duplicated, 0);
+  EXPECT_EQ(r->deduplicated, 2);
+  EXPECT_EQ(r->missing, 0);
+  EXPECT_EQ(r->malformed, 4);
+  ASSERT_FALSE(r->malformed_sample.empty());
+  EXPECT_EQ(r->malformed_sample[0], log + ":6");
+  auto j = nlohmann::json::parse(ReportToJson(*r));
+  EXPECT_EQ(j["deduplicated"], 2);
+  EXPECT_NE(ReportToText(*r).find("deduplicated: 2"), std::string::npos) << ReportToText(*r);
+}
+
+TEST_F(VerificationReportTest, OldPlainLogsReadAsBeforeAndMixWithDedupLogs) {
+  // A log written before dedup existed: bare integers and '!' evidence.
+  std::string old_log = Write("old.log", "0\n1\n1\n!seq=x\n");
+  auto old_only = VerifyLogs({old_log}, 2);
+  ASSERT_TRUE(old_only.ok());
+  EXPECT_EQ(old_only->received, 3);
+  EXPECT_EQ(old_only->unique, 2);
+  EXPECT_EQ(old_only->duplicated, 1);
+  EXPECT_EQ(old_only->deduplicated, 0);
+  EXPECT_EQ(old_only->malformed, 1);
+  EXPECT_EQ(nlohmann::json::parse(ReportToJson(*old_only))["deduplicated"], 0);
+  // Read together with a dedup log: one report.
+  auto both = VerifyLogs({old_log, Write("new.log", "@t 0 0 2\n=t 0 0\n")}, 3);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->received, 4);
+  EXPECT_EQ(both->missing, 0);
+  EXPECT_EQ(both->deduplicated, 1);
+}
+
+TEST_F(VerificationReportTest, ForEachLogLineMarksATornLastLine) {
+  std::vector<std::pair<std::string, bool>> lines;
+  absl::Status s = ForEachLogLine(Write("l.log", "a\n\nbc"), [&](std::string_view l, bool c) {
+    lines.emplace_back(std::string(l), c);
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(lines,
+            (std::vector<std::pair<std::string, bool>>{{"a", true}, {"", true}, {"bc", false}}));
+  EXPECT_EQ(ForEachLogLine(dir_.File("none"), [](std::string_view, bool) {}).code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace tempest::bolts
