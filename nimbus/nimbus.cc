@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <future>
 #include <map>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -185,6 +186,16 @@ absl::StatusOr<std::string> Nimbus::Leader() const {
 absl::Status Nimbus::CheckLeader() const {
   if (IsLeader()) return absl::OkStatus();
   absl::StatusOr<std::string> leader = Leader();
+  if (leader.ok() && *leader == id_) {
+    // Just started (or re-joined): our own node already leads but the
+    // election has not told us yet. Wait for it rather than refusing with
+    // "the leader is <ourselves>".
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!IsLeader() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (IsLeader()) return absl::OkStatus();
+  }
   if (leader.ok()) {
     return absl::UnavailableError(
         absl::StrCat("this nimbus (", id_, ") is not the leader; the leader is ", *leader));
