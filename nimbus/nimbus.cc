@@ -186,16 +186,17 @@ absl::StatusOr<std::string> Nimbus::Leader() const {
 absl::Status Nimbus::CheckLeader() const {
   if (IsLeader()) return absl::OkStatus();
   absl::StatusOr<std::string> leader = Leader();
-  if (leader.ok() && *leader == id_) {
-    // Just started (or re-joined): our own node already leads but the
-    // election has not told us yet. Wait for it rather than refusing with
-    // "the leader is <ourselves>".
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!IsLeader() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (IsLeader()) return absl::OkStatus();
+  // Just started (or re-joined): the election has not settled while no
+  // leader is known yet or our own node leads without the election having
+  // told us. Wait for it (bounded) rather than refuse a write this nimbus is
+  // about to be allowed to make.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((!leader.ok() || *leader == id_) && !IsLeader() &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    leader = Leader();
   }
+  if (IsLeader()) return absl::OkStatus();
   if (leader.ok()) {
     return absl::UnavailableError(
         absl::StrCat("this nimbus (", id_, ") is not the leader; the leader is ", *leader));
