@@ -220,13 +220,30 @@ HttpResponse TopologySummary(Nimbus& nimbus) {
   return Ok(json{{"topologies", list}});
 }
 
-HttpResponse TopologyDetail(Nimbus& nimbus, const std::string& id) {
+// What the topology pages read: the record, its assignment (if any) and
+// every workerbeat.
+struct TopologyView {
+  StoredTopology topology;
+  std::optional<v1::Assignment> assignment;
+  std::vector<StoredBeat> beats;
+};
+
+absl::StatusOr<TopologyView> ReadTopologyView(Nimbus& nimbus, const std::string& id) {
   absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
-  if (!t.ok()) return ErrorResponse(nimbus, t.status());
+  if (!t.ok()) return t.status();
   absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(id);
-  if (!a.ok()) return ErrorResponse(nimbus, a.status());
-  absl::StatusOr<std::vector<StoredBeat>> all_beats = nimbus.WorkerBeats(id);
-  if (!all_beats.ok()) return ErrorResponse(nimbus, all_beats.status());
+  if (!a.ok()) return a.status();
+  absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(id);
+  if (!beats.ok()) return beats.status();
+  return TopologyView{*std::move(t), *std::move(a), *std::move(beats)};
+}
+
+HttpResponse TopologyDetail(Nimbus& nimbus, const std::string& id) {
+  absl::StatusOr<TopologyView> view = ReadTopologyView(nimbus, id);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  const StoredTopology* t = &view->topology;
+  const std::optional<v1::Assignment>* a = &view->assignment;
+  const std::vector<StoredBeat>* all_beats = &view->beats;
   const std::vector<const StoredBeat*> beats = CurrentBeats(*all_beats, *a);
   json body = TopologySummaryJson(nimbus, *t, *a, beats);
   body["msgTimeout"] = t->base.message_timeout_secs();
@@ -315,14 +332,10 @@ HttpResponse Operation(Nimbus& nimbus, std::string_view op, const std::string& i
 // Storm UI's lag answer (TopologySpoutLag): per spout component, its Kafka
 // partitions as its tasks last reported them in their workers' beats.
 HttpResponse Lag(Nimbus& nimbus, const std::string& id) {
-  absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
-  if (!t.ok()) return ErrorResponse(nimbus, t.status());
-  absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(id);
-  if (!a.ok()) return ErrorResponse(nimbus, a.status());
-  absl::StatusOr<std::vector<StoredBeat>> all_beats = nimbus.WorkerBeats(id);
-  if (!all_beats.ok()) return ErrorResponse(nimbus, all_beats.status());
+  absl::StatusOr<TopologyView> view = ReadTopologyView(nimbus, id);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
   json spouts = json::object();
-  for (const StoredBeat* b : CurrentBeats(*all_beats, *a)) {
+  for (const StoredBeat* b : CurrentBeats(view->beats, view->assignment)) {
     for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
       json& spout = spouts[p.component()];
       if (spout.is_null()) {
@@ -343,8 +356,11 @@ HttpResponse Lag(Nimbus& nimbus, const std::string& id) {
 }
 
 HttpResponse ComponentDetail(Nimbus& nimbus, const std::string& id, const std::string& component) {
-  absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
-  if (!t.ok()) return ErrorResponse(nimbus, t.status());
+  absl::StatusOr<TopologyView> view = ReadTopologyView(nimbus, id);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  const StoredTopology* t = &view->topology;
+  const std::optional<v1::Assignment>* a = &view->assignment;
+  const std::vector<StoredBeat>* all_beats = &view->beats;
   const v1::ComponentSummary* summary = nullptr;
   for (const v1::ComponentSummary& c : t->base.components()) {
     if (c.id() == component) summary = &c;
@@ -353,10 +369,6 @@ HttpResponse ComponentDetail(Nimbus& nimbus, const std::string& id, const std::s
     return HttpResponse::Error(404, "Not Found",
                                absl::StrCat("topology ", id, " has no component '", component, "'"));
   }
-  absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(id);
-  if (!a.ok()) return ErrorResponse(nimbus, a.status());
-  absl::StatusOr<std::vector<StoredBeat>> all_beats = nimbus.WorkerBeats(id);
-  if (!all_beats.ok()) return ErrorResponse(nimbus, all_beats.status());
   const std::vector<const StoredBeat*> beats = CurrentBeats(*all_beats, *a);
   std::map<std::pair<int, int>, const v1::ExecutorAssignment*> placed;
   if (a->has_value()) {

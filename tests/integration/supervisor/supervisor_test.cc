@@ -427,11 +427,11 @@ TEST_F(SupervisorTest, ShutdownStopsEveryWorkerAndEscalatesToSigkill) {
   const std::string id = s->id();
   Assign("topo-8-1", id, {6700, 6701});
   const pid_t polite = WaitBeating(*s, 6700);
-  const pid_t stubborn = WaitBeating(*s, 6701);
+  const pid_t ignores_term = WaitBeating(*s, 6701);
   ASSERT_NE(polite, 0);
-  ASSERT_NE(stubborn, 0);
+  ASSERT_NE(ignores_term, 0);
   s.reset();
-  for (pid_t pid : {polite, stubborn}) {
+  for (pid_t pid : {polite, ignores_term}) {
     errno = 0;
     EXPECT_EQ(::kill(pid, 0), -1) << pid;  // gone and reaped
     EXPECT_EQ(errno, ESRCH);
