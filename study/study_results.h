@@ -1,0 +1,78 @@
+#ifndef TEMPEST_STUDY_STUDY_RESULTS_H_
+#define TEMPEST_STUDY_STUDY_RESULTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tempest::study {
+
+// What a study measured, as plain values. The runner fills these; the report
+// (study/report.h) turns them into results.json, report.md and charts.
+
+// One point of a run's time series, sampled every ~200 ms while it runs.
+struct Sample {
+  double t_s = 0;              // seconds since the run's production started
+  int64_t sink_received = 0;   // lines the (plain) sink has made durable so far
+  int64_t committed = -1;      // sum over partitions of the committed offsets (-1: unreadable)
+  int64_t log_end = 0;         // sum over partitions of the log-end offsets (records produced)
+};
+
+// The effectively-once (deduplicating) sink that at-least-once runs carry
+// next to the plain sink.
+struct DedupSinkResult {
+  int64_t lost = 0;
+  int64_t duplicated = 0;    // extra copies it applied (must be 0)
+  int64_t deduplicated = 0;  // replays it recognised and dropped
+};
+
+// One scenario under one delivery guarantee.
+struct RunResult {
+  std::string scenario;
+  std::string guarantee;  // at-least-once | at-most-once | no-guarantee
+  std::string fault;      // the scenario's fault kind, for the report
+  int64_t records = 0;    // produced
+
+  // The sorted input diffed against what the plain sink received.
+  int64_t lost = 0;        // records never received
+  int64_t duplicated = 0;  // extra copies received (received - unique)
+  int64_t max_copies = 0;  // most copies of one record
+  int64_t replayed = 0;    // distinct records received more than once
+
+  // The committed offsets diffed against what the sink saw, and watched.
+  int64_t offset_regressions = 0;       // a partition's committed offset seen going down
+  int64_t committed_not_processed = 0;  // below the final commit, never received
+  int64_t processed_not_committed = 0;  // received, at or above the final commit
+  double commit_blocked_s = 0;          // longest time commits stood still with lag > 0
+
+  // Timing, in seconds since production started. Absent for no fault.
+  std::optional<double> fault_planned_s;  // from the seed
+  std::optional<double> fault_start_s;    // when it was injected
+  std::optional<double> fault_end_s;      // when it was healed
+  std::optional<double> recovery_s;       // fault start -> sink progressing again
+  double throughput_before = 0;           // sink records/s before the fault
+  double throughput_during = 0;           // ... from the fault until recovery
+  double throughput_after = 0;            // ... from recovery until the last record
+
+  int64_t expected_loss = 0;  // retention-past-offset: the deleted, unprocessed range
+  bool quiesced = true;       // everything settled before the run's deadline
+  std::optional<DedupSinkResult> dedup_sink;  // at-least-once runs only
+  // Each expectation of the guarantee that this run broke, in words
+  // ("at-least-once lost 3 records"). Empty: as expected.
+  std::vector<std::string> violations;
+  std::vector<Sample> samples;
+};
+
+struct StudyResults {
+  uint64_t seed = 0;
+  int64_t records = 0;  // per run
+  double rate = 0;      // records/s produced
+  std::string started_at;  // ISO 8601 UTC
+  double duration_s = 0;   // the whole study
+  std::vector<RunResult> runs;
+};
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_STUDY_RESULTS_H_
