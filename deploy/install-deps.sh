@@ -26,6 +26,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # independent peer clients used by tests to check our formats
   kcat python3-kazoo python3-kafka
+  # charts of `tempest study` (study/report.cc runs gnuplot)
+  gnuplot-nox
 )
 
 missing=()

@@ -54,6 +54,7 @@ forbid bolts 'worker/|spout/|nimbus/|supervisor/|cli/' "bolts/ sits below worker
 forbid worker 'nimbus/|supervisor/|cli/' "worker/ sits below the daemons and the CLI"
 forbid nimbus 'supervisor/|cli/' "nimbus/ sits below the CLI"
 forbid supervisor 'nimbus/|cli/' "supervisor/ sits below the CLI"
+forbid study 'cli/|tests/' "study/ sits below the CLI and never includes test support"
 for d in $production; do
   forbid "$d" 'tests/' "production code never includes test support"
 done
