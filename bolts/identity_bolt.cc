@@ -1,8 +1,12 @@
 #include "bolts/identity_bolt.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +32,17 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
   if (!fail_values.ok()) return fail_values.status();
   absl::StatusOr<std::string> fail_field = args->StringProperty("failField", (*fields)[0]);
   if (!fail_field.ok()) return fail_field.status();
+  // Not StringProperty: it would turn a number or a boolean into a file name,
+  // and a study whose switch file can never exist would silently run without
+  // faults.
+  if (const api::Value* sw = args->Property("faultSwitchFile"); sw != nullptr && !sw->is_nil()) {
+    if (!sw->is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          cls, " property 'faultSwitchFile' must be a string (a file path); got ",
+          sw->DebugString()));
+    }
+    o.fault_switch_file = sw->AsString();
+  }
   if (!std::isfinite(*fraction) || *fraction < 0 || *fraction > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(cls, " property 'failFraction' must be in [0, 1]; got ", *fraction));
@@ -54,9 +69,14 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
 }
 
 absl::StatusOr<std::unique_ptr<IdentityBolt>> IdentityBolt::Create(const api::ComponentArgs& args) {
+  return Create(args, core::RealClock());
+}
+
+absl::StatusOr<std::unique_ptr<IdentityBolt>> IdentityBolt::Create(const api::ComponentArgs& args,
+                                                                   const core::Clock& clock) {
   absl::StatusOr<IdentityBoltOptions> options = IdentityBoltOptions::FromArgs(args);
   if (!options.ok()) return options.status();
-  return std::make_unique<IdentityBolt>(*std::move(options));
+  return std::make_unique<IdentityBolt>(*std::move(options), clock);
 }
 
 absl::Status IdentityBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
@@ -77,11 +97,34 @@ absl::Status IdentityBolt::Prepare(const api::Config& config, const api::Topolog
   return absl::OkStatus();
 }
 
-void IdentityBolt::Execute(const api::Tuple& input) {
-  if (input.IsTick()) {
-    collector_->Ack(input);
-    return;
+bool IdentityBolt::FaultsOn() {
+  if (options_.fault_switch_file.empty()) return true;
+  const core::Clock::TimePoint now = clock_.Now();
+  if (switch_checked_at_.has_value() && now - *switch_checked_at_ < kFaultSwitchRecheck) {
+    return switch_on_;
   }
+  switch_checked_at_ = now;
+  ++fault_switch_checks_;
+  struct stat st;
+  if (::stat(options_.fault_switch_file.c_str(), &st) == 0) {
+    switch_on_ = true;
+    return true;
+  }
+  // Absent is the normal "off". Any other failure (say EACCES) also means off,
+  // the harmless side, but is reported once: the study would otherwise never
+  // see its faults and not know why.
+  const int err = errno;
+  if (err != ENOENT && err != ENOTDIR && !switch_error_reported_) {
+    switch_error_reported_ = true;
+    collector_->ReportError(absl::FailedPreconditionError(
+        absl::StrCat("IdentityBolt cannot stat faultSwitchFile '", options_.fault_switch_file,
+                     "': ", std::strerror(err), "; faults stay off")));
+  }
+  switch_on_ = false;
+  return false;
+}
+
+bool IdentityBolt::InjectFault(const api::Tuple& input) {
   if (options_.delay_micros > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(options_.delay_micros));
   }
@@ -89,7 +132,7 @@ void IdentityBolt::Execute(const api::Tuple& input) {
       fail_values_.contains(ValueAsLine(input.values()[fail_field_index_]))) {
     ++injected_failures_;
     collector_->Fail(input);
-    return;
+    return true;
   }
   if (options_.fail_fraction > 0) {
     // 53 random bits -> uniform in [0, 1); a draw per delivery.
@@ -97,9 +140,18 @@ void IdentityBolt::Execute(const api::Tuple& input) {
     if (draw < options_.fail_fraction) {
       ++injected_failures_;
       collector_->Fail(input);
-      return;
+      return true;
     }
   }
+  return false;
+}
+
+void IdentityBolt::Execute(const api::Tuple& input) {
+  if (input.IsTick()) {
+    collector_->Ack(input);
+    return;
+  }
+  if (FaultsOn() && InjectFault(input)) return;
   if (input.size() != static_cast<int>(options_.fields.size())) {
     if (mismatches_reported_++ < 10) {
       collector_->ReportError(absl::InvalidArgumentError(absl::StrCat(

@@ -1,8 +1,10 @@
 #ifndef TEMPEST_BOLTS_IDENTITY_BOLT_H_
 #define TEMPEST_BOLTS_IDENTITY_BOLT_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -11,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/api/bolt.h"
 #include "common/api/component_registry.h"
+#include "common/core/clock.h"
 
 namespace tempest::bolts {
 
@@ -23,6 +26,9 @@ struct IdentityBoltOptions {
   // Inputs whose `fail_field` value, as text, is one of these always fail.
   std::vector<std::string> fail_values;
   std::string fail_field;  // one of `fields`; empty: the first
+  // Non-empty: the faults above (fail_fraction, fail_values, delay_micros)
+  // apply only while this file exists.
+  std::string fault_switch_file;
 
   static absl::StatusOr<IdentityBoltOptions> FromArgs(const api::ComponentArgs& args);
 };
@@ -37,15 +43,30 @@ struct IdentityBoltOptions {
 // delivery of an input whose `failField` value (default: the first of
 // `fields`), as text, is listed: a tuple that never succeeds, for retry
 // limits and dead-letter topics. `delayMicros` sleeps that long per input
-// (a slow bolt). An input
-// whose value count differs from `fields` is failed and reported.
+// (a slow bolt). An input whose value count differs from `fields` is failed
+// and reported (with or without faults: that is a wiring mistake).
 //
-// Owns its PRNG. Lives on its bolt executor thread. Tick tuples are acked
-// and otherwise ignored.
+// `faultSwitchFile` turns those faults on and off from outside a running
+// cluster (a fault-injection study creates and removes the file; workers are
+// separate processes on one machine): while the file is absent every input
+// passes at full speed. So that the check costs no syscall per tuple, the
+// answer of stat() is cached for kFaultSwitchRecheck of `clock` time; a
+// switch therefore takes effect within that interval.
+//
+// Owns its PRNG; borrows `clock`, which must outlive it. Lives on its bolt
+// executor thread. Tick tuples are acked and otherwise ignored.
 class IdentityBolt final : public api::Bolt {
  public:
+  // How long a stat() of `fault_switch_file` is trusted.
+  static constexpr std::chrono::milliseconds kFaultSwitchRecheck{100};
+
   static absl::StatusOr<std::unique_ptr<IdentityBolt>> Create(const api::ComponentArgs& args);
-  explicit IdentityBolt(IdentityBoltOptions options) : options_(std::move(options)) {}
+  static absl::StatusOr<std::unique_ptr<IdentityBolt>> Create(const api::ComponentArgs& args,
+                                                              const core::Clock& clock);
+  explicit IdentityBolt(IdentityBoltOptions options)
+      : IdentityBolt(std::move(options), core::RealClock()) {}
+  IdentityBolt(IdentityBoltOptions options, const core::Clock& clock)
+      : options_(std::move(options)), clock_(clock) {}
 
   absl::Status Prepare(const api::Config& config, const api::TopologyContext& context,
                        api::OutputCollector& collector) override;
@@ -54,15 +75,30 @@ class IdentityBolt final : public api::Bolt {
 
   const IdentityBoltOptions& options() const { return options_; }
   int64_t injected_failures() const { return injected_failures_; }
+  // stat() calls made on `fault_switch_file` so far.
+  int64_t fault_switch_checks() const { return fault_switch_checks_; }
 
  private:
+  // Whether the faults apply to the current input: always without a switch
+  // file, else whether it existed at the last (cached) check.
+  bool FaultsOn();
+  // Applies delay_micros, fail_values and fail_fraction to `input`; true if
+  // it failed the input.
+  bool InjectFault(const api::Tuple& input);
+
   const IdentityBoltOptions options_;
+  const core::Clock& clock_;
   api::OutputCollector* collector_ = nullptr;
   std::mt19937_64 rng_;
   int fail_field_index_ = 0;  // of options_.fail_field in options_.fields
   std::set<std::string> fail_values_;
   int64_t injected_failures_ = 0;
   int64_t mismatches_reported_ = 0;
+
+  std::optional<core::Clock::TimePoint> switch_checked_at_;  // unset: never checked
+  bool switch_on_ = false;
+  int64_t fault_switch_checks_ = 0;
+  bool switch_error_reported_ = false;
 };
 
 }  // namespace tempest::bolts

@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <thread>
 
 #include "tests/support/eventually.h"
 #include "tests/support/raw_zk_client.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::testing {
 namespace {
@@ -162,6 +165,31 @@ TEST(StandaloneEnsembleTest, StandaloneRestartKeepsData) {
   auto client = RawZkClient::Connect((*ensemble)->ConnectString(), kSessionTimeoutMs, seconds(20));
   ASSERT_NE(client, nullptr);
   EXPECT_EQ(client->Get("/durable").second, "kept");
+}
+
+TEST(StandaloneEnsembleTest, OwnTempDirIsRemovedAndAGivenDirIsKept) {
+  namespace fs = std::filesystem;
+  std::string own_dir;
+  {
+    auto ensemble = ZkEnsemble::Start();
+    ASSERT_TRUE(ensemble.ok()) << ensemble.status();
+    own_dir = (*ensemble)->dir();
+    EXPECT_TRUE(fs::exists(own_dir + "/zk1/zoo.cfg")) << own_dir;
+  }
+  if (std::getenv("TEMPEST_KEEP_TEST_DIRS") == nullptr) {
+    EXPECT_FALSE(fs::exists(own_dir));
+  }
+
+  TempDir parent("zk-given-dir");
+  const std::string given = parent.File("ensemble");  // missing: Start creates it
+  {
+    auto ensemble = ZkEnsemble::Start({.dir = given});
+    ASSERT_TRUE(ensemble.ok()) << ensemble.status();
+    EXPECT_EQ((*ensemble)->dir(), given);
+    EXPECT_TRUE((*ensemble)->IsServing(0, seconds(5)));
+  }
+  EXPECT_TRUE(fs::exists(given + "/zk1/zoo.cfg"));
+  EXPECT_TRUE(fs::exists(given + "/zk1/data"));
 }
 
 }  // namespace

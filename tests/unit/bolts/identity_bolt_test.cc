@@ -1,11 +1,17 @@
 #include "bolts/identity_bolt.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include "gtest/gtest.h"
 #include "tests/support/component_harness.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::bolts {
 namespace {
 
+using testing::FakeClock;
 using testing::FakeOutputCollector;
 using testing::MakeArgs;
 using testing::MakeTuple;
@@ -155,6 +161,86 @@ TEST(IdentityBoltTest, FailFieldChoosesTheComparedField) {
   EXPECT_EQ(out.acked.size(), 2u);
 }
 
+std::unique_ptr<IdentityBolt> PreparedWithClock(api::ValueMap props, const core::Clock& clock,
+                                                FakeOutputCollector& out) {
+  auto made = IdentityBolt::Create(MakeArgs("tempest.IdentityBolt", std::move(props)), clock);
+  EXPECT_TRUE(made.ok()) << made.status();
+  if (!made.ok()) return nullptr;
+  EXPECT_TRUE((*made)->Prepare({}, testing::MakeContext("id", {}, {}, 1), out).ok());
+  return *std::move(made);
+}
+
+TEST(IdentityBoltTest, FaultSwitchFileTurnsFaultsOnAndOff) {
+  testing::TempDir dir("identity-switch");
+  const std::string path = dir.File("faults-on");
+  FakeClock clock;
+  FakeOutputCollector out;
+  auto bolt = PreparedWithClock(
+      {{"failFraction", 1}, {"failValues", api::ValueList{int64_t{3}}}, {"faultSwitchFile", path}},
+      clock, out);
+  ASSERT_NE(bolt, nullptr);
+  EXPECT_EQ(bolt->options().fault_switch_file, path);
+
+  // Absent: every input passes, even at failFraction 1 and a listed value.
+  for (int i = 0; i < 100; ++i) bolt->Execute(Seq(i % 5));
+  EXPECT_TRUE(out.failed.empty());
+  EXPECT_EQ(out.acked.size(), 100u);
+  EXPECT_EQ(out.emitted.size(), 100u);
+  // One stat() for all of them: the clock did not move.
+  EXPECT_EQ(bolt->fault_switch_checks(), 1);
+
+  // Created: the cached answer holds until the re-check interval has passed.
+  std::ofstream(path) << "on\n";
+  bolt->Execute(Seq(100));
+  EXPECT_TRUE(out.failed.empty());
+  clock.Advance(IdentityBolt::kFaultSwitchRecheck);
+  for (int i = 0; i < 10; ++i) bolt->Execute(Seq(200 + i));
+  EXPECT_EQ(out.failed.size(), 10u);
+  EXPECT_EQ(out.acked.size(), 101u);
+  EXPECT_EQ(bolt->injected_failures(), 10);
+  EXPECT_EQ(bolt->fault_switch_checks(), 2);
+
+  // Removed: inputs pass again after the next re-check.
+  ASSERT_TRUE(std::filesystem::remove(path));
+  bolt->Execute(Seq(300));
+  EXPECT_EQ(out.failed.size(), 11u);  // still the cached "on"
+  clock.Advance(IdentityBolt::kFaultSwitchRecheck / 2);
+  bolt->Execute(Seq(301));
+  EXPECT_EQ(out.failed.size(), 12u);  // half the interval: still cached
+  clock.Advance(IdentityBolt::kFaultSwitchRecheck / 2);
+  for (int i = 0; i < 10; ++i) bolt->Execute(Seq(400 + i));
+  EXPECT_EQ(out.failed.size(), 12u);
+  EXPECT_EQ(out.acked.size(), 111u);
+  EXPECT_EQ(bolt->fault_switch_checks(), 3);
+  EXPECT_TRUE(out.errors.empty());
+}
+
+TEST(IdentityBoltTest, WithoutSwitchFileFaultsAlwaysApplyAndNothingIsChecked) {
+  FakeOutputCollector out;
+  auto bolt = Prepared({{"failFraction", 1}}, out);
+  for (int i = 0; i < 10; ++i) bolt->Execute(Seq(i));
+  EXPECT_EQ(out.failed.size(), 10u);
+  EXPECT_EQ(bolt->fault_switch_checks(), 0);
+}
+
+TEST(IdentityBoltTest, UnstattableSwitchFileMeansOffAndIsReportedOnce) {
+  FakeClock clock;
+  FakeOutputCollector out;
+  // A name longer than NAME_MAX: stat() fails with ENAMETOOLONG, not ENOENT.
+  auto bolt = PreparedWithClock(
+      {{"failFraction", 1}, {"faultSwitchFile", "/tmp/" + std::string(5000, 'x')}}, clock, out);
+  ASSERT_NE(bolt, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    bolt->Execute(Seq(i));
+    clock.Advance(IdentityBolt::kFaultSwitchRecheck);
+  }
+  EXPECT_EQ(bolt->fault_switch_checks(), 3);
+  EXPECT_TRUE(out.failed.empty());
+  EXPECT_EQ(out.acked.size(), 3u);
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_NE(out.errors[0].find("faultSwitchFile"), std::string::npos) << out.errors[0];
+}
+
 TEST(IdentityBoltTest, TickIsAckedNotEmitted) {
   FakeOutputCollector out;
   auto bolt = Prepared({}, out);
@@ -172,7 +258,10 @@ TEST(IdentityBoltTest, BadPropertiesAreClearErrors) {
                                                         {{"fields", api::ValueList{"a", "a"}}},
                                                         {{"seed", "x"}},
                                                         {{"failValues", api::ValueList{}}},
-                                                        {{"failField", "nope"}}}) {
+                                                        {{"failField", "nope"}},
+                                                        {{"faultSwitchFile", 5}},
+                                                        {{"faultSwitchFile", true}},
+                                                        {{"faultSwitchFile", api::ValueList{"/a"}}}}) {
     auto made = IdentityBolt::Create(MakeArgs("tempest.IdentityBolt", props));
     ASSERT_FALSE(made.ok()) << api::Value(props).DebugString();
     EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument);

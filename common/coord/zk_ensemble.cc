@@ -1,27 +1,62 @@
-#include "tests/support/zk_ensemble.h"
+#include "common/coord/zk_ensemble.h"
 
+#include <stdlib.h>
 #include <zookeeper/zookeeper.h>
 
-#include <atomic>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/os/files.h"
+#include "common/os/loopback.h"
 
-namespace tempest::testing {
+namespace tempest::coord {
+namespace {
+
+// A fresh directory "$TMPDIR/tempest-zk-XXXXXX" (or under /tmp).
+absl::StatusOr<std::string> MakeTempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern =
+      absl::StrCat(base != nullptr && *base != '\0' ? base : "/tmp", "/tempest-zk-XXXXXX");
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", pattern, ": ", std::strerror(errno)));
+  }
+  return pattern;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
   if (options.size != 1 && options.size != 3) {
     return absl::InvalidArgumentError("ZkEnsemble size must be 1 or 3");
   }
-  auto ensemble = std::unique_ptr<ZkEnsemble>(new ZkEnsemble());
-  std::vector<coord::ZkPeer> peers;
+  const bool owns_dir = options.dir.empty();
+  if (owns_dir) {
+    absl::StatusOr<std::string> made = MakeTempDir();
+    if (!made.ok()) return made.status();
+    options.dir = *std::move(made);
+  } else if (absl::Status s = os::MakeDirs(options.dir); !s.ok()) {
+    return s;
+  }
+  // From here on the destructor cleans up (members, owned dir) on any error.
+  auto ensemble = std::unique_ptr<ZkEnsemble>(new ZkEnsemble(options.dir, owns_dir));
+  std::vector<ZkPeer> peers;
   for (int i = 0; i < options.size; ++i) {
-    peers.push_back({i + 1, FreePort(), FreePort(), FreePort()});
+    ZkPeer peer{.id = i + 1};
+    for (int* port : {&peer.client_port, &peer.quorum_port, &peer.election_port}) {
+      absl::StatusOr<int> found = os::FindFreeLoopbackPort();
+      if (!found.ok()) return found.status();
+      *port = *found;
+    }
+    peers.push_back(peer);
   }
   for (int i = 0; i < options.size; ++i) {
-    coord::ZkServerConfig config;
+    ZkServerConfig config;
     config.data_dir = absl::StrCat(ensemble->dir(), "/zk", i + 1);
     config.client_port = peers[i].client_port;
     config.tick_ms = options.tick_ms;
@@ -30,7 +65,7 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
       config.ensemble = peers;
       config.my_id = i + 1;
     }
-    auto server = coord::ZkServer::Start(config);
+    auto server = ZkServer::Start(config);
     if (!server.ok()) return server.status();
     ensemble->servers_.push_back(std::move(*server));
   }
@@ -38,6 +73,14 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
     if (auto s = ensemble->servers_[i]->WaitServing(options.start_timeout); !s.ok()) return s;
   }
   return ensemble;
+}
+
+ZkEnsemble::~ZkEnsemble() {
+  // Members first: they write into dir_ until they die.
+  servers_.clear();
+  if (!owns_dir_ || std::getenv("TEMPEST_KEEP_TEST_DIRS") != nullptr) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
 }
 
 std::string ZkEnsemble::ConnectString() const {
@@ -110,4 +153,4 @@ absl::Status ZkEnsemble::ExpireSession(int64_t session_id, const std::string& pa
   return absl::OkStatus();
 }
 
-}  // namespace tempest::testing
+}  // namespace tempest::coord
