@@ -29,6 +29,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterWorkerCommand(app, set, globals);
   RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
+  RegisterStudyCommand(app, set);
   return set;
 }
 

@@ -49,6 +49,7 @@ void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+void RegisterStudyCommand(CLI::App& app, CommandSet& set);
 
 // A daemon's effective config: Storm's defaults, then --config, then each
 // -c override. Warnings (unknown keys) are printed on stderr.

@@ -43,22 +43,9 @@ struct Daemon {
 // rest of the line. Fails early if the daemon exits.
 absl::StatusOr<std::string> AwaitLine(Daemon& d, const std::string& prefix,
                                       std::chrono::seconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    std::ifstream in(d.log);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
-    }
-    if (!d.process->Running()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(d.name, " exited before it was ready; see ", d.log));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return absl::DeadlineExceededError(
-      absl::StrCat(d.name, " did not print '", prefix, "' within ", timeout.count(), " s; see ",
-                   d.log));
+  absl::StatusOr<std::string> line = os::AwaitLogLine(d.log, prefix, *d.process, timeout);
+  if (!line.ok()) return absl::Status(line.status().code(), absl::StrCat(d.name, ": ", line.status().message()));
+  return line;
 }
 
 absl::StatusOr<Daemon> StartDaemon(const std::string& name, std::vector<std::string> argv,

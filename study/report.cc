@@ -75,7 +75,8 @@ Json RunToJson(const RunResult& run) {
   if (run.dedup_sink.has_value()) {
     j["dedup_sink"] = Json{{"lost", run.dedup_sink->lost},
                            {"duplicated", run.dedup_sink->duplicated},
-                           {"deduplicated", run.dedup_sink->deduplicated}};
+                           {"deduplicated", run.dedup_sink->deduplicated},
+                           {"expected_loss", run.dedup_sink->expected_loss}};
   } else {
     j["dedup_sink"] = nullptr;
   }
@@ -319,6 +320,8 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
     d.Int("lost", &dedup.lost);
     d.Int("duplicated", &dedup.duplicated);
     d.Int("deduplicated", &dedup.deduplicated);
+    // Older results have no expected_loss for the dedup sink: 0.
+    if (it->contains("expected_loss")) d.Int("expected_loss", &dedup.expected_loss);
     if (!d.status().ok()) return d.status();
     run.dedup_sink = dedup;
   }

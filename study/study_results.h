@@ -25,6 +25,7 @@ struct DedupSinkResult {
   int64_t lost = 0;
   int64_t duplicated = 0;    // extra copies it applied (must be 0)
   int64_t deduplicated = 0;  // replays it recognised and dropped
+  int64_t expected_loss = 0;  // what retention deleted before this sink received it
 };
 
 // One scenario under one delivery guarantee.

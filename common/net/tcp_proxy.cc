@@ -300,7 +300,7 @@ absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::Start(std::string target_hos
       }
     }
   });
-  spdlog::info("tcp proxy {}: listening", proxy->core_->name());
+  spdlog::debug("tcp proxy {}: listening", proxy->core_->name());
   return proxy;
 }
 

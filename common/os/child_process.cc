@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -196,6 +197,30 @@ std::string DescribeWaitStatus(int status) {
   if (WIFEXITED(status)) return absl::StrCat("exited ", WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return absl::StrCat("killed by signal ", WTERMSIG(status));
   return absl::StrCat("wait status ", status);
+}
+
+absl::StatusOr<std::string> AwaitLogLine(const std::string& path, const std::string& prefix,
+                                         ChildProcess& process,
+                                         std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    // Checked before reading, so a line printed just before exiting counts.
+    const bool running = process.Running();
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+    }
+    if (!running) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the process exited before printing '", prefix, "'; see ", path));
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      return absl::DeadlineExceededError(absl::StrCat("no line '", prefix, "' within ",
+                                                      timeout.count(), " ms; see ", path));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace tempest::os

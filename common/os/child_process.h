@@ -64,6 +64,14 @@ class ChildProcess {
   std::optional<int> exit_status_;
 };
 
+// Waits until the text file at `path` (a child's log) holds a line starting
+// with `prefix` and returns the rest of that line. FailedPrecondition as soon
+// as `process` exits without printing it; DeadlineExceeded after `timeout`.
+// Both errors name the log. Polls every 50 ms; use from the child's owner.
+absl::StatusOr<std::string> AwaitLogLine(const std::string& path, const std::string& prefix,
+                                         ChildProcess& process,
+                                         std::chrono::milliseconds timeout);
+
 // Human-readable form of a wait status ("exited 0", "killed by signal 9").
 std::string DescribeWaitStatus(int status);
 

@@ -19,7 +19,7 @@ forbid() {
   fi
 }
 
-production="common worker spout bolts nimbus supervisor cli"
+production="common worker spout bolts nimbus supervisor study cli"
 
 # One owner per third-party API.
 for d in $production; do
@@ -29,10 +29,10 @@ done
 for d in common/api common/core common/os common/multilang common/net; do
   forbid "$d" 'zookeeper/' "only common/coord includes the ZooKeeper C client"
 done
-for d in common worker nimbus supervisor cli; do
+for d in common worker nimbus supervisor study cli; do
   forbid "$d" 'librdkafka/' "only spout/ and bolts/ include librdkafka"
 done
-for d in common/api common/core common/os common/multilang common/coord worker spout bolts nimbus supervisor cli; do
+for d in common/api common/core common/os common/multilang common/coord worker spout bolts nimbus supervisor study cli; do
   forbid "$d" 'boost/(asio|beast)' "only common/net includes Asio/Beast"
 done
 
@@ -52,9 +52,9 @@ forbid common/net 'common/(coord|multilang)/|worker/|spout/|bolts/|nimbus/|super
 forbid spout 'worker/|bolts/|nimbus/|supervisor/|cli/' "spout/ sits below worker/"
 forbid bolts 'worker/|spout/|nimbus/|supervisor/|cli/' "bolts/ sits below worker/"
 forbid worker 'nimbus/|supervisor/|cli/' "worker/ sits below the daemons and the CLI"
-forbid nimbus 'supervisor/|cli/' "nimbus/ sits below the CLI"
-forbid supervisor 'nimbus/|cli/' "supervisor/ sits below the CLI"
-forbid study 'cli/|tests/' "study/ sits below the CLI and never includes test support"
+forbid nimbus 'supervisor/|study/|cli/' "nimbus/ sits below the CLI"
+forbid supervisor 'nimbus/|study/|cli/' "supervisor/ sits below the CLI"
+forbid study 'worker/|nimbus/|cli/' "study/ drives daemons as processes and sits below the CLI"
 for d in $production; do
   forbid "$d" 'tests/' "production code never includes test support"
 done

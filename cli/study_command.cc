@@ -1,0 +1,180 @@
+// `tempest study`: the fault-injection study of offset loss and duplication
+// (docs/study-guide.md). Parses options, then study::RunStudy does the work
+// and study::WriteReport writes results.json, report.md and the charts.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/commands.h"
+#include "common/os/files.h"
+#include "study/report.h"
+#include "study/scenario.h"
+#include "study/study_runner.h"
+
+namespace tempest::cli {
+namespace {
+
+struct StudyArgs {
+  std::vector<std::string> scenarios;
+  std::vector<std::string> guarantees;
+  std::vector<std::string> scenario_files;
+  int64_t records = 20'000;
+  double rate = 2'000;
+  uint64_t seed = 1;
+  std::string out = "tempest-study";
+  double settle_timeout_s = 90;
+  bool list = false;
+};
+
+// The scenarios named on the command line ("all" or none: every known one),
+// from the built-ins and the user's files.
+absl::StatusOr<std::vector<study::Scenario>> SelectScenarios(const StudyArgs& args) {
+  std::vector<study::Scenario> known = study::BuiltinScenarios();
+  for (const std::string& file : args.scenario_files) {
+    absl::StatusOr<std::string> text = os::ReadSmallFile(file);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<std::vector<study::Scenario>> parsed = study::ParseScenarios(*text, file);
+    if (!parsed.ok()) return parsed.status();
+    for (study::Scenario& s : *parsed) {
+      // A user's scenario with a built-in name replaces the built-in.
+      auto same = std::find_if(known.begin(), known.end(),
+                               [&](const study::Scenario& k) { return k.name == s.name; });
+      if (same != known.end()) {
+        *same = std::move(s);
+      } else {
+        known.push_back(std::move(s));
+      }
+    }
+  }
+  const bool all = args.scenarios.empty() ||
+                   std::find(args.scenarios.begin(), args.scenarios.end(), "all") !=
+                       args.scenarios.end();
+  if (all) return known;
+  std::vector<study::Scenario> chosen;
+  std::set<std::string> seen;
+  for (const std::string& name : args.scenarios) {
+    auto it = std::find_if(known.begin(), known.end(),
+                           [&](const study::Scenario& k) { return k.name == name; });
+    if (it == known.end()) {
+      std::vector<std::string> names;
+      for (const study::Scenario& k : known) names.push_back(k.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown scenario '", name,
+                                                     "' (known: ", absl::StrJoin(names, ", "),
+                                                     ", all)"));
+    }
+    if (seen.insert(name).second) chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+absl::StatusOr<std::vector<std::string>> SelectGuarantees(const StudyArgs& args) {
+  std::vector<std::string> all(std::begin(study::kGuarantees), std::end(study::kGuarantees));
+  if (args.guarantees.empty()) return all;
+  std::set<std::string> wanted;
+  for (const std::string& g : args.guarantees) {
+    if (g == "all") return all;
+    if (std::find(all.begin(), all.end(), g) == all.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown guarantee '", g, "' (at-least-once, at-most-once, no-guarantee, all)"));
+    }
+    wanted.insert(g);
+  }
+  std::vector<std::string> out;
+  for (const std::string& g : all) {
+    if (wanted.count(g) > 0) out.push_back(g);
+  }
+  return out;
+}
+
+int RunStudyCommand(const StudyArgs& args) {
+  absl::StatusOr<std::vector<study::Scenario>> scenarios = SelectScenarios(args);
+  if (!scenarios.ok()) return Fail(std::string(scenarios.status().message()), 2);
+  if (args.list) {
+    for (const study::Scenario& s : *scenarios) {
+      std::printf("%-24s %-18s %s\n", s.name.c_str(),
+                  std::string(study::FaultKindName(s.fault)).c_str(), s.description.c_str());
+    }
+    return 0;
+  }
+  absl::StatusOr<std::vector<std::string>> guarantees = SelectGuarantees(args);
+  if (!guarantees.ok()) return Fail(std::string(guarantees.status().message()), 2);
+
+  BlockStopSignals();
+  study::StudyOptions options;
+  options.scenarios = *scenarios;
+  options.guarantees = *guarantees;
+  options.records = args.records;
+  options.rate = args.rate;
+  options.seed = args.seed;
+  options.settle_timeout_s = args.settle_timeout_s;
+  std::error_code ec;
+  options.out_dir = std::filesystem::absolute(args.out, ec).string();
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) return Fail(absl::StrCat("cannot create ", options.out_dir, ": ", ec.message()));
+  options.binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Fail(absl::StrCat("cannot find this binary: ", ec.message()));
+  auto stopped = std::make_shared<bool>(false);
+  options.stop_requested = [stopped] {
+    if (!*stopped && WaitStopSignalFor(std::chrono::milliseconds(0)) != 0) *stopped = true;
+    return *stopped;
+  };
+
+  std::fprintf(stderr,
+               "tempest: study of %zu scenario(s) x %zu guarantee(s), %lld records at %.0f/s, "
+               "seed %llu; writing to %s\n",
+               options.scenarios.size(), options.guarantees.size(),
+               static_cast<long long>(options.records), options.rate,
+               static_cast<unsigned long long>(options.seed), options.out_dir.c_str());
+  study::StudyProgress progress(stderr);
+  absl::StatusOr<study::StudyResults> results = study::RunStudy(options, progress);
+  if (!results.ok()) return Fail(std::string(results.status().message()));
+  absl::StatusOr<study::ReportFiles> files = study::WriteReport(*results, options.out_dir);
+  if (!files.ok()) return Fail(std::string(files.status().message()));
+  progress.Line(absl::StrCat("report: ", files->report_md));
+  progress.Line(absl::StrCat("results: ", files->results_json));
+  if (!files->charts_error.empty()) {
+    progress.Line(absl::StrCat("charts not drawn: ", files->charts_error));
+  }
+  int violations = 0;
+  for (const study::RunResult& r : results->runs) violations += static_cast<int>(r.violations.size());
+  if (*stopped) return Fail("stopped before every scenario ran; the report covers what ran");
+  if (violations > 0) {
+    return Fail(absl::StrCat(violations, " expectation(s) broken; see ", files->report_md));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterStudyCommand(CLI::App& app, CommandSet& set) {
+  auto args = std::make_shared<StudyArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "study",
+      "Run fault-injection scenarios against a private local cluster and report lost and "
+      "duplicated records per delivery guarantee (docs/study-guide.md)");
+  sub->add_option("--scenario", args->scenarios,
+                  "a scenario to run (repeatable; 'all' or none: every scenario)");
+  sub->add_option("--guarantee", args->guarantees,
+                  "at-least-once, at-most-once, no-guarantee or all (repeatable; default all)");
+  sub->add_option("--scenario-file", args->scenario_files,
+                  "YAML file of more scenarios (repeatable; see docs/study-guide.md)");
+  sub->add_option("--records", args->records, "records produced per scenario")
+      ->check(CLI::Range(int64_t{100}, int64_t{10'000'000}));
+  sub->add_option("--rate", args->rate, "records produced per second")
+      ->check(CLI::Range(1.0, 1'000'000.0));
+  sub->add_option("--seed", args->seed, "seed of fault timing and target choice");
+  sub->add_option("--out", args->out, "directory for results.json, report.md, charts and logs");
+  sub->add_option("--settle-timeout", args->settle_timeout_s,
+                  "seconds a scenario may take to settle after production and its fault end")
+      ->check(CLI::Range(5.0, 3600.0));
+  sub->add_flag("--list-scenarios", args->list, "print the scenarios and exit");
+  set.Add(sub, [args] { return RunStudyCommand(*args); });
+}
+
+}  // namespace tempest::cli

@@ -1,0 +1,74 @@
+#ifndef TEMPEST_STUDY_SCENARIO_H_
+#define TEMPEST_STUDY_SCENARIO_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tempest::study {
+
+// What a scenario does to the running world. Each kind is one mechanism; a
+// scenario picks one and says when and for how long.
+enum class FaultKind {
+  kKillWorker,       // SIGKILL the workers running the spouts; supervisors restart them
+  kPauseWorker,      // SIGSTOP them past their ZooKeeper session timeout, then SIGCONT (zombie)
+  kKillSupervisor,   // SIGKILL one supervisor and its workers; restart it after `duration`
+  kKillNimbus,       // SIGKILL nimbus; restart it after `duration`
+  kZkSessionExpiry,  // cut the spouts' ZooKeeper connections for `duration`, so the server expires their sessions
+  kKillZkLeader,     // SIGKILL the ZooKeeper leader; restart it after `duration`
+  kZkQuorumLoss,     // SIGSTOP two of the three ZooKeeper servers for `duration`
+  kKafkaBrokerDown,  // take the Kafka broker down for `duration`
+  kRetention,        // stop the topologies; retention deletes past their committed offsets; resubmit at the end of production
+  kBoltFailures,     // the transform bolt fails `fail_fraction` of its inputs for `duration`
+  kSlowBolt,         // the transform bolt sleeps `delay_ms` per input for `duration` (tuples time out)
+  kRestartTopology,  // `kill -w` every topology and submit it again (the control)
+};
+
+std::string_view FaultKindName(FaultKind kind);
+absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
+// Every kind with a one-line description, for `tempest study --help` and docs.
+std::vector<std::pair<FaultKind, std::string_view>> FaultKinds();
+
+// One scenario: a fault, when it starts and how long it lasts. Users write
+// these in YAML (see BuiltinScenarioYaml for the format). A plain value.
+struct Scenario {
+  std::string name;  // [a-z0-9-], at most 48 characters
+  std::string description;
+  FaultKind fault = FaultKind::kKillWorker;
+  // The fault starts at a seeded random point of the production window,
+  // between these fractions of it.
+  double at_min = 0.25;
+  double at_max = 0.6;
+  double duration_s = 0;      // 0: the fault is a single event
+  double fail_fraction = 0.1;  // kBoltFailures
+  int64_t delay_ms = 20;       // kSlowBolt, per input
+};
+
+// Parses scenarios from YAML: a list of mappings, or a mapping with a
+// `scenarios:` list. Keys: name, fault (required), description, at (a
+// fraction, or [min, max]), duration_s, fail_fraction, delay_ms. Any other
+// key, a bad value or a repeated name is an InvalidArgument naming `source`
+// and the line.
+absl::StatusOr<std::vector<Scenario>> ParseScenarios(std::string_view yaml,
+                                                     std::string_view source);
+
+// The built-in scenarios, in the order the study runs them, and their YAML.
+const std::vector<Scenario>& BuiltinScenarios();
+std::string_view BuiltinScenarioYaml();
+
+// When a scenario's fault happens, drawn from the study's seed. Depends only
+// on (seed, scenario name, production window), so a scenario's timing does
+// not change when other scenarios are added or left out.
+struct FaultPlan {
+  double start_s = 0;     // seconds after production starts
+  double duration_s = 0;  // from the scenario
+  uint64_t pick = 0;      // chooses among equal targets (e.g. which supervisor)
+};
+FaultPlan PlanFault(const Scenario& scenario, uint64_t seed, double production_s);
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_SCENARIO_H_

@@ -1,0 +1,63 @@
+#ifndef TEMPEST_STUDY_STUDY_RUNNER_H_
+#define TEMPEST_STUDY_STUDY_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "study/progress.h"
+#include "study/scenario.h"
+#include "study/study_results.h"
+
+namespace tempest::study {
+
+// The delivery guarantees a study compares (KafkaSpout processingGuarantee).
+inline constexpr const char* kGuarantees[] = {"at-least-once", "at-most-once", "no-guarantee"};
+
+struct StudyOptions {
+  std::vector<Scenario> scenarios;
+  std::vector<std::string> guarantees;  // from kGuarantees
+  int64_t records = 20'000;             // produced per scenario
+  double rate = 2'000;                  // records/s
+  uint64_t seed = 1;
+  std::string out_dir;                  // results, report, and the world's state and logs
+  std::string binary;                   // the tempest binary (daemons, submit, kill)
+  int partitions = 4;
+  // How long a scenario may take to settle after production and its fault end.
+  double settle_timeout_s = 90;
+  // Polled often; true stops the study after cleaning up (Ctrl-C).
+  std::function<bool()> stop_requested = [] { return false; };
+};
+
+// Runs the study: starts a world (study/study_world.h), then per scenario
+// creates a fresh topic, runs one KafkaSpout -> transform -> sink topology
+// per guarantee side by side (the at-least-once one also feeds an
+// effectively-once sink), produces `records` sequenced records at `rate`,
+// injects the fault at its seeded moment, waits until everything settles,
+// and diffs input, output and committed offsets. Returns one RunResult per
+// scenario x guarantee; an error only when the world itself cannot run.
+// Blocks; call from the main thread (it owns child processes).
+absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress& progress);
+
+// The Flux topology of one pipeline. Exposed for tests.
+struct PipelineSpec {
+  std::string name;        // topology name and spout id
+  std::string guarantee;   // at-least-once | at-most-once | no-guarantee
+  std::string topic;
+  std::string bootstrap_servers;
+  std::vector<std::string> zk_servers;  // for the spout's offsets
+  std::string zk_root;
+  std::string sink_log;
+  std::string dedup_sink_log;  // empty: no effectively-once sink
+  std::string fault_switch_file;
+  double fail_fraction = 0;
+  int64_t delay_micros = 0;
+  uint64_t seed = 1;
+};
+std::string PipelineTopologyYaml(const PipelineSpec& spec);
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_STUDY_RUNNER_H_

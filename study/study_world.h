@@ -1,0 +1,107 @@
+#ifndef TEMPEST_STUDY_STUDY_WORLD_H_
+#define TEMPEST_STUDY_STUDY_WORLD_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/coord/zk_ensemble.h"
+#include "common/net/tcp_proxy.h"
+#include "common/os/child_process.h"
+#include "spout/dev_kafka_cluster.h"
+
+namespace tempest::study {
+
+// Everything a study runs against, on 127.0.0.1: a 3-node ZooKeeper
+// ensemble, a dev Kafka cluster (in this process, so faults can reach it), a
+// nimbus and N supervisors as child processes of this binary, and one TCP
+// proxy per ZooKeeper server through which the spouts (only they) reach
+// ZooKeeper, so their sessions can be cut alone.
+//
+// Owns every process and server; the destructor stops them (supervisors
+// first, so their workers stop too). Not thread-safe: drive it from one
+// thread (child processes die with the thread that started them).
+class StudyWorld {
+ public:
+  struct Options {
+    std::string dir;          // state, configuration and logs (must exist)
+    std::string binary;       // the tempest binary that runs the daemons
+    int zookeepers = 3;
+    int supervisors = 2;
+    int slots_per_supervisor = 6;
+    int zk_session_timeout_ms = 4000;
+    std::string zk_root = "/tempest-study";
+  };
+
+  // One worker process, as its supervisor's local files show it.
+  struct Worker {
+    int supervisor = 0;
+    int port = 0;
+    pid_t pid = 0;
+    std::string topology_id;
+    int kafka_partitions = 0;  // partitions its spouts read (0: no KafkaSpout)
+  };
+
+  static absl::StatusOr<std::unique_ptr<StudyWorld>> Start(const Options& options);
+  ~StudyWorld();
+  StudyWorld(const StudyWorld&) = delete;
+  StudyWorld& operator=(const StudyWorld&) = delete;
+
+  const Options& options() const { return options_; }
+  std::string zk_connect() const { return zk_->ConnectString(); }
+  // The proxies' addresses, for a KafkaSpout's zkServers.
+  std::vector<std::string> spout_zk_servers() const;
+  const std::string& bootstrap_servers() const { return kafka_->bootstrap_servers(); }
+  const std::string& nimbus_address() const { return nimbus_address_; }
+  spout::DevKafkaCluster& kafka() { return *kafka_; }
+  coord::ZkEnsemble& zookeeper() { return *zk_; }
+
+  // Runs `tempest ARGS --config .. --nimbus ..` and returns its stdout, or an
+  // error quoting its stderr.
+  absl::StatusOr<std::string> Tempest(std::vector<std::string> args,
+                                      std::chrono::seconds timeout);
+  // Starts `tempest ARGS ...` without waiting (see Tempest); Finish collects it.
+  struct Command {
+    std::string name;
+    std::unique_ptr<os::ChildProcess> process;
+    std::string out, err;
+  };
+  absl::StatusOr<Command> StartTempest(std::vector<std::string> args);
+  absl::StatusOr<std::string> Finish(Command& command, std::chrono::seconds timeout);
+
+  // Faults.
+  void KillNimbus();
+  absl::Status StartNimbus();
+  int supervisor_count() const { return static_cast<int>(supervisors_.size()); }
+  // SIGKILLs supervisor i and every worker it runs.
+  void KillSupervisor(int i);
+  absl::Status StartSupervisor(int i);
+  void CutSpoutZooKeeper(bool cut);
+
+  std::vector<Worker> Workers() const;
+
+ private:
+  explicit StudyWorld(Options options) : options_(std::move(options)) {}
+  std::string LocalDir(int supervisor) const;
+  std::string LogPath(const std::string& name) const;
+
+  Options options_;
+  std::string config_path_;
+  std::unique_ptr<coord::ZkEnsemble> zk_;
+  std::vector<std::unique_ptr<net::TcpProxy>> zk_proxies_;
+  std::unique_ptr<spout::DevKafkaCluster> kafka_;
+  std::unique_ptr<os::ChildProcess> nimbus_;
+  std::string nimbus_address_;
+  std::vector<std::unique_ptr<os::ChildProcess>> supervisors_;
+  std::vector<std::vector<int>> slot_ports_;
+  int commands_ = 0;
+};
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_STUDY_WORLD_H_

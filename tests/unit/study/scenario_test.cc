@@ -1,0 +1,118 @@
+#include "study/scenario.h"
+
+#include <set>
+
+#include "gtest/gtest.h"
+
+namespace tempest::study {
+namespace {
+
+TEST(ScenarioTest, BuiltinsAreTheNamedTwelve) {
+  std::set<std::string> names;
+  for (const Scenario& s : BuiltinScenarios()) names.insert(s.name);
+  const std::set<std::string> expected = {
+      "worker-kill",       "supervisor-kill",   "nimbus-kill",          "zk-session-expiry",
+      "zk-leader-kill",    "zk-quorum-loss",    "zombie-spout",         "kafka-broker-down",
+      "retention-past-offset", "bolt-failures", "slow-bolt",            "clean-restart"};
+  EXPECT_EQ(names, expected);
+  for (const Scenario& s : BuiltinScenarios()) EXPECT_FALSE(s.description.empty()) << s.name;
+}
+
+TEST(ScenarioTest, QuorumLossLastsTenSecondsAndBoltFailuresFailTenPercent) {
+  for (const Scenario& s : BuiltinScenarios()) {
+    if (s.name == "zk-quorum-loss") {
+      EXPECT_EQ(s.fault, FaultKind::kZkQuorumLoss);
+      EXPECT_EQ(s.duration_s, 10);
+    }
+    if (s.name == "bolt-failures") {
+      EXPECT_DOUBLE_EQ(s.fail_fraction, 0.1);
+    }
+  }
+}
+
+TEST(ScenarioTest, ParsesAUsersScenario) {
+  auto parsed = ParseScenarios(R"(
+- name: long-gc
+  fault: pause-worker
+  at: [0.1, 0.2]
+  duration_s: 12.5
+  description: a 12 s stop-the-world pause
+- name: flaky
+  fault: bolt-failures
+  at: 0.5
+  fail_fraction: 0.3
+)",
+                               "mine.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ((*parsed)[0].fault, FaultKind::kPauseWorker);
+  EXPECT_DOUBLE_EQ((*parsed)[0].at_min, 0.1);
+  EXPECT_DOUBLE_EQ((*parsed)[0].at_max, 0.2);
+  EXPECT_DOUBLE_EQ((*parsed)[0].duration_s, 12.5);
+  EXPECT_DOUBLE_EQ((*parsed)[1].at_min, 0.5);
+  EXPECT_DOUBLE_EQ((*parsed)[1].at_max, 0.5);
+  EXPECT_DOUBLE_EQ((*parsed)[1].fail_fraction, 0.3);
+}
+
+TEST(ScenarioTest, BadScenariosGetOneErrorWithFileAndLine) {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"- name: a\n  fault: meteor\n", "mine.yaml:2: unknown fault 'meteor'"},
+      {"- name: a\n  fault: kill-worker\n  colour: red\n", "mine.yaml:3: unknown key 'colour'"},
+      {"- fault: kill-worker\n", "needs a name"},
+      {"- name: a\n", "needs a fault"},
+      {"- name: Big Name\n  fault: kill-worker\n", "must be 1-48 characters"},
+      {"- name: a\n  fault: kill-worker\n  at: [0.7, 0.2]\n", "within [0, 1]"},
+      {"- name: a\n  fault: kill-worker\n  duration_s: -1\n", "duration_s"},
+      {"- name: a\n  fault: kill-worker\n  duration_s: soon\n", "is not a valid value"},
+      {"- name: a\n  fault: kill-worker\n- name: a\n  fault: kill-nimbus\n", "defined twice"},
+      {"scenarios: [\n", "not valid YAML"},
+      {"just text\n", "expected a list"},
+      {"[]\n", "no scenarios"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = ParseScenarios(c.yaml, "mine.yaml");
+    ASSERT_FALSE(parsed.ok()) << c.yaml;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(parsed.status().message()).find(c.message), std::string::npos)
+        << parsed.status() << " for " << c.yaml;
+  }
+}
+
+TEST(ScenarioTest, TheSameSeedPlansTheSameFault) {
+  const Scenario& s = BuiltinScenarios().front();
+  const FaultPlan a = PlanFault(s, 42, 10.0);
+  const FaultPlan b = PlanFault(s, 42, 10.0);
+  EXPECT_EQ(a.start_s, b.start_s);
+  EXPECT_EQ(a.pick, b.pick);
+  EXPECT_GE(a.start_s, s.at_min * 10.0);
+  EXPECT_LE(a.start_s, s.at_max * 10.0);
+  // Another seed moves it (for these two seeds).
+  EXPECT_NE(PlanFault(s, 43, 10.0).start_s, a.start_s);
+}
+
+TEST(ScenarioTest, AScenariosPlanIgnoresTheOthers) {
+  // Planned by name: leaving other scenarios out changes nothing.
+  Scenario s = BuiltinScenarios()[3];
+  const FaultPlan alone = PlanFault(s, 7, 10.0);
+  for (const Scenario& other : BuiltinScenarios()) (void)PlanFault(other, 7, 10.0);
+  EXPECT_EQ(PlanFault(s, 7, 10.0).start_s, alone.start_s);
+  Scenario renamed = s;
+  renamed.name = "another-name";
+  EXPECT_NE(PlanFault(renamed, 7, 10.0).start_s, alone.start_s);
+}
+
+TEST(ScenarioTest, FaultKindsRoundTripByName) {
+  for (const auto& [kind, description] : FaultKinds()) {
+    auto parsed = ParseFaultKind(FaultKindName(kind));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, kind);
+    EXPECT_FALSE(description.empty());
+  }
+}
+
+}  // namespace
+}  // namespace tempest::study
