@@ -30,6 +30,7 @@ struct StudyArgs {
   std::string out = "tempest-study";
   double settle_timeout_s = 90;
   bool list = false;
+  bool report_only = false;
 };
 
 // The scenarios named on the command line ("all" or none: every known one),
@@ -92,7 +93,22 @@ absl::StatusOr<std::vector<std::string>> SelectGuarantees(const StudyArgs& args)
   return out;
 }
 
+// Redraws report.md and the charts from an earlier study's results.json.
+int RedrawReport(const StudyArgs& args) {
+  const std::string path = (std::filesystem::path(args.out) / "results.json").string();
+  absl::StatusOr<std::string> text = os::ReadSmallFile(path, size_t{1} << 30);
+  if (!text.ok()) return Fail(std::string(text.status().message()));
+  absl::StatusOr<study::StudyResults> results = study::ResultsFromJson(*text);
+  if (!results.ok()) return Fail(absl::StrCat(path, ": ", results.status().message()));
+  absl::StatusOr<study::ReportFiles> files = study::WriteReport(*results, args.out);
+  if (!files.ok()) return Fail(std::string(files.status().message()));
+  std::printf("%s\n", files->report_md.c_str());
+  if (!files->charts_error.empty()) return Fail(absl::StrCat("charts: ", files->charts_error));
+  return 0;
+}
+
 int RunStudyCommand(const StudyArgs& args) {
+  if (args.report_only) return RedrawReport(args);
   absl::StatusOr<std::vector<study::Scenario>> scenarios = SelectScenarios(args);
   if (!scenarios.ok()) return Fail(std::string(scenarios.status().message()), 2);
   if (args.list) {
@@ -174,6 +190,8 @@ void RegisterStudyCommand(CLI::App& app, CommandSet& set) {
                   "seconds a scenario may take to settle after production and its fault end")
       ->check(CLI::Range(5.0, 3600.0));
   sub->add_flag("--list-scenarios", args->list, "print the scenarios and exit");
+  sub->add_flag("--report-only", args->report_only,
+                "redraw report.md and the charts from --out's results.json; run nothing");
   set.Add(sub, [args] { return RunStudyCommand(*args); });
 }
 

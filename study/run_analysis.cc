@@ -87,10 +87,11 @@ namespace {
 // not needed: samples are dense), per second; 0 for an empty interval.
 double RateBetween(const std::vector<Sample>& samples, double from_s, double to_s) {
   if (samples.empty() || to_s - from_s < 0.2) return 0;
+  // What the sink held just before `t`: windows [a, b) and [b, c) add up.
   auto at = [&](double t) {
     int64_t v = samples.front().sink_received;
     for (const Sample& s : samples) {
-      if (s.t_s > t) break;
+      if (s.t_s >= t) break;
       v = s.sink_received;
     }
     return v;
@@ -179,14 +180,19 @@ void FillTimeline(RunResult& run, double stall_s) {
     recovery_point = fault_end;
   } else if (recovered_at.has_value()) {
     run.recovery_s = Round1(*recovered_at - fault);
-    recovery_point = std::max(*recovered_at, fault_end);
+    recovery_point = *recovered_at;
   } else {
     recovery_point = s.back().t_s;
   }
   run.throughput_during = Round1(RateBetween(s, fault, recovery_point));
-  // A backlog drained within one sample still gets a rate: at least 1 s.
-  if (done_s >= recovery_point) {
-    run.throughput_after = Round1(RateBetween(s, recovery_point, std::max(done_s, recovery_point + 1.0)));
+  // A backlog drained within one sample still gets a rate over at least 1 s.
+  // Nothing left after recovery (the sink finished during the fault): NaN,
+  // "not applicable", rather than a misleading 0.
+  if (done_s > recovery_point) {
+    run.throughput_after =
+        Round1(RateBetween(s, recovery_point, std::max(done_s + 0.2, recovery_point + 1.0)));
+  } else {
+    run.throughput_after = std::nan("");
   }
 }
 

@@ -95,10 +95,11 @@ scenarios:
   - name: slow-bolt
     fault: slow-bolt
     delay_ms: 20
-    duration_s: 6
+    duration_s: 10
     description: >-
-      The transform bolt takes 20 ms per input for 6 s, so tuples in flight
-      outlive the 5 s message timeout and time out.
+      The transform bolt takes 20 ms per input for 10 s, so tuples queued
+      behind it outlive the 4 s message timeout and are replayed while the
+      originals are still on their way.
   - name: clean-restart
     fault: restart-topology
     description: The control. Every topology is killed with kill -w and submitted again.

@@ -621,6 +621,7 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   if (absl::Status s = KillAll(); !s.ok()) {
     notes_.push_back(absl::StrCat("kill: ", s.message()));
   }
+  world_.CollectWorkerLogs(OurTopologies(), (dir_ / "worker-logs").string());
   std::error_code ec;
   std::filesystem::remove(switch_file_, ec);
   if (!fault_status.ok()) {
@@ -701,7 +702,7 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "config:\n"
       "  topology.workers: 2\n"
       "  topology.acker.executors: 1\n"
-      "  topology.message.timeout.secs: 5\n"
+      "  topology.message.timeout.secs: 4\n"
       "  topology.max.spout.pending: 1000\n"
       "  topology.tick.tuple.freq.secs: 1\n"
       "spouts:\n"

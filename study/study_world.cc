@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -199,6 +200,29 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
     }
   }
   return out;
+}
+
+void StudyWorld::CollectWorkerLogs(const std::vector<std::string>& name_prefixes,
+                                   const std::string& dest_dir) const {
+  std::error_code ec;
+  for (int s = 0; s < static_cast<int>(slot_ports_.size()); ++s) {
+    for (int port : slot_ports_[s]) {
+      const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
+      absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
+          supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
+      if (!launch.ok()) continue;
+      const bool ours = std::any_of(name_prefixes.begin(), name_prefixes.end(),
+                                    [&](const std::string& p) {
+                                      return launch->topology_id.rfind(p + "-", 0) == 0;
+                                    });
+      if (!ours) continue;
+      std::filesystem::create_directories(dest_dir, ec);
+      std::filesystem::copy_file(
+          supervisor::WorkerLogPath(wdir),
+          std::filesystem::path(dest_dir) / absl::StrCat("supervisor-", s + 1, "-", port, ".log"),
+          std::filesystem::copy_options::overwrite_existing, ec);
+    }
+  }
 }
 
 absl::StatusOr<StudyWorld::Command> StudyWorld::StartTempest(std::vector<std::string> args) {

@@ -84,6 +84,11 @@ class StudyWorld {
   void CutSpoutZooKeeper(bool cut);
 
   std::vector<Worker> Workers() const;
+  // Copies the worker.log of every slot last used by a topology whose id
+  // starts with one of `name_prefixes` into `dest_dir` (as
+  // supervisor-N-PORT.log), before a later topology reuses the slot.
+  void CollectWorkerLogs(const std::vector<std::string>& name_prefixes,
+                         const std::string& dest_dir) const;
 
  private:
   explicit StudyWorld(Options options) : options_(std::move(options)) {}
