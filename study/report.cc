@@ -577,7 +577,9 @@ Chart LossDuplicatesChart(const StudyResults& r, const std::vector<std::string>&
   size_t label_lines = 1;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     label_lines =
-        std::max(label_lines, slant ? (scenarios[i].size() * 45 + 99) / 100 : names[i].size());
+        // Slanted by 25 degrees a name rises about 0.2 line per character
+        // (a character is half a line wide; sin 25 = 0.42).
+        std::max(label_lines, slant ? (scenarios[i].size() * 22 + 99) / 100 + 1 : names[i].size());
   }
   std::vector<std::string> xtics;
   for (size_t i = 0; i < scenarios.size(); ++i) {
@@ -589,7 +591,7 @@ Chart LossDuplicatesChart(const StudyResults& r, const std::vector<std::string>&
   std::string gp = absl::StrCat(
       "# Lost and duplicated records by scenario and guarantee (tempest study).\n"
       "# Re-plot: cd into this directory and run `gnuplot ",
-      c.script_name, "`.\n", "set terminal ", kTerminal, " size 900,560\n", "set output '../",
+      c.script_name, "`.\n", "set terminal ", kTerminal, " size 900,640\n", "set output '../",
       c.png, "'\n",
       "set datafile missing '?'\n"
       "set style fill solid 0.85 noborder\n"

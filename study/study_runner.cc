@@ -299,33 +299,44 @@ absl::Status ScenarioRun::WaitSpoutsReady(std::chrono::seconds timeout) {
 }
 
 void ScenarioRun::SampleOnce(coord::ZkSession& zk) {
-  const double t = Now();
+  // The cheap readings first, all at one instant; then ZooKeeper, which may
+  // be unreachable (quorum loss): the first failed read marks the rest of
+  // this sample unreadable instead of waiting out each pipeline's timeout.
+  const double t = std::round(Now() * 1000.0) / 1000.0;
   int64_t log_end = 0;
   for (const auto& d : delivered_) log_end += d.load();
+  std::vector<Sample> taken;
   for (Pipeline& p : pipelines_) {
     Sample s;
-    s.t_s = std::round(t * 1000.0) / 1000.0;
+    s.t_s = t;
     s.sink_received = p.sink_lines->Count();
     s.log_end = log_end;
+    taken.push_back(s);
+  }
+  bool zk_readable = true;
+  for (size_t i = 0; i < pipelines_.size() && zk_readable; ++i) {
+    Pipeline& p = pipelines_[i];
     std::optional<std::vector<int64_t>> committed =
         ReadCommitted(zk, p.spec.name, options_.partitions);
-    if (committed.has_value()) {
-      int64_t sum = 0;
-      for (int i = 0; i < options_.partitions; ++i) {
-        const int64_t c = (*committed)[i];
-        if (c < 0) {
-          sum = -1;
-          break;
-        }
-        if (c < p.max_committed[i]) ++p.regressions;
-        p.max_committed[i] = std::max(p.max_committed[i], c);
-        sum += c;
-      }
-      s.committed = sum;
+    if (!committed.has_value()) {
+      zk_readable = false;
+      break;
     }
-    std::lock_guard<std::mutex> lock(samples_mu_);
-    p.samples.push_back(s);
+    int64_t sum = 0;
+    for (int k = 0; k < options_.partitions; ++k) {
+      const int64_t c = (*committed)[k];
+      if (c < 0) {
+        sum = -1;
+        break;
+      }
+      if (c < p.max_committed[k]) ++p.regressions;
+      p.max_committed[k] = std::max(p.max_committed[k], c);
+      sum += c;
+    }
+    taken[i].committed = sum;
   }
+  std::lock_guard<std::mutex> lock(samples_mu_);
+  for (size_t i = 0; i < pipelines_.size(); ++i) pipelines_[i].samples.push_back(taken[i]);
 }
 
 void ScenarioRun::StartSampler() {
@@ -333,7 +344,7 @@ void ScenarioRun::StartSampler() {
   sampler_ = std::thread([this] {
     coord::ZkSession::Options o;
     o.connect_string = world_.zk_connect();
-    o.operation_timeout = milliseconds(1000);
+    o.operation_timeout = milliseconds(300);
     absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = coord::ZkSession::Create(o);
     if (!zk.ok()) return;
     (void)(*zk)->WaitConnected(seconds(10));
@@ -776,6 +787,11 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
   wo.binary = options.binary;
   absl::StatusOr<std::unique_ptr<StudyWorld>> world = StudyWorld::Start(wo);
   if (!world.ok()) return world.status();
+  // This process's ZooKeeper clients complain loudly during the faults the
+  // study injects on purpose; their lines go to a log, not the progress.
+  std::FILE* zk_log =
+      std::fopen((std::filesystem::path(wo.dir) / "logs" / "study-zk-client.log").c_str(), "a");
+  if (zk_log != nullptr) coord::SetZkClientLogStream(zk_log);
 
   for (size_t i = 0; i < options.scenarios.size(); ++i) {
     const Scenario& scenario = options.scenarios[i];
@@ -811,6 +827,11 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
     }
   }
   results.duration_s = std::round(SecondsSince(started) * 10) / 10;
+  world->reset();
+  if (zk_log != nullptr) {
+    coord::SetZkClientLogStream(nullptr);
+    std::fclose(zk_log);
+  }
   return results;
 }
 

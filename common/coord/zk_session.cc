@@ -332,6 +332,8 @@ void ZkSessionCallbacks::AsyncSetDone(int rc, const Stat* stat, const void* data
 }
 
 // ---------------------------------------------------------------------------
+void SetZkClientLogStream(std::FILE* stream) { zoo_set_log_stream(stream); }
+
 // Life cycle
 
 ZkSession::ZkSession(Options options) : options_(std::move(options)) {}

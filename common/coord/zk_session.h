@@ -2,6 +2,7 @@
 #define TEMPEST_COMMON_COORD_ZK_SESSION_H_
 
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -140,6 +141,12 @@ struct ZkOpResult {
   std::string created_path;  // kCreate
   ZkStat stat;               // kSet (when known)
 };
+
+// Sends the ZooKeeper C client's own log lines (reconnects, expiries), for
+// every session of this process, to `stream` instead of stderr; nullptr
+// restores stderr. The stream must stay open while sessions exist. For
+// commands whose stderr is for people, such as `tempest study`.
+void SetZkClientLogStream(std::FILE* stream);
 
 // One ZooKeeper session at a time over the multi-threaded C client, with an
 // explicit state machine (see ZkSessionState), retries with backoff under a
