@@ -230,37 +230,35 @@ std::vector<std::string> ScenarioRun::OurTopologies() const {
   return names;
 }
 
-absl::Status ScenarioRun::SubmitAll() {
-  // Side by side: every submission runs at once.
+// Runs `tempest` commands side by side and waits for all of them; the first
+// failure is returned.
+absl::Status RunTogether(StudyWorld& world, const std::vector<std::vector<std::string>>& runs) {
   std::vector<StudyWorld::Command> commands;
-  for (const Pipeline& p : pipelines_) {
-    absl::StatusOr<StudyWorld::Command> c =
-        world_.StartTempest({"submit", p.yaml_path, "--until-running"});
+  for (const std::vector<std::string>& args : runs) {
+    absl::StatusOr<StudyWorld::Command> c = world.StartTempest(args);
     if (!c.ok()) return c.status();
     commands.push_back(*std::move(c));
   }
   absl::Status first = absl::OkStatus();
   for (StudyWorld::Command& c : commands) {
-    absl::StatusOr<std::string> out = world_.Finish(c, seconds(120));
+    absl::StatusOr<std::string> out = world.Finish(c, seconds(120));
     if (!out.ok() && first.ok()) first = out.status();
   }
   return first;
 }
 
+absl::Status ScenarioRun::SubmitAll() {
+  std::vector<std::vector<std::string>> runs;
+  for (const Pipeline& p : pipelines_) runs.push_back({"submit", p.yaml_path, "--until-running"});
+  return RunTogether(world_, runs);
+}
+
 absl::Status ScenarioRun::KillAll() {
-  std::vector<StudyWorld::Command> commands;
+  std::vector<std::vector<std::string>> runs;
   for (const std::string& name : OurTopologies()) {
-    absl::StatusOr<StudyWorld::Command> c =
-        world_.StartTempest({"kill", name, "-w", "0", "--until-removed"});
-    if (!c.ok()) return c.status();
-    commands.push_back(*std::move(c));
+    runs.push_back({"kill", name, "-w", "0", "--until-removed"});
   }
-  absl::Status first = absl::OkStatus();
-  for (StudyWorld::Command& c : commands) {
-    absl::StatusOr<std::string> out = world_.Finish(c, seconds(120));
-    if (!out.ok() && first.ok()) first = out.status();
-  }
-  return first;
+  return RunTogether(world_, runs);
 }
 
 std::vector<StudyWorld::Worker> ScenarioRun::SpoutWorkers() const {
