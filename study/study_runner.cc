@@ -174,6 +174,7 @@ class ScenarioRun {
   std::thread producer_;
   std::atomic<bool> big_keys_{false};
   std::atomic<bool> producer_done_{false};
+  std::atomic<bool> producer_stop_{false};  // the study was stopped
   std::vector<std::atomic<int64_t>> delivered_;  // per partition
   absl::Status producer_status_;
   std::mutex producer_mu_;
@@ -379,7 +380,7 @@ void ScenarioRun::StartProducer() {
           delivered_[p] = (*producer)->DeliveredTo(topic_, p);
         }
       };
-      for (int64_t seq = 0; seq < options_.records && status.ok(); ++seq) {
+      for (int64_t seq = 0; seq < options_.records && status.ok() && !producer_stop_; ++seq) {
         const auto due = t0_ + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(seq / options_.rate));
         if (Clock::now() < due) {
@@ -579,6 +580,7 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   while (true) {
     if (options_.stop_requested()) {
       fault_status = absl::CancelledError("stopped");
+      producer_stop_ = true;
       break;
     }
     const double t = Now();
