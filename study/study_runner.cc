@@ -175,6 +175,7 @@ class ScenarioRun {
   std::atomic<bool> big_keys_{false};
   std::atomic<bool> producer_done_{false};
   std::atomic<bool> producer_stop_{false};  // the study was stopped
+  std::atomic<bool> producer_held_{false};  // waits (retention: while the topologies die)
   std::vector<std::atomic<int64_t>> delivered_;  // per partition
   absl::Status producer_status_;
   std::mutex producer_mu_;
@@ -388,6 +389,10 @@ void ScenarioRun::StartProducer() {
           publish();
           std::this_thread::sleep_until(due);
         }
+        while (producer_held_ && !producer_stop_) {
+          (*producer)->Poll();
+          std::this_thread::sleep_for(milliseconds(10));
+        }
         std::string key = absl::StrCat("k", seq);
         if (big_keys_) absl::StrAppend(&key, "-", padding);
         status = (*producer)->Send(topic_, layout_.PartitionOf(seq), key, absl::StrCat(seq),
@@ -450,9 +455,16 @@ absl::Status ScenarioRun::Inject() {
     }
     case FaultKind::kKafkaBrokerDown:
       return world_.kafka().SetBrokerDown(1);
-    case FaultKind::kRetention:
+    case FaultKind::kRetention: {
+      // Nothing is produced while the topologies die, so they cannot read
+      // past the fault; everything after it is big enough for retention to
+      // delete it unread.
+      producer_held_ = true;
+      absl::Status s = KillAll();
       big_keys_ = true;
-      return KillAll();
+      producer_held_ = false;
+      return s;
+    }
     case FaultKind::kBoltFailures:
     case FaultKind::kSlowBolt:
       std::ofstream(switch_file_) << "on\n";

@@ -17,7 +17,8 @@ namespace tempest::study {
 namespace {
 
 constexpr auto kDaemonStart = std::chrono::seconds(90);
-constexpr const char* kTopic = "study";  // a topic that exists from the start
+// The dev cluster starts with one topic; each scenario creates its own.
+constexpr const char* kTopic = "study";
 
 std::string ReadOrEmpty(const std::string& path) {
   absl::StatusOr<std::string> text = os::ReadSmallFile(path, 1 << 20);
@@ -258,13 +259,6 @@ absl::StatusOr<std::string> StudyWorld::Finish(Command& c, std::chrono::seconds 
                                             LastLine(ReadOrEmpty(c.err))));
   }
   return ReadOrEmpty(c.out);
-}
-
-absl::StatusOr<std::string> StudyWorld::Tempest(std::vector<std::string> args,
-                                                std::chrono::seconds timeout) {
-  absl::StatusOr<Command> c = StartTempest(std::move(args));
-  if (!c.ok()) return c.status();
-  return Finish(*c, timeout);
 }
 
 }  // namespace tempest::study

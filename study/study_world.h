@@ -61,11 +61,8 @@ class StudyWorld {
   spout::DevKafkaCluster& kafka() { return *kafka_; }
   coord::ZkEnsemble& zookeeper() { return *zk_; }
 
-  // Runs `tempest ARGS --config .. --nimbus ..` and returns its stdout, or an
-  // error quoting its stderr.
-  absl::StatusOr<std::string> Tempest(std::vector<std::string> args,
-                                      std::chrono::seconds timeout);
-  // Starts `tempest ARGS ...` without waiting (see Tempest); Finish collects it.
+  // Starts `tempest ARGS --config .. --nimbus ..` without waiting; Finish
+  // waits for it and returns its stdout, or an error quoting its stderr.
   struct Command {
     std::string name;
     std::unique_ptr<os::ChildProcess> process;
