@@ -20,9 +20,11 @@ namespace tempest::spout {
 
 // A Kafka producer for tools that write records of their own, such as the
 // sequenced input of `tempest study`. Idempotent with acks=all, so every
-// record lands exactly once and, per partition, in the order sent: on a
-// fresh topic the n-th record sent to a partition gets offset n, even across
-// a broker outage (librdkafka retries until the record's delivery timeout).
+// delivered record landed exactly once and, per partition, in the order
+// sent: on a fresh topic the n-th record sent to a partition gets offset n,
+// even across a broker outage shorter than the delivery timeout (2 min;
+// librdkafka retries until then, and a record still undelivered fails
+// Flush).
 //
 // Owns a librdkafka producer handle. Not thread-safe: one thread sends,
 // polls and flushes; delivery reports are served on that thread by Poll,

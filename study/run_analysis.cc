@@ -166,7 +166,10 @@ void FillTimeline(RunResult& run, double stall_s) {
       last_progress = x.t_s;
       continue;
     }
-    const bool outstanding = x.committed < 0 || x.committed < x.log_end;
+    // Work is outstanding while the sink lacks produced records (or, in
+    // samples without that count, while commits lag).
+    const bool outstanding = x.sink_distinct >= 0 ? x.sink_distinct < x.log_end
+                                                  : x.committed < 0 || x.committed < x.log_end;
     if (!stalled && outstanding && x.t_s - last_progress >= stall_s &&
         last_progress <= stall_search_end) {
       stalled = true;
@@ -184,7 +187,10 @@ void FillTimeline(RunResult& run, double stall_s) {
   } else {
     recovery_point = s.back().t_s;
   }
-  run.throughput_during = Round1(RateBetween(s, fault, recovery_point));
+  // An instant fault the sink never noticed has no "during".
+  run.throughput_during = recovery_point - fault >= 0.2
+                              ? Round1(RateBetween(s, fault, recovery_point))
+                              : std::nan("");
   // A backlog drained within one sample still gets a rate over at least 1 s.
   // Nothing left after recovery (the sink finished during the fault): NaN,
   // "not applicable", rather than a misleading 0.

@@ -53,8 +53,8 @@ int64_t UnreceivedInRanges(const DeliveryCounts& counts, const RecordLayout& lay
 // commit_blocked_s, recovery_s and the three throughputs from run.samples and
 // the fault times. `production_s` is when the last record was produced.
 //
-// Recovery: if the sink stops (no new record for `stall_s` while records are
-// outstanding) within the fault window or up to 5 s after the fault starts,
+// Recovery: if the sink stops (no new record for `stall_s` while it lacks
+// produced records) within the fault window or up to 5 s after the fault starts,
 // recovery_s is the time from the fault to the sink's first new record after
 // that stall; if it never stops, 0; if it never resumes, absent.
 void FillTimeline(RunResult& run, double stall_s = 1.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -133,13 +134,38 @@ bool ValidName(const std::string& name) {
   });
 }
 
+// Faults that act over a window need a non-zero duration_s; the restarts
+// (kill-supervisor, kill-nimbus, kill-zk-leader) may come back at once.
+bool NeedsDuration(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kPauseWorker:
+    case FaultKind::kZkSessionExpiry:
+    case FaultKind::kZkQuorumLoss:
+    case FaultKind::kKafkaBrokerDown:
+    case FaultKind::kBoltFailures:
+    case FaultKind::kSlowBolt:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& node) {
   if (!node.IsMap()) return Bad(source, node, "a scenario must be a mapping");
   Scenario s;
   bool has_name = false;
   bool has_fault = false;
+  std::set<std::string> keys;
+  // Where these keys were given, for errors found once the fault is known.
+  std::optional<YAML::Node> fail_fraction_node, delay_node, duration_node;
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
+    if (!keys.insert(key).second) {
+      return Bad(source, kv.first, absl::StrCat("key '", key, "' is given twice"));
+    }
+    if (key == "fail_fraction") fail_fraction_node = kv.second;
+    if (key == "delay_ms") delay_node = kv.second;
+    if (key == "duration_s") duration_node = kv.second;
     const YAML::Node& v = kv.second;
     if (key == "name") {
       absl::StatusOr<std::string> name = As<std::string>(source, v, key);
@@ -202,6 +228,18 @@ absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& n
   }
   if (!has_name) return Bad(source, node, "a scenario needs a name");
   if (!has_fault) return Bad(source, node, absl::StrCat("scenario '", s.name, "' needs a fault"));
+  const std::string fault(FaultKindName(s.fault));
+  if (NeedsDuration(s.fault) && s.duration_s <= 0) {
+    return Bad(source, duration_node.value_or(node),
+               absl::StrCat("fault ", fault, " needs duration_s > 0"));
+  }
+  if (fail_fraction_node.has_value() && s.fault != FaultKind::kBoltFailures) {
+    return Bad(source, *fail_fraction_node,
+               absl::StrCat("fail_fraction applies to bolt-failures, not ", fault));
+  }
+  if (delay_node.has_value() && s.fault != FaultKind::kSlowBolt) {
+    return Bad(source, *delay_node, absl::StrCat("delay_ms applies to slow-bolt, not ", fault));
+  }
   return s;
 }
 
@@ -246,8 +284,9 @@ absl::StatusOr<std::vector<Scenario>> ParseScenarios(std::string_view yaml,
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
+    return absl::InvalidArgumentError(absl::StrCat(
+        e.mark.line >= 0 ? absl::StrCat(source, ":", e.mark.line + 1) : source,
+        ": not valid YAML: ", e.msg));
   }
   YAML::Node list = root;
   if (root.IsMap()) {

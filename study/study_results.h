@@ -17,6 +17,9 @@ struct Sample {
   int64_t sink_received = 0;   // lines the (plain) sink has made durable so far
   int64_t committed = -1;      // sum over partitions of the committed offsets (-1: unreadable)
   int64_t log_end = 0;         // sum over partitions of the log-end offsets (records produced)
+  // Distinct records the sink holds; -1: unknown. Used by the analysis, not
+  // written to results.json.
+  int64_t sink_distinct = -1;
 };
 
 // The effectively-once (deduplicating) sink that at-least-once runs carry

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bolts/verification_report.h"
@@ -62,27 +63,48 @@ std::string NowIso8601() {
   return buf;
 }
 
-// Counts the lines of a growing file without rereading it.
-class LineCounter {
+// Follows a growing sink log without rereading it: how many lines it holds
+// and how many distinct records (plain integer lines; see CountDeliveries for
+// the full parse done at the end).
+class SinkFollower {
  public:
-  explicit LineCounter(std::string path) : path_(std::move(path)) {}
-  int64_t Count() {
+  SinkFollower(std::string path, int64_t records)
+      : path_(std::move(path)), seen_(static_cast<size_t>(std::max<int64_t>(records, 0)), false) {}
+
+  void Poll() {
     std::ifstream in(path_, std::ios::binary);
-    if (!in) return lines_;
+    if (!in) return;
     in.seekg(static_cast<std::streamoff>(offset_));
     char buf[65536];
     while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
       const std::streamsize n = in.gcount();
-      lines_ += std::count(buf, buf + n, '\n');
       offset_ += static_cast<uint64_t>(n);
+      for (std::streamsize i = 0; i < n; ++i) {
+        if (buf[i] != '\n') {
+          if (partial_.size() < 64) partial_.push_back(buf[i]);
+          continue;
+        }
+        ++lines_;
+        int64_t seq = 0;
+        if (absl::SimpleAtoi(partial_, &seq) && seq >= 0 &&
+            seq < static_cast<int64_t>(seen_.size()) && !seen_[static_cast<size_t>(seq)]) {
+          seen_[static_cast<size_t>(seq)] = true;
+          ++distinct_;
+        }
+        partial_.clear();
+      }
     }
-    return lines_;
   }
+  int64_t lines() const { return lines_; }
+  int64_t distinct() const { return distinct_; }
 
  private:
   std::string path_;
   uint64_t offset_ = 0;
   int64_t lines_ = 0;
+  int64_t distinct_ = 0;
+  std::string partial_;
+  std::vector<bool> seen_;
 };
 
 // One topology of a scenario: a guarantee's pipeline and what is seen of it.
@@ -93,7 +115,7 @@ struct Pipeline {
   std::vector<Sample> samples;
   std::vector<int64_t> max_committed;  // per partition, highest seen
   int64_t regressions = 0;
-  std::unique_ptr<LineCounter> sink_lines;
+  std::unique_ptr<SinkFollower> sink;
   // Retention: what was deleted before the pipeline saw it.
   int64_t expected_loss = 0;
   int64_t dedup_expected_loss = 0;
@@ -133,6 +155,8 @@ class ScenarioRun {
 
   // Runs the scenario; the results are one RunResult per guarantee.
   absl::StatusOr<std::vector<RunResult>> Run();
+  // Not OK when a fault could not be undone: later scenarios cannot run.
+  const absl::Status& world_broken() const { return world_broken_; }
 
  private:
   absl::Status Prepare();
@@ -174,6 +198,7 @@ class ScenarioRun {
   std::thread producer_;
   std::atomic<bool> big_keys_{false};
   std::atomic<bool> producer_done_{false};
+  std::optional<double> production_end_s_;  // main thread: when producer_done_ was seen
   std::atomic<bool> producer_stop_{false};  // the study was stopped
   std::atomic<bool> producer_held_{false};  // waits (retention: while the topologies die)
   std::vector<std::atomic<int64_t>> delivered_;  // per partition
@@ -184,6 +209,8 @@ class ScenarioRun {
   std::thread sampler_;
   std::atomic<bool> sampler_stop_{false};
   std::mutex samples_mu_;
+
+  absl::Status world_broken_;
 
   // Fault state.
   std::vector<pid_t> paused_;
@@ -217,9 +244,11 @@ absl::Status ScenarioRun::Prepare() {
     if (scenario_.fault == FaultKind::kBoltFailures) p.spec.fail_fraction = scenario_.fail_fraction;
     if (scenario_.fault == FaultKind::kSlowBolt) p.spec.delay_micros = scenario_.delay_ms * 1000;
     p.yaml_path = (dir_ / g / "topology.yaml").string();
-    std::ofstream(p.yaml_path) << PipelineTopologyYaml(p.spec);
+    std::ofstream yaml(p.yaml_path);
+    yaml << PipelineTopologyYaml(p.spec);
+    if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", p.yaml_path));
     p.max_committed.assign(options_.partitions, -1);
-    p.sink_lines = std::make_unique<LineCounter>(p.spec.sink_log);
+    p.sink = std::make_unique<SinkFollower>(p.spec.sink_log, options_.records);
     pipelines_.push_back(std::move(p));
   }
   delivered_ = std::vector<std::atomic<int64_t>>(options_.partitions);
@@ -309,7 +338,9 @@ void ScenarioRun::SampleOnce(coord::ZkSession& zk) {
   for (Pipeline& p : pipelines_) {
     Sample s;
     s.t_s = t;
-    s.sink_received = p.sink_lines->Count();
+    p.sink->Poll();
+    s.sink_received = p.sink->lines();
+    s.sink_distinct = p.sink->distinct();
     s.log_end = log_end;
     taken.push_back(s);
   }
@@ -388,6 +419,11 @@ void ScenarioRun::StartProducer() {
           (*producer)->Poll();
           publish();
           std::this_thread::sleep_until(due);
+        } else if (seq % 256 == 0) {
+          // Behind schedule: still serve delivery reports and publish the
+          // log end now and then.
+          (*producer)->Poll();
+          publish();
         }
         while (producer_held_ && !producer_stop_) {
           (*producer)->Poll();
@@ -398,7 +434,7 @@ void ScenarioRun::StartProducer() {
         status = (*producer)->Send(topic_, layout_.PartitionOf(seq), key, absl::StrCat(seq),
                                    seconds(120));
       }
-      if (status.ok()) status = (*producer)->Flush(seconds(120));
+      if (status.ok()) status = (*producer)->Flush(producer_stop_ ? seconds(1) : seconds(120));
       publish();
     }
     std::lock_guard<std::mutex> lock(producer_mu_);
@@ -466,9 +502,12 @@ absl::Status ScenarioRun::Inject() {
       return s;
     }
     case FaultKind::kBoltFailures:
-    case FaultKind::kSlowBolt:
-      std::ofstream(switch_file_) << "on\n";
+    case FaultKind::kSlowBolt: {
+      std::ofstream on(switch_file_);
+      on << "on\n";
+      if (!on) return absl::InternalError(absl::StrCat("cannot write ", switch_file_));
       break;
+    }
     case FaultKind::kRestartTopology: {
       if (absl::Status s = KillAll(); !s.ok()) return s;
       return SubmitAll();
@@ -539,9 +578,12 @@ absl::Status ScenarioRun::Heal() {
       if (status.ok()) status = SubmitAll();
       break;
     case FaultKind::kBoltFailures:
-    case FaultKind::kSlowBolt:
-      std::filesystem::remove(switch_file_);
+    case FaultKind::kSlowBolt: {
+      std::error_code ec;
+      std::filesystem::remove(switch_file_, ec);
+      if (ec) status = absl::InternalError(absl::StrCat("cannot remove ", switch_file_, ": ", ec.message()));
       break;
+    }
     case FaultKind::kKillWorker:
     case FaultKind::kRestartTopology:
       break;
@@ -555,6 +597,8 @@ bool ScenarioRun::Settled() {
   for (const Pipeline& p : pipelines_) {
     if (p.samples.empty()) return false;
     const Sample& last = p.samples.back();
+    // Only a sample taken after the last delivery report has the final log end.
+    if (!production_end_s_.has_value() || last.t_s <= *production_end_s_) return false;
     if (last.committed < 0 || last.committed < last.log_end) return false;
     // The sink has not moved for kStillFor seconds.
     for (auto it = p.samples.rbegin(); it != p.samples.rend(); ++it) {
@@ -569,7 +613,10 @@ bool ScenarioRun::Settled() {
 absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   progress_.Phase("starting topologies");
   if (absl::Status s = Prepare(); !s.ok()) return s;
-  if (absl::Status s = SubmitAll(); !s.ok()) return s;
+  if (absl::Status s = SubmitAll(); !s.ok()) {
+    (void)KillAll();  // those that did start
+    return s;
+  }
   if (absl::Status s = WaitSpoutsReady(seconds(90)); !s.ok()) {
     (void)KillAll();
     return s;
@@ -604,6 +651,7 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
       if (!fault_status.ok()) break;
     }
     const bool producing = !producer_done_;
+    if (!producing && !production_end_s_.has_value()) production_end_s_ = Now();
     if (injected && !healed &&
         (heal_at_end ? !producing : Now() >= *fault_start_s_ + plan_.duration_s)) {
       healed = true;
@@ -631,7 +679,10 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
     std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
   }
   // Whatever happened, leave the world whole for the next scenario.
-  if (injected && !healed) (void)Heal();
+  if (!fault_status.ok()) producer_stop_ = true;
+  absl::Status heal_status = absl::OkStatus();
+  if (injected && !healed) heal_status = Heal();
+  if (healed && !fault_status.ok() && !absl::IsCancelled(fault_status)) heal_status = fault_status;
   if (producer_.joinable()) producer_.join();
   StopSampler();
   {
@@ -652,6 +703,14 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
     for (RunResult& r : results) {
       r.violations.push_back(absl::StrCat("the fault could not be run: ", fault_status.message()));
     }
+  }
+  // A world that could not be repaired (a daemon or ZooKeeper server that
+  // would not start again) would fail every later scenario for the wrong
+  // reason: the study stops here.
+  if (!heal_status.ok()) {
+    world_broken_ = absl::AbortedError(
+        absl::StrCat("the cluster could not be repaired after ", scenario_.name, ": ",
+                     heal_status.message()));
   }
   return results;
 }
@@ -675,14 +734,18 @@ std::vector<RunResult> ScenarioRun::Analyse() {
     r.expected_loss = p.expected_loss;
     r.samples = p.samples;
     r.offset_regressions = p.regressions;
+    std::vector<std::string> problems;
     std::vector<int64_t> committed(options_.partitions, -1);
-    if (zk.ok()) {
-      std::optional<std::vector<int64_t>> c = ReadCommitted(**zk, p.spec.name, options_.partitions);
-      if (c.has_value()) committed = *c;
+    std::optional<std::vector<int64_t>> c;
+    if (zk.ok()) c = ReadCommitted(**zk, p.spec.name, options_.partitions);
+    if (c.has_value()) {
+      committed = *c;
+    } else {
+      problems.push_back("the final committed offsets could not be read; the offset diff is empty");
     }
     absl::StatusOr<DeliveryCounts> counts = CountDeliveries({p.spec.sink_log}, options_.records);
     if (!counts.ok()) {
-      r.violations.push_back(absl::StrCat("cannot read the sink's log: ", counts.status().message()));
+      problems.push_back(absl::StrCat("cannot read the sink's log: ", counts.status().message()));
       counts = DeliveryCounts{std::vector<uint32_t>(options_.records, 0), 0, 0};
     }
     FillDeliveryFigures(*counts, r);
@@ -692,7 +755,11 @@ std::vector<RunResult> ScenarioRun::Analyse() {
       absl::StatusOr<DeliveryCounts> dedup =
           CountDeliveries({p.spec.dedup_sink_log}, options_.records);
       DedupSinkResult d;
-      if (dedup.ok()) {
+      if (!dedup.ok()) {
+        d.lost = options_.records;
+        problems.push_back(absl::StrCat("cannot read the effectively-once sink's log: ",
+                                        dedup.status().message()));
+      } else {
         RunResult figures;
         FillDeliveryFigures(*dedup, figures);
         d.lost = figures.lost;
@@ -705,7 +772,8 @@ std::vector<RunResult> ScenarioRun::Analyse() {
       r.dedup_sink = d;
     }
     r.violations = CheckExpectations(r);
-    for (const std::string& n : notes_) r.violations.push_back(n);
+    r.violations.insert(r.violations.end(), problems.begin(), problems.end());
+    r.violations.insert(r.violations.end(), notes_.begin(), notes_.end());
     out.push_back(std::move(r));
   }
   if (zk.ok()) (*zk)->Close();
@@ -717,7 +785,7 @@ std::vector<RunResult> ScenarioRun::Analyse() {
 std::string PipelineTopologyYaml(const PipelineSpec& spec) {
   std::string zk_servers;
   for (const std::string& s : spec.zk_servers) {
-    absl::StrAppend(&zk_servers, zk_servers.empty() ? "" : ", ", "\"", s, "\"");
+    absl::StrAppend(&zk_servers, zk_servers.empty() ? "" : ", ", YamlQuoted(s));
   }
   std::string yaml = absl::StrCat(
       "# Written by `tempest study`: one guarantee's pipeline of one scenario.\n"
@@ -733,11 +801,11 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "    className: tempest.KafkaSpout\n"
       "    parallelism: 1\n"
       "    properties:\n"
-      "      - {name: bootstrap.servers, value: \"", spec.bootstrap_servers, "\"}\n",
-      "      - {name: topics, value: \"", spec.topic, "\"}\n",
+      "      - {name: bootstrap.servers, value: ", YamlQuoted(spec.bootstrap_servers), "}\n",
+      "      - {name: topics, value: ", YamlQuoted(spec.topic), "}\n",
       "      - {name: zkServers, value: [", zk_servers, "]}\n",
-      "      - {name: zkRoot, value: \"", spec.zk_root, "\"}\n",
-      "      - {name: id, value: \"", spec.name, "\"}\n",
+      "      - {name: zkRoot, value: ", YamlQuoted(spec.zk_root), "}\n",
+      "      - {name: id, value: ", YamlQuoted(spec.name), "}\n",
       "      - {name: processingGuarantee, value: ", SpoutGuarantee(spec.guarantee), "}\n",
       "      - {name: startOffsetTime, value: -2}\n"
       "      - {name: stateUpdateIntervalMs, value: 500}\n"
@@ -750,13 +818,13 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "      - {name: failFraction, value: ", spec.fail_fraction, "}\n",
       "      - {name: delayMicros, value: ", spec.delay_micros, "}\n",
       "      - {name: seed, value: ", spec.seed, "}\n",
-      "      - {name: faultSwitchFile, value: \"", spec.fault_switch_file, "\"}\n",
+      "      - {name: faultSwitchFile, value: ", YamlQuoted(spec.fault_switch_file), "}\n",
       "  - id: sink\n"
       "    className: tempest.VerifierBolt\n"
       "    parallelism: 1\n"
       "    properties:\n"
       "      - {name: field, value: value}\n"
-      "      - {name: logPath, value: \"", spec.sink_log, "\"}\n");
+      "      - {name: logPath, value: ", YamlQuoted(spec.sink_log), "}\n");
   if (!spec.dedup_sink_log.empty()) {
     absl::StrAppend(&yaml,
                     "  - id: dedup-sink\n"
@@ -765,7 +833,7 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
                     "    properties:\n"
                     "      - {name: field, value: value}\n"
                     "      - {name: dedup, value: true}\n"
-                    "      - {name: logPath, value: \"", spec.dedup_sink_log, "\"}\n");
+                    "      - {name: logPath, value: ", YamlQuoted(spec.dedup_sink_log), "}\n");
   }
   absl::StrAppend(&yaml,
                   "streams:\n"
@@ -805,12 +873,19 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
       std::fopen((std::filesystem::path(wo.dir) / "logs" / "study-zk-client.log").c_str(), "a");
   if (zk_log != nullptr) coord::SetZkClientLogStream(zk_log);
 
+  absl::Status broken = absl::OkStatus();
   for (size_t i = 0; i < options.scenarios.size(); ++i) {
     const Scenario& scenario = options.scenarios[i];
     progress.StartScenario(static_cast<int>(i + 1), static_cast<int>(options.scenarios.size()),
                            scenario.name);
     ScenarioRun run(**world, options, scenario, progress);
     absl::StatusOr<std::vector<RunResult>> runs = run.Run();
+    if (!run.world_broken().ok()) {
+      if (runs.ok()) results.runs.insert(results.runs.end(), runs->begin(), runs->end());
+      progress.Line(std::string(run.world_broken().message()));
+      broken = run.world_broken();
+      break;
+    }
     if (!runs.ok()) {
       if (absl::IsCancelled(runs.status())) break;
       // One broken scenario is reported; the study goes on.
@@ -836,6 +911,24 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
               : "",
           r.violations.empty() ? "" : absl::StrCat("; ", r.violations.size(), " violation(s)")));
       results.runs.push_back(std::move(r));
+    }
+  }
+  if (!broken.ok()) {
+    // The scenarios after the breakage are reported as not run, not as lost.
+    for (const Scenario& scenario : options.scenarios) {
+      const bool ran = std::any_of(results.runs.begin(), results.runs.end(),
+                                   [&](const RunResult& r) { return r.scenario == scenario.name; });
+      if (ran) continue;
+      for (const std::string& g : options.guarantees) {
+        RunResult r;
+        r.scenario = scenario.name;
+        r.guarantee = g;
+        r.fault = std::string(FaultKindName(scenario.fault));
+        r.records = options.records;
+        r.quiesced = false;
+        r.violations.push_back(absl::StrCat("not run: ", broken.message()));
+        results.runs.push_back(std::move(r));
+      }
     }
   }
   results.duration_s = std::round(SecondsSince(started) * 10) / 10;

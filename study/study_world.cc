@@ -1,12 +1,14 @@
 #include "study/study_world.h"
 
 #include <signal.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/os/files.h"
@@ -25,6 +27,10 @@ std::string ReadOrEmpty(const std::string& path) {
   return text.ok() ? *text : "";
 }
 
+// Worker pids come from files; a pid that is not a process-group leader
+// any more was reused by something else and must not be signalled.
+bool IsGroupLeader(pid_t pid) { return pid > 0 && ::getpgid(pid) == pid; }
+
 std::string LastLine(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   const size_t nl = text.rfind('\n');
@@ -33,13 +39,27 @@ std::string LastLine(std::string text) {
 
 }  // namespace
 
+std::string YamlQuoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& options) {
   auto world = std::unique_ptr<StudyWorld>(new StudyWorld(options));
   const std::filesystem::path dir = options.dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir / "logs", ec);
-  std::filesystem::create_directories(dir / "commands", ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  for (const char* sub : {"logs", "commands"}) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir / sub, ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("cannot create ", (dir / sub).string(), ": ", ec.message()));
+    }
+  }
 
   coord::ZkEnsemble::Options zo;
   zo.size = options.zookeepers;
@@ -50,8 +70,13 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
   for (int i = 0; i < world->zk_->size(); ++i) {
     const std::string member = world->zk_->MemberConnectString(i);
     const size_t colon = member.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos ||
+        !absl::SimpleAtoi(absl::string_view(member).substr(colon + 1), &port)) {
+      return absl::InternalError(absl::StrCat("unexpected ZooKeeper address '", member, "'"));
+    }
     absl::StatusOr<std::unique_ptr<net::TcpProxy>> proxy =
-        net::TcpProxy::Start(member.substr(0, colon), std::stoi(member.substr(colon + 1)));
+        net::TcpProxy::Start(member.substr(0, colon), port);
     if (!proxy.ok()) return proxy.status();
     world->zk_proxies_.push_back(*std::move(proxy));
   }
@@ -66,11 +91,11 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
   {
     std::ofstream yaml(world->config_path_);
     yaml << "storm.zookeeper.servers: [\"" << world->zk_->ConnectString() << "\"]\n"
-         << "storm.zookeeper.root: " << options.zk_root << "\n"
+         << "storm.zookeeper.root: " << YamlQuoted(options.zk_root) << "\n"
          << "storm.zookeeper.session.timeout: " << options.zk_session_timeout_ms << "\n"
          << "storm.zookeeper.connection.timeout: " << options.zk_session_timeout_ms << "\n"
          << "storm.local.hostname: 127.0.0.1\n"
-         << "tempest.log.dir: " << (dir / "logs").string() << "\n"
+         << "tempest.log.dir: " << YamlQuoted((dir / "logs").string()) << "\n"
          << "ui.host: 127.0.0.1\n"
          << "ui.port: 0\n"
          << "nimbus.monitor.freq.secs: 1\n"
@@ -129,7 +154,8 @@ absl::Status StudyWorld::StartNimbus() {
   o.stdout_path = log;
   o.stderr_path = "=stdout";
   // A restarted nimbus prints its address again; only the new line counts.
-  std::filesystem::remove(log);
+  std::error_code ec;
+  std::filesystem::remove(log, ec);
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
   if (!child.ok()) return child.status();
   nimbus_ = *std::move(child);
@@ -149,7 +175,8 @@ void StudyWorld::KillNimbus() {
 absl::Status StudyWorld::StartSupervisor(int i) {
   const std::string name = absl::StrCat("supervisor-", i + 1);
   const std::string log = LogPath(name);
-  std::filesystem::remove(log);
+  std::error_code ec;
+  std::filesystem::remove(log, ec);
   std::vector<std::string> ports;
   for (int p : slot_ports_.at(i)) ports.push_back(absl::StrCat(p));
   os::ChildProcess::Options o;
@@ -188,7 +215,7 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
       const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
           supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
-      if (!launch.ok() || launch->pid <= 0 || ::kill(launch->pid, 0) != 0) continue;
+      if (!launch.ok() || !IsGroupLeader(launch->pid)) continue;
       Worker w;
       w.supervisor = s;
       w.port = port;

@@ -17,6 +17,10 @@
 
 namespace tempest::study {
 
+// `text` as a double-quoted YAML scalar, for the configuration and the
+// topologies the study writes (paths come from the user's --out).
+std::string YamlQuoted(const std::string& text);
+
 // Everything a study runs against, on 127.0.0.1: a 3-node ZooKeeper
 // ensemble, a dev Kafka cluster (in this process, so faults can reach it), a
 // nimbus and N supervisors as child processes of this binary, and one TCP

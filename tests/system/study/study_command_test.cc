@@ -132,8 +132,21 @@ TEST(StudyCommandTest, BadScenariosAndGuaranteesAreUsageErrors) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find(file + ":3:"), std::string::npos) << bad.err;
 
+  CommandRun missing = RunCommand({TempestBinary(), "study", "--scenario-file",
+                                   dir.File("absent.yaml"), "--list-scenarios"},
+                                  dir.File("missing"), std::chrono::seconds(30));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("absent.yaml"), std::string::npos) << missing.err;
+
+  std::ofstream(file) << "scenarios: [\n  - {name: a, fault: kill-worker\n";
+  CommandRun broken = RunCommand({TempestBinary(), "study", "--scenario-file", file,
+                                  "--list-scenarios"},
+                                 dir.File("broken"), std::chrono::seconds(30));
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.err.find("not valid YAML"), std::string::npos) << broken.err;
+
   // A good file adds its scenario to the list.
-  std::ofstream(file) << "- name: long-gc\n  fault: pause-worker\n  duration_s: 12\n"
+  std::ofstream(file) << "- name: long-gc\n  fault: pause-worker\n  duration_s: 6\n"
                          "  description: a long stop-the-world pause\n";
   CommandRun list = RunCommand({TempestBinary(), "study", "--scenario-file", file,
                                 "--list-scenarios"},

@@ -1,5 +1,6 @@
 #include "study/run_analysis.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "gtest/gtest.h"
@@ -114,6 +115,25 @@ TEST(RunAnalysisTest, TimelineWithoutAStallRecoversAtOnce) {
   ASSERT_TRUE(r.recovery_s.has_value());
   EXPECT_EQ(*r.recovery_s, 0);
   EXPECT_EQ(r.commit_blocked_s, 0);
+}
+
+TEST(RunAnalysisTest, ASinkThatHasEverythingIsNotStalledWhileCommitsAreBlocked) {
+  // Production (2000 records) ends at 2 s and the sink has them all; a
+  // ZooKeeper fault from 3 s to 8 s blocks commits. The sink never waited
+  // for data, so it did not stall, whatever the commits do.
+  RunResult r;
+  for (double t = 0; t < 10 - 1e-9; t += 0.2) {
+    const int64_t produced = std::min<int64_t>(static_cast<int64_t>(t * 1000), 2000);
+    Sample x{t, produced, t < 3 || t >= 8 ? produced : 1500, produced};
+    x.sink_distinct = produced;
+    r.samples.push_back(x);
+  }
+  r.fault_start_s = 3.0;
+  r.fault_end_s = 8.0;
+  FillTimeline(r);
+  ASSERT_TRUE(r.recovery_s.has_value());
+  EXPECT_EQ(*r.recovery_s, 0);
+  EXPECT_GE(r.commit_blocked_s, 4.8);
 }
 
 TEST(RunAnalysisTest, ExpectationsFollowTheGuarantee) {

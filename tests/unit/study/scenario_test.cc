@@ -40,6 +40,7 @@ TEST(ScenarioTest, ParsesAUsersScenario) {
 - name: flaky
   fault: bolt-failures
   at: 0.5
+  duration_s: 4
   fail_fraction: 0.3
 )",
                                "mine.yaml");
@@ -72,6 +73,11 @@ TEST(ScenarioTest, BadScenariosGetOneErrorWithFileAndLine) {
       {"scenarios: [\n", "not valid YAML"},
       {"just text\n", "expected a list"},
       {"[]\n", "no scenarios"},
+      {"- name: a\n  fault: pause-worker\n", "needs duration_s > 0"},
+      {"- name: a\n  fault: zk-quorum-loss\n  duration_s: 0\n", "mine.yaml:3: fault zk-quorum-loss needs"},
+      {"- name: a\n  fault: kill-worker\n  fail_fraction: 0.5\n", "mine.yaml:3: fail_fraction applies to"},
+      {"- name: a\n  fault: bolt-failures\n  duration_s: 5\n  delay_ms: 5\n", "delay_ms applies to"},
+      {"- name: a\n  fault: kill-worker\n  name: b\n", "mine.yaml:3: key 'name' is given twice"},
   };
   for (const Case& c : cases) {
     auto parsed = ParseScenarios(c.yaml, "mine.yaml");
