@@ -166,10 +166,12 @@ void FillTimeline(RunResult& run, double stall_s) {
       last_progress = x.t_s;
       continue;
     }
-    // Work is outstanding while the sink lacks produced records (or, in
-    // samples without that count, while commits lag).
-    const bool outstanding = x.sink_distinct >= 0 ? x.sink_distinct < x.log_end
-                                                  : x.committed < 0 || x.committed < x.log_end;
+    // Work is outstanding while commits lag (unknown counts as lagging) and
+    // the sink lacks produced records: a sink that already holds everything
+    // is not stalled by blocked commits, and one whose missing records were
+    // lost for good (committed past them) is not waiting for anything.
+    const bool commits_lag = x.committed < 0 || x.committed < x.log_end;
+    const bool outstanding = commits_lag && (x.sink_distinct < 0 || x.sink_distinct < x.log_end);
     if (!stalled && outstanding && x.t_s - last_progress >= stall_s &&
         last_progress <= stall_search_end) {
       stalled = true;

@@ -54,7 +54,8 @@ int64_t UnreceivedInRanges(const DeliveryCounts& counts, const RecordLayout& lay
 // the fault times. `production_s` is when the last record was produced.
 //
 // Recovery: if the sink stops (no new record for `stall_s` while it lacks
-// produced records) within the fault window or up to 5 s after the fault starts,
+// produced records and commits lag) within the fault window or up to 5 s
+// after the fault starts,
 // recovery_s is the time from the fault to the sink's first new record after
 // that stall; if it never stops, 0; if it never resumes, absent.
 void FillTimeline(RunResult& run, double stall_s = 1.0);
