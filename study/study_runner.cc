@@ -780,6 +780,22 @@ std::vector<RunResult> ScenarioRun::Analyse() {
   return out;
 }
 
+// Rows for a scenario that produced no figures, one per guarantee, so the
+// report shows it as not run instead of leaving it out.
+void AddUnrunScenario(const StudyOptions& options, const Scenario& scenario,
+                      const std::string& why, StudyResults& results) {
+  for (const std::string& g : options.guarantees) {
+    RunResult r;
+    r.scenario = scenario.name;
+    r.guarantee = g;
+    r.fault = std::string(FaultKindName(scenario.fault));
+    r.records = options.records;
+    r.quiesced = false;
+    r.violations.push_back(why);
+    results.runs.push_back(std::move(r));
+  }
+}
+
 }  // namespace
 
 std::string PipelineTopologyYaml(const PipelineSpec& spec) {
@@ -889,16 +905,9 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
     if (!runs.ok()) {
       if (absl::IsCancelled(runs.status())) break;
       // One broken scenario is reported; the study goes on.
-      for (const std::string& g : options.guarantees) {
-        RunResult r;
-        r.scenario = scenario.name;
-        r.guarantee = g;
-        r.fault = std::string(FaultKindName(scenario.fault));
-        r.records = options.records;
-        r.quiesced = false;
-        r.violations.push_back(absl::StrCat("the scenario could not run: ", runs.status().message()));
-        results.runs.push_back(std::move(r));
-      }
+      AddUnrunScenario(options, scenario,
+                       absl::StrCat("the scenario could not run: ", runs.status().message()),
+                       results);
       progress.Line(absl::StrCat(scenario.name, ": could not run: ", runs.status().message()));
       continue;
     }
@@ -918,17 +927,7 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
     for (const Scenario& scenario : options.scenarios) {
       const bool ran = std::any_of(results.runs.begin(), results.runs.end(),
                                    [&](const RunResult& r) { return r.scenario == scenario.name; });
-      if (ran) continue;
-      for (const std::string& g : options.guarantees) {
-        RunResult r;
-        r.scenario = scenario.name;
-        r.guarantee = g;
-        r.fault = std::string(FaultKindName(scenario.fault));
-        r.records = options.records;
-        r.quiesced = false;
-        r.violations.push_back(absl::StrCat("not run: ", broken.message()));
-        results.runs.push_back(std::move(r));
-      }
+      if (!ran) AddUnrunScenario(options, scenario, absl::StrCat("not run: ", broken.message()), results);
     }
   }
   results.duration_s = std::round(SecondsSince(started) * 10) / 10;
