@@ -227,17 +227,30 @@ std::unique_ptr<TcpProxy> StartProxy(int target_port) {
   return proxy.ok() ? *std::move(proxy) : nullptr;
 }
 
-TEST(TcpProxyTest, RelaysBytesBothWays) {
+// Sends `bytes` through `c` and expects them echoed back.
+void ExpectEchoed(Client& c, const std::string& bytes) {
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.SendAll(bytes));
+  ASSERT_EQ(c.Read(bytes.size()), bytes);
+}
+
+// Most tests: an echo server behind a proxy.
+class ProxiedEchoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    proxy = StartProxy(echo.port());
+    ASSERT_NE(proxy, nullptr);
+  }
   EchoServer echo;
-  auto proxy = StartProxy(echo.port());
-  ASSERT_NE(proxy, nullptr);
+  std::unique_ptr<TcpProxy> proxy;
+};
+
+TEST_F(ProxiedEchoTest, RelaysBytesBothWays) {
   EXPECT_EQ(proxy->address(), "127.0.0.1:" + std::to_string(proxy->port()));
   EXPECT_FALSE(proxy->partitioned());
 
   Client small(proxy->port());
-  ASSERT_TRUE(small.connected());
-  ASSERT_TRUE(small.SendAll("hello"));
-  EXPECT_EQ(small.Read(5), "hello");
+  ExpectEchoed(small, "hello");
 
   // 1 MiB is far more than the proxy's buffers plus the kernel's, so this
   // only completes if both directions keep flowing under back pressure.
@@ -254,14 +267,10 @@ TEST(TcpProxyTest, RelaysBytesBothWays) {
   EXPECT_EQ(echo.accepted(), 2);
 }
 
-TEST(TcpProxyTest, ClientCloseClosesUpstream) {
-  EchoServer echo;
-  auto proxy = StartProxy(echo.port());
-  ASSERT_NE(proxy, nullptr);
+TEST_F(ProxiedEchoTest, ClientCloseClosesUpstream) {
   {
     Client c(proxy->port());
-    ASSERT_TRUE(c.SendAll("x"));
-    ASSERT_EQ(c.Read(1), "x");
+    ExpectEchoed(c, "x");
   }
   EXPECT_TRUE(Eventually(kDeadline, [&] { return echo.finished() == 1; }));
 }
@@ -281,14 +290,9 @@ TEST(TcpProxyTest, RejectsABadTargetPort) {
   EXPECT_TRUE(absl::IsInvalidArgument(TcpProxy::Start("127.0.0.1", 70000).status()));
 }
 
-TEST(TcpProxyTest, PartitionClosesOpenConnectionsAndRefusesNewOnesUntilHealed) {
-  EchoServer echo;
-  auto proxy = StartProxy(echo.port());
-  ASSERT_NE(proxy, nullptr);
-
+TEST_F(ProxiedEchoTest, PartitionClosesOpenConnectionsAndRefusesNewOnesUntilHealed) {
   Client relayed(proxy->port());
-  ASSERT_TRUE(relayed.SendAll("ping"));
-  ASSERT_EQ(relayed.Read(4), "ping");
+  ExpectEchoed(relayed, "ping");
 
   proxy->SetPartitioned(true);
   EXPECT_TRUE(proxy->partitioned());
@@ -312,18 +316,13 @@ TEST(TcpProxyTest, PartitionClosesOpenConnectionsAndRefusesNewOnesUntilHealed) {
   proxy->SetPartitioned(false);
   EXPECT_FALSE(proxy->partitioned());
   Client healed(proxy->port());
-  ASSERT_TRUE(healed.SendAll("pong"));
-  EXPECT_EQ(healed.Read(4), "pong");
+  ExpectEchoed(healed, "pong");
   EXPECT_EQ(echo.accepted(), 2);
 }
 
-TEST(TcpProxyTest, DestroyingTheProxyClosesItsConnections) {
-  EchoServer echo;
-  auto proxy = StartProxy(echo.port());
-  ASSERT_NE(proxy, nullptr);
+TEST_F(ProxiedEchoTest, DestroyingTheProxyClosesItsConnections) {
   Client c(proxy->port());
-  ASSERT_TRUE(c.SendAll("x"));
-  ASSERT_EQ(c.Read(1), "x");
+  ExpectEchoed(c, "x");
   proxy.reset();
   std::string data;
   EXPECT_TRUE(c.WaitClosed(&data));

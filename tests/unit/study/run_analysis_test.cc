@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
@@ -117,20 +118,31 @@ TEST(RunAnalysisTest, TimelineWithoutAStallRecoversAtOnce) {
   EXPECT_EQ(r.commit_blocked_s, 0);
 }
 
-TEST(RunAnalysisTest, ASinkThatHasEverythingIsNotStalledWhileCommitsAreBlocked) {
-  // Production (2000 records) ends at 2 s and the sink has them all; a
-  // ZooKeeper fault from 3 s to 8 s blocks commits. The sink never waited
-  // for data, so it did not stall, whatever the commits do.
+// 10 s of samples while 2000 records are produced in the first 2 s; `sample`
+// shapes each from (t, produced so far); then the timeline is filled in.
+RunResult ShortProduction(const std::function<Sample(double, int64_t)>& sample, double fault_start,
+                          double fault_end) {
   RunResult r;
   for (double t = 0; t < 10 - 1e-9; t += 0.2) {
-    const int64_t produced = std::min<int64_t>(static_cast<int64_t>(t * 1000), 2000);
-    Sample x{t, produced, t < 3 || t >= 8 ? produced : 1500, produced};
-    x.sink_distinct = produced;
-    r.samples.push_back(x);
+    r.samples.push_back(sample(t, std::min<int64_t>(static_cast<int64_t>(t * 1000), 2000)));
   }
-  r.fault_start_s = 3.0;
-  r.fault_end_s = 8.0;
+  r.fault_start_s = fault_start;
+  r.fault_end_s = fault_end;
   FillTimeline(r);
+  return r;
+}
+
+TEST(RunAnalysisTest, ASinkThatHasEverythingIsNotStalledWhileCommitsAreBlocked) {
+  // The sink has every record by 2 s; a ZooKeeper fault from 3 s to 8 s
+  // blocks commits. The sink never waited for data, so it did not stall,
+  // whatever the commits do.
+  RunResult r = ShortProduction(
+      [](double t, int64_t produced) {
+        Sample x{t, produced, t < 3 || t >= 8 ? produced : 1500, produced};
+        x.sink_distinct = produced;
+        return x;
+      },
+      3.0, 8.0);
   ASSERT_TRUE(r.recovery_s.has_value());
   EXPECT_EQ(*r.recovery_s, 0);
   EXPECT_GE(r.commit_blocked_s, 4.8);
@@ -139,16 +151,13 @@ TEST(RunAnalysisTest, ASinkThatHasEverythingIsNotStalledWhileCommitsAreBlocked) 
 TEST(RunAnalysisTest, ASinkMissingRecordsThatWereCommittedAwayIsNotStalled) {
   // At-most-once lost 100 records for good: the sink stops short of the log
   // end, but the commits reached it, so nothing is outstanding.
-  RunResult r;
-  for (double t = 0; t < 10 - 1e-9; t += 0.2) {
-    const int64_t produced = std::min<int64_t>(static_cast<int64_t>(t * 1000), 2000);
-    Sample x{t, std::max<int64_t>(produced - 100, 0), produced, produced};
-    x.sink_distinct = x.sink_received;
-    r.samples.push_back(x);
-  }
-  r.fault_start_s = 1.0;
-  r.fault_end_s = 1.5;
-  FillTimeline(r);
+  RunResult r = ShortProduction(
+      [](double t, int64_t produced) {
+        Sample x{t, std::max<int64_t>(produced - 100, 0), produced, produced};
+        x.sink_distinct = x.sink_received;
+        return x;
+      },
+      1.0, 1.5);
   ASSERT_TRUE(r.recovery_s.has_value());
   EXPECT_EQ(*r.recovery_s, 0);
 }
