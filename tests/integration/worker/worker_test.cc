@@ -210,6 +210,22 @@ class WorkerTest : public ::testing::Test {
     report_ = Verify(Logs(o), o.count);
   }
 
+  // Starts A and B (B first) on the topology `o` with default options and
+  // returns their plans once A has acked `warm_up` trees, for tests that
+  // then disturb a running pair.
+  std::pair<WorkerPlan, WorkerPlan> StartWarmPair(const TopologyOptions& o, int64_t warm_up) {
+    core::TopologyDef def = MakeTopology(o, dir_.File("verify-{task}.log"));
+    auto plans = MakePlans(def, support::FreePort(), support::FreePort());
+    a_ = MakeWorker(plans.first, Options());
+    b_ = MakeWorker(plans.second, Options());
+    EXPECT_TRUE(a_ && b_);
+    if (!a_ || !b_) return plans;
+    EXPECT_TRUE(b_->Start().ok());
+    EXPECT_TRUE(a_->Start().ok());
+    EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= warm_up; }, seconds(30)));
+    return plans;
+  }
+
   std::vector<std::string> Logs(const TopologyOptions& o) {
     std::vector<std::string> logs;
     auto layout = core::TaskLayout::Create(MakeTopology(o, ""), o.ackers);
@@ -340,15 +356,8 @@ TEST_F(WorkerTest, RestartedWorkerIsReconnectedAndReplayLosesNothing) {
   o.count = 6000;
   o.rate = 2000;
   o.timeout_secs = 2;
-  const std::string log = dir_.File("verify-{task}.log");
-  core::TopologyDef def = MakeTopology(o, log);
-  auto [pa, pb] = MakePlans(def, support::FreePort(), support::FreePort());
-  a_ = MakeWorker(pa, Options());
-  b_ = MakeWorker(pb, Options());
-  ASSERT_TRUE(a_ && b_);
-  ASSERT_TRUE(b_->Start().ok());
-  ASSERT_TRUE(a_->Start().ok());
-  ASSERT_TRUE(Eventually([&] { return a_->Stats().acked >= 1000; }, seconds(30)));
+  const WorkerPlan pb = StartWarmPair(o, 1000).second;
+  ASSERT_FALSE(HasFailure());
   // B dies (its in-flight tuples and held verifier inputs are lost) and
   // comes back on the same port.
   b_.reset();
@@ -399,15 +408,8 @@ TEST_F(WorkerTest, BadInputOnThePortIsRefusedOrSkippedAndWorkKeepsFlowing) {
   TopologyOptions o;
   o.count = 6000;
   o.rate = 3000;
-  const std::string log = dir_.File("verify-{task}.log");
-  core::TopologyDef def = MakeTopology(o, log);
-  auto [pa, pb] = MakePlans(def, support::FreePort(), support::FreePort());
-  a_ = MakeWorker(pa, Options());
-  b_ = MakeWorker(pb, Options());
-  ASSERT_TRUE(a_ && b_);
-  ASSERT_TRUE(b_->Start().ok());
-  ASSERT_TRUE(a_->Start().ok());
-  ASSERT_TRUE(Eventually([&] { return a_->Stats().acked >= 500; }, seconds(30)));
+  const WorkerPlan pb = StartWarmPair(o, 500).second;
+  ASSERT_FALSE(HasFailure());
 
   // Garbage, and a well-formed header announcing an oversized frame.
   EXPECT_TRUE(GarbageIsRefused(b_->port(), std::string(4096, '\x5a')));
