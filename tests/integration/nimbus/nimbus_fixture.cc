@@ -5,26 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "bolts/builtin_bolts.h"
 #include "spout/builtin_spouts.h"
+#include "tests/support/demo_flux.h"
 
 namespace tempest::nimbus::testing {
 
-const char kDemoFlux[] = R"(name: demo
-config:
-  topology.workers: 2
-spouts:
-  - id: gen
-    className: tempest.SequenceSpout
-    parallelism: 2
-bolts:
-  - id: sink
-    className: tempest.IdentityBolt
-    parallelism: 3
-streams:
-  - from: gen
-    to: sink
-    grouping:
-      type: SHUFFLE
-)";
+const char* const kDemoFlux = tempest::testing::kGenSinkFlux;
 
 tempest::testing::ZkEnsemble* NimbusTest::ensemble_ = nullptr;
 

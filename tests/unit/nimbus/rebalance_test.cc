@@ -3,34 +3,21 @@
 
 #include "nimbus/rebalance.h"
 
+#include "absl/strings/str_replace.h"
 #include "bolts/builtin_bolts.h"
 #include "gtest/gtest.h"
 #include "nimbus/topology_store.h"
 #include "spout/builtin_spouts.h"
+#include "tests/support/demo_flux.h"
 
 namespace tempest::nimbus {
 namespace {
 
-// gen: 2 executors / 4 tasks; sink: 3 executors / 3 tasks; 2 workers, so
-// 2 ackers: 7 executors, 9 tasks.
-constexpr char kFlux[] = R"(name: demo
-config:
-  topology.workers: 2
-spouts:
-  - id: gen
-    className: tempest.SequenceSpout
-    parallelism: 2
-    numTasks: 4
-bolts:
-  - id: sink
-    className: tempest.IdentityBolt
-    parallelism: 3
-streams:
-  - from: gen
-    to: sink
-    grouping:
-      type: SHUFFLE
-)";
+// The demo topology with 4 tasks for gen's 2 executors: gen 2 executors /
+// 4 tasks; sink 3 executors / 3 tasks; 2 workers, so 2 ackers: 7 executors,
+// 9 tasks.
+const std::string kFlux = absl::StrReplaceAll(
+    testing::kGenSinkFlux, {{"    parallelism: 2\n", "    parallelism: 2\n    numTasks: 4\n"}});
 
 class RebalanceTest : public ::testing::Test {
  protected:
