@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -118,6 +120,21 @@ class BenchBolt final : public api::Bolt {
   api::OutputCollector* collector_ = nullptr;
   int64_t local_ = 0;
 };
+
+// Reads "--flag value" pairs from argv. `on_flag` applies one and returns
+// false for a flag it does not know; then, or when a value is missing, the
+// usage line is printed and the program exits with status 2.
+inline void ParseFlags(int argc, char** argv, const char* usage,
+                       const std::function<bool(const std::string&, const char*)>& on_flag) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc || !on_flag(flag, argv[i + 1])) {
+      std::fprintf(stderr, "%s\n", usage);
+      std::exit(2);
+    }
+    ++i;
+  }
+}
 
 }  // namespace tempest::bench
 

@@ -82,6 +82,7 @@ Args g_args;
 using bench::BenchBolt;
 using bench::BenchSpout;
 using bench::Median;
+using bench::ParseFlags;
 using bench::Shared;
 
 Shared* g_shared = nullptr;
@@ -345,37 +346,34 @@ Latency RemoteLatency(double rate, double secs, int64_t max_pending) {
 
 int main(int argc, char** argv) {
   Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) Die(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--runs") {
-      args.runs = std::atoi(next());
-    } else if (a == "--tuples") {
-      args.tuples = std::atoll(next());
-    } else if (a == "--max-pending") {
-      args.max_pending = std::atoll(next());
-    } else if (a == "--load") {
-      args.load = std::atof(next());
-    } else if (a == "--latency-max-pending") {
-      args.latency_max_pending = std::atoll(next());
-    } else if (a == "--latency-secs") {
-      args.latency_secs = std::atof(next());
-    } else if (a == "--resume-us") {
-      args.resume_us = std::atoll(next());
-    } else if (a == "--only") {
-      args.only = next();
-    } else if (a == "--flush-us") {
-      args.flush_us = std::atoll(next());
-    } else {
-      std::fprintf(stderr,
-                   "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
-                   "[--latency-secs S] [--latency-max-pending P] [--flush-us U] [--resume-us U] [--only unacked|acked]\n");
-      return 2;
-    }
-  }
+  ParseFlags(argc, argv,
+             "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
+             "[--latency-secs S] [--latency-max-pending P] [--flush-us U] [--resume-us U] "
+             "[--only unacked|acked]",
+             [&](const std::string& flag, const char* value) {
+               if (flag == "--runs") {
+                 args.runs = std::atoi(value);
+               } else if (flag == "--tuples") {
+                 args.tuples = std::atoll(value);
+               } else if (flag == "--max-pending") {
+                 args.max_pending = std::atoll(value);
+               } else if (flag == "--load") {
+                 args.load = std::atof(value);
+               } else if (flag == "--latency-max-pending") {
+                 args.latency_max_pending = std::atoll(value);
+               } else if (flag == "--latency-secs") {
+                 args.latency_secs = std::atof(value);
+               } else if (flag == "--resume-us") {
+                 args.resume_us = std::atoll(value);
+               } else if (flag == "--only") {
+                 args.only = value;
+               } else if (flag == "--flush-us") {
+                 args.flush_us = std::atoll(value);
+               } else {
+                 return false;
+               }
+               return true;
+             });
   g_args = args;
   // Connection warnings when a run's workers stop are expected.
   spdlog::set_level(spdlog::level::err);

@@ -91,6 +91,7 @@ double BaselineSpsc(int64_t n) {
 using bench::BenchBolt;
 using bench::BenchSpout;
 using bench::Median;
+using bench::ParseFlags;
 using bench::Shared;
 
 struct Result {
@@ -192,32 +193,25 @@ Result Latency(double rate, double secs, int64_t max_pending) {
 
 int main(int argc, char** argv) {
   Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "engine_bench: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--reps") {
-      args.reps = std::atoi(next());
-    } else if (a == "--tuples") {
-      args.tuples = std::atoll(next());
-    } else if (a == "--max-pending") {
-      args.max_pending = std::atoll(next());
-    } else if (a == "--load") {
-      args.load = std::atof(next());
-    } else if (a == "--latency-secs") {
-      args.latency_secs = std::atof(next());
-    } else {
-      std::fprintf(stderr,
-                   "usage: engine_bench [--reps R] [--tuples N] [--max-pending P] [--load F] "
-                   "[--latency-secs S]\n");
-      return 2;
-    }
-  }
+  ParseFlags(argc, argv,
+             "usage: engine_bench [--reps R] [--tuples N] [--max-pending P] [--load F] "
+             "[--latency-secs S]",
+             [&](const std::string& flag, const char* value) {
+               if (flag == "--reps") {
+                 args.reps = std::atoi(value);
+               } else if (flag == "--tuples") {
+                 args.tuples = std::atoll(value);
+               } else if (flag == "--max-pending") {
+                 args.max_pending = std::atoll(value);
+               } else if (flag == "--load") {
+                 args.load = std::atof(value);
+               } else if (flag == "--latency-secs") {
+                 args.latency_secs = std::atof(value);
+               } else {
+                 return false;
+               }
+               return true;
+             });
   // The bolt publishes its count every 1024 tuples.
   args.tuples = std::max<int64_t>(args.tuples / 2048 * 2048, 2048);
   std::printf("engine_bench: reps=%d tuples=%lld max_pending=%lld load=%.2f latency_secs=%.1f\n",
