@@ -121,6 +121,21 @@ class BenchBolt final : public api::Bolt {
   int64_t local_ = 0;
 };
 
+// The median and 99th percentile of latencies in nanoseconds, in
+// microseconds; sorts `ns`. Zeros when there are none.
+struct LatencyPercentiles {
+  int64_t p50_us = 0;
+  int64_t p99_us = 0;
+};
+inline LatencyPercentiles Percentiles(std::vector<int64_t>& ns) {
+  LatencyPercentiles p;
+  if (ns.empty()) return p;
+  std::sort(ns.begin(), ns.end());
+  p.p50_us = ns[ns.size() / 2] / 1000;
+  p.p99_us = ns[std::min(ns.size() - 1, ns.size() * 99 / 100)] / 1000;
+  return p;
+}
+
 // Reads "--flag value" pairs from argv. `on_flag` applies one and returns
 // false for a flag it does not know; then, or when a value is missing, the
 // usage line is printed and the program exits with status 2.

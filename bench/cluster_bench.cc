@@ -332,12 +332,9 @@ Latency RemoteLatency(double rate, double secs, int64_t max_pending) {
   Reap(child);
   g_shared = nullptr;
   Latency l;
-  std::vector<int64_t>& lat = shared.latencies_ns;
-  if (!lat.empty()) {
-    std::sort(lat.begin(), lat.end());
-    l.p50_us = lat[lat.size() / 2] / 1000;
-    l.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)] / 1000;
-  }
+  const bench::LatencyPercentiles p = bench::Percentiles(shared.latencies_ns);
+  l.p50_us = p.p50_us;
+  l.p99_us = p.p99_us;
   l.rate = static_cast<double>(acked) / secs;
   return l;
 }

@@ -178,12 +178,9 @@ Result Latency(double rate, double secs, int64_t max_pending) {
   const int64_t acked = shared.acked.load() - acked0;
   (void)cluster->Kill(std::chrono::milliseconds(0));
   Result r;
-  std::vector<int64_t>& lat = shared.latencies_ns;
-  if (!lat.empty()) {
-    std::sort(lat.begin(), lat.end());
-    r.p50_us = lat[lat.size() / 2] / 1000;
-    r.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)] / 1000;
-  }
+  const bench::LatencyPercentiles p = bench::Percentiles(shared.latencies_ns);
+  r.p50_us = p.p50_us;
+  r.p99_us = p.p99_us;
   r.tuples_per_sec = static_cast<double>(acked) / secs;
   r.csw_per_1000 = acked > 0 ? static_cast<double>(csw) * 1000.0 / static_cast<double>(acked) : 0;
   return r;
