@@ -38,4 +38,9 @@ std::string TempestBinary() {
   return path != nullptr ? path : "tempest";
 }
 
+std::string DaemonConfigPreamble(const std::string& zk_connect) {
+  return "storm.zookeeper.servers: [\"" + zk_connect +
+         "\"]\nstorm.zookeeper.root: /tempest-system\nstorm.zookeeper.session.timeout: 4000\n";
+}
+
 }  // namespace tempest::testing

@@ -20,6 +20,10 @@ std::optional<std::string> WaitForLineWithPrefix(const std::string& path,
 // Path of the `tempest` binary under test (ctest sets TEMPEST_BINARY).
 std::string TempestBinary();
 
+// The first lines of a tempest.yaml for a daemon under test: ZooKeeper at
+// `zk_connect`, root /tempest-system, 4 s sessions.
+std::string DaemonConfigPreamble(const std::string& zk_connect);
+
 }  // namespace tempest::testing
 
 #endif  // TEMPEST_TESTS_SUPPORT_OUTPUT_FILE_H_

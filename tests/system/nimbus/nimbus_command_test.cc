@@ -38,9 +38,7 @@ class NimbusCommandTest : public ::testing::Test {
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = *std::move(zk);
     std::ofstream(dir_.File("tempest.yaml"))
-        << "storm.zookeeper.servers: [\"" << zk_->ConnectString() << "\"]\n"
-        << "storm.zookeeper.root: /tempest-system\n"
-        << "storm.zookeeper.session.timeout: 4000\n"
+        << DaemonConfigPreamble(zk_->ConnectString())
         << "ui.host: 127.0.0.1\n"
         << "ui.port: 0\n"
         << "nimbus.monitor.freq.secs: 1\n";

@@ -29,9 +29,7 @@ class SupervisorCommandTest : public ::testing::Test {
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = *std::move(zk);
     std::ofstream(dir_.File("tempest.yaml"))
-        << "storm.zookeeper.servers: [\"" << zk_->ConnectString() << "\"]\n"
-        << "storm.zookeeper.root: /tempest-system\n"
-        << "storm.zookeeper.session.timeout: 4000\n"
+        << DaemonConfigPreamble(zk_->ConnectString())
         << "storm.local.dir: " << dir_.File("local") << "\n"
         << "supervisor.slots.ports: [6700, 6701]\n";
     coord::ZkSession::Options o;
