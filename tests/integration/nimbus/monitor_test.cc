@@ -22,14 +22,6 @@ using tempest::testing::Eventually;
 
 constexpr milliseconds kWait(30000);
 
-SubmitRequest Demo(const std::string& name = "") {
-  SubmitRequest r;
-  r.flux_text = kDemoFlux;
-  r.file_name = "demo.yaml";
-  r.name = name;
-  return r;
-}
-
 std::set<std::pair<std::string, int>> SlotsOf(const v1::Assignment& a) {
   std::set<std::pair<std::string, int>> out;
   for (const auto& e : a.executors()) out.insert({e.node(), e.port()});

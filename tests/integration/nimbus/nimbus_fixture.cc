@@ -11,6 +11,14 @@ namespace tempest::nimbus::testing {
 
 const char* const kDemoFlux = tempest::testing::kGenSinkFlux;
 
+SubmitRequest Demo(const std::string& name) {
+  SubmitRequest r;
+  r.flux_text = kDemoFlux;
+  r.file_name = "demo.yaml";
+  r.name = name;
+  return r;
+}
+
 tempest::testing::ZkEnsemble* NimbusTest::ensemble_ = nullptr;
 
 void NimbusTest::SetUpTestSuite() {

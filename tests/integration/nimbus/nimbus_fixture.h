@@ -20,6 +20,8 @@ using std::chrono::milliseconds;
 // A small valid topology: 2 spout executors, 3 bolt executors, 2 workers
 // (so 2 acker executors): 7 executors, 7 tasks.
 extern const char* const kDemoFlux;  // tests/support/demo_flux.h
+// A submission of kDemoFlux, under `name` when given.
+SubmitRequest Demo(const std::string& name = "");
 
 // One ZooKeeper server for the whole binary; every test gets its own
 // storm.zookeeper.root so tests never see each other's nodes.

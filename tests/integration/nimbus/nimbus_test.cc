@@ -15,14 +15,6 @@ using tempest::testing::Eventually;
 
 constexpr milliseconds kWait(20000);
 
-SubmitRequest Demo(const std::string& name = "") {
-  SubmitRequest r;
-  r.flux_text = kDemoFlux;
-  r.file_name = "demo.yaml";
-  r.name = name;
-  return r;
-}
-
 TEST_F(NimbusTest, SingleNimbusRegistersLeadsAndRunsTheStateMachine) {
   auto n = StartNimbus();
   ASSERT_NE(n, nullptr);
