@@ -65,6 +65,7 @@ class KafkaPartitionState {
   // The dead-letter producer confirmed delivery: the offset is complete.
   bool OnDeadLettered(int64_t offset);
   int RetryFailures(int64_t offset) const { return retry_.Failures(offset); }
+  const RetrySchedule& retry_schedule() const { return retry_; }
 
   // The offset a commit would write now: AT_LEAST_ONCE the lowest pending
   // offset, else emitted_to; otherwise the fetched position.

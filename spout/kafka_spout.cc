@@ -108,6 +108,11 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
                config_.id, context.ThisTaskId().value(), absl::StrJoin(config_.topics, ","),
                ProcessingGuaranteeName(config_.guarantee), config_.zk_root, "", config_.id,
                *connect);
+  if (config_.guarantee == ProcessingGuarantee::kAtLeastOnce) {
+    if (std::optional<std::string> w = ImmediateRetryWarning(config_)) {
+      spdlog::warn("kafka spout {} task {}: {}", config_.id, context.ThisTaskId().value(), *w);
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -703,15 +708,22 @@ void KafkaSpout::Fail(const api::MessageId& message_id) {
   Partition& p = *partitions_[slot];
   if (p.epoch != epoch || !p.state.has_value() || p.phase != Phase::kActive) return;
   const Clock::TimePoint now = clock_->Now();
-  switch (p.state->OnFail(offset, now)) {
+  const KafkaPartitionState::FailAction action = p.state->OnFail(offset, now);
+  if (action != KafkaPartitionState::FailAction::kIgnore) failure_reporter_.OnFailure(now);
+  switch (action) {
     case KafkaPartitionState::FailAction::kIgnore:
+      return;
     case KafkaPartitionState::FailAction::kRetry:
       if (config_.dead_letter_topic.empty() && config_.retry.retry_limit > 0 &&
           p.state->RetryFailures(offset) == config_.retry.retry_limit) {
-        spdlog::warn(
-            "kafka spout {}: offset {} of {} failed {} times and no deadLetterTopic is "
-            "set: it keeps being retried (never acked past)",
-            config_.id, offset, Describe(p.tp), config_.retry.retry_limit);
+        // Once per offset; the periodic report keeps it visible afterwards.
+        const absl::Status stall = absl::FailedPreconditionError(absl::StrCat(
+            "offset ", offset, " of ", Describe(p.tp), " failed ", config_.retry.retry_limit,
+            " times (retryLimit) and no deadLetterTopic is set: it is retried every ",
+            config_.retry.retry_delay_max_ms, " ms and commits of ", Describe(p.tp),
+            " stay at or below it until it succeeds"));
+        spdlog::warn("kafka spout {}: {}", config_.id, std::string(stall.message()));
+        collector_->ReportError(stall);
       }
       return;
     case KafkaPartitionState::FailAction::kDeadLetter:
@@ -767,7 +779,28 @@ void KafkaSpout::OnDeadLetterReport(const rd_kafka_message_t& message) {
   }
 }
 
+void KafkaSpout::ReportRepeatedFailures(Clock::TimePoint now) {
+  RepeatedFailureReporter::Summary summary;
+  summary.dead_letter = !config_.dead_letter_topic.empty();
+  summary.retry_limit = config_.retry.retry_limit;
+  for (int slot : assigned_slots_) {
+    const Partition& p = *partitions_[slot];
+    if (p.phase != Phase::kActive || !p.state.has_value()) continue;
+    const RetrySchedule& retry = p.state->retry_schedule();
+    summary.failing_offsets += static_cast<int64_t>(retry.failing_count());
+    std::optional<RetrySchedule::Worst> worst = retry.WorstOffender();
+    if (worst.has_value() && worst->failures > summary.worst.failures) {
+      summary.worst = *worst;
+      summary.worst_partition = Describe(p.tp);
+    }
+  }
+  if (std::optional<std::string> line = failure_reporter_.Report(now, summary)) {
+    spdlog::warn("kafka spout {} task {}: {}", config_.id, labels_.at("task"), *line);
+  }
+}
+
 void KafkaSpout::Housekeeping(Clock::TimePoint now) {
+  if (failure_reporter_.Due(now)) ReportRepeatedFailures(now);
   if (now >= next_commit_) {
     CommitNow(false);
     next_commit_ = now + milliseconds(config_.state_update_interval_ms);

@@ -94,6 +94,9 @@ class KafkaSpout : public api::Spout {
     int64_t acquisitions = 0;  // how often ownership was (re)acquired
   };
   std::map<TopicPartition, PartitionStats> Stats() const;
+  // Lines written so far about tuples failing repeatedly (at most one per
+  // 10 s per task; see RepeatedFailureReporter). Executor thread.
+  int64_t repeated_failure_reports() const { return failure_reporter_.reports(); }
   // The offset store (tests reach its ZooKeeper session); nullptr before Open.
   ZkOffsetStore* offset_store() const { return store_.get(); }
 
@@ -166,6 +169,7 @@ class KafkaSpout : public api::Spout {
   void RequestAtMostOnceCommits(core::Clock::TimePoint now);
   void UpdateFetching(Partition& p);
   void SendToDeadLetter(Partition& p, int64_t offset);
+  void ReportRepeatedFailures(core::Clock::TimePoint now);
   api::MessageId EncodeId(const Partition& p, int64_t offset) const;
   bool DecodeId(const api::MessageId& id, int* slot, uint32_t* epoch, int64_t* offset) const;
   absl::Status StartReader(const std::string& bootstrap);
@@ -203,6 +207,7 @@ class KafkaSpout : public api::Spout {
   core::Clock::TimePoint next_housekeeping_{};
   core::Clock::TimePoint commit_error_logged_{};
   int64_t commit_failures_ = 0;
+  RepeatedFailureReporter failure_reporter_;
   bool poll_idle_ = false;
 
   friend struct KafkaSpoutTestPeer;

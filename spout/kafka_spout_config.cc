@@ -289,7 +289,8 @@ absl::Status Validate(KafkaSpoutConfig& c, absl::string_view where) {
   }
   if (c.retry.retry_delay_max_ms < c.retry.retry_initial_delay_ms) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": retryDelayMaxMs must be >= retryInitialDelayMs"));
+        absl::StrCat(where, ": retryDelayMaxMs (", c.retry.retry_delay_max_ms,
+                     ") must be >= retryInitialDelayMs (", c.retry.retry_initial_delay_ms, ")"));
   }
   if (!c.dead_letter_topic.empty() &&
       std::find(c.topics.begin(), c.topics.end(), c.dead_letter_topic) != c.topics.end()) {
@@ -402,7 +403,10 @@ absl::StatusOr<KafkaSpoutConfig> ParseLegacy(const api::ComponentArgs& args) {
         "SpoutConfig takes (hosts, topic, zkRoot, id) or (hosts, topic, clientId, zkRoot, id)");
   }
   KafkaSpoutConfig c;
+  c.storm_kafka_form = true;
   c.scheme = RecordScheme::kRaw;  // storm-kafka's default RawMultiScheme
+  // Unchanged Storm pipelines keep Storm's behaviour; Open warns about it.
+  c.retry = StormKafkaRetryDefaults();
   if (absl::Status s = ApplyZkHosts(c, (*ctor)[0]); !s.ok()) return s;
   std::vector<std::string> strings;
   for (size_t i = 1; i < ctor->size(); ++i) {
@@ -484,6 +488,22 @@ std::vector<std::string> KafkaSpoutConfig::OutputFields() const {
 absl::StatusOr<KafkaSpoutConfig> ParseKafkaSpoutArgs(const api::ComponentArgs& args) {
   if (args.class_name == kStormKafkaSpoutClass) return ParseLegacy(args);
   return ParseTempest(args);
+}
+
+std::optional<std::string> ImmediateRetryWarning(const KafkaSpoutConfig& c) {
+  if (!c.storm_kafka_form || c.retry.retry_initial_delay_ms > 0) return std::nullopt;
+  const std::string how_long =
+      c.retry.retry_limit > 0
+          ? absl::StrCat("up to retryLimit ", c.retry.retry_limit, " times")
+          : absl::StrCat("forever (retryLimit ", c.retry.retry_limit, ")");
+  return absl::StrCat(
+      "retryInitialDelayMs is 0 (storm-kafka's default): a failed tuple is emitted again at "
+      "once, ",
+      how_long,
+      ", so a bolt that always fails it keeps this spout busy at full speed. Set "
+      "retryInitialDelayMs (e.g. 100), retryDelayMultiplier (2.0), retryDelayMaxMs (10000) and "
+      "retryLimit with a deadLetterTopic on the SpoutConfig, or use tempest.KafkaSpout, whose "
+      "defaults back off");
 }
 
 absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,

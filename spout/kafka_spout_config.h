@@ -62,7 +62,9 @@ struct KafkaSpoutConfig {
   bool ignore_zk_offsets = false;
   int64_t max_offset_behind = std::numeric_limits<int64_t>::max();
   int64_t state_update_interval_ms = 2000;
-  RetryOptions retry;
+  // tempest.KafkaSpout backs off by default; the storm-kafka form starts from
+  // StormKafkaRetryDefaults() (immediate, forever) as storm-kafka did.
+  RetryOptions retry = TempestRetryDefaults();
   OutOfRangePolicy out_of_range = OutOfRangePolicy::kEarliest;
   std::string dead_letter_topic;
   std::optional<int64_t> max_uncommitted_offsets;  // unset: topology key, then default
@@ -71,6 +73,7 @@ struct KafkaSpoutConfig {
   std::string output_stream;  // empty: default stream
   RecordScheme scheme = RecordScheme::kRecord;
   std::map<std::string, std::string> kafka_properties;  // kafka.* without the prefix
+  bool storm_kafka_form = false;  // parsed from org.apache.storm.kafka.KafkaSpout
 
   // Several topics get the {topic}/ level in the ZooKeeper paths.
   bool topic_level() const { return topics.size() > 1; }
@@ -84,6 +87,11 @@ absl::StatusOr<KafkaSpoutConfig> ParseKafkaSpoutArgs(const api::ComponentArgs& a
 // The storm-kafka Flux component classes (beans) ParseKafkaSpoutArgs
 // understands: ZkHosts, SpoutConfig, the schemes and the retry manager.
 std::vector<std::string> KafkaSpoutBeanClasses();
+
+// The warning the storm-kafka form logs once at open when its retry settings
+// re-emit a failed tuple at once (storm-kafka's retryInitialDelayMs 0), saying
+// how to change that; nullopt for tempest.KafkaSpout or a configured delay.
+std::optional<std::string> ImmediateRetryWarning(const KafkaSpoutConfig& config);
 
 // Fills the fallbacks from the topology config: zkServers/zkPort from
 // storm.zookeeper.servers/port, maxUncommittedOffsets and the refresh period

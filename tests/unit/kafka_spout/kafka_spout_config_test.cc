@@ -58,7 +58,8 @@ TEST(KafkaSpoutConfigTest, TempestFormDefaults) {
   EXPECT_EQ(c->start_offset_time, -2);
   EXPECT_EQ(c->state_update_interval_ms, 2000);
   EXPECT_EQ(c->out_of_range, OutOfRangePolicy::kEarliest);
-  EXPECT_EQ(c->retry.retry_limit, -1);
+  EXPECT_EQ(c->retry.retry_initial_delay_ms, 100);  // backs off (retry_defaults_test.cc)
+  EXPECT_EQ(c->retry.retry_limit, 10);
   EXPECT_FALSE(c->stop_at_end);
   EXPECT_EQ(c->OutputFields(),
             (std::vector<std::string>{"topic", "partition", "offset", "key", "value"}));
