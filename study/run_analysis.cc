@@ -1,11 +1,16 @@
 #include "study/run_analysis.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "bolts/verification_report.h"
+#include "study/scenario.h"
 
 namespace tempest::study {
 
@@ -149,13 +154,16 @@ void FillTimeline(RunResult& run, double stall_s) {
   std::optional<double> recovered_at;
   bool stalled = false;
   int64_t prev = -1;
+  int64_t log_end_at_progress = -1;  // the log end when the sink last moved
   double last_progress = fault;
   for (const Sample& x : s) {
     if (x.t_s < fault) {
       prev = x.sink_received;
+      log_end_at_progress = x.log_end;
       continue;
     }
     if (prev < 0) prev = x.sink_received;
+    if (log_end_at_progress < 0) log_end_at_progress = x.log_end;
     const bool progressed = x.sink_received > prev;
     prev = x.sink_received;
     if (progressed) {
@@ -164,14 +172,19 @@ void FillTimeline(RunResult& run, double stall_s) {
         break;
       }
       last_progress = x.t_s;
+      log_end_at_progress = x.log_end;
       continue;
     }
-    // Work is outstanding while commits lag (unknown counts as lagging) and
-    // the sink lacks produced records: a sink that already holds everything
-    // is not stalled by blocked commits, and one whose missing records were
-    // lost for good (committed past them) is not waiting for anything.
+    // Work is outstanding while the sink lacks produced records and either
+    // commits lag (unknown counts as lagging) or records were produced since
+    // the sink last moved. A sink that already holds everything is not
+    // stalled by blocked commits; one whose missing records were lost for
+    // good (committed past them) after production ended is not waiting for
+    // anything; but a sink standing still while production goes on is
+    // stalled even when its spout commits ahead of it (at-most-once).
     const bool commits_lag = x.committed < 0 || x.committed < x.log_end;
-    const bool outstanding = commits_lag && (x.sink_distinct < 0 || x.sink_distinct < x.log_end);
+    const bool lacks = x.sink_distinct < 0 || x.sink_distinct < x.log_end;
+    const bool outstanding = lacks && (commits_lag || x.log_end > log_end_at_progress);
     if (!stalled && outstanding && x.t_s - last_progress >= stall_s &&
         last_progress <= stall_search_end) {
       stalled = true;
@@ -241,6 +254,235 @@ std::vector<std::string> CheckExpectations(const RunResult& run) {
                              " records reached the sink but stayed above the final commit"));
   }
   return v;
+}
+
+std::string NotTestedReason(const RunResult& run) {
+  if (run.samples.empty()) return "nothing was measured (no samples were taken)";
+  const Sample& last = run.samples.back();
+  if (run.records <= 0 || last.log_end <= 0) return "no records were produced";
+  if (last.sink_received <= 0) return "no record reached the sink";
+  if (!run.fault_start_s.has_value()) return "";
+  const double fault = *run.fault_start_s;
+  // What the sink held at the last sample taken at or before the fault.
+  int64_t before = 0;
+  for (const Sample& x : run.samples) {
+    if (x.t_s > fault) break;
+    before = x.sink_received;
+  }
+  if (before <= 0) {
+    return absl::StrFormat("the fault fired at %.1f s, before any record had reached the sink",
+                           fault);
+  }
+  if (!(run.throughput_before > 0)) {
+    return absl::StrFormat("the fault fired at %.1f s, while the sink's throughput was still 0",
+                           fault);
+  }
+  return "";
+}
+
+void MarkNotTested(RunResult& run) {
+  run.not_tested_reason = NotTestedReason(run);
+  run.not_tested = !run.not_tested_reason.empty();
+}
+
+int64_t ReplayBound(const RunResult& run) {
+  if (run.samples.empty()) return -1;
+  const double from = run.fault_start_s.value_or(-1e300);
+  int64_t bound = 0;
+  int64_t committed = 0;  // the last readable commit at an earlier sample
+  for (const Sample& x : run.samples) {
+    if (x.t_s >= from) bound = std::max(bound, x.log_end - committed);
+    if (x.committed >= 0) committed = std::max(committed, x.committed);
+  }
+  return bound;
+}
+
+namespace {
+
+// Sections of docs/study-guide.md ("The why column") by mechanism.
+constexpr char kGuideReplay[] = "replay-from-the-last-commit";
+constexpr char kGuideTimeout[] = "failed-or-timed-out-tuples-replayed";
+constexpr char kGuideCommittedAhead[] = "committed-before-processed";
+constexpr char kGuideFailedNoReplay[] = "failed-records-without-replay";
+constexpr char kGuideRetention[] = "retention-deleted-the-records";
+constexpr char kGuideNothing[] = "nothing-lost-or-duplicated";
+constexpr char kGuideNotTested[] = "not-tested";
+constexpr char kGuideBroken[] = "a-broken-promise";
+
+std::optional<FaultKind> KindOf(const RunResult& run) {
+  absl::StatusOr<FaultKind> k = ParseFaultKind(run.fault);
+  if (!k.ok()) return std::nullopt;
+  return *k;
+}
+
+// What made the spout re-read from its last commit, as the start of a
+// sentence that goes on "..., so it re-read from ...".
+std::string ReplayCause(std::optional<FaultKind> kind) {
+  if (!kind.has_value()) return "the spout started again after the fault";
+  switch (*kind) {
+    case FaultKind::kKillWorker:
+      return "the spout's worker was killed and started again";
+    case FaultKind::kPauseWorker:
+      return "the frozen spout's ZooKeeper session expired while it was stopped";
+    case FaultKind::kKillSupervisor:
+      return "the spout's supervisor died and its spout was moved";
+    case FaultKind::kKillNimbus:
+      return "the spout started again after nimbus died";
+    case FaultKind::kZkSessionExpiry:
+      return "the spout's session expired";
+    case FaultKind::kKillZkLeader:
+      return "the spout lost its ZooKeeper session when the leader died";
+    case FaultKind::kZkQuorumLoss:
+      return "the spout's session was declared lost while ZooKeeper had no quorum";
+    case FaultKind::kKafkaBrokerDown:
+      return "the spout started again after the broker outage";
+    case FaultKind::kRetention:
+      return "the topologies were killed and resubmitted";
+    case FaultKind::kBoltFailures:
+      return "the spout replayed the records the transform failed";
+    case FaultKind::kSlowBolt:
+      return "the spout's tuples timed out behind the slow transform";
+    case FaultKind::kRestartTopology:
+      return "the topology was killed and submitted again";
+  }
+  return "the spout started again after the fault";
+}
+
+// What happened to the records in flight, for a loss sentence ("... in
+// flight when <this> were lost").
+std::string InFlightCause(std::optional<FaultKind> kind) {
+  if (!kind.has_value()) return "the fault hit";
+  switch (*kind) {
+    case FaultKind::kKillWorker:
+      return "the spout's worker was killed";
+    case FaultKind::kPauseWorker:
+      return "the spout's worker froze";
+    case FaultKind::kKillSupervisor:
+      return "the supervisor and its workers died";
+    case FaultKind::kKillNimbus:
+      return "nimbus died";
+    case FaultKind::kZkSessionExpiry:
+      return "the spout's ZooKeeper connections were cut";
+    case FaultKind::kKillZkLeader:
+      return "the ZooKeeper leader died";
+    case FaultKind::kZkQuorumLoss:
+      return "ZooKeeper lost its quorum";
+    case FaultKind::kKafkaBrokerDown:
+      return "the Kafka broker went down";
+    case FaultKind::kRetention:
+      return "the topologies were killed";
+    case FaultKind::kBoltFailures:
+      return "the transform failed records";
+    case FaultKind::kSlowBolt:
+      return "the transform was slow";
+    case FaultKind::kRestartTopology:
+      return "the topologies were killed";
+  }
+  return "the fault hit";
+}
+
+std::string Records(int64_t n) { return absl::StrCat(n, n == 1 ? " record" : " records"); }
+
+}  // namespace
+
+Explanation ExplainRun(const RunResult& run) {
+  Explanation e;
+  if (run.not_tested) {
+    e.sentence = absl::StrCat("Not tested: ", run.not_tested_reason,
+                              ", so this row shows nothing "
+                              "about ",
+                              run.guarantee, ".");
+    e.guide_sections.push_back(kGuideNotTested);
+    return e;
+  }
+  const std::optional<FaultKind> kind = KindOf(run);
+  std::vector<std::string> clauses;
+
+  // Loss: what the fault destroyed on purpose first, then the rest.
+  const int64_t expected = std::min(run.expected_loss, run.lost);
+  const int64_t unexpected = run.lost - expected;
+  if (expected > 0) {
+    clauses.push_back(absl::StrCat(
+        "retention deleted ", Records(run.expected_loss),
+        " before this pipeline read them and the spout continued at the log start, so the loss "
+        "is bounded by that deleted range (",
+        run.expected_loss, ")"));
+    e.guide_sections.push_back(kGuideRetention);
+  }
+  if (unexpected > 0) {
+    if (run.guarantee == "at-least-once") {
+      clauses.push_back(absl::StrCat("at-least-once lost ", Records(unexpected),
+                                     expected > 0 ? " beyond the deleted range" : "",
+                                     ", which it must never do (see Violations)"));
+      e.guide_sections.push_back(kGuideBroken);
+    } else {
+      const std::string how =
+          kind == FaultKind::kBoltFailures
+              ? absl::StrCat("the transform failed records while the fault lasted and ",
+                             run.guarantee, " does not replay a failure, so ", Records(unexpected),
+                             " were lost")
+              : absl::StrCat(run.guarantee,
+                             run.guarantee == "at-most-once"
+                                 ? " commits each offset before it emits the record"
+                                 : " commits what it emitted without waiting for acks",
+                             ", so the ", Records(unexpected), " in flight when ",
+                             InFlightCause(kind), " were lost");
+      std::string bound = absl::StrCat(
+          "the loss is bounded by the offsets committed but never "
+          "received (",
+          run.committed_not_processed, ")");
+      if (unexpected > run.committed_not_processed) {
+        absl::StrAppend(&bound, "; ", unexpected - run.committed_not_processed,
+                        " were never committed, as the run had not settled");
+      }
+      clauses.push_back(absl::StrCat(how, "; ", bound));
+      e.guide_sections.push_back(kind == FaultKind::kBoltFailures ? kGuideFailedNoReplay
+                                                                  : kGuideCommittedAhead);
+    }
+  }
+
+  // Duplication.
+  if (run.duplicated > 0) {
+    if (run.guarantee == "at-most-once") {
+      clauses.push_back(absl::StrCat("at-most-once delivered ", run.duplicated,
+                                     " extra copies, which it must never do (see Violations)"));
+      e.guide_sections.push_back(kGuideBroken);
+    } else {
+      const int64_t bound = ReplayBound(run);
+      // Failed or timed-out tuples are replayed one by one from above the
+      // commit; every other fault makes the spout start over from it.
+      const bool one_by_one = kind == FaultKind::kSlowBolt || kind == FaultKind::kBoltFailures;
+      std::string how =
+          kind == FaultKind::kSlowBolt
+              ? absl::StrCat(ReplayCause(kind),
+                             ", so it replayed them while the originals were still on their way")
+          : kind == FaultKind::kBoltFailures
+              ? ReplayCause(kind)
+              : absl::StrCat(ReplayCause(kind),
+                             ", so the spout re-read from its last committed offset");
+      const std::string since = one_by_one ? "the records read above the committed offset"
+                                           : "the records read since that commit";
+      if (bound >= 0 && run.duplicated <= bound) {
+        absl::StrAppend(&how, "; duplicates are bounded by ", since, " (", bound, ")");
+      } else if (bound >= 0) {
+        absl::StrAppend(&how, "; the ", run.duplicated, " duplicates exceed ", since, " (", bound,
+                        "), so records were replayed more than once (at most ", run.max_copies,
+                        " copies of one)");
+      }
+      clauses.push_back(std::move(how));
+      e.guide_sections.push_back(one_by_one ? kGuideTimeout : kGuideReplay);
+    }
+  }
+
+  if (clauses.empty()) {
+    e.sentence = "Nothing was lost or duplicated.";
+    e.guide_sections.push_back(kGuideNothing);
+    return e;
+  }
+  std::string sentence = absl::StrJoin(clauses, "; and ");
+  sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+  e.sentence = absl::StrCat(sentence, ".");
+  return e;
 }
 
 }  // namespace tempest::study

@@ -54,11 +54,45 @@ int64_t UnreceivedInRanges(const DeliveryCounts& counts, const RecordLayout& lay
 // the fault times. `production_s` is when the last record was produced.
 //
 // Recovery: if the sink stops (no new record for `stall_s` while it lacks
-// produced records and commits lag) within the fault window or up to 5 s
-// after the fault starts,
-// recovery_s is the time from the fault to the sink's first new record after
-// that stall; if it never stops, 0; if it never resumes, absent.
+// produced records and either commits lag or records were produced since
+// its last new one) within the fault window or up to 5 s after the fault
+// starts, recovery_s is the time from the fault to the sink's first new
+// record after that stall; if it never stops, 0; if it never resumes,
+// absent. A sink that receives nothing from the fault on, even one that had
+// received nothing before it, has stalled: the throughput chart shows it at
+// 0, and recovery_s says how long.
 void FillTimeline(RunResult& run, double stall_s = 1.0);
+
+// Why `run` is no evidence about its guarantee, in words ("the fault fired
+// at 0.0 s, before any record had reached the sink"), or "" when it did test
+// it. Not tested: no samples; nothing produced; nothing delivered; or a fault
+// that fired before the sink had received a record or while the sink's
+// throughput before it was 0. Reads samples, records, fault_start_s and
+// throughput_before, so call it after FillTimeline.
+std::string NotTestedReason(const RunResult& run);
+
+// Sets run.not_tested and run.not_tested_reason from NotTestedReason.
+void MarkNotTested(RunResult& run);
+
+// An upper bound on the records a spout can have read above the offset it
+// later replayed from: the largest commit lag (log end now minus the commit
+// seen one sample earlier, an unreadable commit counting as the last one
+// read) from the fault on (the whole run without a fault). A replay re-reads
+// from a commit at least that recent and cannot have read past the log end,
+// so one replay duplicates at most this many records. -1 without samples.
+int64_t ReplayBound(const RunResult& run);
+
+// Why a run lost or duplicated what it did, in one sentence naming the
+// mechanism and its measured bound ("the spout's session expired, so it
+// re-read from its last committed offset; duplicates are bounded by the
+// records read since that commit (at most 5000)"), derived from the fault
+// kind, the guarantee and the figures. `guide_sections` are the anchors of
+// docs/study-guide.md that explain the mechanisms it names.
+struct Explanation {
+  std::string sentence;
+  std::vector<std::string> guide_sections;
+};
+Explanation ExplainRun(const RunResult& run);
 
 // The expectations of the run's guarantee it broke, in words.
 std::vector<std::string> CheckExpectations(const RunResult& run);

@@ -62,6 +62,12 @@ struct RunResult {
   int64_t expected_loss = 0;  // retention-past-offset: the deleted, unprocessed range
   bool quiesced = true;       // everything settled before the run's deadline
   std::optional<DedupSinkResult> dedup_sink;  // at-least-once runs only
+  // A run that is no evidence either way: the fault fired before any record
+  // had reached the sink, or nothing was measured (no samples, nothing
+  // produced or delivered). Its figures hold vacuously, so the study's
+  // verdict fails (see NotTestedReason in study/run_analysis.h).
+  bool not_tested = false;
+  std::string not_tested_reason;  // why, in words; empty when tested
   // Each expectation of the guarantee that this run broke, in words
   // ("at-least-once lost 3 records"). Empty: as expected.
   std::vector<std::string> violations;

@@ -751,6 +751,7 @@ std::vector<RunResult> ScenarioRun::Analyse() {
     FillDeliveryFigures(*counts, r);
     FillOffsetDiff(*counts, layout_, committed, r);
     FillTimeline(r);
+    MarkNotTested(r);
     if (!p.spec.dedup_sink_log.empty()) {
       absl::StatusOr<DeliveryCounts> dedup =
           CountDeliveries({p.spec.dedup_sink_log}, options_.records);
@@ -792,6 +793,7 @@ void AddUnrunScenario(const StudyOptions& options, const Scenario& scenario,
     r.records = options.records;
     r.quiesced = false;
     r.violations.push_back(why);
+    MarkNotTested(r);
     results.runs.push_back(std::move(r));
   }
 }
@@ -915,10 +917,11 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
       progress.Line(absl::StrCat(
           scenario.name, " ", r.guarantee, ": lost ", r.lost, ", duplicated ", r.duplicated,
           r.dedup_sink.has_value()
-              ? absl::StrCat(" (effectively-once sink: lost ", r.dedup_sink->lost,
-                             ", duplicated ", r.dedup_sink->duplicated, ")")
+              ? absl::StrCat(" (effectively-once sink: lost ", r.dedup_sink->lost, ", duplicated ",
+                             r.dedup_sink->duplicated, ")")
               : "",
-          r.violations.empty() ? "" : absl::StrCat("; ", r.violations.size(), " violation(s)")));
+          r.violations.empty() ? "" : absl::StrCat("; ", r.violations.size(), " violation(s)"),
+          r.not_tested ? absl::StrCat("; not tested: ", r.not_tested_reason) : ""));
       results.runs.push_back(std::move(r));
     }
   }

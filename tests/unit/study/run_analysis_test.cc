@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 
@@ -189,6 +190,227 @@ TEST(RunAnalysisTest, ExpectationsFollowTheGuarantee) {
   none.lost = 3;
   none.duplicated = 3;
   EXPECT_TRUE(CheckExpectations(none).empty());
+}
+
+// --- Recovery: from the fault to the sink's first new record -------------
+
+TEST(RunAnalysisTest, ASinkStandingStillWhileItsSpoutCommitsAheadHasStalled) {
+  // At-most-once commits each offset before emitting the record, so its
+  // commits keep up with the log end while the sink receives nothing for 5 s
+  // after the fault: the chart shows the sink at 0, so recovery is not 0.
+  RunResult r;
+  int64_t sink = 0, log_end = 0;
+  for (int i = 0; i < 70; ++i) {
+    const double t = i * 0.2;
+    if (i < 50) log_end += 200;                                   // 1000 records/s for 10 s
+    if (i < 20 || i >= 45) sink = std::min(log_end, sink + 400);  // still from 4 s to 9 s
+    Sample x{t, sink, log_end, log_end};
+    x.sink_distinct = sink;
+    r.samples.push_back(x);
+  }
+  r.fault_start_s = 4.0;
+  r.fault_end_s = 4.05;  // a kill: healed at once
+  FillTimeline(r);
+  ASSERT_TRUE(r.recovery_s.has_value());
+  EXPECT_NEAR(*r.recovery_s, 5.0, 0.25);
+}
+
+TEST(RunAnalysisTest, ASinkThatNeverFlowedRecoversAtItsFirstRecord) {
+  // 100 records produced at once; the fault fires at 0.025 s, before the
+  // sink got anything, and the sink's first record arrives at 5 s.
+  RunResult r;
+  for (int i = 0; i < 40; ++i) {
+    const double t = i * 0.2;
+    const int64_t sink = i >= 25 ? 100 : 0;  // from 5 s
+    Sample x{t, sink, sink, 100};
+    x.sink_distinct = sink;
+    r.samples.push_back(x);
+  }
+  r.records = 100;
+  r.fault_start_s = 0.025;
+  r.fault_end_s = 0.03;
+  FillTimeline(r);
+  ASSERT_TRUE(r.recovery_s.has_value());
+  EXPECT_NEAR(*r.recovery_s, 5.0, 0.25);
+  EXPECT_EQ(r.throughput_before, 0);
+}
+
+// --- Not tested ------------------------------------------------------------
+
+// A run of `records` at 1000/s sampled every 200 ms for 6 s, whose sink
+// receives everything produced from `flow_from_s` on; fault at `fault_s`.
+RunResult Flowing(int64_t records, double flow_from_s, double fault_s) {
+  RunResult r;
+  r.guarantee = "at-least-once";
+  r.fault = "kill-worker";
+  r.records = records;
+  for (int i = 0; i < 30; ++i) {
+    const double t = i * 0.2;
+    const int64_t produced = std::min<int64_t>(records, i * 200);
+    const int64_t sink = t >= flow_from_s - 1e-9 ? produced : 0;
+    Sample x{t, sink, sink, produced};
+    x.sink_distinct = sink;
+    r.samples.push_back(x);
+  }
+  r.fault_start_s = fault_s;
+  r.fault_end_s = fault_s;
+  FillTimeline(r);
+  MarkNotTested(r);
+  return r;
+}
+
+TEST(NotTestedTest, AFaultBeforeTheFirstRecordReachedTheSinkTestsNothing) {
+  RunResult r = Flowing(2000, 1.0, 0.6);
+  EXPECT_TRUE(r.not_tested);
+  EXPECT_THAT(r.not_tested_reason, ::testing::HasSubstr("the fault fired at 0.6 s, before any "
+                                                        "record had reached the sink"));
+  // The same run with its fault after the records flowed is a test.
+  RunResult flowed = Flowing(2000, 0.4, 1.5);
+  EXPECT_FALSE(flowed.not_tested) << flowed.not_tested_reason;
+  EXPECT_TRUE(flowed.not_tested_reason.empty());
+}
+
+TEST(NotTestedTest, AFaultBeforeAnyThroughputTestsNothing) {
+  // The sink holds a record at the very first sample, but the fault fires
+  // before one sample interval passed: there is no throughput before it.
+  RunResult r;
+  r.records = 100;
+  r.samples = {{0.0, 5, 0, 100}, {0.2, 5, 0, 100}, {0.4, 100, 100, 100}};
+  r.fault_start_s = 0.1;
+  r.fault_end_s = 0.1;
+  FillTimeline(r);
+  EXPECT_EQ(r.throughput_before, 0);
+  EXPECT_THAT(NotTestedReason(r), ::testing::HasSubstr("throughput was still 0"));
+}
+
+TEST(NotTestedTest, NothingMeasuredTestsNothing) {
+  RunResult none;
+  none.records = 100;
+  EXPECT_THAT(NotTestedReason(none), ::testing::HasSubstr("no samples"));
+
+  RunResult unproduced;
+  unproduced.records = 100;
+  unproduced.samples = {{0.0, 0, 0, 0}, {0.2, 0, 0, 0}};
+  EXPECT_THAT(NotTestedReason(unproduced), ::testing::HasSubstr("no records were produced"));
+  unproduced.records = 0;
+  EXPECT_THAT(NotTestedReason(unproduced), ::testing::HasSubstr("no records were produced"));
+
+  RunResult undelivered;
+  undelivered.records = 100;
+  undelivered.samples = {{0.0, 0, 0, 50}, {0.2, 0, 100, 100}};
+  EXPECT_THAT(NotTestedReason(undelivered), ::testing::HasSubstr("no record reached the sink"));
+
+  // Without a fault, records that flowed are a test.
+  RunResult control;
+  control.records = 100;
+  control.samples = {{0.0, 0, 0, 50}, {0.2, 100, 100, 100}};
+  EXPECT_EQ(NotTestedReason(control), "");
+}
+
+// --- Explanations ------------------------------------------------------------
+
+// 5000 records in 5 s; commits stand at 1000 from the fault (1 s) to 4 s.
+RunResult ExpiredSession(const std::string& guarantee) {
+  RunResult r;
+  r.scenario = "zk-session-expiry";
+  r.guarantee = guarantee;
+  r.fault = "zk-session-expiry";
+  r.records = 5000;
+  for (int i = 0; i < 40; ++i) {
+    const double t = i * 0.2;
+    const int64_t produced = std::min<int64_t>(5000, i * 200);
+    const int64_t committed = i < 5 || i >= 20 ? produced : 1000;
+    // ZooKeeper is unreadable for a while in the middle.
+    r.samples.push_back({t, produced, i > 10 && i < 15 ? -1 : committed, produced});
+  }
+  r.fault_start_s = 1.0;
+  r.fault_end_s = 4.0;
+  return r;
+}
+
+TEST(ExplainRunTest, ReplayDuplicatesNameTheMechanismAndTheBound) {
+  RunResult r = ExpiredSession("at-least-once");
+  // From the fault on, the largest log end minus the commit one sample
+  // earlier: 4000 at 4 s, while the commit seen at 3.8 s was still 1000.
+  EXPECT_EQ(ReplayBound(r), 3000);
+  r.duplicated = 2500;
+  r.replayed = 2500;
+  r.max_copies = 2;
+  const Explanation e = ExplainRun(r);
+  EXPECT_THAT(e.sentence,
+              ::testing::AllOf(::testing::HasSubstr("session expired"),
+                               ::testing::HasSubstr("re-read from its last committed offset"),
+                               ::testing::HasSubstr("duplicates are bounded by the records read "
+                                                    "since that commit (3000)")));
+  EXPECT_EQ(e.guide_sections, std::vector<std::string>{"replay-from-the-last-commit"});
+
+  // More duplicates than one replay can make: said so, not hidden.
+  r.duplicated = 4000;
+  r.max_copies = 3;
+  EXPECT_THAT(ExplainRun(r).sentence,
+              ::testing::AllOf(::testing::HasSubstr("4000 duplicates exceed"),
+                               ::testing::HasSubstr("(3000)"),
+                               ::testing::HasSubstr("replayed more than once")));
+}
+
+TEST(ExplainRunTest, TheBoundFollowsTheMeasuredFieldsNotTheScenario) {
+  RunResult r = ExpiredSession("no-guarantee");
+  r.fault = "kill-worker";
+  r.duplicated = 10;
+  // The same samples bound a kill's replay the same way, but the sentence
+  // names the kill.
+  EXPECT_THAT(ExplainRun(r).sentence, ::testing::AllOf(::testing::HasSubstr("worker was killed"),
+                                                       ::testing::HasSubstr("(3000)")));
+  r.samples.resize(10);  // the run ended at 1.8 s: a smaller bound
+  EXPECT_THAT(ExplainRun(r).sentence, ::testing::HasSubstr("since that commit (800)"));
+}
+
+TEST(ExplainRunTest, LossesNameTheMechanismAndTheBound) {
+  RunResult amo = ExpiredSession("at-most-once");
+  amo.fault = "kill-supervisor";
+  amo.lost = 700;
+  amo.committed_not_processed = 700;
+  Explanation e = ExplainRun(amo);
+  EXPECT_THAT(e.sentence,
+              ::testing::AllOf(::testing::HasSubstr("commits each offset before it emits"),
+                               ::testing::HasSubstr("700 records in flight when the supervisor"),
+                               ::testing::HasSubstr("committed but never received (700)")));
+  EXPECT_EQ(e.guide_sections, std::vector<std::string>{"committed-before-processed"});
+
+  RunResult failures = ExpiredSession("no-guarantee");
+  failures.fault = "bolt-failures";
+  failures.lost = 120;
+  failures.committed_not_processed = 120;
+  EXPECT_THAT(ExplainRun(failures).sentence,
+              ::testing::AllOf(::testing::HasSubstr("does not replay a failure"),
+                               ::testing::HasSubstr("(120)")));
+
+  RunResult retention = ExpiredSession("at-least-once");
+  retention.fault = "retention";
+  retention.lost = 1234;
+  retention.expected_loss = 1234;
+  retention.committed_not_processed = 1234;
+  e = ExplainRun(retention);
+  EXPECT_THAT(e.sentence, ::testing::AllOf(::testing::HasSubstr("Retention deleted 1234 records"),
+                                           ::testing::HasSubstr("deleted range (1234)")));
+  EXPECT_EQ(e.guide_sections, std::vector<std::string>{"retention-deleted-the-records"});
+
+  // A broken promise is named as one.
+  RunResult broken = ExpiredSession("at-least-once");
+  broken.lost = 3;
+  EXPECT_THAT(ExplainRun(broken).sentence, ::testing::HasSubstr("must never do"));
+
+  RunResult clean = ExpiredSession("at-least-once");
+  EXPECT_EQ(ExplainRun(clean).sentence, "Nothing was lost or duplicated.");
+}
+
+TEST(ExplainRunTest, ANotTestedRunSaysSo) {
+  RunResult r = Flowing(2000, 1.0, 0.6);
+  r.duplicated = 0;
+  const Explanation e = ExplainRun(r);
+  EXPECT_THAT(e.sentence, ::testing::AllOf(::testing::StartsWith("Not tested: the fault fired"),
+                                           ::testing::HasSubstr("nothing about at-least-once")));
+  EXPECT_EQ(e.guide_sections, std::vector<std::string>{"not-tested"});
 }
 
 }  // namespace
