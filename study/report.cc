@@ -24,6 +24,7 @@
 #include "common/os/child_process.h"
 #include "common/os/files.h"
 #include "nlohmann/json.hpp"
+#include "study/run_analysis.h"
 
 namespace tempest::study {
 namespace {
@@ -39,6 +40,10 @@ constexpr std::chrono::seconds kGnuplotTimeout{60};
 // The throughput line averages the sink's progress over this trailing window,
 // so the 200 ms sampling jitter does not show as noise.
 constexpr double kThroughputWindowS = 1.0;
+
+// A fault healed within this long of its start (a kill, duration 0) is drawn
+// as a line: as a shaded band it would be a few pixels wide at most.
+constexpr double kInstantFaultS = 0.5;
 
 // ---------------------------------------------------------------------------
 // results.json
@@ -80,6 +85,8 @@ Json RunToJson(const RunResult& run) {
   } else {
     j["dedup_sink"] = nullptr;
   }
+  j["not_tested"] = run.not_tested;
+  j["not_tested_reason"] = run.not_tested_reason;
   j["violations"] = run.violations;
   Json samples = Json::array();
   for (const Sample& s : run.samples) {
@@ -360,6 +367,20 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
       run.samples.push_back(sample);
     }
   }
+  // Results written before runs were marked have no not_tested: derive it,
+  // so that an old vacuous run does not pass when its report is redrawn.
+  if (f.status().ok() && j.contains("not_tested")) {
+    f.Bool("not_tested", &run.not_tested);
+    if (auto it = j.find("not_tested_reason"); it != j.end() && !it->is_null()) {
+      f.String("not_tested_reason", &run.not_tested_reason);
+    }
+    if (f.status().ok() && run.not_tested && run.not_tested_reason.empty()) {
+      run.not_tested_reason = "marked not tested";
+    }
+    if (!run.not_tested) run.not_tested_reason.clear();
+  } else if (f.status().ok()) {
+    MarkNotTested(run);
+  }
   if (!f.status().ok()) return f.status();
   return run;
 }
@@ -399,6 +420,26 @@ std::string DedupCell(const RunResult& run) {
   if (!run.dedup_sink.has_value()) return kAbsent;
   const DedupSinkResult& d = *run.dedup_sink;
   return absl::StrCat(d.lost, " / ", d.duplicated, " (", d.deduplicated, " dropped)");
+}
+
+// Where the study guide is, relative to the Tempest source tree.
+constexpr char kGuidePath[] = "docs/study-guide.md";
+
+// The sentence explaining a run's loss and duplication, with links to the
+// guide's sections on the mechanisms it names.
+std::string WhyCell(const RunResult& run) {
+  const Explanation e = ExplainRun(run);
+  std::vector<std::string> links;
+  for (const std::string& section : e.guide_sections) {
+    const std::string link = absl::StrCat("[guide](", kGuidePath, "#", section, ")");
+    if (std::find(links.begin(), links.end(), link) != links.end()) continue;
+    links.push_back(link);
+  }
+  if (links.empty()) return Cell(e.sentence);
+  // The links go inside the sentence, before its full stop.
+  std::string sentence = e.sentence;
+  if (!sentence.empty() && sentence.back() == '.') sentence.pop_back();
+  return Cell(absl::StrCat(sentence, " (", absl::StrJoin(links, ", "), ")."));
 }
 
 // ---------------------------------------------------------------------------
@@ -642,9 +683,21 @@ Chart LossDuplicatesChart(const StudyResults& r, const std::vector<std::string>&
 // exactly when the sink resumes.
 std::string TimelineData(const RunResult& run, double* max_rate, double* max_lag, double* max_t) {
   std::string out =
-      "# t_s sink_received committed log_end lag_records throughput_rec_s\n"
+      "# t_s sink_received committed log_end lag_records throughput_rec_s produced_rec_s\n"
       "# lag = log_end - committed (? while committed offsets were unreadable);\n"
-      "# throughput = sink_received growth over the ~1 s ending at t_s.\n";
+      "# throughput = sink_received growth over the ~1 s ending at t_s;\n"
+      "# produced = log_end growth over the same window (? once production ended).\n";
+  // Production ended at the first sample holding the final log end.
+  size_t production_end = run.samples.size();
+  if (!run.samples.empty()) {
+    const int64_t final_log_end = run.samples.back().log_end;
+    for (size_t i = 0; i < run.samples.size(); ++i) {
+      if (run.samples[i].log_end >= final_log_end) {
+        production_end = i;
+        break;
+      }
+    }
+  }
   size_t window_start = 0;
   for (size_t i = 0; i < run.samples.size(); ++i) {
     const Sample& s = run.samples[i];
@@ -661,6 +714,7 @@ std::string TimelineData(const RunResult& run, double* max_rate, double* max_lag
       ++window_start;
     }
     std::string tp = "?";
+    std::string produced = "?";
     if (i > 0) {
       const Sample& from = run.samples[window_start];
       const double dt = s.t_s - from.t_s;
@@ -668,11 +722,16 @@ std::string TimelineData(const RunResult& run, double* max_rate, double* max_lag
         const double rate = static_cast<double>(s.sink_received - from.sink_received) / dt;
         tp = Num(rate);
         *max_rate = std::max(*max_rate, rate);
+        if (i <= production_end) {
+          const double p = static_cast<double>(s.log_end - from.log_end) / dt;
+          produced = Num(p);
+          *max_rate = std::max(*max_rate, p);
+        }
       }
     }
     *max_t = std::max(*max_t, s.t_s);
     absl::StrAppend(&out, Num(s.t_s), " ", s.sink_received, " ", s.committed, " ", s.log_end, " ",
-                    lag, " ", tp, "\n");
+                    lag, " ", tp, " ", produced, "\n");
   }
   return out;
 }
@@ -702,7 +761,7 @@ std::optional<Chart> TimelineChart(const StudyResults& r, const std::string& sce
   };
   std::vector<Line> lines;
   std::vector<std::string> windows;
-  bool shaded = false, marked = false;  // for the key
+  bool shaded = false, instant = false, marked = false;  // for the key
   for (size_t i = 0; i < guarantees.size(); ++i) {
     const RunResult* run = FindRun(r, scenario, guarantees[i]);
     if (run == nullptr) continue;
@@ -717,16 +776,24 @@ std::optional<Chart> TimelineChart(const StudyResults& r, const std::string& sce
     // the shade deepens, and it matches the key.
     if (run->fault_start_s.has_value() && std::isfinite(*run->fault_start_s)) {
       const double start = *run->fault_start_s;
-      if (run->fault_end_s.has_value() && std::isfinite(*run->fault_end_s) &&
-          *run->fault_end_s > start) {
+      const bool healed = run->fault_end_s.has_value() && std::isfinite(*run->fault_end_s);
+      if (healed && *run->fault_end_s - start >= kInstantFaultS) {
         windows.push_back(absl::StrCat("set object rect from first ", Num(start),
                                        ", graph 0 to first ", Num(*run->fault_end_s),
                                        ", graph 1 behind fc rgb '#808080'"
                                        " fs transparent solid 0.15 noborder\n"));
         shaded = true;
         max_t = std::max(max_t, *run->fault_end_s);
+      } else if (healed) {
+        // An instantaneous fault (a kill): a band this narrow would be
+        // invisible, so a solid line in the run's colour, topped by a marker.
+        windows.push_back(absl::StrCat("set arrow from first ", Num(start), ", graph 0 to first ",
+                                       Num(start), ", graph 1 nohead front lw 2 lc rgb '", color,
+                                       "'\n", "set label '' at first ", Num(start),
+                                       ", graph 1 front point pt 9 ps 1.5 lc rgb '", color, "'\n"));
+        instant = true;
       } else {
-        // Never healed (or healed at once): a thin marker at the injection.
+        // Never healed: a dashed marker at the injection.
         windows.push_back(absl::StrCat("set arrow from first ", Num(start), ", graph 0 to first ",
                                        Num(start), ", graph 1 nohead back lw 2 dt 2 lc rgb '",
                                        color, "'\n"));
@@ -766,14 +833,21 @@ std::optional<Chart> TimelineChart(const StudyResults& r, const std::string& sce
     plots.push_back(absl::StrCat("'", l.file, "' using 1:6 with lines lw 2 lc rgb '", l.color,
                                  "' title ", GpQuote(l.guarantee)));
   }
-  if (r.rate > 0) {
-    plots.push_back(
-        absl::StrCat(Num(r.rate), " with lines dt 3 lw 1.5 lc rgb '#555555' title 'produced'"));
+  // The produced rate, measured from the log end (every run of a scenario
+  // reads the same topic), ends where production ended.
+  if (!lines.empty()) {
+    plots.push_back(absl::StrCat("'", lines.front().file,
+                                 "' using 1:7 with lines dt 3 lw 1.5 lc rgb '#555555' "
+                                 "title 'produced'"));
   }
   if (shaded) {
     plots.push_back(
         "keyentry with boxes fc rgb '#808080' fs transparent solid 0.3 noborder "
         "title 'fault window'");
+  }
+  if (instant) {
+    plots.push_back(
+        "keyentry with linespoints lw 2 pt 9 ps 1.5 lc rgb '#555555' title 'fault (instant)'");
   }
   if (marked) {
     plots.push_back("keyentry with lines lw 2 dt 2 lc rgb '#555555' title 'fault (not healed)'");
@@ -845,21 +919,29 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
                   Cell(r.started_at.empty() ? kAbsent : r.started_at), " |\n", "| duration | ",
                   Seconds(r.duration_s), " s |\n", "| runs | ", r.runs.size(), " |\n\n");
 
-  size_t violations = 0, runs_violating = 0, unsettled = 0;
-  for (const RunResult& run : r.runs) {
-    violations += run.violations.size();
-    runs_violating += run.violations.empty() ? 0 : 1;
-    unsettled += run.quiesced ? 0 : 1;
-  }
+  const Verdict verdict = VerdictOf(r);
+  const size_t runs = r.runs.size();
   if (r.runs.empty()) {
     md.append("**Verdict: no runs.**");
-  } else if (violations == 0) {
-    absl::StrAppend(&md, "**Verdict: all expectations held** (", r.runs.size(), " runs).");
+  } else if (verdict.passed()) {
+    absl::StrAppend(&md, "**Verdict: all expectations held** (", runs, " runs).");
   } else {
-    absl::StrAppend(&md, "**Verdict: ", violations, violations == 1 ? " violation" : " violations",
-                    "** in ", runs_violating, " of ", r.runs.size(),
-                    " runs (see [Violations](#violations)).");
+    std::vector<std::string> parts;
+    if (verdict.violations > 0) {
+      parts.push_back(absl::StrCat(
+          "**Verdict: ", verdict.violations, verdict.violations == 1 ? " violation" : " violations",
+          "** in ", verdict.runs_violating, " of ", runs, " runs (see [Violations](#violations))"));
+    }
+    if (verdict.not_tested > 0) {
+      parts.push_back(absl::StrCat(
+          verdict.violations > 0 ? "**" : "**Verdict: failed, ", verdict.not_tested, " of ", runs,
+          runs == 1 ? " run" : " runs",
+          " not tested**: the fault fired before the pipeline flowed or nothing was measured, so "
+          "the expectations held only vacuously (see [Not tested](#not-tested))"));
+    }
+    absl::StrAppend(&md, absl::StrJoin(parts, "; and "), ".");
   }
+  const size_t unsettled = verdict.unsettled;
   if (unsettled > 0) {
     absl::StrAppend(&md, " ", unsettled,
                     unsettled == 1 ? " run did not settle before its deadline (marked †): its"
@@ -868,26 +950,48 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
   }
   md.append("\n\n## Runs\n\n");
 
+  absl::StrAppend(
+      &md,
+      "The last column says which mechanism caused each row's loss or duplication and what "
+      "bounds it; the [study guide](",
+      kGuidePath,
+      ") (in the Tempest sources) explains each one. A row marked ‡ was not tested.\n\n");
   md.append(
       "| scenario | guarantee | lost | expected loss | duplicated | max copies | replayed | "
       "offset regressions | commit blocked (s) | recovery (s) | "
-      "throughput before / during / after (rec/s) | dedup sink lost / dup |\n"
-      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+      "throughput before / during / after (rec/s) | dedup sink lost / dup | why |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (const RunResult& run : r.runs) {
-    absl::StrAppend(
-        &md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee), run.quiesced ? "" : " †", " | ",
-        run.lost, " | ", run.expected_loss, " | ", run.duplicated, " | ", run.max_copies, " | ",
-        run.replayed, " | ", run.offset_regressions, " | ", Seconds(run.commit_blocked_s), " | ",
-        Seconds(run.recovery_s), " | ", ThroughputCell(run), " | ", DedupCell(run), " |\n");
+    absl::StrAppend(&md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee),
+                    run.quiesced ? "" : " †", run.not_tested ? " ‡" : "", " | ", run.lost, " | ",
+                    run.expected_loss, " | ", run.duplicated, " | ", run.max_copies, " | ",
+                    run.replayed, " | ", run.offset_regressions, " | ",
+                    Seconds(run.commit_blocked_s), " | ", Seconds(run.recovery_s), " | ",
+                    ThroughputCell(run), " | ", DedupCell(run), " | ", WhyCell(run), " |\n");
   }
   md.append("\n");
 
+  const size_t violations = verdict.violations;
   if (violations > 0) {
     md.append("## Violations\n\n");
     for (const RunResult& run : r.runs) {
       for (const std::string& v : run.violations) {
         absl::StrAppend(&md, "- **", run.scenario, " / ", run.guarantee, "**: ", v, "\n");
       }
+    }
+    md.append("\n");
+  }
+
+  if (verdict.not_tested > 0) {
+    md.append(
+        "## Not tested\n\n"
+        "These runs measured nothing their guarantee could break, so their figures prove "
+        "nothing and the verdict fails. Run them with more records or a slower rate so that "
+        "records flow before the fault.\n\n");
+    for (const RunResult& run : r.runs) {
+      if (!run.not_tested) continue;
+      absl::StrAppend(&md, "- **", run.scenario, " / ", run.guarantee,
+                      "**: ", Cell(run.not_tested_reason), "\n");
     }
     md.append("\n");
   }
@@ -921,18 +1025,35 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
       "records received more than once; at-most-once must have none. **Offset regressions** "
       "count a committed offset seen going backwards; **commit blocked** is the longest time "
       "commits stood still while there was lag. **Recovery** is the time from the fault to the "
-      "sink making progress again, and throughput is the sink's rate before the fault, until "
-      "recovery, and after. The **dedup sink** (at-least-once runs) applies each record once: "
+      "sink's first new record after the sink stood still (0 when it never stood still, – when "
+      "it never resumed), and throughput is the sink's rate before the fault, until "
+      "recovery, and after. A run is **not tested** (‡) when the fault fired before any record "
+      "reached the sink or nothing was measured; it fails the verdict whatever its figures. The "
+      "**dedup sink** (at-least-once runs) applies each record once: "
       "its lost / duplicated must be 0, and \"dropped\" counts the replays it recognised. In "
       "the charts, the loss/duplicates bars use a log scale that keeps 0 at the bottom (each "
       "bar is labelled with its count); the timelines show the sink's throughput averaged over "
-      "about 1 s and the commit lag (records produced but not yet committed), with each run's "
-      "fault window shaded in its line's colour. The raw numbers, including the per-sample "
+      "about 1 s next to the rate records were produced at (until production ended) and the "
+      "commit lag (records produced but not yet committed), with each run's fault window "
+      "shaded and an instantaneous fault (a kill) drawn as a solid vertical line. The raw numbers, "
+      "including the per-sample "
       "series, are in `results.json`.\n");
   return md;
 }
 
 }  // namespace
+
+Verdict VerdictOf(const StudyResults& r) {
+  Verdict v;
+  v.runs = r.runs.size();
+  for (const RunResult& run : r.runs) {
+    v.violations += run.violations.size();
+    v.runs_violating += run.violations.empty() ? 0 : 1;
+    v.not_tested += run.not_tested ? 1 : 0;
+    v.unsettled += run.quiesced ? 0 : 1;
+  }
+  return v;
+}
 
 std::string ResultsToJson(const StudyResults& r) {
   Json j = Json::object();

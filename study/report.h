@@ -15,7 +15,8 @@ namespace tempest::study {
 //   {"seed":N,"records":N,"rate":X,"started_at":"..","duration_s":X,"runs":[run,...]}
 // where each run is an object with every field of RunResult under its own
 // name (absent optionals are null, `dedup_sink` is {"lost","duplicated",
-// "deduplicated"} or null) and `samples` is a list of compact arrays
+// "deduplicated","expected_loss"} or null, `not_tested` is true or false
+// with `not_tested_reason` beside it) and `samples` is a list of compact arrays
 // [t_s, sink_received, committed, log_end]. A non-finite double is written
 // as null. Pure; any thread.
 std::string ResultsToJson(const StudyResults& results);
@@ -24,9 +25,27 @@ std::string ResultsToJson(const StudyResults& results);
 // (worker-kill, at-least-once): \"lost\" is missing") when `text` is not
 // JSON, a required field is missing or has the wrong type. Optional fields
 // (fault_*_s, recovery_s, dedup_sink) may be null or absent; unknown fields
-// are ignored so newer files stay readable. A null plain double reads as NaN
-// (that is how ResultsToJson writes one). Pure; any thread.
+// are ignored so newer files stay readable. Results written before runs were
+// marked not tested have no `not_tested`: it is then derived from the run's
+// figures (NotTestedReason), so an old vacuous run does not pass either. A null plain double reads
+// as NaN (that is how ResultsToJson writes one). Pure; any thread.
 absl::StatusOr<StudyResults> ResultsFromJson(std::string_view text);
+
+// The study's verdict, counted over its runs. It passes only when there are
+// runs, none broke an expectation and every one tested something: a run
+// marked not_tested (the fault fired before the pipeline flowed, or nothing
+// was measured) holds its expectations vacuously and fails the verdict.
+// report.md's verdict line and the exit status of `tempest study` both come
+// from this. Pure; any thread.
+struct Verdict {
+  size_t runs = 0;
+  size_t violations = 0;      // broken expectations, over all runs
+  size_t runs_violating = 0;  // runs with at least one
+  size_t not_tested = 0;      // runs marked not_tested
+  size_t unsettled = 0;       // runs that did not settle before their deadline
+  bool passed() const { return runs > 0 && violations == 0 && not_tested == 0; }
+};
+Verdict VerdictOf(const StudyResults& results);
 
 // What WriteReport wrote. Paths are `dir` joined with the file name.
 struct ReportFiles {
@@ -40,13 +59,19 @@ struct ReportFiles {
 
 // Writes into `dir` (created if needed):
 //   results.json                 ResultsToJson(results)
-//   report.md                    parameters, verdict, one table row per run,
-//                                violations, the charts, how to read them
+//   report.md                    parameters, verdict, one table row per run
+//                                with a sentence explaining its loss and
+//                                duplication (ExplainRun) linked to the study
+//                                guide, the violations, the runs not tested,
+//                                the charts, how to read them
 //   loss-duplicates.png          lost and duplicated records per scenario and
 //                                guarantee (clustered bars, two panels)
 //   timeline-<scenario>.png      per scenario: sink throughput and committed-
 //                                offset lag over time, a line per guarantee,
-//                                fault windows shaded (none for a scenario
+//                                the produced rate until production ended,
+//                                fault windows shaded and instantaneous faults
+//                                (healed within 0.5 s of its start) drawn as a
+//                                marked vertical line (none for a scenario
 //                                with fewer than two samples in all)
 //   plot/                        the gnuplot scripts and data files behind the
 //                                charts, kept for re-plotting

@@ -8,10 +8,12 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "common/os/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "study/run_analysis.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::study {
@@ -310,7 +312,7 @@ TEST(WriteReportTest, WritesJsonMarkdownAndCharts) {
   EXPECT_THAT(*md, HasSubstr("| worker-kill | at-least-once | 0 | 0 | 412 | 2 | 412 | 1 | 4.2 | "
                              "3.7 | 998 / 12 / 1003 | 0 / 0 (412 dropped) |"));
   EXPECT_THAT(*md, HasSubstr("| zk-quorum-loss | no-guarantee | 750 | 0 | 7 |"));
-  EXPECT_THAT(*md, HasSubstr("| – |\n"));  // no dedup sink
+  EXPECT_THAT(*md, HasSubstr("| – | "));  // no dedup sink
   EXPECT_THAT(*md, HasSubstr("## Violations\n\n- **worker-kill / at-most-once**: at-most-once "
                              "duplicated 0 records but replayed 2\n"));
   EXPECT_THAT(*md, HasSubstr("## How to read this"));
@@ -351,6 +353,238 @@ TEST(WriteReportTest, WithoutGnuplotStillWritesJsonAndMarkdown) {
   EXPECT_THAT(*md, HasSubstr("Some charts could not be drawn"));
   EXPECT_THAT(*md, Not(HasSubstr("![")));
   EXPECT_TRUE(std::filesystem::exists(dir.File("report/plot/loss-duplicates.gp")));
+}
+
+// --- Not tested, explanations, instantaneous faults ------------------------
+
+// A run analysed the way the runner does it: timeline, not-tested mark and
+// expectations from its samples and figures.
+RunResult Analysed(RunResult run) {
+  FillTimeline(run);
+  MarkNotTested(run);
+  run.violations = CheckExpectations(run);
+  return run;
+}
+
+// One kill-worker scenario: 100 records produced at once at 0 s; the sink
+// receives them from `flow_s` on; the kill at `fault_s` is healed at once.
+RunResult Kill(const std::string& guarantee, double flow_s, double fault_s) {
+  RunResult run;
+  run.scenario = "worker-kill";
+  run.guarantee = guarantee;
+  run.fault = "kill-worker";
+  run.records = 100;
+  for (int i = 0; i < 40; ++i) {
+    const double t = i * 0.2;
+    const int64_t sink = t >= flow_s - 1e-9 ? 100 : 0;
+    run.samples.push_back({t, sink, sink, 100});
+  }
+  run.fault_planned_s = fault_s;
+  run.fault_start_s = fault_s;
+  run.fault_end_s = fault_s + 0.01;
+  return Analysed(run);
+}
+
+StudyResults OneScenario(std::vector<RunResult> runs) {
+  StudyResults r;
+  r.seed = 1;
+  r.records = 100;
+  r.rate = 4000;
+  r.runs = std::move(runs);
+  return r;
+}
+
+std::string ReportOf(const StudyResults& r, tempest::testing::TempDir& dir) {
+  const std::string out = dir.File("report");
+  absl::StatusOr<ReportFiles> files = WriteReport(r, out);
+  EXPECT_TRUE(files.ok()) << files.status();
+  if (!files.ok()) return "";
+  absl::StatusOr<std::string> md = os::ReadSmallFile(files->report_md);
+  EXPECT_TRUE(md.ok()) << md.status();
+  return md.ok() ? *md : "";
+}
+
+TEST(VacuousRunTest, AFaultBeforeThePipelineFlowedFailsTheVerdict) {
+  // The recorded case: 100 records, the fault at 0.025 s, nothing at the
+  // sink before it; every figure is 0 and every expectation "holds".
+  const RunResult vacuous = Kill("at-least-once", 5.0, 0.025);
+  ASSERT_TRUE(vacuous.violations.empty());
+  ASSERT_TRUE(vacuous.not_tested);
+  EXPECT_THAT(vacuous.not_tested_reason, HasSubstr("before any record had reached the sink"));
+  ASSERT_TRUE(vacuous.recovery_s.has_value());
+  EXPECT_NEAR(*vacuous.recovery_s, 5.0, 0.25);  // the sink stood at 0 for 5 s
+
+  const StudyResults study = OneScenario({vacuous});
+  const Verdict verdict = VerdictOf(study);
+  EXPECT_FALSE(verdict.passed());
+  EXPECT_EQ(verdict.not_tested, 1u);
+  EXPECT_EQ(verdict.violations, 0u);
+
+  tempest::testing::TempDir dir("study-report");
+  const std::string md = ReportOf(study, dir);
+  EXPECT_THAT(md, Not(HasSubstr("all expectations held")));
+  EXPECT_THAT(md, HasSubstr("**Verdict: failed, 1 of 1 run not tested**"));
+  EXPECT_THAT(md, HasSubstr("| worker-kill | at-least-once ‡ |"));
+  EXPECT_THAT(md, HasSubstr("## Not tested\n"));
+  EXPECT_THAT(md, HasSubstr("- **worker-kill / at-least-once**: the fault fired at 0.0 s, before "
+                            "any record had reached the sink"));
+  EXPECT_THAT(md, HasSubstr("Not tested: the fault fired at 0.0 s"));
+
+  // results.json carries the mark and reads it back.
+  absl::StatusOr<StudyResults> back = ResultsFromJson(ResultsToJson(study));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->runs[0].not_tested);
+  EXPECT_EQ(back->runs[0].not_tested_reason, vacuous.not_tested_reason);
+  EXPECT_THAT(ResultsToJson(study), HasSubstr("\"not_tested\": true"));
+  EXPECT_FALSE(VerdictOf(*back).passed());
+}
+
+TEST(VacuousRunTest, ATestedRunNextToAVacuousOneStillFails) {
+  const StudyResults study =
+      OneScenario({Kill("at-least-once", 0.2, 1.0), Kill("at-most-once", 5.0, 0.025)});
+  EXPECT_FALSE(study.runs[0].not_tested) << study.runs[0].not_tested_reason;
+  EXPECT_TRUE(study.runs[1].not_tested);
+  EXPECT_FALSE(VerdictOf(study).passed());
+  tempest::testing::TempDir dir("study-report");
+  const std::string md = ReportOf(study, dir);
+  EXPECT_THAT(md, HasSubstr("**Verdict: failed, 1 of 2 runs not tested**"));
+  EXPECT_THAT(md, Not(HasSubstr("all expectations held")));
+
+  // Without the vacuous run the verdict passes.
+  const StudyResults tested = OneScenario({study.runs[0]});
+  EXPECT_TRUE(VerdictOf(tested).passed());
+  tempest::testing::TempDir dir2("study-report");
+  EXPECT_THAT(ReportOf(tested, dir2), HasSubstr("**Verdict: all expectations held** (1 runs)."));
+}
+
+TEST(VacuousRunTest, NoSamplesIsNotTested) {
+  RunResult run;
+  run.scenario = "worker-kill";
+  run.guarantee = "at-least-once";
+  run.fault = "kill-worker";
+  run.records = 100;
+  run = Analysed(run);
+  EXPECT_TRUE(run.not_tested);
+  EXPECT_THAT(run.not_tested_reason, HasSubstr("nothing was measured"));
+  EXPECT_FALSE(VerdictOf(OneScenario({run})).passed());
+}
+
+TEST(VacuousRunTest, OlderResultsWithoutTheMarkAreJudgedFromTheirFigures) {
+  nlohmann::json j =
+      nlohmann::json::parse(ResultsToJson(OneScenario({Kill("at-least-once", 5.0, 0.025)})));
+  j["runs"][0].erase("not_tested");
+  j["runs"][0].erase("not_tested_reason");
+  absl::StatusOr<StudyResults> back = ResultsFromJson(j.dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->runs[0].not_tested);
+  EXPECT_THAT(back->runs[0].not_tested_reason, HasSubstr("before any record"));
+
+  j["runs"][0]["not_tested"] = "yes";
+  EXPECT_THAT(ErrorOf(j.dump()), HasSubstr("\"not_tested\" must be true or false"));
+}
+
+TEST(ExplanationColumnTest, EachRowSaysWhyAndLinksTheGuide) {
+  // zk-session-expiry at-least-once: every record duplicated after the
+  // session expired; commits stood at 1000 while 5000 records were produced.
+  RunResult run;
+  run.scenario = "zk-session-expiry";
+  run.guarantee = "at-least-once";
+  run.fault = "zk-session-expiry";
+  run.records = 5000;
+  for (int i = 0; i < 50; ++i) {
+    const int64_t produced = std::min<int64_t>(5000, i * 250);
+    const int64_t committed = i < 4 || i >= 30 ? produced : 1000;
+    run.samples.push_back({i * 0.2, produced + (i >= 30 ? 4000 : 0), committed, produced});
+  }
+  run.fault_start_s = 0.8;
+  run.fault_end_s = 4.8;
+  run.duplicated = 4000;
+  run.replayed = 4000;
+  run.max_copies = 2;
+  run.dedup_sink = DedupSinkResult{0, 0, 4000, 0};
+  run = Analysed(run);
+  ASSERT_FALSE(run.not_tested) << run.not_tested_reason;
+  const int64_t bound = ReplayBound(run);
+  EXPECT_GE(bound, run.duplicated);
+
+  RunResult amo = run;
+  amo.guarantee = "at-most-once";
+  amo.duplicated = amo.replayed = 0;
+  amo.max_copies = 1;
+  amo.lost = 40;
+  amo.committed_not_processed = 40;
+  amo.dedup_sink.reset();
+  amo.violations = CheckExpectations(amo);
+
+  tempest::testing::TempDir dir("study-report");
+  const std::string md = ReportOf(OneScenario({run, amo}), dir);
+  EXPECT_THAT(md, HasSubstr("| dedup sink lost / dup | why |"));
+  EXPECT_THAT(md, HasSubstr(absl::StrCat(
+                      "| The spout's session expired, so the spout re-read from its last "
+                      "committed offset; duplicates are bounded by the records read since that "
+                      "commit (",
+                      bound, ") ([guide](docs/study-guide.md#replay-from-the-last-commit)). |")));
+  EXPECT_THAT(md, HasSubstr("in flight when the spout's ZooKeeper connections were cut were lost; "
+                            "the loss is bounded by the offsets committed but never received (40) "
+                            "([guide](docs/study-guide.md#committed-before-processed)). |"));
+  EXPECT_THAT(md, HasSubstr("[study guide](docs/study-guide.md)"));
+}
+
+// The timeline script of TimelineChart for `r`'s one scenario, read back
+// from plot/.
+std::string TimelineScript(const StudyResults& r, tempest::testing::TempDir& dir,
+                           const std::string& scenario) {
+  const std::string out = dir.File("report");
+  EXPECT_TRUE(WriteReport(r, out).ok());
+  absl::StatusOr<std::string> gp =
+      os::ReadSmallFile(absl::StrCat(out, "/plot/timeline-", scenario, ".gp"));
+  EXPECT_TRUE(gp.ok()) << gp.status();
+  return gp.ok() ? *gp : "";
+}
+
+TEST(TimelineChartTest, AnInstantaneousFaultIsAMarkedLine) {
+  const StudyResults study = OneScenario({Kill("at-least-once", 0.2, 1.0)});
+  tempest::testing::TempDir dir("study-report");
+  const std::string gp = TimelineScript(study, dir, "worker-kill");
+  EXPECT_THAT(gp, HasSubstr("set arrow from first 1, graph 0 to first 1, graph 1 nohead front"));
+  EXPECT_THAT(gp, HasSubstr("set label '' at first 1, graph 1 front point pt 9"));
+  EXPECT_THAT(gp, HasSubstr("title 'fault (instant)'"));
+  EXPECT_THAT(gp, Not(HasSubstr("set object rect")));
+  EXPECT_THAT(gp, Not(HasSubstr("fault window")));
+
+  // A fault that lasted is still a shaded window.
+  RunResult lasting = Kill("at-least-once", 0.2, 1.0);
+  lasting.fault_end_s = 3.0;
+  tempest::testing::TempDir dir2("study-report");
+  const std::string shaded = TimelineScript(OneScenario({lasting}), dir2, "worker-kill");
+  EXPECT_THAT(shaded, HasSubstr("set object rect from first 1, graph 0 to first 3,"));
+  EXPECT_THAT(shaded, Not(HasSubstr("fault (instant)")));
+}
+
+TEST(TimelineChartTest, TheProducedLineEndsWhereProductionEnded) {
+  // 1000 records/s for 2 s, sampled for 6 s.
+  RunResult run;
+  run.scenario = "worker-kill";
+  run.guarantee = "at-least-once";
+  run.fault = "kill-worker";
+  run.records = 2000;
+  for (int i = 0; i < 30; ++i) {
+    const int64_t produced = std::min<int64_t>(2000, i * 200);
+    run.samples.push_back({i * 0.2, produced, produced, produced});
+  }
+  run.fault_start_s = 1.0;
+  run.fault_end_s = 1.0;
+  tempest::testing::TempDir dir("study-report");
+  const std::string gp = TimelineScript(OneScenario({Analysed(run)}), dir, "worker-kill");
+  EXPECT_THAT(gp, HasSubstr("using 1:7 with lines dt 3"));
+  absl::StatusOr<std::string> data =
+      os::ReadSmallFile(dir.File("report/plot/timeline-worker-kill--at-least-once.dat"));
+  ASSERT_TRUE(data.ok()) << data.status();
+  // Column 7 has a rate up to the sample that saw the final log end (2 s)
+  // and is missing after it.
+  EXPECT_THAT(*data, HasSubstr("\n2 2000 2000 2000 0 1000 1000\n"));
+  EXPECT_THAT(*data, ::testing::ContainsRegex("\n2\\.2 2000 2000 2000 0 [0-9.]+ \\?\n"));
+  EXPECT_THAT(*data, HasSubstr("\n5.8 2000 2000 2000 0 0 ?\n"));
 }
 
 }  // namespace
