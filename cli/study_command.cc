@@ -160,11 +160,20 @@ int RunStudyCommand(const StudyArgs& args) {
   if (!files->charts_error.empty()) {
     progress.Line(absl::StrCat("charts not drawn: ", files->charts_error));
   }
-  int violations = 0;
-  for (const study::RunResult& r : results->runs) violations += static_cast<int>(r.violations.size());
+  const study::Verdict verdict = study::VerdictOf(*results);
   if (*stopped) return Fail("stopped before every scenario ran; the report covers what ran");
-  if (violations > 0) {
-    return Fail(absl::StrCat(violations, " expectation(s) broken; see ", files->report_md));
+  if (!verdict.passed()) {
+    std::vector<std::string> why;
+    if (verdict.violations > 0) {
+      why.push_back(absl::StrCat(verdict.violations, " expectation(s) broken"));
+    }
+    if (verdict.not_tested > 0) {
+      why.push_back(absl::StrCat(verdict.not_tested,
+                                 " run(s) not tested (the fault fired before records flowed, or "
+                                 "nothing was measured)"));
+    }
+    if (why.empty()) why.push_back("no runs");
+    return Fail(absl::StrCat(absl::StrJoin(why, " and "), "; see ", files->report_md));
   }
   return 0;
 }
