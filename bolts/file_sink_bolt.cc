@@ -82,7 +82,8 @@ void FileSinkBolt::Execute(const api::Tuple& input) {
 void FileSinkBolt::Cleanup() { file_.reset(); }
 
 void FileSinkBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
-  (void)declarer;
+  // A sink: no output. With `field` set, its inputs must carry it.
+  if (!options_.field.empty()) declarer.RequireInputFields({options_.field}, "set its 'field' property");
 }
 
 }  // namespace tempest::bolts

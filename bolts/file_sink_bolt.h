@@ -1,6 +1,7 @@
 #ifndef TEMPEST_BOLTS_FILE_SINK_BOLT_H_
 #define TEMPEST_BOLTS_FILE_SINK_BOLT_H_
 
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,6 +33,8 @@ struct FileSinkBoltOptions {
 // file: with parallelism > 1 put "{task}" in the path.
 class FileSinkBolt final : public api::Bolt {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"path", "field", "separator", "sync"};
   static absl::StatusOr<std::unique_ptr<FileSinkBolt>> Create(const api::ComponentArgs& args);
   explicit FileSinkBolt(FileSinkBoltOptions options) : options_(std::move(options)) {}
 

@@ -30,7 +30,8 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
   absl::StatusOr<std::vector<std::string>> fail_values =
       StringListProperty(*args, "failValues", {});
   if (!fail_values.ok()) return fail_values.status();
-  absl::StatusOr<std::string> fail_field = args->StringProperty("failField", (*fields)[0]);
+  absl::StatusOr<std::string> fail_field =
+      args->StringProperty("failField", fields->empty() ? "" : (*fields)[0]);
   if (!fail_field.ok()) return fail_field.status();
   // Not StringProperty: it would turn a number or a boolean into a file name,
   // and a study whose switch file can never exist would silently run without
@@ -55,7 +56,8 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
   if (api::Fields(*fields).HasDuplicates()) {
     return absl::InvalidArgumentError(absl::StrCat(cls, " property 'fields' has duplicates"));
   }
-  if (std::find(fields->begin(), fields->end(), *fail_field) == fields->end()) {
+  if (!fields->empty() &&
+      std::find(fields->begin(), fields->end(), *fail_field) == fields->end()) {
     return absl::InvalidArgumentError(absl::StrCat(cls, " property 'failField' must be one of "
                                                    "'fields'; got '", *fail_field, "'"));
   }
@@ -87,12 +89,16 @@ absl::Status IdentityBolt::Prepare(const api::Config& config, const api::Topolog
                     static_cast<uint32_t>(options_.seed >> 32),
                     static_cast<uint32_t>(context.ThisTaskIndex())};
   rng_.seed(seq);
-  fail_field_index_ = options_.fail_field.empty()
-                          ? 0
-                          : static_cast<int>(std::find(options_.fields.begin(),
-                                                       options_.fields.end(),
-                                                       options_.fail_field) -
-                                             options_.fields.begin());
+  if (options_.fail_field.empty()) {
+    fail_field_index_ = 0;
+  } else if (options_.fields.empty()) {
+    fail_field_index_ = -1;  // pass-through: the input's schema decides
+  } else {
+    fail_field_index_ = static_cast<int>(
+        std::find(options_.fields.begin(), options_.fields.end(), options_.fail_field) -
+        options_.fields.begin());
+  }
+  mismatch_reported_at_ = clock_.Now() - kMismatchReportEvery;
   fail_values_ = {options_.fail_values.begin(), options_.fail_values.end()};
   return absl::OkStatus();
 }
@@ -128,8 +134,11 @@ bool IdentityBolt::InjectFault(const api::Tuple& input) {
   if (options_.delay_micros > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(options_.delay_micros));
   }
-  if (!fail_values_.empty() && fail_field_index_ < input.size() &&
-      fail_values_.contains(ValueAsLine(input.values()[fail_field_index_]))) {
+  const api::Value* checked =
+      fail_field_index_ < 0 ? input.Find(options_.fail_field)
+      : fail_field_index_ < input.size() ? &input.values()[fail_field_index_]
+                                          : nullptr;
+  if (!fail_values_.empty() && checked != nullptr && fail_values_.contains(ValueAsLine(*checked))) {
     ++injected_failures_;
     collector_->Fail(input);
     return true;
@@ -152,11 +161,18 @@ void IdentityBolt::Execute(const api::Tuple& input) {
     return;
   }
   if (FaultsOn() && InjectFault(input)) return;
-  if (input.size() != static_cast<int>(options_.fields.size())) {
-    if (mismatches_reported_++ < 10) {
+  if (!options_.fields.empty() && input.size() != static_cast<int>(options_.fields.size())) {
+    ++mismatches_;
+    // Rate-limited but never silenced: a steady count says it goes on.
+    if (clock_.Now() - mismatch_reported_at_ >= kMismatchReportEvery) {
       collector_->ReportError(absl::InvalidArgumentError(absl::StrCat(
           "IdentityBolt declares ", options_.fields.size(), " fields but got ", input.size(),
-          " values in ", input.DebugString(), "; set its 'fields' property")));
+          " values in ", input.DebugString(), " (", mismatches_ - mismatches_at_last_report_,
+          " such inputs failed since the last report, ", mismatches_,
+          " in all); set its 'fields' property to match, or remove it to pass the input's "
+          "fields through")));
+      mismatch_reported_at_ = clock_.Now();
+      mismatches_at_last_report_ = mismatches_;
     }
     collector_->Fail(input);
     return;
@@ -166,7 +182,14 @@ void IdentityBolt::Execute(const api::Tuple& input) {
 }
 
 void IdentityBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
+  if (options_.fields.empty()) {
+    declarer.DeclarePassThrough();
+    return;
+  }
   declarer.Declare(api::Fields(options_.fields));
+  declarer.RequireInputWidth(static_cast<int>(options_.fields.size()),
+                             "set its 'fields' property to match, or remove it to pass the "
+                             "input's fields through");
 }
 
 }  // namespace tempest::bolts

@@ -1,6 +1,7 @@
 #ifndef TEMPEST_BOLTS_IDENTITY_BOLT_H_
 #define TEMPEST_BOLTS_IDENTITY_BOLT_H_
 
+#include <string_view>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -19,13 +20,15 @@ namespace tempest::bolts {
 
 // Settings of an IdentityBolt (Flux properties; constructorArgs: failFraction).
 struct IdentityBoltOptions {
-  std::vector<std::string> fields = {"seq", "key", "payload"};  // declared output fields
+  // Declared output fields. Empty (the default): pass the input's fields
+  // through, whatever stream it consumes.
+  std::vector<std::string> fields;
   double fail_fraction = 0;                                     // in [0, 1]
   uint64_t seed = 1;
   int64_t delay_micros = 0;
   // Inputs whose `fail_field` value, as text, is one of these always fail.
   std::vector<std::string> fail_values;
-  std::string fail_field;  // one of `fields`; empty: the first
+  std::string fail_field;  // a field of the input (of `fields` when set); empty: the first value
   // Non-empty: the faults above (fail_fraction, fail_values, delay_micros)
   // apply only while this file exists.
   std::string fault_switch_file;
@@ -34,17 +37,21 @@ struct IdentityBoltOptions {
 };
 
 // `tempest.IdentityBolt`: re-emits each input's values unchanged on the
-// default stream, anchored to the input, then acks it. It declares `fields`
-// as its output, so they must match what its input carries. For fault
+// default stream, anchored to the input, then acks it. By default its output
+// carries its input's fields (a pass-through declaration the validator
+// resolves from the stream it consumes). With `fields` set it renames them:
+// then every input stream must carry exactly that many fields, which the
+// validator checks before the topology runs. For fault
 // injection it fails a `failFraction` share of inputs (without emitting):
 // every delivery draws anew from a PRNG seeded by `seed` (and the task
 // index, so parallel tasks draw differently), hence a replayed tuple can
 // pass. `failValues` (a list, or a comma-separated string) fails every
-// delivery of an input whose `failField` value (default: the first of
-// `fields`), as text, is listed: a tuple that never succeeds, for retry
-// limits and dead-letter topics. `delayMicros` sleeps that long per input
-// (a slow bolt). An input whose value count differs from `fields` is failed
-// and reported (with or without faults: that is a wiring mistake).
+// delivery of an input whose `failField` value (default: its first value),
+// as text, is listed: a tuple that never succeeds, for retry limits and
+// dead-letter topics. `delayMicros` sleeps that long per input (a slow
+// bolt). With `fields` set, an input whose value count differs is failed
+// and reported, rate-limited (the validator rejects such wiring up front;
+// this guards components with undeclared schemas).
 //
 // `faultSwitchFile` turns those faults on and off from outside a running
 // cluster (a fault-injection study creates and removes the file; workers are
@@ -57,8 +64,12 @@ struct IdentityBoltOptions {
 // executor thread. Tick tuples are acked and otherwise ignored.
 class IdentityBolt final : public api::Bolt {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"fields", "failFraction", "seed", "failValues", "failField", "delayMicros", "faultSwitchFile"};
   // How long a stat() of `fault_switch_file` is trusted.
   static constexpr std::chrono::milliseconds kFaultSwitchRecheck{100};
+  // At most one report of inputs that do not match `fields` per interval.
+  static constexpr std::chrono::seconds kMismatchReportEvery{10};
 
   static absl::StatusOr<std::unique_ptr<IdentityBolt>> Create(const api::ComponentArgs& args);
   static absl::StatusOr<std::unique_ptr<IdentityBolt>> Create(const api::ComponentArgs& args,
@@ -90,10 +101,14 @@ class IdentityBolt final : public api::Bolt {
   const core::Clock& clock_;
   api::OutputCollector* collector_ = nullptr;
   std::mt19937_64 rng_;
-  int fail_field_index_ = 0;  // of options_.fail_field in options_.fields
+  // Index of options_.fail_field in options_.fields; -1: look it up by
+  // name in each input (pass-through mode).
+  int fail_field_index_ = 0;
   std::set<std::string> fail_values_;
   int64_t injected_failures_ = 0;
-  int64_t mismatches_reported_ = 0;
+  int64_t mismatches_ = 0;
+  core::Clock::TimePoint mismatch_reported_at_{};
+  int64_t mismatches_at_last_report_ = 0;
 
   std::optional<core::Clock::TimePoint> switch_checked_at_;  // unset: never checked
   bool switch_on_ = false;

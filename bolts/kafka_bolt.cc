@@ -376,7 +376,10 @@ void KafkaBolt::ReportLimited(int64_t& counter, const absl::Status& problem) {
 }
 
 void KafkaBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
-  (void)declarer;  // a sink
+  // A sink: no output. Its inputs must carry the value and key it writes.
+  std::vector<std::string> reads = {options_.field};
+  if (!options_.key_field.empty()) reads.push_back(options_.key_field);
+  declarer.RequireInputFields(std::move(reads), "set its 'field' / 'keyField' properties");
 }
 
 }  // namespace tempest::bolts

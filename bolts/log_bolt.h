@@ -1,6 +1,7 @@
 #ifndef TEMPEST_BOLTS_LOG_BOLT_H_
 #define TEMPEST_BOLTS_LOG_BOLT_H_
 
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,6 +19,8 @@ namespace tempest::bolts {
 // executor thread.
 class LogBolt final : public api::BasicBolt {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"prefix", "logEvery"};
   static absl::StatusOr<std::unique_ptr<LogBolt>> Create(const api::ComponentArgs& args);
   LogBolt(std::string prefix, int64_t log_every)
       : prefix_(std::move(prefix)), log_every_(log_every) {}

@@ -1,6 +1,7 @@
 #ifndef TEMPEST_BOLTS_SHELL_BOLT_H_
 #define TEMPEST_BOLTS_SHELL_BOLT_H_
 
+#include <string_view>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -40,6 +41,8 @@ inline constexpr char kFluxShellBoltClass[] =
 // Lives on its executor thread; the child runs in tempest.resources.dir.
 class ShellBolt final : public api::Bolt {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"command", "fields"};
   static absl::StatusOr<std::unique_ptr<ShellBolt>> Create(const api::ComponentArgs& args);
   explicit ShellBolt(multilang::ShellComponentSpec spec);
   ~ShellBolt() override;

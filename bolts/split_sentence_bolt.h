@@ -1,6 +1,7 @@
 #ifndef TEMPEST_BOLTS_SPLIT_SENTENCE_BOLT_H_
 #define TEMPEST_BOLTS_SPLIT_SENTENCE_BOLT_H_
 
+#include <string_view>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,8 @@ namespace tempest::bolts {
 // Stateless apart from its options; lives on its bolt executor thread.
 class SplitSentenceBolt final : public api::BasicBolt {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"field", "lowercase"};
   static absl::StatusOr<std::unique_ptr<SplitSentenceBolt>> Create(const api::ComponentArgs& args);
   SplitSentenceBolt(std::string field, bool lowercase)
       : field_(std::move(field)), lowercase_(lowercase) {}

@@ -1,6 +1,8 @@
 #ifndef TEMPEST_BOLTS_TEST_WORD_COUNTER_BOLT_H_
 #define TEMPEST_BOLTS_TEST_WORD_COUNTER_BOLT_H_
 
+#include <array>
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,6 +23,8 @@ namespace tempest::bolts {
 // its bolt executor thread.
 class TestWordCounterBolt final : public api::BasicBolt {
  public:
+  // It takes no Flux properties; any is rejected (CheckKnownProperties).
+  static constexpr std::array<std::string_view, 0> kPropertyNames{};
   static absl::StatusOr<std::unique_ptr<TestWordCounterBolt>> Create(
       const api::ComponentArgs& args);
 

@@ -130,17 +130,6 @@ absl::Status VerifierBolt::Prepare(const api::Config& config, const api::Topolog
         context.ThisComponentId().value(), absl::StrJoin(options_.dedup_fields, ","), recovered_,
         log_path_, applied_.partitions());
   }
-  // Per-component tick frequency (the context's config includes overrides).
-  std::optional<int64_t> tick = context.config().GetOptionalInt(api::kTopologyTickTupleFreqSecs);
-  ticks_configured_ = tick.has_value() && *tick > 0;
-  if (!ticks_configured_) {
-    spdlog::warn(
-        "VerifierBolt {}: no {} configured for this component; held acks are released only by "
-        "later tuples (batchSize {} / flushIntervalMs {}) or at cleanup. Set it to 1 in the "
-        "bolt's Flux config.",
-        context.ThisComponentId().value(), api::kTopologyTickTupleFreqSecs, options_.batch_size,
-        options_.flush_interval_ms);
-  }
   return absl::OkStatus();
 }
 
@@ -157,10 +146,25 @@ void VerifierBolt::Execute(const api::Tuple& input) {
   }
   if (held_.empty()) oldest_held_ = clock_.Now();
   held_.push_back(input);
-  if (static_cast<int64_t>(held_.size()) >= options_.batch_size ||
-      clock_.Now() - oldest_held_ >= std::chrono::milliseconds(options_.flush_interval_ms)) {
-    (void)Flush();
-  }
+  if (static_cast<int64_t>(held_.size()) >= options_.batch_size || BatchIsDue()) (void)Flush();
+}
+
+bool VerifierBolt::BatchIsDue() const {
+  return !held_.empty() &&
+         clock_.Now() - oldest_held_ >= std::chrono::milliseconds(options_.flush_interval_ms);
+}
+
+std::optional<std::chrono::milliseconds> VerifierBolt::PollInterval() const {
+  // 0 flushes on every input, so nothing is ever held for Poll. Otherwise
+  // half the interval bounds how long past its due time a batch can wait.
+  if (options_.flush_interval_ms == 0) return std::nullopt;
+  return std::chrono::milliseconds(std::max<int64_t>(1, options_.flush_interval_ms / 2));
+}
+
+bool VerifierBolt::Poll() {
+  if (!BatchIsDue()) return false;
+  (void)Flush();
+  return true;
 }
 
 std::string VerifierBolt::ValuePayload(const api::Tuple& input) {
@@ -325,7 +329,14 @@ absl::Status VerifierBolt::WriteReport() {
 }
 
 void VerifierBolt::DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const {
-  (void)declarer;  // a sink
+  // A sink: no output. Its inputs must carry the value (and, deduplicating,
+  // the key) it reads, or every line would be malformed.
+  std::vector<std::string> reads = {options_.field};
+  if (options_.dedup) reads.insert(reads.end(), options_.dedup_fields.begin(),
+                                   options_.dedup_fields.end());
+  declarer.RequireInputFields(std::move(reads),
+                              options_.dedup ? "set its 'field' and 'dedupFields' properties"
+                                             : "set its 'field' property");
 }
 
 }  // namespace tempest::bolts

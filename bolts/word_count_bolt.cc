@@ -12,6 +12,11 @@ namespace tempest::bolts {
 
 absl::StatusOr<std::unique_ptr<WordCountBolt>> WordCountBolt::Create(
     const api::ComponentArgs& raw) {
+  return Create(raw, core::RealClock());
+}
+
+absl::StatusOr<std::unique_ptr<WordCountBolt>> WordCountBolt::Create(
+    const api::ComponentArgs& raw, const core::Clock& clock) {
   absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {});
   if (!args.ok()) return args.status();
   absl::StatusOr<std::string> field = args->StringProperty("field", "word");
@@ -26,7 +31,14 @@ absl::StatusOr<std::unique_ptr<WordCountBolt>> WordCountBolt::Create(
     return absl::InvalidArgumentError(
         absl::StrCat(raw.class_name, " property 'field' must not be empty"));
   }
-  return std::make_unique<WordCountBolt>(*std::move(field), *every == "tuple");
+  absl::StatusOr<int64_t> interval = args->IntProperty("emitIntervalMs", 1000);
+  if (!interval.ok()) return interval.status();
+  if (*interval < 1 || *interval > 3'600'000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        raw.class_name, " property 'emitIntervalMs' must be in [1, 3600000]; got ", *interval));
+  }
+  return std::make_unique<WordCountBolt>(*std::move(field), *every == "tuple",
+                                         std::chrono::milliseconds(*interval), clock);
 }
 
 absl::Status WordCountBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
@@ -35,21 +47,34 @@ absl::Status WordCountBolt::Prepare(const api::Config& config, const api::Topolo
   collector_ = &collector;
   component_ = context.ThisComponentId().value();
   std::optional<int64_t> tick = context.config().GetOptionalInt(api::kTopologyTickTupleFreqSecs);
-  if (!emit_every_tuple_ && !(tick.has_value() && *tick > 0)) {
-    spdlog::warn(
-        "WordCountBolt {}: emits counts on tick tuples but no {} is configured for it; "
-        "counts will only be logged at cleanup",
-        component_, api::kTopologyTickTupleFreqSecs);
-  }
+  emit_on_poll_ = !emit_every_tuple_ && !(tick.has_value() && *tick > 0);
+  last_emit_ = clock_.Now();
   return absl::OkStatus();
+}
+
+std::optional<std::chrono::milliseconds> WordCountBolt::PollInterval() const {
+  if (!emit_on_poll_) return std::nullopt;
+  return emit_interval_;
+}
+
+bool WordCountBolt::Poll() {
+  if (!emit_on_poll_ || clock_.Now() - last_emit_ < emit_interval_) return false;
+  last_emit_ = clock_.Now();
+  if (changed_.empty()) return false;
+  EmitChanged();
+  return true;
+}
+
+void WordCountBolt::EmitChanged() {
+  for (const std::string& word : changed_) {
+    collector_->Emit({api::Value(word), api::Value(counts_[word])});
+  }
+  changed_.clear();
 }
 
 void WordCountBolt::Execute(const api::Tuple& input) {
   if (input.IsTick()) {
-    for (const std::string& word : changed_) {
-      collector_->Emit({api::Value(word), api::Value(counts_[word])});
-    }
-    changed_.clear();
+    EmitChanged();
     collector_->Ack(input);
     return;
   }

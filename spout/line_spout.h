@@ -1,6 +1,7 @@
 #ifndef TEMPEST_SPOUT_LINE_SPOUT_H_
 #define TEMPEST_SPOUT_LINE_SPOUT_H_
 
+#include <string_view>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -40,6 +41,8 @@ inline constexpr std::string_view kResourcesDirKey = "tempest.resources.dir";
 // buffered file read.
 class LineSpout final : public api::Spout {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"path", "repeat", "reliable"};
   static absl::StatusOr<std::unique_ptr<LineSpout>> Create(const api::ComponentArgs& args);
   explicit LineSpout(LineSpoutOptions options) : options_(std::move(options)) {}
 

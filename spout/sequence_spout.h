@@ -1,6 +1,7 @@
 #ifndef TEMPEST_SPOUT_SEQUENCE_SPOUT_H_
 #define TEMPEST_SPOUT_SEQUENCE_SPOUT_H_
 
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -44,6 +45,8 @@ struct SequenceSpoutOptions {
 // max.spout.pending so bursts do not overshoot that limit.
 class SequenceSpout final : public api::Spout {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"count", "rate", "keys", "payloadBytes", "reliable"};
   static constexpr int64_t kMaxBurst = 256;
 
   static absl::StatusOr<std::unique_ptr<SequenceSpout>> Create(const api::ComponentArgs& args);

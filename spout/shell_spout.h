@@ -1,6 +1,7 @@
 #ifndef TEMPEST_SPOUT_SHELL_SPOUT_H_
 #define TEMPEST_SPOUT_SHELL_SPOUT_H_
 
+#include <string_view>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -42,6 +43,8 @@ inline constexpr char kFluxShellSpoutClass[] =
 // Lives on its executor thread; the child runs in tempest.resources.dir.
 class ShellSpout final : public api::Spout {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"command", "fields"};
   static absl::StatusOr<std::unique_ptr<ShellSpout>> Create(const api::ComponentArgs& args);
   explicit ShellSpout(multilang::ShellComponentSpec spec);
   ~ShellSpout() override;

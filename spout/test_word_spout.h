@@ -1,6 +1,7 @@
 #ifndef TEMPEST_SPOUT_TEST_WORD_SPOUT_H_
 #define TEMPEST_SPOUT_TEST_WORD_SPOUT_H_
 
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -25,6 +26,8 @@ namespace tempest::spout {
 // Flux file. Lives on its spout executor thread.
 class TestWordSpout final : public api::Spout {
  public:
+  // Its Flux properties; any other name is rejected (CheckKnownProperties).
+  static constexpr std::string_view kPropertyNames[] = {"rate", "count"};
   static absl::StatusOr<std::unique_ptr<TestWordSpout>> Create(const api::ComponentArgs& args);
   // With an explicit clock (tests).
   static absl::StatusOr<std::unique_ptr<TestWordSpout>> Create(const api::ComponentArgs& args,

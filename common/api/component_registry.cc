@@ -1,8 +1,11 @@
 #include "common/api/component_registry.h"
 
+#include <algorithm>
 #include <exception>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
 
 namespace tempest::api {
@@ -34,6 +37,59 @@ absl::StatusOr<std::unique_ptr<T>> CallFactory(const F& factory, const Component
 }
 
 }  // namespace
+
+std::optional<std::string> ClosestName(std::string_view name,
+                                       std::span<const std::string_view> candidates) {
+  // Optimal string alignment distance (Levenshtein plus adjacent swaps,
+  // the commonest typo), case-insensitive.
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  auto distance = [&](std::string_view a, std::string_view b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+            lower(a[i - 2]) == lower(b[j - 1])) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  std::optional<std::string> best;
+  size_t best_distance = 0;
+  for (std::string_view candidate : candidates) {
+    const size_t dist = distance(name, candidate);
+    if (!best || dist < best_distance) {
+      best = std::string(candidate);
+      best_distance = dist;
+    }
+  }
+  // Up to a third of the name may be wrong (at least 2 edits for short names).
+  const size_t allowed = std::max<size_t>(2, name.size() / 3);
+  if (!best || best_distance > allowed) return std::nullopt;
+  return best;
+}
+
+absl::Status CheckKnownProperties(const ComponentArgs& args,
+                                  std::span<const std::string_view> known) {
+  std::vector<std::string> problems;
+  for (const auto& [name, value] : args.properties) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::optional<std::string> suggestion = ClosestName(name, known);
+    problems.push_back(absl::StrCat("unknown property '", name, "'",
+                                    suggestion ? absl::StrCat(" (did you mean '", *suggestion, "'?)")
+                                               : std::string()));
+  }
+  if (problems.empty()) return absl::OkStatus();
+  std::vector<std::string> names(known.begin(), known.end());
+  return absl::InvalidArgumentError(absl::StrCat(
+      args.class_name, ": ", absl::StrJoin(problems, ", "), "; its properties are: ",
+      names.empty() ? std::string("none") : absl::StrJoin(names, ", ")));
+}
 
 const Value* ComponentArgs::Property(std::string_view name) const {
   auto it = properties.find(std::string(name));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -129,14 +130,39 @@ class ComponentRegistry {
   std::vector<std::string> registration_errors_;
 };
 
+// InvalidArgument naming the class when `args.properties` holds a name that
+// is not in `known`, with the closest known name as a suggestion:
+//   tempest.SequenceSpout: unknown property 'cuont' (did you mean 'count'?);
+//   its properties are: count, rate, keys, payloadBytes, reliable
+// A misspelt setting would otherwise fall back to its default in silence.
+absl::Status CheckKnownProperties(const ComponentArgs& args,
+                                  std::span<const std::string_view> known);
+
+// The name of `candidates` closest to `name` by edit distance, if it is
+// close enough to be a likely misspelling; nullopt otherwise.
+std::optional<std::string> ClosestName(std::string_view name,
+                                       std::span<const std::string_view> candidates);
+
 namespace registry_internal {
 
 // Builds T from ComponentArgs using, in order of preference:
 //   static absl::StatusOr<std::unique_ptr<T>> T::Create(const ComponentArgs&)
 //   T(const ComponentArgs&)
 //   T()
+// A T that lists its Flux properties, as
+//   static constexpr std::string_view kPropertyNames[] = {"count", "rate"};
+// (constructorArgs folded into named properties included), has every
+// property of `args` checked against that list first (CheckKnownProperties).
+// Built-in components all list theirs; a plugin component gets the same
+// check by declaring the same member.
 template <typename Base, typename T>
 absl::StatusOr<std::unique_ptr<Base>> Make(const ComponentArgs& args) {
+  if constexpr (requires { T::kPropertyNames; }) {
+    absl::Status known = CheckKnownProperties(args, std::span<const std::string_view>(
+                                                        std::begin(T::kPropertyNames),
+                                                        std::end(T::kPropertyNames)));
+    if (!known.ok()) return known;
+  }
   if constexpr (requires { T::Create(args); }) {
     absl::StatusOr<std::unique_ptr<T>> made = T::Create(args);
     if (!made.ok()) return made.status();

@@ -12,39 +12,13 @@
 #include "common/api/config.h"
 #include "common/core/config_loader.h"
 #include "common/core/topology_validator.h"
+#include "common/core/config_keys.h"
 #include "common/core/yaml_value.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tempest::core {
 namespace {
 
-
-// Keys some part of Tempest reads today. ConfigLoader::IsKnownKey is wider:
-// it also accepts Storm keys that only mean something to a JVM cluster.
-const absl::flat_hash_set<std::string>& AppliedKeys() {
-  static const auto* const kKeys = new absl::flat_hash_set<std::string>{
-      std::string(api::kTopologyName),
-      std::string(api::kTopologyWorkers),
-      std::string(api::kTopologyAckerExecutors),
-      std::string(api::kTopologyMessageTimeoutSecs),
-      std::string(api::kTopologyMaxSpoutPending),
-      std::string(api::kTopologyEnableMessageTimeouts),
-      std::string(api::kTopologyTickTupleFreqSecs),
-      std::string(api::kTopologyDebug),
-      std::string(api::kTopologyMaxTaskParallelism),
-      std::string(api::kStormZookeeperServers),
-      std::string(api::kStormZookeeperPort),
-      std::string(api::kStormZookeeperRoot),
-      std::string(api::kStormZookeeperSessionTimeout),
-      std::string(api::kStormZookeeperConnectionTimeout),
-      std::string(api::kStormZookeeperRetryTimes),
-      std::string(api::kStormZookeeperRetryInterval),
-      std::string(api::kStormZookeeperRetryIntervalCeilingMillis),
-      "topology.subprocess.timeout.secs",
-      "topology.multilang.serializer",
-  };
-  return *kKeys;
-}
 
 absl::StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path);
@@ -231,9 +205,7 @@ bool RepeatsPluginFinding(const std::string& error) {
 
 }  // namespace
 
-bool ConfigKeyTakesEffect(std::string_view key) {
-  return key.starts_with("tempest.") || AppliedKeys().contains(std::string(key));
-}
+bool ConfigKeyTakesEffect(std::string_view key) { return TempestReadsKey(key); }
 
 bool MigrationReport::NeedsPlugins() const {
   return std::any_of(classes.begin(), classes.end(), [](const ClassFinding& f) {

@@ -1,7 +1,9 @@
 #include "common/core/topology_validator.h"
 
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -32,6 +34,116 @@ absl::StatusOr<api::OutputFieldsDeclarer> Declare(const api::ComponentRegistry& 
     (*bolt)->DeclareOutputFields(declarer);
   }
   return declarer;
+}
+
+using Declarers = std::map<std::string, api::OutputFieldsDeclarer>;
+
+std::string Describe(const ComponentDef& c) {
+  return absl::StrCat(Sv(c.KindName()), " '", c.id.value(), "' (", c.args.class_name, ")");
+}
+
+// Fills in the fields of every pass-through stream (DeclarePassThrough) from
+// the streams its component consumes, upstream first: a pass-through bolt
+// behind another one waits until that one is resolved. Inputs that carry
+// different fields, and cycles of pass-through bolts, are errors.
+void ResolvePassThrough(const TopologyDef& def, const Declarers& declarers,
+                        ComponentStreams& streams, std::vector<std::string>& errors) {
+  std::set<std::pair<std::string, api::StreamId>> pending;
+  for (const auto& [id, declared] : declarers) {
+    for (const api::StreamId& stream : declared.pass_through()) pending.insert({id, stream});
+  }
+  bool progress = true;
+  while (progress && !pending.empty()) {
+    progress = false;
+    for (auto it = pending.begin(); it != pending.end();) {
+      const auto& [id, out_stream] = *it;
+      std::optional<api::Fields> fields;
+      const StreamDef* first = nullptr;
+      bool waiting = false;
+      std::string conflicts;
+      for (const StreamDef& s : def.streams) {
+        if (s.to.value() != id) continue;
+        if (pending.contains({s.from.value(), s.stream})) {
+          waiting = true;
+          break;
+        }
+        // Unknown components and undeclared streams are reported by Check.
+        auto from = streams.find(s.from);
+        if (from == streams.end()) continue;
+        auto decl = from->second.find(s.stream);
+        if (decl == from->second.end()) continue;
+        if (!fields) {
+          fields = decl->second.fields;
+          first = &s;
+        } else if (!(*fields == decl->second.fields)) {
+          absl::StrAppend(&conflicts, "; ", decl->second.fields.DebugString(), " from '",
+                          s.from.value(), "' stream '", s.stream.value(), "'");
+        }
+      }
+      if (waiting) {
+        ++it;
+        continue;
+      }
+      const ComponentDef* c = def.FindComponent(api::ComponentId(id));
+      if (!conflicts.empty() && c != nullptr) {
+        errors.push_back(absl::StrCat(
+            c->location.Prefix(), Describe(*c), " passes its input through on stream '",
+            out_stream.value(), "', but its inputs carry different fields: ",
+            fields->DebugString(), " from '", first->from.value(), "' stream '",
+            first->stream.value(), "'", conflicts, "; set its 'fields' property"));
+      }
+      streams[api::ComponentId(id)][out_stream].fields = fields.value_or(api::Fields());
+      it = pending.erase(it);
+      progress = true;
+    }
+  }
+  for (const auto& [id, out_stream] : pending) {
+    const ComponentDef* c = def.FindComponent(api::ComponentId(id));
+    if (c == nullptr) continue;
+    errors.push_back(absl::StrCat(c->location.Prefix(), Describe(*c),
+                                  " passes its input through, but its inputs form a cycle of "
+                                  "pass-through bolts; set its 'fields' property"));
+  }
+}
+
+// Checks what each bolt said it needs from its inputs (RequireInputFields,
+// RequireInputWidth) against the declared fields of every stream it
+// consumes, so a wiring mistake fails here and not on every tuple.
+void CheckInputRequirements(const TopologyDef& def, const Declarers& declarers,
+                            const ComponentStreams& streams, std::vector<std::string>& errors) {
+  for (const StreamDef& s : def.streams) {
+    auto to = declarers.find(s.to.value());
+    if (to == declarers.end()) continue;
+    const api::OutputFieldsDeclarer& needs = to->second;
+    if (needs.required_input_fields().empty() && !needs.required_input_width()) continue;
+    auto from = streams.find(s.from);
+    if (from == streams.end()) continue;
+    auto decl = from->second.find(s.stream);
+    if (decl == from->second.end()) continue;
+    const api::Fields& carried = decl->second.fields;
+    const ComponentDef* c = def.FindComponent(s.to);
+    if (c == nullptr) continue;
+    const std::string at = s.location.Prefix();
+    const std::string hint =
+        needs.required_input_hint().empty() ? "" : absl::StrCat("; ", needs.required_input_hint());
+    std::vector<std::string> missing;
+    for (const std::string& f : needs.required_input_fields()) {
+      if (!carried.Contains(f)) missing.push_back(absl::StrCat("'", f, "'"));
+    }
+    if (!missing.empty()) {
+      errors.push_back(absl::StrCat(at, Describe(*c), " reads field",
+                                    missing.size() > 1 ? "s " : " ", absl::StrJoin(missing, ", "),
+                                    ", which stream '", s.stream.value(), "' of '",
+                                    s.from.value(), "' does not carry ", carried.DebugString(),
+                                    hint));
+    }
+    if (needs.required_input_width() && *needs.required_input_width() != carried.size()) {
+      errors.push_back(absl::StrCat(at, Describe(*c), " declares ", *needs.required_input_width(),
+                                    " output fields for the values of its input, but stream '",
+                                    s.stream.value(), "' of '", s.from.value(), "' carries ",
+                                    carried.size(), " ", carried.DebugString(), hint));
+    }
+  }
 }
 
 void CheckConfig(const TopologyDef& def, std::vector<std::string>& errors) {
@@ -83,6 +195,7 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
   // Components.
   std::map<std::string, const ComponentDef*> by_id;
   std::set<std::string> instantiated;
+  Declarers declarers;
   for (const ComponentDef* c : def.AllComponents()) {
     const std::string at = c->location.Prefix();
     const std::string kind(c->KindName());
@@ -144,7 +257,9 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
     }
     report.streams[c->id] = declared->streams();
     instantiated.insert(id);
+    declarers.emplace(id, *std::move(declared));
   }
+  ResolvePassThrough(def, declarers, report.streams, errors);
 
   // Streams.
   std::set<std::string> consumers;
@@ -208,6 +323,7 @@ ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
                                     Sv(GroupingTypeName(s.grouping.type))));
     }
   }
+  CheckInputRequirements(def, declarers, report.streams, errors);
   for (const ComponentDef& b : def.bolts) {
     if (!b.id.value().empty() && !consumers.contains(b.id.value())) {
       report.warnings.push_back(

@@ -28,7 +28,10 @@ struct ValidationReport {
 // whose construction fails, streams from/to unknown components or into a
 // spout, undeclared streams, unknown grouping fields, direct grouping on a
 // non-direct stream (and the reverse), unknown custom grouping classes, and
-// bad values of the core topology.* config keys.
+// bad values of the core topology.* config keys. It resolves pass-through
+// streams (OutputFieldsDeclarer::DeclarePassThrough: fields follow the
+// component's input) and checks what each bolt requires of its inputs
+// (RequireInputFields / RequireInputWidth) against the streams it consumes.
 //
 // To learn declared streams it constructs one instance of each spout/bolt
 // through the registry and calls DeclareOutputFields (so constructors must

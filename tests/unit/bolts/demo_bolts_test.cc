@@ -8,12 +8,14 @@
 #include "bolts/word_count_bolt.h"
 #include "gtest/gtest.h"
 #include "tests/support/component_harness.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/output_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::bolts {
 namespace {
 
+using testing::FakeClock;
 using testing::FakeOutputCollector;
 using testing::MakeArgs;
 using testing::MakeTuple;
@@ -86,6 +88,35 @@ TEST(WordCountBoltTest, EmitsChangedCountsOnTick) {
   bolt->Execute(api::Tuple::MakeTick(1));
   EXPECT_EQ(out.emitted.size(), 3u);
   bolt->Cleanup();
+}
+
+// With no tick configured the counts still flow: Poll emits them on time.
+TEST(WordCountBoltTest, WithoutTicksPollEmitsChangedCountsEveryInterval) {
+  FakeClock clock;
+  FakeOutputCollector out;
+  auto made = WordCountBolt::Create(MakeArgs("tempest.WordCountBolt", {{"emitIntervalMs", 500}}),
+                                    clock);
+  ASSERT_TRUE(made.ok()) << made.status();
+  WordCountBolt& bolt = **made;
+  ASSERT_TRUE(bolt.Prepare({}, testing::MakeContext("counter"), out).ok());
+  ASSERT_EQ(bolt.PollInterval(), std::chrono::milliseconds(500));
+  bolt.Execute(MakeTuple({"word"}, {api::Value("a")}));
+  EXPECT_FALSE(bolt.Poll());  // not due yet
+  clock.Advance(std::chrono::milliseconds(500));
+  EXPECT_TRUE(bolt.Poll());
+  ASSERT_EQ(out.emitted.size(), 1u);
+  EXPECT_EQ(out.emitted[0].values, (api::Values{"a", 1}));
+  clock.Advance(std::chrono::milliseconds(500));
+  EXPECT_FALSE(bolt.Poll());  // nothing changed since
+  EXPECT_EQ(out.emitted.size(), 1u);
+}
+
+TEST(WordCountBoltTest, WithTicksConfiguredItDoesNotAskForPolls) {
+  FakeOutputCollector out;
+  api::Config component;
+  component.Set(api::kTopologyTickTupleFreqSecs, 1);
+  auto bolt = MakeBolt("tempest.WordCountBolt", {}, out, component);
+  EXPECT_EQ(bolt->PollInterval(), std::nullopt);
 }
 
 TEST(WordCountBoltTest, EmitEveryTupleIsAnchored) {

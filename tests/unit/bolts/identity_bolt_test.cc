@@ -42,9 +42,36 @@ TEST(IdentityBoltTest, ReEmitsInputAnchoredThenAcks) {
   EXPECT_EQ(out.emitted[0].anchors[0].GetInt(0), 42);
   ASSERT_EQ(out.acked.size(), 1u);
   EXPECT_TRUE(out.failed.empty());
+  // Without `fields` its output carries whatever its input carries.
   api::OutputFieldsDeclarer d;
   bolt->DeclareOutputFields(d);
-  EXPECT_EQ(d.streams().at(api::DefaultStreamId()).fields, api::Fields({"seq", "key", "payload"}));
+  EXPECT_TRUE(d.pass_through().contains(api::DefaultStreamId()));
+  EXPECT_FALSE(d.required_input_width().has_value());
+}
+
+TEST(IdentityBoltTest, WithoutFieldsPassesAnyInputThrough) {
+  FakeOutputCollector out;
+  auto bolt = Prepared({}, out);
+  api::Tuple record = MakeTuple({"topic", "partition", "offset", "key", "value"},
+                                {api::Value("t"), api::Value(0), api::Value(7), api::Value(),
+                                 api::Value("v")});
+  bolt->Execute(record);
+  ASSERT_EQ(out.emitted.size(), 1u);
+  EXPECT_EQ(out.emitted[0].values, record.values());
+  EXPECT_EQ(out.acked.size(), 1u);
+  EXPECT_TRUE(out.failed.empty());
+}
+
+TEST(IdentityBoltTest, FailValuesFindTheFailFieldByNameInPassThroughMode) {
+  FakeOutputCollector out;
+  auto bolt = Prepared({{"failField", "offset"}, {"failValues", api::ValueList{"7"}}}, out);
+  auto record = [](int64_t offset) {
+    return MakeTuple({"topic", "offset"}, {api::Value("t"), api::Value(offset)});
+  };
+  bolt->Execute(record(6));
+  bolt->Execute(record(7));
+  EXPECT_EQ(out.emitted.size(), 1u);
+  EXPECT_EQ(out.failed.size(), 1u);
 }
 
 TEST(IdentityBoltTest, FieldsPropertyDeclaresOutputAndMismatchFails) {
@@ -53,6 +80,7 @@ TEST(IdentityBoltTest, FieldsPropertyDeclaresOutputAndMismatchFails) {
   api::OutputFieldsDeclarer d;
   bolt->DeclareOutputFields(d);
   EXPECT_EQ(d.streams().at(api::DefaultStreamId()).fields, api::Fields({"line"}));
+  EXPECT_EQ(d.required_input_width(), 1);  // the validator checks the input's width
   bolt->Execute(MakeTuple({"line"}, {api::Value("hello")}));
   EXPECT_EQ(out.emitted.size(), 1u);
   bolt->Execute(Seq(1));  // three values, one declared field
@@ -134,7 +162,7 @@ TEST(IdentityBoltTest, FailValuesFailEveryDeliveryOfThoseInputsOnly) {
   // Integers and strings in the list both match the field's text.
   auto bolt = Prepared({{"failValues", api::ValueList{int64_t{7}, "9"}}}, out);
   ASSERT_NE(bolt, nullptr);
-  EXPECT_EQ(bolt->options().fail_field, "seq");  // the first declared field
+  EXPECT_EQ(bolt->options().fail_field, "");  // no name: the first value (seq here)
   for (int delivery = 0; delivery < 5; ++delivery) {
     for (int64_t seq = 5; seq < 11; ++seq) bolt->Execute(Seq(seq));
   }
@@ -258,7 +286,7 @@ TEST(IdentityBoltTest, BadPropertiesAreClearErrors) {
                                                         {{"fields", api::ValueList{"a", "a"}}},
                                                         {{"seed", "x"}},
                                                         {{"failValues", api::ValueList{}}},
-                                                        {{"failField", "nope"}},
+                                                        {{"fields", api::ValueList{"a"}}, {"failField", "nope"}},
                                                         {{"faultSwitchFile", 5}},
                                                         {{"faultSwitchFile", true}},
                                                         {{"faultSwitchFile", api::ValueList{"/a"}}}}) {

@@ -50,7 +50,6 @@ class VerifierBoltTest : public ::testing::Test {
 
 TEST_F(VerifierBoltTest, AcksOnlyAfterTheValueIsInTheLog) {
   auto bolt = Prepared({{"batchSize", 4}});
-  EXPECT_TRUE(bolt->ticks_configured());
   int64_t acked_checked = 0;
   out_.on_ack = [&](const api::Tuple& t) {
     // At the moment of the ack the value must already be in the file.
@@ -83,7 +82,6 @@ TEST_F(VerifierBoltTest, TickFlushesAndReleasesHeldAcks) {
 
 TEST_F(VerifierBoltTest, FlushesOnceTheOldestHeldTupleIsOld) {
   auto bolt = Prepared({{"batchSize", 1000}, {"flushIntervalMs", 50}}, /*ticks=*/false);
-  EXPECT_FALSE(bolt->ticks_configured());
   bolt->Execute(Seq(1));
   clock_.Advance(std::chrono::milliseconds(20));
   bolt->Execute(Seq(2));
@@ -91,6 +89,30 @@ TEST_F(VerifierBoltTest, FlushesOnceTheOldestHeldTupleIsOld) {
   clock_.Advance(std::chrono::milliseconds(40));
   bolt->Execute(Seq(3));
   EXPECT_EQ(out_.acked.size(), 3u);
+}
+
+// A quiet stream's last inputs must not wait for more input or for ticks:
+// the executor's Poll releases them once the batch is due.
+TEST_F(VerifierBoltTest, PollReleasesAQuietStreamsLastInputsWithoutTicks) {
+  auto bolt = Prepared({{"batchSize", 1000}, {"flushIntervalMs", 200}}, /*ticks=*/false);
+  ASSERT_EQ(bolt->PollInterval(), std::chrono::milliseconds(100));
+  bolt->Execute(Seq(7));
+  bolt->Execute(Seq(8));
+  EXPECT_FALSE(bolt->Poll());  // not due yet: nothing written, nothing acked
+  EXPECT_TRUE(out_.acked.empty());
+  clock_.Advance(std::chrono::milliseconds(200));
+  EXPECT_TRUE(bolt->Poll());
+  ASSERT_EQ(out_.acked.size(), 2u);
+  EXPECT_EQ(LogLines(dir_.File("log")), (std::vector<std::string>{"7", "8"}));
+  EXPECT_FALSE(bolt->Poll());  // nothing held any more
+  EXPECT_EQ(bolt->flushes(), 1);
+}
+
+TEST_F(VerifierBoltTest, AZeroFlushIntervalWritesEachInputAndNeedsNoPolling) {
+  auto bolt = Prepared({{"flushIntervalMs", 0}}, /*ticks=*/false);
+  EXPECT_EQ(bolt->PollInterval(), std::nullopt);
+  bolt->Execute(Seq(1));
+  EXPECT_EQ(out_.acked.size(), 1u);
 }
 
 TEST_F(VerifierBoltTest, CleanupFlushesHeldTuples) {

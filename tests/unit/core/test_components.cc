@@ -76,6 +76,19 @@ void WordOnly(OutputFieldsDeclarer& d) { d.Declare(Fields({"word"})); }
 void WordCount(OutputFieldsDeclarer& d) { d.Declare(Fields({"word", "count"})); }
 void Nothing(OutputFieldsDeclarer&) {}
 void Str(OutputFieldsDeclarer& d) { d.Declare(Fields({"str"})); }
+void PassThrough(OutputFieldsDeclarer& d) { d.DeclarePassThrough(); }
+void ReadsWord(OutputFieldsDeclarer& d) { d.RequireInputFields({"word"}, "set its 'field' property"); }
+void RenamesTwo(OutputFieldsDeclarer& d) {
+  d.Declare(Fields({"a", "b"}));
+  d.RequireInputWidth(2, "set its 'fields' property");
+}
+
+// A component listing its properties, as built-ins do.
+class ListedPropertiesBolt : public DeclaringBolt {
+ public:
+  static constexpr std::string_view kPropertyNames[] = {"count", "path"};
+  ListedPropertiesBolt() : DeclaringBolt(&Nothing) {}
+};
 
 }  // namespace
 
@@ -86,6 +99,11 @@ std::unique_ptr<api::ComponentRegistry> MakeTestRegistry() {
   (void)r->RegisterBolt("test.SplitBolt", Bolt<WordOnly>());
   (void)r->RegisterBolt("test.CountBolt", Bolt<WordCount>());
   (void)r->RegisterBolt("test.SinkBolt", Bolt<Nothing>());
+  (void)r->RegisterBolt("test.PassThroughBolt", Bolt<PassThrough>());
+  (void)r->RegisterBolt("test.ReadsWordBolt", Bolt<ReadsWord>());
+  (void)r->RegisterBolt("test.RenamesTwoBolt", Bolt<RenamesTwo>());
+  (void)r->RegisterBolt("test.ListedPropertiesBolt",
+                        &api::registry_internal::Make<api::Bolt, ListedPropertiesBolt>);
   (void)r->RegisterBolt(
       "test.FailingBolt",
       [](const api::ComponentArgs&) -> absl::StatusOr<std::unique_ptr<api::Bolt>> {

@@ -131,5 +131,86 @@ TEST_F(TopologyValidatorTest, NoSpoutsAndIdleBoltWarning) {
   EXPECT_THAT(r.warnings, ::testing::ElementsAre("t.yaml:3: bolt 'idle' consumes no stream"));
 }
 
+// test.WordSpout -> a -> b -> sink, where a and b pass their input through.
+TEST_F(TopologyValidatorTest, PassThroughStreamsTakeTheirInputsFieldsUpstreamFirst) {
+  TopologyDef def = Valid();
+  // Listed downstream-first, so resolution must not depend on file order.
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "b", "test.PassThroughBolt", 5));
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "a", "test.PassThroughBolt", 6));
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "sink", "test.ReadsWordBolt", 7));
+  def.streams.push_back(Stream("b", "sink", GroupingType::kFields, 8, {"word"}));
+  def.streams.push_back(Stream("a", "b", GroupingType::kShuffle, 9));
+  def.streams.push_back(Stream("words", "a", GroupingType::kShuffle, 10));
+  absl::StatusOr<ComponentStreams> streams = validator_.Validate(def);
+  ASSERT_TRUE(streams.ok()) << streams.status();
+  EXPECT_EQ(streams->at(api::ComponentId("a")).at(api::DefaultStreamId()).fields,
+            api::Fields({"word", "n"}));
+  EXPECT_EQ(streams->at(api::ComponentId("b")).at(api::DefaultStreamId()).fields,
+            api::Fields({"word", "n"}));
+}
+
+TEST_F(TopologyValidatorTest, PassThroughInputsWithDifferentFieldsAndCyclesAreErrors) {
+  TopologyDef def = Valid();
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "mix", "test.PassThroughBolt", 5));
+  def.streams.push_back(Stream("words", "mix", GroupingType::kShuffle, 6));
+  def.streams.push_back(Stream("count", "mix", GroupingType::kShuffle, 7));
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "p", "test.PassThroughBolt", 8));
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "q", "test.PassThroughBolt", 9));
+  def.streams.push_back(Stream("p", "q", GroupingType::kShuffle, 10));
+  def.streams.push_back(Stream("q", "p", GroupingType::kShuffle, 11));
+  ValidationReport r = validator_.Check(def);
+  EXPECT_THAT(r.errors,
+              ::testing::UnorderedElementsAre(
+                  "t.yaml:5: bolt 'mix' (test.PassThroughBolt) passes its input through on "
+                  "stream 'default', but its inputs carry different fields: [word, n] from "
+                  "'words' stream 'default'; [word, count] from 'count' stream 'default'; set "
+                  "its 'fields' property",
+                  HasSubstr("t.yaml:8: bolt 'p' (test.PassThroughBolt) passes its input "
+                            "through, but its inputs form a cycle"),
+                  HasSubstr("t.yaml:9: bolt 'q' (test.PassThroughBolt) passes its input "
+                            "through, but its inputs form a cycle")));
+}
+
+TEST_F(TopologyValidatorTest, InputRequirementsAreCheckedAgainstEveryConsumedStream) {
+  TopologyDef def = Valid();
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "sink", "test.ReadsWordBolt", 5));
+  def.bolts.push_back(Component(ComponentDef::Kind::kBolt, "two", "test.RenamesTwoBolt", 6));
+  def.streams.push_back(Stream("words", "sink", GroupingType::kShuffle, 7));  // has word
+  def.streams.push_back(Stream("words", "sink", GroupingType::kShuffle, 8, {}, "errors"));
+  def.streams.push_back(Stream("words", "two", GroupingType::kShuffle, 9));            // 2 fields
+  def.streams.push_back(Stream("words", "two", GroupingType::kShuffle, 10, {}, "errors"));  // 1
+  ValidationReport r = validator_.Check(def);
+  EXPECT_THAT(r.errors,
+              ::testing::ElementsAre(
+                  "t.yaml:8: bolt 'sink' (test.ReadsWordBolt) reads field 'word', which stream "
+                  "'errors' of 'words' does not carry [reason]; set its 'field' property",
+                  "t.yaml:10: bolt 'two' (test.RenamesTwoBolt) declares 2 output fields for the "
+                  "values of its input, but stream 'errors' of 'words' carries 1 [reason]; set "
+                  "its 'fields' property"));
+}
+
+TEST_F(TopologyValidatorTest, AComponentListingItsPropertiesRejectsOthersWithASuggestion) {
+  TopologyDef def = Valid();
+  ComponentDef listed = Component(ComponentDef::Kind::kBolt, "l", "test.ListedPropertiesBolt", 5);
+  listed.args.properties = {{"cuont", 3}, {"path", "/x"}, {"zzzzzz", 1}};
+  def.bolts.push_back(listed);
+  def.streams.push_back(Stream("words", "l", GroupingType::kShuffle, 6));
+  ValidationReport r = validator_.Check(def);
+  EXPECT_THAT(r.errors, ::testing::ElementsAre(
+                            "t.yaml:5: bolt 'l' (test.ListedPropertiesBolt): "
+                            "test.ListedPropertiesBolt: unknown property 'cuont' (did you mean "
+                            "'count'?), unknown property 'zzzzzz'; its properties are: count, "
+                            "path"));
+}
+
+TEST(ClosestNameTest, SuggestsOnlyLikelyMisspellings) {
+  constexpr std::string_view kNames[] = {"count", "rate", "payloadBytes", "reliable"};
+  EXPECT_EQ(api::ClosestName("cuont", kNames), "count");        // a swap
+  EXPECT_EQ(api::ClosestName("payloadbytes", kNames), "payloadBytes");  // case
+  EXPECT_EQ(api::ClosestName("relaible", kNames), "reliable");
+  EXPECT_EQ(api::ClosestName("rat", kNames), "rate");
+  EXPECT_EQ(api::ClosestName("bootstrap.servers", kNames), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tempest::core
