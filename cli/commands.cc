@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "common/coord/zk_session.h"
 #include "common/core/config_loader.h"
 
 namespace tempest::cli {
@@ -30,7 +31,28 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
   RegisterStudyCommand(app, set);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->footer(
+        "Global options (before or after the subcommand): --config FILE, -c key=value, "
+        "--nimbus HOST:PORT, --verbose; see tempest --help.");
+  }
   return set;
+}
+
+SubcommandConfigOptions::SubcommandConfigOptions(CLI::App* sub, GlobalOptions& globals)
+    : globals_(globals) {
+  sub->add_option("--config", values_->config_file, "tempest.yaml or storm.yaml to read")
+      ->check(CLI::ExistingFile);
+  sub->add_option("-c", values_->overrides,
+                  "key=value config override (value parsed as YAML; repeatable)")
+      ->allow_extra_args(false)
+      ->default_str("");
+}
+
+void SubcommandConfigOptions::Apply() const {
+  if (!values_->config_file.empty()) globals_.config_file = values_->config_file;
+  globals_.overrides.insert(globals_.overrides.end(), values_->overrides.begin(),
+                            values_->overrides.end());
 }
 
 absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals) {
@@ -49,6 +71,14 @@ absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals) {
     if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
   }
   return config;
+}
+
+void QuietZkClientLogUnlessVerbose(const GlobalOptions& globals) {
+  if (globals.verbose) return;
+  // Opened once and never closed: the C client may log from its own
+  // threads until the process exits.
+  static std::FILE* const devnull = std::fopen("/dev/null", "w");
+  if (devnull != nullptr) coord::SetZkClientLogStream(devnull);
 }
 
 int Fail(const std::string& message, int code) {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct GlobalOptions {
   std::string config_file;
   std::vector<std::string> overrides;  // "key=value"
   std::string nimbus;                  // HOST:PORT
+  bool verbose = false;                // client verbs: keep libraries' own logging
+  // main's, for `tempest worker`'s process title (worker::SetProcessTitle).
+  int argc = 0;
+  char** argv = nullptr;
 };
 
 // Subcommands register themselves on the app and leave a runner behind; after
@@ -51,9 +56,32 @@ void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& gl
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterStudyCommand(CLI::App& app, CommandSet& set);
 
+// Declares the global --config and -c on a subcommand too, so its --help
+// lists them; values given after the subcommand land here and Apply() adds
+// them to the globals (after the ones given before it) when it runs.
+class SubcommandConfigOptions {
+ public:
+  SubcommandConfigOptions(CLI::App* sub, GlobalOptions& globals);
+  void Apply() const;
+
+ private:
+  struct Values {
+    std::string config_file;
+    std::vector<std::string> overrides;
+  };
+  GlobalOptions& globals_;
+  std::shared_ptr<Values> values_ = std::make_shared<Values>();
+};
+
 // A daemon's effective config: Storm's defaults, then --config, then each
 // -c override. Warnings (unknown keys) are printed on stderr.
 absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals);
+
+// Client verbs call this before they open a ZooKeeper session: unless
+// --verbose, the ZooKeeper C client's own log lines (every failed connect
+// attempt, at ERROR) are discarded, so an unreachable ensemble reads as the
+// one error line the verb prints.
+void QuietZkClientLogUnlessVerbose(const GlobalOptions& globals);
 
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
 int Fail(const std::string& message, int code = 1);

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/coord/zk_session.h"
 #include "spout/dev_kafka_cluster.h"
@@ -64,7 +65,7 @@ void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions&) {
   auto opts = std::make_shared<DevKafkaOptions>();
   auto* sub = app.add_subcommand(
       "dev-kafka", "Run a Kafka-protocol dev cluster (librdkafka mock) in the foreground");
-  sub->add_option("--brokers", opts->brokers, "number of brokers")->check(CLI::Range(1, 64));
+  sub->add_option("--brokers", opts->brokers, "number of brokers")->check(Bounded(1, 64));
   sub->add_option("--topic", opts->topics, "topic to create, NAME:PARTITIONS (repeatable)");
   sub->add_option("--zk", opts->zk, "also publish a Kafka-style broker registry in this ZooKeeper");
   set.Add(sub, [opts] { return RunDevKafka(*opts); });

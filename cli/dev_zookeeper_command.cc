@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/coord/zk_server.h"
 #include "common/os/loopback.h"
@@ -63,7 +64,7 @@ void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions&)
   auto* sub = app.add_subcommand(
       "dev-zookeeper", "Run a real standalone ZooKeeper server on 127.0.0.1 in the foreground");
   sub->add_option("--port", opts->port, "client port (default: a free one)")
-      ->check(CLI::Range(1, 65535));
+      ->check(Bounded(1, 65535));
   sub->add_option("--dir", opts->dir, "data directory (default: a temp dir removed at exit)");
   set.Add(sub, [opts] { return RunDevZookeeper(*opts); });
 }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bolts/builtin_bolts.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
 #include "common/core/config_loader.h"
@@ -163,8 +164,8 @@ void RegisterLocalCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals
   auto* sub = app.add_subcommand("local", "Run a Flux topology in this process (LocalCluster)");
   sub->add_option("topology", opts->topology, "Flux YAML file")->required()->check(
       CLI::ExistingFile);
-  sub->add_option("--duration", opts->duration_secs, "stop after this many seconds")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--duration", opts->duration_secs, "stop after this many seconds (0: no limit)")
+      ->check(Bounded(0, kMaxSeconds));
   sub->add_flag("--until-complete", opts->until_complete,
                 "stop once every spout is exhausted and nothing is pending");
   sub->add_option("--resources", opts->resources,
@@ -174,7 +175,11 @@ void RegisterLocalCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals
   sub->add_option("--filter", opts->filter, "properties file for ${key} substitution")
       ->check(CLI::ExistingFile);
   sub->add_flag("--env-filter", opts->env_filter, "substitute ${ENV-NAME} from the environment");
-  set.Add(sub, [opts, &globals] { return RunLocal(*opts, globals); });
+  SubcommandConfigOptions config(sub, globals);
+  set.Add(sub, [opts, config, &globals] {
+    config.Apply();
+    return RunLocal(*opts, globals);
+  });
 }
 
 }  // namespace tempest::cli

@@ -14,12 +14,22 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
 
+  // Every --help shows each option's default (subcommands inherit this).
+  app.option_defaults()->always_capture_default();
+
   tempest::cli::GlobalOptions globals;
+  globals.argc = argc;
+  globals.argv = argv;
   app.add_option("--config", globals.config_file, "tempest.yaml or storm.yaml to read")
       ->check(CLI::ExistingFile);
   app.add_option("-c", globals.overrides, "key=value config override (value parsed as YAML)")
-      ->allow_extra_args(false);
-  app.add_option("--nimbus", globals.nimbus, "nimbus HOST:PORT for client verbs");
+      ->allow_extra_args(false)
+      ->default_str("");
+  app.add_option("--nimbus", globals.nimbus,
+                 "nimbus HOST:PORT for client verbs (default: $TEMPEST_NIMBUS, else the first "
+                 "nimbus.seeds and ui.port of the config)");
+  app.add_flag("--verbose", globals.verbose,
+               "client verbs: show the ZooKeeper client's own log lines too");
 
   auto commands = tempest::cli::RegisterCommands(app, globals);
   try {

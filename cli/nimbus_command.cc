@@ -46,7 +46,11 @@ int RunNimbus(const GlobalOptions& globals) {
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   CLI::App* sub = app.add_subcommand(
       "nimbus", "Run the nimbus daemon: stores and schedules topologies, serves the REST API");
-  set.Add(sub, [&globals] { return RunNimbus(globals); });
+  SubcommandConfigOptions config(sub, globals);
+  set.Add(sub, [config, &globals] {
+    config.Apply();
+    return RunNimbus(globals);
+  });
 }
 
 }  // namespace tempest::cli

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
@@ -14,6 +15,10 @@ namespace tempest::cli {
 namespace {
 
 constexpr auto kKafkaTimeout = std::chrono::seconds(10);
+// Kafka's partition ids are int32; offsets int64 (bounded far below its
+// maximum so the message stays readable).
+constexpr double kMaxPartition = 2147483647;
+constexpr double kMaxOffset = 1e18;
 
 struct OffsetsOptions {
   std::string zk;
@@ -30,7 +35,9 @@ struct OffsetsOptions {
   bool force = false;
 };
 
-absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hosts) {
+absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hosts,
+                                                          const GlobalOptions& globals) {
+  QuietZkClientLogUnlessVerbose(globals);
   coord::ZkSession::Options options;
   options.connect_string = hosts;
   options.create_chroot = false;
@@ -60,8 +67,8 @@ std::string OrDash(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : std::string("-");
 }
 
-int RunShow(const OffsetsOptions& o) {
-  auto session = Connect(o.zk);
+int RunShow(const OffsetsOptions& o, const GlobalOptions& globals) {
+  auto session = Connect(o.zk, globals);
   if (!session.ok()) return Fail(std::string(session.status().message()));
   auto offsets = spout::ListStoredOffsets(**session, o.root, o.id);
   if (!offsets.ok()) {
@@ -95,7 +102,7 @@ int RunShow(const OffsetsOptions& o) {
   return 0;
 }
 
-int RunSet(const OffsetsOptions& o) {
+int RunSet(const OffsetsOptions& o, const GlobalOptions& globals) {
   const int modes = (o.offset >= 0) + o.to_earliest + o.to_latest;
   if (modes != 1) return Fail("give exactly one of --offset, --to-earliest, --to-latest", 2);
   if ((o.to_earliest || o.to_latest) && o.bootstrap.empty()) {
@@ -107,7 +114,7 @@ int RunSet(const OffsetsOptions& o) {
     if (!marks.ok()) return Fail(std::string(marks.status().message()));
     target = o.to_earliest ? marks->first : marks->second;
   }
-  auto session = Connect(o.zk);
+  auto session = Connect(o.zk, globals);
   if (!session.ok()) return Fail(std::string(session.status().message()));
   spout::SetOffsetRequest request;
   request.zk_root = o.root;
@@ -138,7 +145,7 @@ void AddCommon(CLI::App* sub, OffsetsOptions& o) {
 
 }  // namespace
 
-void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions&) {
+void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto opts = std::make_shared<OffsetsOptions>();
   auto* offsets = app.add_subcommand("offsets", "Show or set KafkaSpout offsets in ZooKeeper");
   offsets->require_subcommand(1);
@@ -149,14 +156,16 @@ void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions&) {
   put->add_option("--topic", opts->topic, "topic")->required();
   put->add_option("--partition", opts->partition, "partition")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(Bounded(0, kMaxPartition))
+      ->default_str("");
   put->add_option("--offset", opts->offset, "the offset to resume from")
-      ->check(CLI::NonNegativeNumber);
+      ->check(Bounded(0, kMaxOffset))
+      ->default_str("");
   put->add_flag("--to-earliest", opts->to_earliest, "the partition's earliest offset");
   put->add_flag("--to-latest", opts->to_latest, "the partition's log-end offset");
   put->add_flag("--force", opts->force, "write even while a live spout owns the partition");
-  set.Add(show, [opts] { return RunShow(*opts); });
-  set.Add(put, [opts] { return RunSet(*opts); });
+  set.Add(show, [opts, &globals] { return RunShow(*opts, globals); });
+  set.Add(put, [opts, &globals] { return RunSet(*opts, globals); });
 }
 
 }  // namespace tempest::cli

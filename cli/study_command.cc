@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/os/files.h"
 #include "study/report.h"
@@ -195,14 +196,15 @@ void RegisterStudyCommand(CLI::App& app, CommandSet& set) {
   // The dev Kafka cluster keeps about 5 MiB per partition: more records than
   // that would let retention delete unread records in every scenario.
   sub->add_option("--records", args->records, "records produced per scenario (100..200000)")
-      ->check(CLI::Range(int64_t{100}, int64_t{200'000}));
+      ->check(Bounded(100, 200'000));
   sub->add_option("--rate", args->rate, "records produced per second")
-      ->check(CLI::Range(1.0, 1'000'000.0));
-  sub->add_option("--seed", args->seed, "seed of fault timing and target choice");
+      ->check(Bounded(1, 1'000'000));
+  sub->add_option("--seed", args->seed, "seed of fault timing and target choice")
+      ->check(Bounded(0, 1e18));
   sub->add_option("--out", args->out, "directory for results.json, report.md, charts and logs");
   sub->add_option("--settle-timeout", args->settle_timeout_s,
                   "seconds a scenario may take to settle after production and its fault end")
-      ->check(CLI::Range(5.0, 3600.0));
+      ->check(Bounded(5, 3600));
   sub->add_flag("--list-scenarios", args->list, "print the scenarios and exit");
   sub->add_flag("--report-only", args->report_only,
                 "redraw report.md and the charts from --out's results.json; run nothing");

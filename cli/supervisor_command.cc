@@ -62,7 +62,11 @@ int RunSupervisor(const GlobalOptions& globals) {
 void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   CLI::App* sub = app.add_subcommand(
       "supervisor", "Run the supervisor daemon: registers worker slots, runs assigned workers");
-  set.Add(sub, [&globals] { return RunSupervisor(globals); });
+  SubcommandConfigOptions config(sub, globals);
+  set.Add(sub, [config, &globals] {
+    config.Apply();
+    return RunSupervisor(globals);
+  });
 }
 
 }  // namespace tempest::cli

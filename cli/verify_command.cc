@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bolts/verification_report.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 
 namespace tempest::cli {
@@ -48,7 +49,9 @@ void RegisterVerifyCommand(CLI::App& app, CommandSet& set) {
       "malformed lines are counted");
   sub->add_option("logs", args->logs, "verifier log files (read together)")->required();
   CLI::Option* expected =
-      sub->add_option("--expected", args->expected, "values should cover 0..N-1");
+      sub->add_option("--expected", args->expected, "values should cover 0..N-1")
+          ->check(Bounded(0, 1e18))
+          ->default_str("");
   sub->add_flag("--json", args->json, "print one JSON document");
   sub->add_flag("--strict", args->strict,
                 "exit 1 unless nothing is missing, unexpected or malformed");

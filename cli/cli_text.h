@@ -1,0 +1,65 @@
+#ifndef TEMPEST_CLI_CLI_TEXT_H_
+#define TEMPEST_CLI_CLI_TEXT_H_
+
+// Pure helpers of the `tempest` command line: option range checks with
+// readable messages, aligned tables, the exports `tempest dev` prints and
+// the reason `submit --until-running` gives while it waits. No I/O; safe
+// from any thread.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+
+namespace tempest::cli {
+
+// The longest time option (`--duration`, `kill -w`, ...): one year, in seconds.
+inline constexpr int64_t kMaxSeconds = 365LL * 24 * 3600;
+
+// A number written for people: integral values without a fraction
+// ("31536000", not "3.1536e+07" nor 300 digits), others with up to 6
+// significant digits.
+std::string FormatNumber(double value);
+
+// The message of a value outside [min, max] (or not a number):
+// "must be between MIN and MAX (got TEXT)". CLI11 prefixes the option name.
+std::string RangeMessage(double min, double max, const std::string& text);
+
+// A CLI11 check: the value is a number in [min, max] (inclusive); the error
+// reads "--opt: must be between MIN and MAX (got TEXT)" and --help shows
+// "in [MIN..MAX]". Use instead of CLI::Range / PositiveNumber, whose
+// messages print double bounds with hundreds of digits.
+CLI::Validator Bounded(double min, double max);
+
+// Rows under a header, each column as wide as its widest cell, columns
+// separated by two spaces, a dashed rule under the header; the last column
+// is not padded. Rows shorter than the header are padded with empty cells.
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows);
+
+// The shell lines `tempest dev` prints before `ready`, for
+// `eval "$(tempest dev ... | grep ^export)"` or copy-paste:
+// export TEMPEST_NIMBUS=H:P, export BOOTSTRAP=H:P[,...], export TEMPEST_ZK=H:P.
+std::vector<std::string> DevExportLines(const std::string& nimbus, const std::string& bootstrap,
+                                        const std::string& zookeeper);
+
+// What one poll of a topology that is not running yet saw.
+struct RunningProgress {
+  int executors_total = 0;
+  int executors_running = 0;
+  int workers_beating = 0;
+  int workers_assigned = 0;  // -1: unknown
+  int slots_free = -1;       // -1: unknown (the cluster summary was not read)
+  int slots_total = -1;
+  int supervisors = -1;
+};
+
+// Why `submit --until-running` still waits, in one short line, e.g.
+// "0 free slots of 4; waiting" or "3/5 executors running in 1 worker; waiting".
+// The text changes only when the reason does (no counters of time in it).
+std::string RunningWaitReason(const RunningProgress& p);
+
+}  // namespace tempest::cli
+
+#endif  // TEMPEST_CLI_CLI_TEXT_H_
