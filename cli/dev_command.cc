@@ -2,8 +2,9 @@
 // Kafka, a nimbus and N supervisors run as child processes of this one (each
 // in its own process group, each dying with it), all on 127.0.0.1. Prints
 // `zookeeper=`, `bootstrap.servers=`, `nimbus=`, one `supervisor=` per
-// supervisor and then `ready`; SIGINT/SIGTERM stops them in reverse order
-// (supervisors first, so they stop their workers cleanly).
+// supervisor, the shell exports a user needs (`export TEMPEST_NIMBUS=`,
+// `export BOOTSTRAP=`, `export TEMPEST_ZK=`) and then `ready`; SIGINT/SIGTERM
+// stops them in reverse order (supervisors first, so they stop their workers cleanly).
 
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/coord/zk_server.h"
 #include "common/os/child_process.h"
@@ -139,10 +141,11 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
     return rc;
   };
 
-  if (auto k = start("kafka", {"dev-kafka", "--zk", zk_connect}, "bootstrap.servers="); !k.ok()) {
-    return fail(k.status());
-  }
-  if (auto n = start("nimbus", {"nimbus"}, "nimbus="); !n.ok()) return fail(n.status());
+  absl::StatusOr<std::string> bootstrap =
+      start("kafka", {"dev-kafka", "--zk", zk_connect}, "bootstrap.servers=");
+  if (!bootstrap.ok()) return fail(bootstrap.status());
+  absl::StatusOr<std::string> nimbus = start("nimbus", {"nimbus"}, "nimbus=");
+  if (!nimbus.ok()) return fail(nimbus.status());
   for (int i = 1; i <= opts.supervisors; ++i) {
     std::vector<std::string> ports;
     for (int s = 0; s < opts.slots; ++s) {
@@ -158,6 +161,10 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
     if (auto s = start(absl::StrCat("supervisor-", i), args, "supervisor="); !s.ok()) {
       return fail(s.status());
     }
+  }
+  // The client verbs read TEMPEST_NIMBUS; examples and kcat read BOOTSTRAP.
+  for (const std::string& line : DevExportLines(*nimbus, *bootstrap, zk_connect)) {
+    std::printf("%s\n", line.c_str());
   }
   std::printf("ready\n");
   std::fflush(stdout);
@@ -188,11 +195,15 @@ void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) 
   CLI::App* sub = app.add_subcommand(
       "dev", "Run a whole local cluster: ZooKeeper, dev Kafka, nimbus and supervisors");
   sub->add_option("--supervisors", opts->supervisors, "number of supervisors")
-      ->check(CLI::Range(1, 16));
-  sub->add_option("--slots", opts->slots, "worker slots per supervisor")->check(CLI::Range(1, 16));
+      ->check(Bounded(1, 16));
+  sub->add_option("--slots", opts->slots, "worker slots per supervisor")->check(Bounded(1, 16));
   sub->add_option("--dir", opts->dir,
                   "where state and logs go (default: a new temp dir, kept after exit)");
-  set.Add(sub, [opts, &globals] { return RunDev(*opts, globals); });
+  SubcommandConfigOptions config(sub, globals);
+  set.Add(sub, [opts, config, &globals] {
+    config.Apply();
+    return RunDev(*opts, globals);
+  });
 }
 
 }  // namespace tempest::cli

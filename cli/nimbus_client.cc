@@ -1,7 +1,10 @@
 #include "cli/nimbus_client.h"
 
 #include <chrono>
+#include <cstdlib>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
@@ -13,12 +16,13 @@ namespace {
 
 using json = nlohmann::json;
 
-absl::Status ParseHostPort(const std::string& text, std::string* host, int* port) {
+absl::Status ParseHostPort(const std::string& text, std::string* host, int* port,
+                           const char* source = "--nimbus") {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(text.substr(colon + 1), port) || *port <= 0 || *port > 65535) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--nimbus expects HOST:PORT, not '", text, "'"));
+        absl::StrCat(source, " expects HOST:PORT, not '", text, "'"));
   }
   *host = text.substr(0, colon);
   return absl::OkStatus();
@@ -34,6 +38,12 @@ absl::StatusOr<NimbusClient> NimbusClient::FromGlobals(const GlobalOptions& glob
   int port = 0;
   if (!globals.nimbus.empty()) {
     if (absl::Status s = ParseHostPort(globals.nimbus, &host, &port); !s.ok()) return s;
+    return NimbusClient(host, port);
+  }
+  // `tempest dev` prints `export TEMPEST_NIMBUS=H:P`; an empty value counts
+  // as unset, as in most shells' idiom `TEMPEST_NIMBUS= tempest list`.
+  if (const char* env = std::getenv(kNimbusEnv); env != nullptr && env[0] != '\0') {
+    if (absl::Status s = ParseHostPort(env, &host, &port, kNimbusEnv); !s.ok()) return s;
     return NimbusClient(host, port);
   }
   api::Config config = core::ConfigLoader::Defaults();
@@ -72,9 +82,11 @@ absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_vie
   absl::StatusOr<net::HttpClientResponse> response =
       http.Request(method, path, body, "application/json");
   if (!response.ok()) {
-    return absl::Status(response.status().code(),
-                        absl::StrCat("cannot reach nimbus at ", address_, ": ",
-                                     response.status().message()));
+    absl::Status s(response.status().code(), absl::StrCat("cannot reach nimbus at ", address_,
+                                                          ": ", response.status().message()));
+    // A failed connect sent nothing: nimbus is not listening (yet).
+    if (absl::StartsWith(response.status().message(), "connect")) MarkNotReady(s);
+    return s;
   }
   json doc = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
   if (response->status >= 200 && response->status < 300) {
@@ -101,7 +113,19 @@ absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_vie
                                 : response->status == 409 ? absl::StatusCode::kFailedPrecondition
                                 : response->status == 503 ? absl::StatusCode::kUnavailable
                                                           : absl::StatusCode::kInternal;
-  return absl::Status(code, message);
+  absl::Status s(code, message);
+  // 503: a nimbus that refuses writes until it leads (or knows a leader)
+  // did nothing with the request.
+  if (response->status == 503) MarkNotReady(s);
+  return s;
+}
+
+bool NimbusClient::NotReady(const absl::Status& status) {
+  return status.GetPayload(kNotReadyPayload).has_value();
+}
+
+void NimbusClient::MarkNotReady(absl::Status& status) {
+  status.SetPayload(kNotReadyPayload, absl::Cord("1"));
 }
 
 absl::StatusOr<std::string> NimbusClient::IdOf(const std::string& name) const {

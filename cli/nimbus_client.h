@@ -10,8 +10,12 @@
 
 namespace tempest::cli {
 
+// The environment variable client verbs read when --nimbus is not given.
+inline constexpr char kNimbusEnv[] = "TEMPEST_NIMBUS";
+
 // The client verbs' view of nimbus's REST API. Resolves the nimbus from
-// --nimbus, else from the config (first of nimbus.seeds, ui.port). A write
+// --nimbus, else from $TEMPEST_NIMBUS, else from the config (first of
+// nimbus.seeds, ui.port). A write
 // answered by a standby with 503 and a "leader" is retried once at that
 // leader. Errors carry nimbus's errorMessage. Calling thread only.
 class NimbusClient {
@@ -27,7 +31,16 @@ class NimbusClient {
 
   const std::string& address() const { return address_; }
 
+  // Whether a call failed because nimbus is not serving yet: nothing
+  // listens at its address (the connect failed) or it answered 503 (not the
+  // leader, no leader known). Nimbus did not act on such a request, so it
+  // may be sent again.
+  static bool NotReady(const absl::Status& status);
+
  private:
+  static constexpr char kNotReadyPayload[] = "tempest.cli/nimbus-not-ready";
+  static void MarkNotReady(absl::Status& status);
+
   NimbusClient(std::string host, int port);
   absl::StatusOr<nlohmann::json> Call(std::string_view method, std::string_view path,
                                       const std::string& body, bool follow_leader) const;

@@ -19,7 +19,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "bolts/builtin_bolts.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/nimbus_client.h"
 #include "common/api/component_registry.h"
@@ -33,11 +35,16 @@ namespace {
 
 using json = nlohmann::json;
 
+// Upper bounds of the counts a user gives (workers, executors per component).
+constexpr int kMaxParallelism = 100000;
+
 struct SubmitOptions {
   std::string topology;
   std::string name;
   bool inactive = false;
   bool until_running = false;
+  int until_running_timeout_secs = 120;
+  int wait_for_nimbus_secs = 30;
   std::string resources;  // directory shipped to the workers
   std::string filter;     // --filter PROPS
   bool env_filter = false;
@@ -87,23 +94,88 @@ absl::Status WaitWithProgress(std::chrono::seconds timeout,
 }
 
 // Running: every executor is in a worker whose heartbeat reached nimbus in
-// the last few seconds.
+// the last few seconds. While it is not, the cluster summary says whether
+// there is a free slot at all.
 absl::StatusOr<WaitPoll> PollRunning(const NimbusClient& client, const std::string& id) {
   absl::StatusOr<json> t = client.Get(absl::StrCat("/api/v1/topology/", id));
   if (!t.ok()) return t.status();
-  const int total = t->value("executorsTotal", 0);
-  int running = 0;
-  int workers = 0;
-  for (const json& w : t->value("workers", json::array())) {
+  RunningProgress progress;
+  progress.executors_total = t->value("executorsTotal", 0);
+  const json workers = t->value("workers", json::array());
+  progress.workers_assigned = workers.is_array() ? static_cast<int>(workers.size()) : 0;
+  for (const json& w : workers) {
     if (w.value("lastBeatSecsAgo", int64_t{1000}) > 5) continue;
-    ++workers;
-    running += static_cast<int>(w.value("executors", json::array()).size());
+    ++progress.workers_beating;
+    progress.executors_running += static_cast<int>(w.value("executors", json::array()).size());
   }
   WaitPoll p;
-  p.done = total > 0 && running >= total;
-  p.progress = absl::StrCat(id, ": ", running, "/", total, " executors running in ", workers,
-                            " workers");
+  p.done = progress.executors_total > 0 &&
+           progress.executors_running >= progress.executors_total;
+  if (p.done) return p;
+  if (progress.workers_assigned == 0) {
+    // Unassigned: say whether the cluster has room. A failed read only
+    // loses the detail.
+    absl::StatusOr<json> cluster = client.Get("/api/v1/cluster/summary");
+    if (cluster.ok()) {
+      progress.supervisors = cluster->value("supervisors", -1);
+      progress.slots_total = cluster->value("slotsTotal", -1);
+      progress.slots_free = cluster->value("slotsFree", -1);
+    }
+  }
+  p.progress = RunningWaitReason(progress);
   return p;
+}
+
+// `submit --until-running`: polls every 500 ms for at most `timeout`,
+// printing why it waits each time the reason changes (one line each, on
+// any stderr, so logs of scripts say it too).
+absl::Status WaitUntilRunning(const NimbusClient& client, const std::string& id,
+                              std::chrono::seconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string last;
+  for (;;) {
+    absl::StatusOr<WaitPoll> p = PollRunning(client, id);
+    if (!p.ok()) return p.status();
+    if (p->done) return absl::OkStatus();
+    if (p->progress != last) {
+      std::fprintf(stderr, "tempest: %s: %s\n", id.c_str(), p->progress.c_str());
+      std::fflush(stderr);
+      last = p->progress;
+    }
+    if (std::chrono::steady_clock::now() - start >= timeout) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          id, " is not running after ", timeout.count(), " s (--until-running-timeout): ",
+          absl::StripSuffix(p->progress, "; waiting")));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+// POSTs the submission, waiting up to `wait` for a nimbus that is still
+// starting (not listening yet, or not the leader yet); says so once.
+absl::StatusOr<json> PostWhenNimbusReady(const NimbusClient& client, const std::string& path,
+                                         const json& body, std::chrono::seconds wait) {
+  const auto start = std::chrono::steady_clock::now();
+  bool said = false;
+  for (;;) {
+    absl::StatusOr<json> reply = client.Post(path, body);
+    if (reply.ok() || !NimbusClient::NotReady(reply.status())) return reply;
+    if (std::chrono::steady_clock::now() - start >= wait) {
+      if (!said) return reply;  // --wait-for-nimbus 0: the first answer is final
+      return absl::UnavailableError(absl::StrCat("nimbus at ", client.address(),
+                                                 " is not ready after ", wait.count(),
+                                                 " s (--wait-for-nimbus): ",
+                                                 reply.status().message()));
+    }
+    if (!said) {
+      std::fprintf(stderr, "tempest: waiting up to %lld s for nimbus at %s (%s)\n",
+                   static_cast<long long>(wait.count()), client.address().c_str(),
+                   std::string(reply.status().message()).c_str());
+      std::fflush(stderr);
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
@@ -171,14 +243,15 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
     }
     body["resources"] = std::move(files);
   }
-  absl::StatusOr<json> reply = client->Post("/api/v1/topology", body);
+  absl::StatusOr<json> reply = PostWhenNimbusReady(*client, "/api/v1/topology", body,
+                                                   std::chrono::seconds(opts.wait_for_nimbus_secs));
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
   const std::string id = reply->value("topologyId", "");
   std::printf("%s\n", id.c_str());
   std::fflush(stdout);
   if (opts.until_running) {
-    absl::Status s = WaitWithProgress(std::chrono::seconds(180),
-                                      [&] { return PollRunning(*client, id); });
+    absl::Status s =
+        WaitUntilRunning(*client, id, std::chrono::seconds(opts.until_running_timeout_secs));
     if (!s.ok()) return Fail(std::string(s.message()));
   }
   return 0;
@@ -198,17 +271,18 @@ int RunList(bool as_json, const GlobalOptions& globals) {
     std::printf("No topologies running.\n");
     return 0;
   }
-  const char* kFormat = "%-24s %-12s %-10s %-12s %-12s %s\n";
-  std::printf(kFormat, "Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs",
-              "Topology_Id");
-  std::printf("%s\n", std::string(100, '-').c_str());
+  // Columns sized to their content, so long names keep the table aligned.
+  std::vector<std::vector<std::string>> rows;
   for (const json& t : topologies) {
-    std::printf(kFormat, t.value("name", "").c_str(), t.value("status", "").c_str(),
-                absl::StrCat(t.value("tasksTotal", 0)).c_str(),
-                absl::StrCat(t.value("workersTotal", 0)).c_str(),
-                absl::StrCat(t.value("uptimeSeconds", int64_t{0})).c_str(),
-                t.value("id", "").c_str());
+    rows.push_back({t.value("name", ""), t.value("status", ""),
+                    absl::StrCat(t.value("tasksTotal", 0)), absl::StrCat(t.value("workersTotal", 0)),
+                    absl::StrCat(t.value("uptimeSeconds", int64_t{0})), t.value("id", "")});
   }
+  std::fputs(FormatTable({"Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs",
+                          "Topology_Id"},
+                         rows)
+                 .c_str(),
+             stdout);
   return 0;
 }
 
@@ -267,6 +341,11 @@ int RunRebalance(const RebalanceArgs& args, const GlobalOptions& globals) {
     if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(kv.substr(eq + 1), &n)) {
       return Fail(absl::StrCat("-e expects COMPONENT=PARALLELISM, not '", kv, "'"), 2);
     }
+    if (n < 1 || n > kMaxParallelism) {
+      return Fail(absl::StrCat("-e ", kv.substr(0, eq), ": ",
+                               RangeMessage(1, kMaxParallelism, kv.substr(eq + 1))),
+                  2);
+    }
     executors[kv.substr(0, eq)] = n;
   }
   if (!executors.empty()) options["executors"] = executors;
@@ -302,7 +381,14 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
                      "directory shipped to every worker (multilang scripts run there)")
       ->check(CLI::ExistingDirectory);
   submit->add_flag("--until-running", submit_opts->until_running,
-                   "wait until every executor runs in a worker (progress on a terminal)");
+                   "wait until every executor runs in a worker, saying why while it waits");
+  submit->add_option("--until-running-timeout", submit_opts->until_running_timeout_secs,
+                     "seconds --until-running waits before it fails")
+      ->check(Bounded(1, kMaxSeconds));
+  submit->add_option("--wait-for-nimbus", submit_opts->wait_for_nimbus_secs,
+                     "seconds to wait for a nimbus that is starting (not listening or not yet "
+                     "the leader); 0: fail at once")
+      ->check(Bounded(0, kMaxSeconds));
   set.Add(submit, [submit_opts, &globals] { return RunSubmit(*submit_opts, globals); });
 
   auto list_json = std::make_shared<bool>(false);
@@ -315,8 +401,10 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   CLI::App* kill = app.add_subcommand(
       "kill", "Kill a topology: KILLED now, removed after the wait (default: its message timeout)");
   kill->add_option("name", *kill_name, "topology name")->required();
-  kill->add_option("-w,--wait", *kill_wait, "seconds before nimbus removes it")
-      ->check(CLI::NonNegativeNumber);
+  kill->add_option("-w,--wait", *kill_wait,
+                   "seconds before nimbus removes it (default: its topology.message.timeout.secs)")
+      ->check(Bounded(0, kMaxSeconds))
+      ->default_str("");
   auto kill_until_removed = std::make_shared<bool>(false);
   kill->add_flag("--until-removed", *kill_until_removed,
                  "wait until nimbus has removed it and its workers stopped (progress on a terminal)");
@@ -330,10 +418,14 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
       "Rebalance a topology: REBALANCING now; after the wait (default: its message timeout) "
       "nimbus applies the new counts and reschedules it");
   rebalance->add_option("name", rebalance_args->name, "topology name")->required();
-  rebalance->add_option("-w,--wait", rebalance_args->wait_secs, "seconds before rescheduling")
-      ->check(CLI::NonNegativeNumber);
-  rebalance->add_option("-n,--num-workers", rebalance_args->num_workers, "new number of workers")
-      ->check(CLI::PositiveNumber);
+  rebalance->add_option("-w,--wait", rebalance_args->wait_secs,
+                        "seconds before rescheduling (default: its topology.message.timeout.secs)")
+      ->check(Bounded(0, kMaxSeconds))
+      ->default_str("");
+  rebalance->add_option("-n,--num-workers", rebalance_args->num_workers,
+                        "new number of workers (default: unchanged)")
+      ->check(Bounded(1, kMaxParallelism))
+      ->default_str("");
   rebalance->add_option("-e,--executor", rebalance_args->executors,
                         "COMPONENT=PARALLELISM: new executor count (repeatable)");
   set.Add(rebalance, [rebalance_args, &globals] { return RunRebalance(*rebalance_args, globals); });
