@@ -17,6 +17,7 @@
 #include "nimbus/even_scheduler.h"
 #include "nimbus/rest_api.h"
 #include "spdlog/spdlog.h"
+#include "tempest/v1/cluster.pb.h"
 
 namespace tempest::nimbus {
 namespace {
@@ -134,6 +135,7 @@ absl::Status Nimbus::Start() {
                                   store_->WorkerBeatsPath()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
+  RemoveStaleNodesOfThisId();
   if (absl::Status s = Register(); !s.ok()) return s;
 
   coord::LeaderElection::Options eo;
@@ -324,6 +326,50 @@ void Nimbus::ScheduleNextRound() {
     }
     if (weak.lock()) ScheduleNextRound();
   });
+}
+
+// A nimbus restarted right after its process died (kill -9, a crash) finds
+// the ephemeral nodes of that process: the same id (host:port), another
+// session, alive until the ensemble expires it (the session timeout, 30 s by
+// default). Its election node would still lead, and this nimbus would refuse
+// writes with "the leader is <itself>" until then. That process is gone: this
+// one has just bound the same address (the REST server above), which no
+// other live process on this host can hold, so its nodes are deleted now
+// (version-checked, so a node re-created meanwhile is left alone). A
+// wildcard bind does not make host:port unique across machines, so then
+// nothing is deleted and the old session simply expires.
+void Nimbus::RemoveStaleNodesOfThisId() {
+  if (options_.bind_host.empty() || options_.bind_host == "0.0.0.0" ||
+      options_.bind_host == "::") {
+    return;
+  }
+  const int64_t mine = session_->session_id();
+  auto stale = [mine](const coord::ZkStat& stat) {
+    return stat.ephemeral_owner != 0 && stat.ephemeral_owner != mine;
+  };
+  const std::string registered = absl::StrCat(store_->NimbusesPath(), "/", id_);
+  if (absl::StatusOr<std::optional<coord::ZkStat>> exists = session_->Exists(registered);
+      exists.ok() && exists->has_value() && stale(**exists)) {
+    if (absl::Status s = session_->Delete(registered, (*exists)->version); s.ok()) {
+      spdlog::info("nimbus {}: removed {} left by an earlier session of this id", id_, registered);
+    }
+  }
+  absl::StatusOr<std::vector<std::string>> children = session_->Children(store_->LeaderPath());
+  if (!children.ok()) return;  // no election yet, or ZooKeeper trouble: nothing to take over
+  for (const std::string& child : *children) {
+    const std::string path = absl::StrCat(store_->LeaderPath(), "/", child);
+    absl::StatusOr<coord::ZkNode> node = session_->Get(path);
+    if (!node.ok() || !stale(node->stat)) continue;
+    v1::ElectionParticipant participant;
+    if (!participant.ParseFromString(node->data) || participant.participant_id() != id_) continue;
+    if (absl::Status s = session_->Delete(path, node->stat.version); s.ok()) {
+      spdlog::info("nimbus {}: removed election node {} left by an earlier session of this id",
+                   id_, path);
+    } else if (!absl::IsNotFound(s)) {
+      spdlog::warn("nimbus {}: cannot remove stale election node {}: {}", id_, path,
+                   std::string(s.message()));
+    }
+  }
 }
 
 absl::Status Nimbus::Register() {

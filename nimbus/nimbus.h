@@ -136,6 +136,9 @@ class Nimbus {
   // Control thread only.
   absl::Status Reconcile();
   absl::Status Register();
+  // Deletes the nimbuses/ and leader/ nodes an earlier process of this id
+  // left (another session); see the .cc.
+  void RemoveStaleNodesOfThisId();
   // Monitors liveness and schedules; fills the assignment of every
   // topology after the round and the beats it read.
   absl::Status Schedule(const std::vector<StoredTopology>& topologies,
