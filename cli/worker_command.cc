@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bolts/builtin_bolts.h"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
 #include "spdlog/spdlog.h"
@@ -24,6 +25,11 @@ struct WorkerArgs {
 };
 
 int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
+  // Before any thread starts: threads inherit the name, and nothing reads
+  // argv after parsing.
+  worker::SetProcessTitle(globals.argc, globals.argv,
+                          worker::WorkerProcessTitle(args.topology_id, args.supervisor_id,
+                                                     args.port));
   BlockStopSignals();  // before any thread starts
   absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
   if (!config.ok()) return Fail(std::string(config.status().message()), 2);
@@ -61,10 +67,14 @@ void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
       ->required();
   sub->add_option("--port", args->port, "The slot port (also the transport port)")
       ->required()
-      ->check(CLI::Range(1, 65535));
+      ->check(Bounded(1, 65535));
   sub->add_option("--worker-dir", args->worker_dir,
                   "Where the heartbeat file goes ({storm.local.dir}/workers/{port})");
-  set.Add(sub, [args, &globals] { return RunWorker(*args, globals); });
+  SubcommandConfigOptions config(sub, globals);
+  set.Add(sub, [args, config, &globals] {
+    config.Apply();
+    return RunWorker(*args, globals);
+  });
 }
 
 }  // namespace tempest::cli

@@ -37,7 +37,9 @@ std::optional<int> ReapIfExited(pid_t pid);
 std::optional<uint64_t> ProcessStartTime(pid_t pid);
 
 // Whether /proc/PID/cmdline looks like a worker for `port`: an argument
-// "worker" and "--port" followed by the port.
+// "worker" and "--port" followed by the port. A running worker rewrites its
+// command line to its title (worker::WorkerProcessTitle) but keeps "worker",
+// "--supervisor-id ID" and "--port PORT" in it for this and FindWorkersOf.
 bool LooksLikeWorker(pid_t pid, int port);
 
 // Live processes (not zombies) whose command line is a worker launched for

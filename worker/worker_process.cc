@@ -1,8 +1,10 @@
 #include "worker/worker_process.h"
 
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -95,6 +97,41 @@ std::string_view WorkerExitName(WorkerExit exit) {
       return "topology removed";
   }
   return "unknown";
+}
+
+std::vector<std::string> WorkerProcessTitle(const std::string& topology_id,
+                                            const std::string& supervisor_id, int port) {
+  return {"tempest",          "worker",      absl::StrCat(topology_id, ":", port),
+          "--supervisor-id", supervisor_id, "--port",
+          absl::StrCat(port)};
+}
+
+// ps shows two things. The name (comm: `ps -e`, top) is at most 15 bytes and
+// is what exec gave, "exe" for a worker started through /proc/self/exe;
+// prctl(PR_SET_NAME) sets it for this thread and the threads started after
+// it. The command line (`ps -ef`, `ps aux`) is read by the kernel straight
+// from the memory of main's argv strings, so the portable way to change it
+// is to overwrite that memory in place: only the area the strings occupy
+// (contiguous, as the kernel laid them out) is used, never the environment
+// after it, and the rest of the area is zeroed so the last byte stays the
+// terminating NUL (the kernel then reports the area as is).
+void SetProcessTitle(int argc, char** argv, const std::vector<std::string>& words) {
+  ::prctl(PR_SET_NAME, "tempest worker", 0, 0, 0);
+  if (argc <= 0 || argv == nullptr || argv[0] == nullptr) return;
+  char* const begin = argv[0];
+  char* end = begin + std::strlen(begin) + 1;
+  for (int i = 1; i < argc && argv[i] == end; ++i) end += std::strlen(argv[i]) + 1;
+  const size_t capacity = static_cast<size_t>(end - begin);
+  std::string title;
+  for (const std::string& w : words) {
+    title += w;
+    title += '\0';
+  }
+  if (title.size() > capacity) title.resize(capacity);
+  std::memset(begin, 0, capacity);
+  std::memcpy(begin, title.data(), title.size());
+  begin[capacity - 1] = '\0';
+  // argv[i] now point into the new words or at NULs; nobody reads them.
 }
 
 absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api::Config& config) {

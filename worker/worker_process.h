@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
@@ -50,6 +51,21 @@ enum class WorkerExit {
   kTopologyRemoved,    // storms/{id} or assignments/{id} is gone
 };
 std::string_view WorkerExitName(WorkerExit exit);
+
+// The command line a worker shows in `ps -ef` / `ps aux`, word by word:
+// "tempest worker TOPOLOGY:PORT --supervisor-id ID --port PORT". The words
+// after the title stay because the supervisor recognises its workers by them
+// in /proc/PID/cmdline (supervisor/worker_process.h: LooksLikeWorker,
+// FindWorkersOf), e.g. to adopt them after a supervisor restart.
+std::vector<std::string> WorkerProcessTitle(const std::string& topology_id,
+                                            const std::string& supervisor_id, int port);
+
+// Shows `words` as this process's command line and "tempest worker" as its
+// name (comm, in `ps -e` and top). Call from the main thread before other
+// threads start; `argv` is main's (its strings must not be read afterwards:
+// they are overwritten). Words that do not fit in the original command line's
+// memory are cut; nothing happens when argv is null.
+void SetProcessTitle(int argc, char** argv, const std::vector<std::string>& words);
 
 // The glue between the cluster state in ZooKeeper and one `Worker`: reads
 // {root}/storms/{id} and {root}/assignments/{id}, runs the executors placed
