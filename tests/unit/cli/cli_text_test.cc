@@ -1,0 +1,115 @@
+// The command line's pure helpers: range messages, aligned tables, the
+// exports of `tempest dev`, the reason `submit --until-running` gives.
+
+#include "cli/cli_text.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tempest::cli {
+namespace {
+
+TEST(FormatNumberTest, IntegralValuesHaveNoFractionNorExponent) {
+  EXPECT_EQ(FormatNumber(0), "0");
+  EXPECT_EQ(FormatNumber(31536000), "31536000");
+  EXPECT_EQ(FormatNumber(-3), "-3");
+  EXPECT_EQ(FormatNumber(1e18), "1000000000000000000");
+  EXPECT_EQ(FormatNumber(0.5), "0.5");
+}
+
+TEST(RangeMessageTest, NamesBothBoundsAndTheValue) {
+  EXPECT_EQ(RangeMessage(0, kMaxSeconds, "-3"), "must be between 0 and 31536000 (got -3)");
+}
+
+TEST(BoundedTest, AcceptsTheBoundsAndRejectsOutsideOrNonNumbers) {
+  CLI::Validator v = Bounded(1, 16);
+  std::string in = "1";
+  EXPECT_EQ(v(in), "");
+  in = "16";
+  EXPECT_EQ(v(in), "");
+  in = "17";
+  EXPECT_EQ(v(in), "must be between 1 and 16 (got 17)");
+  in = "abc";
+  EXPECT_EQ(v(in), "must be between 1 and 16 (got abc)");
+  in = "nan";
+  EXPECT_EQ(v(in), "must be between 1 and 16 (got nan)");
+  EXPECT_EQ(v.get_description(), "in [1..16]");
+}
+
+TEST(BoundedTest, OptionErrorIsOneShortLine) {
+  CLI::App app;
+  double duration = 0;
+  app.add_option("--duration", duration)->check(Bounded(0, kMaxSeconds));
+  try {
+    app.parse(std::vector<std::string>{"-3", "--duration"});  // reversed: argv order
+    FAIL() << "accepted -3";
+  } catch (const CLI::ParseError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what, "--duration: must be between 0 and 31536000 (got -3)");
+  }
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(FormatTableTest, ColumnsFollowTheirWidestCell) {
+  const std::string name(40, 'n');
+  const std::string table =
+      FormatTable({"Topology_name", "Status", "Topology_Id"},
+                  {{"short", "ACTIVE", "short-1-1"}, {name, "INACTIVE", name + "-2-2"}});
+  const std::vector<std::string> lines = Lines(table);
+  ASSERT_EQ(lines.size(), 4u);
+  // Every row's second and third columns start where the header's do.
+  const size_t status_col = lines[0].find("Status");
+  const size_t id_col = lines[0].find("Topology_Id");
+  EXPECT_EQ(status_col, name.size() + 2);
+  EXPECT_EQ(lines[2].find("ACTIVE"), status_col);
+  EXPECT_EQ(lines[3].find("INACTIVE"), status_col);
+  EXPECT_EQ(lines[2].find("short-1-1"), id_col);
+  EXPECT_EQ(lines[3].find(name + "-2-2"), id_col);
+  EXPECT_EQ(lines[1].find_first_not_of('-'), std::string::npos);
+  for (const std::string& l : lines) EXPECT_NE(l.back(), ' ') << l;
+}
+
+TEST(DevExportLinesTest, OneShellExportPerVariable) {
+  EXPECT_EQ(DevExportLines("127.0.0.1:8080", "127.0.0.1:1,127.0.0.1:2", "127.0.0.1:2181"),
+            (std::vector<std::string>{"export TEMPEST_NIMBUS=127.0.0.1:8080",
+                                      "export BOOTSTRAP=127.0.0.1:1,127.0.0.1:2",
+                                      "export TEMPEST_ZK=127.0.0.1:2181"}));
+}
+
+TEST(RunningWaitReasonTest, SaysWhyItWaits) {
+  RunningProgress full;
+  full.executors_total = 5;
+  full.workers_assigned = 0;
+  full.supervisors = 2;
+  full.slots_total = 4;
+  full.slots_free = 0;
+  EXPECT_EQ(RunningWaitReason(full), "0 free slots of 4; waiting");
+
+  RunningProgress none = full;
+  none.supervisors = 0;
+  none.slots_total = 0;
+  EXPECT_EQ(RunningWaitReason(none), "no supervisor is registered; waiting");
+
+  RunningProgress unscheduled = full;
+  unscheduled.slots_free = 3;
+  EXPECT_EQ(RunningWaitReason(unscheduled), "not scheduled yet (3 free slots of 4); waiting");
+
+  RunningProgress starting;
+  starting.executors_total = 5;
+  starting.executors_running = 3;
+  starting.workers_beating = 1;
+  starting.workers_assigned = 2;
+  EXPECT_EQ(RunningWaitReason(starting), "3/5 executors running in 1 worker; waiting");
+}
+
+}  // namespace
+}  // namespace tempest::cli
