@@ -42,7 +42,7 @@ worker_rss() {  # prints "pid rss_kib" per live worker
 dev_pid=$!
 wait_for_line "$work/dev.out" "ready" >/dev/null
 nimbus=$(wait_for_line "$work/dev.out" "nimbus=")
-sed "s#/tmp/tempest-cluster-gv#$work/gv#g" "$src/examples/cluster-generator-verifier.yaml" >"$work/gv.yaml"
+sed "s#\${ENV-OUT}/cluster-gv#$work/gv#g" "$src/examples/cluster-generator-verifier.yaml" >"$work/gv.yaml"
 "$TEMPEST" submit "$work/gv.yaml" --inactive --until-running --nimbus "$nimbus" >/dev/null
 sleep "$settle"
 echo "idle workers (topology INACTIVE, ${settle} s after start):"

@@ -56,7 +56,7 @@ zk.stop()
 PY
 echo "== running a topology in local mode: examples/generator-verifier.yaml"
 echo "   SequenceSpout (100k seqs) -> IdentityBolt failing 5% -> VerifierBolt, with XOR acking"
-sed "s#/tmp/tempest-generator-verifier#$work/gv#g" examples/generator-verifier.yaml >"$work/gv.yaml"
+sed "s#\${ENV-OUT}/generator-verifier#$work/gv#g" examples/generator-verifier.yaml >"$work/gv.yaml"
 "$TEMPEST" local "$work/gv.yaml" --until-complete
 echo "   verifier report: $(cat "$work/gv/report.json")"
 "$TEMPEST" verify "$work/gv/verifier.log" --expected 100000
@@ -65,10 +65,10 @@ echo "== a legacy storm-kafka topology (examples/storm-kafka-legacy.yaml) readin
 echo "   KafkaSpout (SpoutConfig/ZkHosts, StringScheme) -> VerifierBolt; offsets go to ZooKeeper"
 seq 0 99 | kcat -P -b "$bootstrap" -t words -p 0 -X log_level=3
 seq 100 199 | kcat -P -b "$bootstrap" -t words -p 1 -X log_level=3
-sed "s#/tmp/storm-kafka-legacy#$work/legacy#g" examples/storm-kafka-legacy.yaml >"$work/legacy.yaml"
+sed "s#\${ENV-OUT}/storm-kafka-legacy#$work/legacy#g" examples/storm-kafka-legacy.yaml >"$work/legacy.yaml"
 ZK="$zk" ZK_PORT="${zk##*:}" BOOTSTRAP="$bootstrap" \
   "$TEMPEST" local "$work/legacy.yaml" --env-filter --until-complete
-echo "   verifier report: $(cat "$work/legacy-report.json")"
+echo "   verifier report: $(cat "$work/legacy/report.json")"
 echo "== committed offsets, where storm-kafka keeps them (tempest offsets show)"
 "$TEMPEST" offsets show --zk "$zk" --root /kafkaspout --id legacy --bootstrap "$bootstrap"
 
@@ -94,7 +94,7 @@ pids+=($!)
 wait_for_line "$work/dev.out" "ready" >/dev/null
 nimbus=$(wait_for_line "$work/dev.out" "nimbus=")
 echo "   nimbus=$nimbus"
-sed "s#/tmp/tempest-cluster-gv#$work/cgv#g" examples/cluster-generator-verifier.yaml >"$work/cgv.yaml"
+sed "s#\${ENV-OUT}/cluster-gv#$work/cgv#g" examples/cluster-generator-verifier.yaml >"$work/cgv.yaml"
 echo "   submitting examples/cluster-generator-verifier.yaml (2 workers, one per supervisor)"
 "$TEMPEST" submit "$work/cgv.yaml" --until-running --nimbus "$nimbus"
 "$TEMPEST" list --nimbus "$nimbus"

@@ -50,7 +50,7 @@ TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
   const std::string out = dir.File("gv");
   std::ofstream(dir.File("topology.yaml"))
       << ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
-                          "/tmp/tempest-cluster-gv", out);
+                          "${ENV-OUT}/cluster-gv", out);
   CommandRun submit = tempest({"submit", dir.File("topology.yaml")});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   EXPECT_EQ(submit.out.rfind("cluster-generator-verifier-", 0), 0u) << submit.out;

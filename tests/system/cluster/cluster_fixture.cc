@@ -248,7 +248,7 @@ std::optional<v1::Assignment> ClusterFixture::AssignmentOf(const std::string& to
 
 std::string ClusterFixture::PacedExample(int64_t count, int64_t rate) {
   std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
-                                      "/tmp/tempest-cluster-gv", dir_.File("gv"));
+                                      "${ENV-OUT}/cluster-gv", dir_.File("gv"));
   yaml = absl::StrReplaceAll(
       yaml, {{"value: 0          # unlimited", absl::StrCat("value: ", rate, "   # paced")},
              {"topology.message.timeout.secs: 30", "topology.message.timeout.secs: 5"}});

@@ -57,7 +57,7 @@ RunResult RunTempest(const testing::TempDir& dir, std::vector<std::string> args,
 std::string GeneratorVerifierIn(const testing::TempDir& dir) {
   std::string yaml = ReadFile(SourceDir() + "/examples/generator-verifier.yaml");
   EXPECT_FALSE(yaml.empty());
-  const std::string from = "/tmp/tempest-generator-verifier";
+  const std::string from = "${ENV-OUT}/generator-verifier";
   for (size_t pos = yaml.find(from); pos != std::string::npos; pos = yaml.find(from, pos)) {
     yaml.replace(pos, from.size(), dir.path());
   }
