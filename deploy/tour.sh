@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# README.md's "A five-minute tour", run as written. Each block between a
+# "# >>> tour" line and the next "# <<< tour" line is one of the README's
+# code blocks, verbatim and in order (tests/system/tour checks that they
+# match). The lines between the blocks check that each step printed or wrote
+# what the README says it does; the script exits non-zero at the first step
+# that did not. Run it from anywhere once `tempest` is built:
+#
+#   deploy/tour.sh
+#
+# TEMPEST_BINARY, when set, is the binary to tour instead of the one in
+# build/release (the system test sets it to the build it tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tour_fail() {
+  echo "tour: FAILED: $*" >&2
+  exit 1
+}
+tour_ok() { echo "tour: ok: $*"; }
+# verify_field LOG EXPECTED FIELD: one number from `tempest verify --json`.
+verify_field() {
+  tempest verify "$1" --expected "$2" --json | sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p"
+}
+
+# >>> tour setup
+export PATH="$PWD/build/release/cli:$PATH"   # run from the repository root
+OUT=$(mktemp -d -t tempest-tour-XXXXXX)      # this run's files; a new one every time
+export OUT
+# await FILE PREFIX: print the rest of FILE's first line that starts with PREFIX (90 s at most)
+await() {
+  local line
+  for _ in $(seq 450); do
+    if line=$(grep -m1 "^$2" "$1" 2>/dev/null); then echo "${line#"$2"}"; return 0; fi
+    sleep 0.2
+  done
+  echo "no '$2' line in $1 after 90 s" >&2
+  return 1
+}
+# On exit, stop what the tour started in the background (kill -9 what is left after 30 s).
+stop_background() {
+  local pids
+  pids=$(jobs -p)
+  [ -n "$pids" ] || return 0
+  kill $pids 2>/dev/null || true
+  for _ in $(seq 150); do
+    kill -0 $pids 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -9 $pids 2>/dev/null || true
+}
+trap stop_background EXIT
+# <<< tour
+
+if [ -n "${TEMPEST_BINARY:-}" ]; then
+  PATH="$(dirname "$(realpath "$TEMPEST_BINARY")"):$PATH"
+fi
+command -v tempest >/dev/null || tour_fail "no tempest binary on PATH; build it first (./deploy/demo.sh)"
+[ -d "$OUT" ] || tour_fail "mktemp made no directory"
+echo "tour: binary $(command -v tempest), output in $OUT"
+
+# >>> tour 1
+tempest dev-zookeeper --dir "$OUT/zk" >"$OUT/zk.out" 2>&1 &
+ZK=$(await "$OUT/zk.out" zookeeper=)
+export ZK
+echo "ZooKeeper at $ZK"
+# <<< tour
+
+[[ "$ZK" == 127.0.0.1:* ]] || tour_fail "step 1: dev-zookeeper printed zookeeper=$ZK"
+tour_ok "step 1: ZooKeeper serves at $ZK"
+
+# >>> tour 2
+tempest dev-kafka --brokers 3 --topic events:8 --topic sentences:2 --topic sentence-words:2 \
+    >"$OUT/kafka.out" 2>&1 &
+BOOTSTRAP=$(await "$OUT/kafka.out" bootstrap.servers=)
+export BOOTSTRAP
+seq 1 10000 | kcat -P -b "$BOOTSTRAP" -t events
+kcat -C -b "$BOOTSTRAP" -t events -o beginning -e -q | wc -l    # 10000
+# <<< tour
+
+[[ "$BOOTSTRAP" == 127.0.0.1:* ]] || tour_fail "step 2: dev-kafka printed bootstrap.servers=$BOOTSTRAP"
+events=$(kcat -C -b "$BOOTSTRAP" -t events -o beginning -e -q | sort -u | wc -l)
+[ "$events" -eq 10000 ] || tour_fail "step 2: topic events holds $events distinct records, not 10000"
+tour_ok "step 2: topic events holds the 10000 records produced"
+
+# >>> tour 3
+tempest local examples/generator-verifier.yaml --env-filter --until-complete
+tempest verify "$OUT/generator-verifier/verifier.log" --expected 100000 --strict
+# <<< tour
+
+log3="$OUT/generator-verifier/verifier.log"
+for field in unique:100000 missing:0 duplicated:0; do
+  got=$(verify_field "$log3" 100000 "${field%%:*}")
+  [ "$got" = "${field#*:}" ] || tour_fail "step 3: verifier log has ${field%%:*}=$got, not ${field#*:}"
+done
+grep -q '"missing":0' "$OUT/generator-verifier/report.json" ||
+  tour_fail "step 3: report.json does not say \"missing\":0"
+tour_ok "step 3: 100000 sequence numbers, none missing, none duplicated"
+
+# >>> tour 4
+kcat -P -b "$BOOTSTRAP" -t sentences <examples/data/sentences.txt      # one message per line
+tempest local examples/kafka-transform.yaml --env-filter --until-complete
+kcat -C -b "$BOOTSTRAP" -t sentence-words -o beginning -e -q | wc -l    # at least 182
+tempest offsets show --zk "$ZK" --root /kafkaspout --id kafka-transform --bootstrap "$BOOTSTRAP"
+# <<< tour
+
+words=$(wc -w <examples/data/sentences.txt)
+sentences=$(wc -l <examples/data/sentences.txt)
+[ "$words" -eq 182 ] || tour_fail "step 4: examples/data/sentences.txt has $words words; update the README"
+written=$(kcat -C -b "$BOOTSTRAP" -t sentence-words -o beginning -e -q | wc -l)
+[ "$written" -ge "$words" ] || tour_fail "step 4: sentence-words holds $written records for $words words"
+offsets=$(tempest offsets show --zk "$ZK" --root /kafkaspout --id kafka-transform \
+  --bootstrap "$BOOTSTRAP" --json)
+committed=$(echo "$offsets" | grep -o '"committed_offset":[0-9]*' | awk -F: '{s += $2} END {print s}')
+listed=$(echo "$offsets" | grep -o '"partition":[0-9]*' | wc -l)
+at_end=$(echo "$offsets" | grep -o '"lag":0[,}]' | wc -l)
+[ "$committed" = "$sentences" ] ||
+  tour_fail "step 4: committed offsets add up to $committed, not the $sentences sentences produced"
+[ "$listed" -ge 1 ] && [ "$at_end" -eq "$listed" ] ||
+  tour_fail "step 4: not every partition of sentences has lag 0: $offsets"
+tour_ok "step 4: $written words written; offsets committed up to the log end ($committed records, lag 0)"
+
+# >>> tour 5
+tempest dev --supervisors 2 --dir "$OUT/cluster" -c ui.port=0 >"$OUT/dev.out" 2>&1 &
+await "$OUT/dev.out" ready
+NIMBUS=$(await "$OUT/dev.out" nimbus=)
+export NIMBUS
+tempest submit examples/cluster-generator-verifier.yaml --env-filter --until-running --nimbus "$NIMBUS"
+tempest list --nimbus "$NIMBUS"
+# <<< tour
+
+# >>> tour 5 verify
+for _ in $(seq 180); do    # every seq arrives within a minute or so; give it 3 at most
+  tempest verify "$OUT/cluster-gv/verifier.log" --expected 200000 --strict >/dev/null && break
+  sleep 1
+done
+tempest verify "$OUT/cluster-gv/verifier.log" --expected 200000 --strict
+# <<< tour
+
+[ "$(verify_field "$OUT/cluster-gv/verifier.log" 200000 duplicated)" = 0 ] ||
+  tour_fail "step 5: duplicates before any rebalance or failure"
+tour_ok "step 5: all 200000 sequence numbers arrived once across two workers"
+
+# >>> tour 5 rebalance
+tempest rebalance cluster-generator-verifier -n 4 -w 1 --nimbus "$NIMBUS"
+for _ in $(seq 180); do    # the restarted spout begins again at seq 0: wait for the first replays
+  tempest verify "$OUT/cluster-gv/verifier.log" >"$OUT/cluster-gv/verify.txt"
+  grep -q '^duplicated: 0 ' "$OUT/cluster-gv/verify.txt" || break
+  sleep 1
+done
+tempest kill cluster-generator-verifier -w 3 --until-removed --nimbus "$NIMBUS"
+await "$OUT/cluster-gv/report.json" '{' >/dev/null
+cat "$OUT/cluster-gv/report.json"    # "missing":0, and "duplicated" counts the replayed seqs
+# <<< tour
+
+report="$OUT/cluster-gv/report.json"
+grep -q '"missing":0,' "$report" || tour_fail "step 5: report.json after the rebalance: $(cat "$report")"
+grep -q '"unique":200000,' "$report" || tour_fail "step 5: report.json after the rebalance: $(cat "$report")"
+if grep -q '"duplicated":0,' "$report"; then
+  tour_fail "step 5: the rebalanced spout replayed nothing: $(cat "$report")"
+fi
+tour_ok "step 5: after the rebalance nothing is missing and the replays show as duplicates"
+
+# >>> tour 7
+tempest migrate check examples/legacy/word-count.yaml --storm-yaml examples/legacy/storm.yaml \
+    --resources examples/legacy/multilang
+tempest local examples/legacy/word-count.yaml --resources examples/legacy/multilang --duration 10
+# <<< tour
+
+tour_ok "step 7: the legacy pipeline checked and ran"
+
+# >>> tour 8
+tempest study --scenario worker-kill --scenario zk-session-expiry --records 5000 --rate 1000 \
+    --out "$OUT/study"
+# <<< tour
+
+[ -s "$OUT/study/report.md" ] || tour_fail "step 8: the study wrote no report.md"
+for s in worker-kill zk-session-expiry; do
+  grep -q "$s" "$OUT/study/report.md" || tour_fail "step 8: report.md has no $s row"
+done
+tour_ok "step 8: the study ran both scenarios and wrote $OUT/study/report.md"
+echo "tour: complete"
