@@ -123,10 +123,10 @@ tour_ok "step 4: $written words written; offsets committed up to the log end ($c
 # >>> tour 5
 tempest dev --supervisors 2 --dir "$OUT/cluster" -c ui.port=0 >"$OUT/dev.out" 2>&1 &
 await "$OUT/dev.out" ready
-NIMBUS=$(await "$OUT/dev.out" nimbus=)
-export NIMBUS
-tempest submit examples/cluster-generator-verifier.yaml --env-filter --until-running --nimbus "$NIMBUS"
-tempest list --nimbus "$NIMBUS"
+TEMPEST_NIMBUS=$(await "$OUT/dev.out" "export TEMPEST_NIMBUS=")   # client verbs read it
+export TEMPEST_NIMBUS
+tempest submit examples/cluster-generator-verifier.yaml --env-filter --until-running
+tempest list
 # <<< tour
 
 # >>> tour 5 verify
@@ -142,13 +142,13 @@ tempest verify "$OUT/cluster-gv/verifier.log" --expected 200000 --strict
 tour_ok "step 5: all 200000 sequence numbers arrived once across two workers"
 
 # >>> tour 5 rebalance
-tempest rebalance cluster-generator-verifier -n 4 -w 1 --nimbus "$NIMBUS"
+tempest rebalance cluster-generator-verifier -n 4 -w 1
 for _ in $(seq 180); do    # the restarted spout begins again at seq 0: wait for the first replays
   tempest verify "$OUT/cluster-gv/verifier.log" >"$OUT/cluster-gv/verify.txt"
   grep -q '^duplicated: 0 ' "$OUT/cluster-gv/verify.txt" || break
   sleep 1
 done
-tempest kill cluster-generator-verifier -w 3 --until-removed --nimbus "$NIMBUS"
+tempest kill cluster-generator-verifier -w 3 --until-removed
 await "$OUT/cluster-gv/report.json" '{' >/dev/null
 cat "$OUT/cluster-gv/report.json"    # "missing":0, and "duplicated" counts the replayed seqs
 # <<< tour
