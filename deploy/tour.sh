@@ -143,7 +143,7 @@ tour_ok "step 5: all 200000 sequence numbers arrived once across two workers"
 
 # >>> tour 5 rebalance
 tempest rebalance cluster-generator-verifier -n 4 -w 1
-for _ in $(seq 180); do    # the restarted spout begins again at seq 0: wait for the first replays
+for _ in $(seq 180); do    # the restarted spout starts again at seq 0: wait for replays
   tempest verify "$OUT/cluster-gv/verifier.log" >"$OUT/cluster-gv/verify.txt"
   grep -q '^duplicated: 0 ' "$OUT/cluster-gv/verify.txt" || break
   sleep 1
