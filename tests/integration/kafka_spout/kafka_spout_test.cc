@@ -461,7 +461,9 @@ TEST_F(KafkaSpoutTest, TupleFailingForeverGoesToDeadLetterTopicAndCommitsMovePas
 TEST_F(KafkaSpoutTest, WithoutDeadLetterTopicAFailingTupleIsNeverAckedPast) {
   ASSERT_TRUE(kafka_->CreateTopic("stuck", 1).ok());
   ASSERT_TRUE(kafka_->Produce("stuck", 0, Numbered(0, 20)).ok());
-  auto t = Spout("stuck", "/stuck", {{"retryLimit", 2}, {"retryInitialDelayMs", 1}});
+  // Past the limit retries come every retryDelayMaxMs (short here).
+  auto t = Spout("stuck", "/stuck",
+                 {{"retryLimit", 2}, {"retryInitialDelayMs", 1}, {"retryDelayMaxMs", 20}});
   t->decide = [](const auto& e) { return SpoutUnderTest::OffsetOf(e) != 4; };
   const std::string path = OffsetPath("/stuck", "stuck", 0);
   ASSERT_TRUE(t->RunUntil(seconds(30), [&] {
@@ -470,6 +472,11 @@ TEST_F(KafkaSpoutTest, WithoutDeadLetterTopicAFailingTupleIsNeverAckedPast) {
   }));
   for (int i = 0; i < 50; ++i) t->Step();
   EXPECT_EQ(StoredOffset(*client_, path), 4);  // blocked by 4, not skipped
+  // The stall is reported once as a component error, not only logged.
+  ASSERT_EQ(t->collector.errors.size(), 1u);
+  EXPECT_TRUE(absl::IsFailedPrecondition(t->collector.errors[0])) << t->collector.errors[0];
+  EXPECT_NE(t->collector.errors[0].message().find("no deadLetterTopic"), absl::string_view::npos)
+      << t->collector.errors[0];
 }
 
 TEST_F(KafkaSpoutTest, StopAtEndIsExhaustedOnceEverythingIsCommitted) {
