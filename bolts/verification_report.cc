@@ -161,9 +161,16 @@ std::string ReportToText(const VerificationReport& r) {
   if (!r.malformed_sample.empty()) {
     absl::StrAppend(&out, " (first at ", absl::StrJoin(r.malformed_sample, ", "), ")");
   }
-  absl::StrAppend(&out, "\nresult:     ",
-                  r.Complete() ? "complete" : "INCOMPLETE (missing, unexpected or malformed)",
-                  "\n");
+  // "complete" means nothing is missing; duplicates are at-least-once's
+  // replays and do not make a report incomplete, but they are named here so
+  // that a log appended to by two runs does not read as one clean run.
+  std::string verdict =
+      r.Complete() ? "complete" : "INCOMPLETE (missing, unexpected or malformed)";
+  if (r.duplicated > 0) {
+    absl::StrAppend(&verdict, r.Complete() ? " with " : "; also ", r.duplicated,
+                    " duplicates (replays, or a log written by more than one run)");
+  }
+  absl::StrAppend(&out, "\nresult:     ", verdict, "\n");
   return out;
 }
 

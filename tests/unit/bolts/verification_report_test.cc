@@ -129,6 +129,22 @@ TEST_F(VerificationReportTest, JsonHasTheDocumentedKeys) {
   EXPECT_NE(ReportToText(*r).find("missing:    1"), std::string::npos) << ReportToText(*r);
 }
 
+// A log that two runs appended to is complete (nothing missing) but must not
+// read like one clean run.
+TEST_F(VerificationReportTest, TheResultLineNamesDuplicates) {
+  auto twice = VerifyLogs({Write("twice.log", "0\n1\n0\n1\n")}, 2);
+  ASSERT_TRUE(twice.ok());
+  EXPECT_NE(ReportToText(*twice).find(
+                "result:     complete with 2 duplicates (replays, or a log written by more than "
+                "one run)"),
+            std::string::npos)
+      << ReportToText(*twice);
+  auto once = VerifyLogs({Write("once.log", "0\n1\n")}, 2);
+  ASSERT_TRUE(once.ok());
+  EXPECT_NE(ReportToText(*once).find("result:     complete\n"), std::string::npos)
+      << ReportToText(*once);
+}
+
 TEST_F(VerificationReportTest, DedupLinesCountAsValuesAndDeduplicated) {
   std::string log = Write("dedup.log",
                           "@t 0 0 0\n"
