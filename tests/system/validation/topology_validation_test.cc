@@ -4,12 +4,12 @@
 // `fields` property: an IdentityBolt passes its input's fields through.
 
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/output_file.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -18,18 +18,13 @@ namespace {
 
 using std::chrono::seconds;
 
-std::string Binary() {
-  const char* b = std::getenv("TEMPEST_BINARY");
-  return b != nullptr ? b : "tempest";
-}
-
 class TopologyValidationTest : public ::testing::Test {
  protected:
   // Writes `yaml` as NAME.yaml and runs `tempest local` on it.
   testing::CommandRun RunLocal(const std::string& name, const std::string& yaml) {
     const std::string path = dir_.File(name + ".yaml");
     std::ofstream(path) << yaml;
-    return testing::RunCommand({Binary(), "local", path, "--until-complete", "--duration", "60"},
+    return testing::RunCommand({testing::TempestBinary(), "local", path, "--until-complete", "--duration", "60"},
                                dir_.File(name), seconds(90));
   }
 
