@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -9,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/api/component_registry.h"
 #include "common/api/string_view_compat.h"
 
 namespace tempest::spout {
@@ -103,6 +108,27 @@ absl::StatusOr<RecordScheme> SchemeOf(const Value& v) {
   return absl::InvalidArgumentError(
       absl::StrCat("unsupported scheme class '", name,
                    "' (supported: SchemeAsMultiScheme(StringScheme), RawMultiScheme)"));
+}
+
+// Property names each form accepts (besides `kafka.`-prefixed client
+// settings), for the "did you mean" of an unknown property.
+constexpr std::string_view kCommonPropertyNames[] = {"zkServers", "zkPort", "processingGuarantee", "startOffsetTime", "ignoreZkOffsets", "maxOffsetBehind", "stateUpdateIntervalMs", "retryInitialDelayMs", "retryDelayMultiplier", "retryDelayMaxMs", "retryLimit", "outOfRangePolicy", "useStartOffsetTimeIfOffsetOutOfRange", "deadLetterTopic", "maxUncommittedOffsets", "refreshFreqSecs", "partitionRefreshSecs", "stopAtEnd", "outputStreamId", "scheme", "bootstrap.servers"};
+constexpr std::string_view kTempestOnlyPropertyNames[] = {"topics", "topic", "zkRoot", "id"};
+constexpr std::string_view kLegacyOnlyPropertyNames[] = {"fetchSizeBytes", "fetchMaxWait", "minFetchByte", "socketTimeoutMs", "bufferSizeBytes", "metricsTimeBucketSizeInSecs", "failedMsgRetryManagerClass", "clientId"};
+
+// " (did you mean 'x'?)" for a misspelt property of the form, or "".
+std::string Suggestion(const std::string& name, bool legacy) {
+  std::vector<std::string_view> known(std::begin(kCommonPropertyNames),
+                                      std::end(kCommonPropertyNames));
+  if (legacy) {
+    known.insert(known.end(), std::begin(kLegacyOnlyPropertyNames),
+                 std::end(kLegacyOnlyPropertyNames));
+  } else {
+    known.insert(known.end(), std::begin(kTempestOnlyPropertyNames),
+                 std::end(kTempestOnlyPropertyNames));
+  }
+  std::optional<std::string> closest = api::ClosestName(name, known);
+  return closest ? absl::StrCat(" (did you mean '", *closest, "'?)") : std::string();
 }
 
 enum class Applied { kYes, kUnknown };
@@ -326,7 +352,8 @@ absl::StatusOr<KafkaSpoutConfig> ParseTempest(const api::ComponentArgs& args) {
     absl::StatusOr<Applied> a = ApplyCommon(c, where, name, v);
     if (!a.ok()) return a.status();
     if (*a == Applied::kUnknown) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": unknown property '", name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat(where, ": unknown property '", name, "'",
+                                                       Suggestion(name, /*legacy=*/false)));
     }
   }
   if (c.bootstrap_servers.empty()) {
@@ -433,7 +460,8 @@ absl::StatusOr<KafkaSpoutConfig> ParseLegacy(const api::ComponentArgs& args) {
       a = ApplyLegacyOnly(c, at, name, v);
       if (!a.ok()) return a.status();
       if (*a == Applied::kUnknown) {
-        return absl::InvalidArgumentError(absl::StrCat(at, ": unknown property '", name, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(at, ": unknown property '", name, "'",
+                                                       Suggestion(name, /*legacy=*/true)));
       }
     }
     return absl::OkStatus();

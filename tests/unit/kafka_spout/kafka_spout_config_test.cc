@@ -127,6 +127,8 @@ TEST(KafkaSpoutConfigTest, TempestFormErrorsNameTheProblem) {
       {{{"zkPort", 70000}}, "zkPort"},
       {{{"stopAtEnd", "maybe"}}, "stopAtEnd"},
       {{{"colour", "blue"}}, "unknown property 'colour'"},
+      {{{"retryLimt", 3}}, "unknown property 'retryLimt' (did you mean 'retryLimit'?)"},
+      {{{"stopatend", true}}, "(did you mean 'stopAtEnd'?)"},
   };
   for (const Case& c : cases) {
     auto r = ParseKafkaSpoutArgs(Tempest(c.props));
