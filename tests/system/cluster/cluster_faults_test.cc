@@ -211,6 +211,13 @@ TEST_F(ClusterFaultsTest, NimbusLeaderSigkillStandbyTakesOver) {
 TEST_F(ClusterFaultsTest, ZookeeperMemberKilledRestartsNothing) {
   ClusterSpec spec;
   spec.zookeepers = 3;
+  // The surviving pair elects a new leader; on a loaded machine that can take
+  // longer than the fixture's 4 s sessions, which would then expire and make
+  // nimbus reschedule: a session-expiry case, not this one. Sessions that
+  // outlast an election (ticks of 1 s allow up to 20 s) are what a
+  // production ensemble gives.
+  spec.zk_tick_ms = 1000;
+  spec.zk_session_timeout_ms = 15000;
   StartCluster(spec);
   ASSERT_FALSE(HasFatalFailure());
   const std::string id = Submit(PacedExample(1000000, 2000), "paced.yaml");

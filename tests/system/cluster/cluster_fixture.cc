@@ -48,6 +48,7 @@ void ClusterFixture::StartCluster(const ClusterSpec& spec) {
   spec_ = spec;
   ZkEnsemble::Options zo;
   zo.size = spec.zookeepers;
+  zo.tick_ms = spec.zk_tick_ms;
   auto zk = ZkEnsemble::Start(zo);
   ASSERT_TRUE(zk.ok()) << zk.status();
   zk_ = *std::move(zk);
@@ -55,7 +56,7 @@ void ClusterFixture::StartCluster(const ClusterSpec& spec) {
     std::ofstream yaml(ConfigPath());
     yaml << "storm.zookeeper.servers: [\"" << zk_->ConnectString() << "\"]\n"
          << "storm.zookeeper.root: " << kRoot << "\n"
-         << "storm.zookeeper.session.timeout: 4000\n"
+         << "storm.zookeeper.session.timeout: " << spec.zk_session_timeout_ms << "\n"
          << "storm.zookeeper.connection.timeout: 4000\n"
          << "storm.local.hostname: 127.0.0.1\n"
          << "ui.host: 127.0.0.1\n"

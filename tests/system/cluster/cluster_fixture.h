@@ -30,6 +30,11 @@ struct ClusterSpec {
   int nimbuses = 1;
   int supervisors = 2;
   int slots_per_supervisor = 2;
+  // Short by default, so tests that kill daemons see their sessions expire
+  // quickly; a test of ZooKeeper's own failures gives the ensemble's election
+  // room, as production settings do (Storm's default session is 20 s).
+  int zk_tick_ms = 250;
+  int zk_session_timeout_ms = 4000;
   // Extra `key: value` lines for every daemon's tempest.yaml.
   std::vector<std::string> extra_config;
 };
