@@ -70,6 +70,7 @@ Json RunToJson(const RunResult& run) {
   j["commit_blocked_s"] = Number(run.commit_blocked_s);
   j["fault_planned_s"] = OptionalNumber(run.fault_planned_s);
   j["fault_start_s"] = OptionalNumber(run.fault_start_s);
+  j["fault_held_for_flow"] = run.fault_held_for_flow;
   j["fault_end_s"] = OptionalNumber(run.fault_end_s);
   j["recovery_s"] = OptionalNumber(run.recovery_s);
   j["throughput_before"] = Number(run.throughput_before);
@@ -308,6 +309,8 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
   f.Double("commit_blocked_s", &run.commit_blocked_s);
   f.OptionalDouble("fault_planned_s", &run.fault_planned_s);
   f.OptionalDouble("fault_start_s", &run.fault_start_s);
+  // Absent in results written before faults waited for the pipelines.
+  if (j.contains("fault_held_for_flow")) f.Bool("fault_held_for_flow", &run.fault_held_for_flow);
   f.OptionalDouble("fault_end_s", &run.fault_end_s);
   f.OptionalDouble("recovery_s", &run.recovery_s);
   f.Double("throughput_before", &run.throughput_before);

@@ -53,6 +53,7 @@ struct RunResult {
   // Timing, in seconds since production started. Absent for no fault.
   std::optional<double> fault_planned_s;  // from the seed
   std::optional<double> fault_start_s;    // when it was injected
+  bool fault_held_for_flow = false;       // injected late: the sinks had received nothing yet
   std::optional<double> fault_end_s;      // when it was healed
   std::optional<double> recovery_s;       // fault start -> sink progressing again
   double throughput_before = 0;           // sink records/s before the fault

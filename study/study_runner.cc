@@ -171,6 +171,9 @@ class ScenarioRun {
   absl::Status Heal();
   absl::Status ComputeRetentionLoss();
   bool Settled();
+  // True once every pipeline's sink has received a record: a fault that hits
+  // a pipeline before then tests nothing (see "Not tested" in the guide).
+  bool AllSinksFlowing();
   std::vector<std::string> OurTopologies() const;
   std::vector<StudyWorld::Worker> SpoutWorkers() const;
   std::vector<RunResult> Analyse();
@@ -190,6 +193,7 @@ class ScenarioRun {
 
   Clock::time_point t0_;
   std::optional<double> fault_start_s_;
+  bool fault_held_for_flow_ = false;
   std::optional<double> fault_end_s_;
   bool quiesced_ = false;
   std::vector<std::string> notes_;
@@ -610,6 +614,14 @@ bool ScenarioRun::Settled() {
   return true;
 }
 
+bool ScenarioRun::AllSinksFlowing() {
+  std::lock_guard<std::mutex> lock(samples_mu_);
+  for (const Pipeline& p : pipelines_) {
+    if (p.samples.empty() || p.samples.back().sink_received == 0) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   progress_.Phase("starting topologies");
   if (absl::Status s = Prepare(); !s.ok()) return s;
@@ -643,8 +655,12 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
       break;
     }
     const double t = Now();
-    if (!injected && t >= plan_.start_s) {
+    // The fault waits past its planned moment for the pipelines to flow (a
+    // slow start on a loaded machine would otherwise make the run test
+    // nothing), but never past the end of production.
+    if (!injected && t >= plan_.start_s && (AllSinksFlowing() || producer_done_)) {
       injected = true;
+      fault_held_for_flow_ = t - plan_.start_s > 2 * std::chrono::duration<double>(kSampleEvery).count();
       fault_status = Inject();
       progress_.Phase(absl::StrCat(std::string(FaultKindName(scenario_.fault)), " injected at ",
                                    absl::StrCat(std::round(*fault_start_s_ * 10) / 10), " s"));
@@ -675,7 +691,7 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
                      producing ? absl::StrCat(static_cast<int>(t), " s") : "settling");
     // Wake up on time for the planned fault; otherwise check every 100 ms.
     double wait_s = 0.1;
-    if (!injected) wait_s = std::clamp(plan_.start_s - Now(), 0.0, 0.1);
+    if (!injected && Now() < plan_.start_s) wait_s = std::clamp(plan_.start_s - Now(), 0.0, 0.1);
     std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
   }
   // Whatever happened, leave the world whole for the next scenario.
@@ -729,6 +745,7 @@ std::vector<RunResult> ScenarioRun::Analyse() {
     r.records = options_.records;
     r.fault_planned_s = plan_.start_s;
     r.fault_start_s = fault_start_s_;
+    r.fault_held_for_flow = fault_held_for_flow_;
     r.fault_end_s = fault_end_s_;
     r.quiesced = quiesced_;
     r.expected_loss = p.expected_loss;

@@ -77,7 +77,11 @@ TEST(StudyCommandTest, SmallStudyWritesResultsThatHoldEachGuaranteesPromise) {
                      study::PlanFault(*scenario_def, 7, 2.0).start_s);
     ASSERT_TRUE(run["fault_start_s"].is_number());
     EXPECT_GE(run["fault_start_s"].get<double>(), run["fault_planned_s"].get<double>());
-    EXPECT_LT(run["fault_start_s"].get<double>(), run["fault_planned_s"].get<double>() + 0.5);
+    // A fault waits for the pipelines to flow when they start slowly (a loaded
+    // machine); otherwise it fires on time.
+    if (!run["fault_held_for_flow"].get<bool>()) {
+      EXPECT_LT(run["fault_start_s"].get<double>(), run["fault_planned_s"].get<double>() + 0.5);
+    }
 
     if (scenario == "retention-past-offset") {
       // Retention deleted records nobody had processed: a real, exact loss.
