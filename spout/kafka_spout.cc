@@ -1,7 +1,5 @@
 #include "spout/kafka_spout.h"
 
-#include <librdkafka/rdkafka.h>
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -25,13 +23,6 @@ constexpr auto kBlockedWarnAfter = std::chrono::seconds(30);
 constexpr auto kBlockedWarnEvery = std::chrono::seconds(60);
 
 std::string Describe(const TopicPartition& tp) { return absl::StrCat(tp.topic, "/", tp.partition); }
-
-void DeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque) {
-  (void)rk;
-  if (opaque != nullptr && message != nullptr) {
-    static_cast<KafkaSpout*>(opaque)->OnDeadLetterReport(*message);
-  }
-}
 
 }  // namespace
 
@@ -125,28 +116,13 @@ absl::Status KafkaSpout::StartReader(const std::string& bootstrap) {
   if (!reader.ok()) return reader.status();
   reader_ = std::move(*reader);
   if (!config_.dead_letter_topic.empty() && dead_letter_ == nullptr) {
-    char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    const std::vector<std::pair<std::string, std::string>> props = {
-        {"bootstrap.servers", bootstrap},
-        {"client.id", absl::StrCat("tempest-kafka-spout-dlq-", config_.id)},
-        // Retries without duplicates or reordering.
-        {"enable.idempotence", "true"},
-        {"linger.ms", "5"},
-        {"log_level", "3"},
-    };
-    for (const auto& [k, v] : props) {
-      if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        return absl::InvalidArgumentError(absl::StrCat("dead-letter producer ", k, ": ", err));
-      }
-    }
-    rd_kafka_conf_set_dr_msg_cb(conf, &DeliveryReport);
-    rd_kafka_conf_set_opaque(conf, this);
-    dead_letter_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-    if (dead_letter_ == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("dead-letter producer: ", err));
-    }
+    absl::StatusOr<std::unique_ptr<DeadLetterProducer>> dead_letter = DeadLetterProducer::Create(
+        bootstrap, config_.id, config_.dead_letter_topic,
+        [this](const DeadLetterProducer::Ref& ref, std::string_view error) {
+          OnDeadLetterReport(ref, error);
+        });
+    if (!dead_letter.ok()) return dead_letter.status();
+    dead_letter_ = *std::move(dead_letter);
   }
   return absl::OkStatus();
 }
@@ -229,7 +205,7 @@ void KafkaSpout::NextTuple() {
   if (!opened_ || closed_) return;
   const Clock::TimePoint now = clock_->Now();
   if (store_->HasUpdates() || metadata_->HasResults()) Drain(now);
-  if (dead_letter_ != nullptr) rd_kafka_poll(dead_letter_, 0);
+  if (dead_letter_ != nullptr) dead_letter_->Poll();
   if (now >= next_housekeeping_) {
     Housekeeping(now);
     next_housekeeping_ = now + kHousekeepingEvery;
@@ -735,47 +711,28 @@ void KafkaSpout::Fail(const api::MessageId& message_id) {
 void KafkaSpout::SendToDeadLetter(Partition& p, int64_t offset) {
   const RecordWindow::Record* rec = p.window.Find(offset);
   if (rec == nullptr || dead_letter_ == nullptr) return;
-  const RecordWindow::Record& h = *rec;
-  auto* ref = new DeadLetterRef{p.slot, p.epoch, offset};
-  const std::string offset_text = absl::StrCat(offset);
-  const std::string partition_text = absl::StrCat(p.tp.partition);
-  rd_kafka_resp_err_t err = rd_kafka_producev(
-      dead_letter_, RD_KAFKA_V_TOPIC(config_.dead_letter_topic.c_str()),
-      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-      RD_KAFKA_V_KEY(h.has_key ? h.key.data() : nullptr, h.has_key ? h.key.size() : 0),
-      RD_KAFKA_V_VALUE(h.has_value ? const_cast<char*>(h.value.data()) : nullptr,
-                       h.has_value ? h.value.size() : 0),
-      RD_KAFKA_V_HEADER("tempest.source.topic", p.tp.topic.data(),
-                        static_cast<ssize_t>(p.tp.topic.size())),
-      RD_KAFKA_V_HEADER("tempest.source.partition", partition_text.data(),
-                        static_cast<ssize_t>(partition_text.size())),
-      RD_KAFKA_V_HEADER("tempest.source.offset", offset_text.data(),
-                        static_cast<ssize_t>(offset_text.size())),
-      RD_KAFKA_V_OPAQUE(ref), RD_KAFKA_V_END);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    delete ref;
+  if (!dead_letter_->Send(p.tp, *rec, {p.slot, p.epoch, offset})) {
     dead_letter_retry_.emplace_back(p.slot, offset);
   }
 }
 
-void KafkaSpout::OnDeadLetterReport(const rd_kafka_message_t& message) {
-  std::unique_ptr<DeadLetterRef> ref(static_cast<DeadLetterRef*>(message._private));
-  if (!ref || ref->slot < 0 || ref->slot >= static_cast<int>(partitions_.size())) return;
-  Partition& p = *partitions_[ref->slot];
-  if (p.epoch != ref->epoch || !p.state.has_value()) return;
-  if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+void KafkaSpout::OnDeadLetterReport(const DeadLetterProducer::Ref& ref, std::string_view error) {
+  if (ref.slot < 0 || ref.slot >= static_cast<int>(partitions_.size())) return;
+  Partition& p = *partitions_[ref.slot];
+  if (p.epoch != ref.epoch || !p.state.has_value()) return;
+  if (!error.empty()) {
     spdlog::warn("kafka spout {}: dead-lettering offset {} of {} failed ({}); retrying", config_.id,
-                 ref->offset, Describe(p.tp), rd_kafka_err2str(message.err));
-    dead_letter_retry_.emplace_back(ref->slot, ref->offset);
+                 ref.offset, Describe(p.tp), error);
+    dead_letter_retry_.emplace_back(ref.slot, ref.offset);
     return;
   }
-  if (p.state->OnDeadLettered(ref->offset)) {
-    p.window.Release(ref->offset);
+  if (p.state->OnDeadLettered(ref.offset)) {
+    p.window.Release(ref.offset);
     p.dead_lettered->Add(1);
     p.totals.dead_lettered++;
     spdlog::warn("kafka spout {}: offset {} of {} sent to dead-letter topic {} after {} failures",
-                 config_.id, ref->offset, Describe(p.tp), config_.dead_letter_topic,
-                 p.state->RetryFailures(ref->offset));
+                 config_.id, ref.offset, Describe(p.tp), config_.dead_letter_topic,
+                 p.state->RetryFailures(ref.offset));
   }
 }
 
@@ -867,11 +824,7 @@ void KafkaSpout::Close() {
     store_->Close(hooks_.close_timeout);
     metadata_->Stop();
   }
-  if (dead_letter_ != nullptr) {
-    rd_kafka_flush(dead_letter_, 2000);
-    rd_kafka_destroy(dead_letter_);
-    dead_letter_ = nullptr;
-  }
+  dead_letter_.reset();  // waits (bounded) for outstanding dead letters
   reader_.reset();
 }
 

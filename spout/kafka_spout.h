@@ -16,15 +16,13 @@
 #include "common/api/spout.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
+#include "spout/dead_letter_producer.h"
 #include "spout/kafka_metadata_worker.h"
 #include "spout/kafka_partition_state.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/partition_assignment.h"
 #include "spout/record_window.h"
 #include "spout/zk_offset_store.h"
-
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace tempest::spout {
 
@@ -43,8 +41,8 @@ class KafkaReader;
 //   - a ZkOffsetStore (its own thread + ZkSession: ownership, reads, commits),
 //   - a KafkaMetadataWorker (its own thread: discovery, start offsets,
 //     watermarks),
-//   - optionally a dead-letter producer (delivery reports polled on the
-//     executor thread with rd_kafka_poll(…, 0)).
+//   - optionally a DeadLetterProducer (delivery outcomes polled on the
+//     executor thread without waiting).
 // Results of the two helper threads come back through mailboxes drained at
 // the start of NextTuple. Only Close waits (bounded) for the final commit.
 //
@@ -100,8 +98,9 @@ class KafkaSpout : public api::Spout {
   // The offset store (tests reach its ZooKeeper session); nullptr before Open.
   ZkOffsetStore* offset_store() const { return store_.get(); }
 
-  // Called by librdkafka (inside rd_kafka_poll on the executor thread).
-  void OnDeadLetterReport(const rd_kafka_message_t& message);
+  // A dead-letter outcome (inside DeadLetterProducer::Poll on the executor
+  // thread); `error` is empty when the record was delivered.
+  void OnDeadLetterReport(const DeadLetterProducer::Ref& ref, std::string_view error);
 
  private:
   enum class Phase { kUnowned, kResolving, kActive, kFailed };
@@ -143,11 +142,6 @@ class KafkaSpout : public api::Spout {
     core::Counter* dropped = nullptr;
     core::Counter* dead_lettered = nullptr;
     core::Counter* out_of_range = nullptr;
-  };
-  struct DeadLetterRef {
-    int slot;
-    uint32_t epoch;
-    int64_t offset;
   };
 
   Partition& SlotFor(const TopicPartition& tp);
@@ -193,7 +187,7 @@ class KafkaSpout : public api::Spout {
   std::unique_ptr<KafkaReader> reader_;
   std::unique_ptr<ZkOffsetStore> store_;
   std::unique_ptr<KafkaMetadataWorker> metadata_;
-  rd_kafka_t* dead_letter_ = nullptr;
+  std::unique_ptr<DeadLetterProducer> dead_letter_;
   std::vector<std::pair<int, int64_t>> dead_letter_retry_;  // (slot, offset) to resend
 
   std::vector<std::unique_ptr<Partition>> partitions_;  // by slot, never shrinks

@@ -1,0 +1,33 @@
+#include "common/kafka/conf.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include "absl/strings/substitute.h"
+
+namespace tempest::kafka {
+
+absl::StatusOr<ConfHandle> BuildConf(const Settings& settings, std::string_view error_format) {
+  ConfHandle conf(rd_kafka_conf_new());
+  absl::Status applied = ApplySettings(*conf, settings, error_format);
+  if (!applied.ok()) return applied;
+  return conf;
+}
+
+absl::Status ApplySettings(rd_kafka_conf_t& conf, const Settings& settings,
+                           std::string_view error_format) {
+  char err[512];
+  for (const auto& [key, value] : settings) {
+    if (rd_kafka_conf_set(&conf, key.c_str(), value.c_str(), err, sizeof(err)) !=
+        RD_KAFKA_CONF_OK) {
+      const absl::string_view format(error_format.data(), error_format.size());
+      return absl::InvalidArgumentError(absl::Substitute(format, key, err));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string_view ErrorText(int error_code) {
+  return rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(error_code));
+}
+
+}  // namespace tempest::kafka
