@@ -26,29 +26,31 @@ for d in $production; do
   [ "$d" = common ] && continue
   forbid "$d" 'zookeeper/' "only common/coord includes the ZooKeeper C client"
 done
-for d in common/api common/core common/os common/multilang common/net; do
+for d in common/api common/core common/os common/kafka common/multilang common/net; do
   forbid "$d" 'zookeeper/' "only common/coord includes the ZooKeeper C client"
 done
-for d in common worker nimbus supervisor study cli; do
-  forbid "$d" 'librdkafka/' "only spout/ and bolts/ include librdkafka"
+for d in common/api common/core common/os common/multilang common/coord common/net worker nimbus supervisor study cli; do
+  forbid "$d" 'librdkafka/' "only common/kafka, spout/ and bolts/ include librdkafka"
 done
-for d in common/api common/core common/os common/multilang common/coord worker spout bolts nimbus supervisor study cli; do
+for d in common/api common/core common/os common/kafka common/multilang common/coord worker spout bolts nimbus supervisor study cli; do
   forbid "$d" 'boost/(asio|beast)' "only common/net includes Asio/Beast"
 done
 
 # Dependency arrows point down only.
-forbid common/api 'common/(core|os|multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+forbid common/api 'common/(core|os|kafka|multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/api depends on nothing of ours"
-forbid common/core 'common/(os|multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+forbid common/core 'common/(os|kafka|multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/core depends only on common/api and proto"
-forbid common/os 'common/(api|core|multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+forbid common/os 'common/(api|core|kafka|multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/os depends on nothing of ours"
-forbid common/multilang 'common/(coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+forbid common/multilang 'common/(kafka|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/multilang depends only on common/api, common/core and common/os"
-forbid common/coord 'common/(net|multilang)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+forbid common/coord 'common/(kafka|net|multilang)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/coord sits below the services"
-forbid common/net 'common/(coord|multilang)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
+forbid common/net 'common/(kafka|coord|multilang)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/net sits below the services"
+forbid common/kafka 'common/(multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|study/|cli/' \
+  "common/kafka depends only on common/api, common/core and common/os"
 forbid spout 'worker/|bolts/|nimbus/|supervisor/|cli/' "spout/ sits below worker/"
 forbid bolts 'worker/|spout/|nimbus/|supervisor/|cli/' "bolts/ sits below worker/"
 forbid worker 'nimbus/|supervisor/|cli/' "worker/ sits below the daemons and the CLI"
