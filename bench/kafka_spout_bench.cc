@@ -25,7 +25,7 @@
 #include "common/api/spout_output_collector.h"
 #include "common/api/topology_context.h"
 #include "spdlog/spdlog.h"
-#include "spout/dev_kafka_cluster.h"
+#include "common/kafka/dev_kafka_cluster.h"
 #include "spout/kafka_spout.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "zookeeper: %s\n", zk.status().ToString().c_str());
     return 1;
   }
-  auto kafka = tempest::spout::DevKafkaCluster::Create(1, {{"bench", a.partitions}});
+  auto kafka = tempest::kafka::DevKafkaCluster::Create(1, {{"bench", a.partitions}});
   if (!kafka.ok()) {
     std::fprintf(stderr, "kafka: %s\n", kafka.status().ToString().c_str());
     return 1;

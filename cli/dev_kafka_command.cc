@@ -4,11 +4,39 @@
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/coord/zk_session.h"
-#include "spout/dev_kafka_cluster.h"
-#include "spout/kafka_broker_registry.h"
+#include "common/kafka/dev_kafka_cluster.h"
+#include "common/kafka/kafka_broker_registry.h"
 
 namespace tempest::cli {
 namespace {
+
+// Writes `nodes` into ZooKeeper, creating parents and overwriting existing
+// nodes; ephemeral ones live on `session`. Synchronous, on the caller's
+// thread (with the session's deadlines).
+absl::Status WriteRegistryNodes(coord::ZkSession& session,
+                                const std::vector<kafka::RegistryNode>& nodes) {
+  for (const kafka::RegistryNode& node : nodes) {
+    coord::ZkCreateOptions options;
+    options.mode = node.ephemeral ? coord::ZkCreateMode::kEphemeral
+                                  : coord::ZkCreateMode::kPersistent;
+    options.create_parents = true;
+    auto created = session.Create(node.path, node.data, options);
+    if (created.ok()) continue;
+    if (created.status().code() != absl::StatusCode::kAlreadyExists) return created.status();
+    if (auto set = session.Set(node.path, node.data); !set.ok()) return set.status();
+  }
+  return absl::OkStatus();
+}
+
+// Publishes the broker registry of the cluster at `bootstrap_servers` for
+// `topics` under `root`.
+absl::Status PublishRegistryOf(coord::ZkSession& session, const std::string& root,
+                               const std::string& bootstrap_servers,
+                               const std::vector<std::string>& topics) {
+  absl::StatusOr<kafka::BrokerLayout> layout = kafka::ReadBrokerLayout(bootstrap_servers, topics);
+  if (!layout.ok()) return layout.status();
+  return WriteRegistryNodes(session, kafka::BrokerRegistryNodes(root, *layout));
+}
 
 struct DevKafkaOptions {
   int brokers = 1;
@@ -18,13 +46,13 @@ struct DevKafkaOptions {
 
 int RunDevKafka(const DevKafkaOptions& opts) {
   BlockStopSignals();
-  std::vector<spout::DevKafkaTopic> topics;
+  std::vector<kafka::DevKafkaTopic> topics;
   for (const auto& spec : opts.topics) {
-    auto topic = spout::ParseDevKafkaTopic(spec);
+    auto topic = kafka::ParseDevKafkaTopic(spec);
     if (!topic.ok()) return Fail(std::string(topic.status().message()), 2);
     topics.push_back(*topic);
   }
-  auto cluster = spout::DevKafkaCluster::Create(opts.brokers, topics);
+  auto cluster = kafka::DevKafkaCluster::Create(opts.brokers, topics);
   if (!cluster.ok()) return Fail(std::string(cluster.status().message()));
   // With --zk, publish a Kafka-style broker registry so legacy ZkHosts
   // configurations find this cluster. Broker ids are ephemeral on our
@@ -42,7 +70,7 @@ int RunDevKafka(const DevKafkaOptions& opts) {
     }
     std::vector<std::string> names;
     for (const auto& t : topics) names.push_back(t.name);
-    if (auto s = spout::PublishRegistryOf(*zk, "/brokers", (*cluster)->bootstrap_servers(), names);
+    if (auto s = PublishRegistryOf(*zk, "/brokers", (*cluster)->bootstrap_servers(), names);
         !s.ok()) {
       return Fail("publishing the broker registry: " + std::string(s.message()));
     }

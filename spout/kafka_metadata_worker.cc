@@ -122,11 +122,11 @@ absl::Status KafkaMetadataWorker::EnsureReader() {
     if (!b.ok()) return b.status();
     bootstrap_ = *b;
   }
-  KafkaReaderOptions ro;
+  kafka::KafkaReaderOptions ro;
   ro.bootstrap_servers = bootstrap_;
   ro.client_id = "tempest-kafka-spout-metadata";
   for (const auto& [k, v] : options_.config.kafka_properties) ro.properties[k] = v;
-  absl::StatusOr<std::unique_ptr<KafkaReader>> r = KafkaReader::Create(ro);
+  absl::StatusOr<std::unique_ptr<kafka::KafkaReader>> r = kafka::KafkaReader::Create(ro);
   if (!r.ok()) return r.status();
   reader_ = std::move(*r);
   return absl::OkStatus();

@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/partition_assignment.h"
 #include "spout/storm_kafka_offset.h"
@@ -90,7 +90,7 @@ class KafkaMetadataWorker {
 
   Options options_;
   std::string bootstrap_;  // worker thread only
-  std::unique_ptr<KafkaReader> reader_;
+  std::unique_ptr<kafka::KafkaReader> reader_;
   std::unique_ptr<coord::ZkSession> registry_;
   std::map<TopicPartition, std::pair<std::string, int>> leaders_;  // worker thread only
   mutable std::mutex mu_;

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spdlog/spdlog.h"
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 
 namespace tempest::spout {
 namespace {
@@ -108,11 +108,11 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
 }
 
 absl::Status KafkaSpout::StartReader(const std::string& bootstrap) {
-  KafkaReaderOptions ro;
+  kafka::KafkaReaderOptions ro;
   ro.bootstrap_servers = bootstrap;
   ro.client_id = absl::StrCat("tempest-kafka-spout-", config_.id);
   for (const auto& [k, v] : config_.kafka_properties) ro.properties[k] = v;
-  absl::StatusOr<std::unique_ptr<KafkaReader>> reader = KafkaReader::Create(ro);
+  absl::StatusOr<std::unique_ptr<kafka::KafkaReader>> reader = kafka::KafkaReader::Create(ro);
   if (!reader.ok()) return reader.status();
   reader_ = std::move(*reader);
   if (!config_.dead_letter_topic.empty() && dead_letter_ == nullptr) {
@@ -523,7 +523,7 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
   }
   // Wait briefly only when idle, so an idle spout does not spin.
   const milliseconds wait = any_waiting ? milliseconds(0) : milliseconds(1);
-  std::vector<PartitionEvent> events = reader_->Poll(kPollBatch, wait, [&](const KafkaRecord& rec) {
+  std::vector<kafka::PartitionEvent> events = reader_->Poll(kPollBatch, wait, [&](const kafka::KafkaRecord& rec) {
     Partition* p = last;
     if (p == nullptr || p->tp.partition != rec.partition || p->tp.topic != rec.topic) {
       p = Find(TopicPartition{std::string(rec.topic), rec.partition});
@@ -548,11 +548,11 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
     st.OnFetched(rec.offset);
     if (st.OverUncommittedLimit()) any_over = true;
   });
-  for (const PartitionEvent& e : events) {
+  for (const kafka::PartitionEvent& e : events) {
     Partition* p = Find(e.partition);
     if (p == nullptr || p->phase != Phase::kActive || !p->state.has_value()) continue;
     switch (e.kind) {
-      case PartitionEvent::Kind::kOutOfRange:
+      case kafka::PartitionEvent::Kind::kOutOfRange:
         if (!p->fetching || p->repositioning) break;
         (void)reader_->Stop(p->tp);
         p->fetching = false;
@@ -560,10 +560,10 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
         p->out_of_range->Add(1);
         metadata_->Watermarks(p->tp, p->epoch, p->state->fetched_to());
         break;
-      case PartitionEvent::Kind::kEndOfPartition:
+      case kafka::PartitionEvent::Kind::kEndOfPartition:
         p->log_end = std::max(p->log_end, e.offset);
         break;
-      case PartitionEvent::Kind::kError:
+      case kafka::PartitionEvent::Kind::kError:
         if (now - commit_error_logged_ >= std::chrono::seconds(10)) {
           spdlog::warn("kafka spout {}: fetch error on {}: {}", config_.id, Describe(p->tp),
                        e.message);

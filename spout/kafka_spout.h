@@ -26,8 +26,6 @@
 
 namespace tempest::spout {
 
-class KafkaReader;
-
 // Reads Kafka partitions with librdkafka and keeps each partition's offset
 // in ZooKeeper exactly where legacy storm-kafka keeps it
 // ({zkRoot}/{id}/[{topic}/]partition_{N}, storm-kafka's JSON), with
@@ -184,7 +182,7 @@ class KafkaSpout : public api::Spout {
   bool closed_ = false;
   bool discovered_ = false;
 
-  std::unique_ptr<KafkaReader> reader_;
+  std::unique_ptr<kafka::KafkaReader> reader_;
   std::unique_ptr<ZkOffsetStore> store_;
   std::unique_ptr<KafkaMetadataWorker> metadata_;
   std::unique_ptr<DeadLetterProducer> dead_letter_;

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_paths.h"
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 #include "tempest/v1/cluster.pb.h"
 
 namespace tempest::spout {
@@ -109,10 +109,10 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
                          std::chrono::milliseconds timeout) {
-  KafkaReaderOptions options;
+  kafka::KafkaReaderOptions options;
   options.bootstrap_servers = bootstrap_servers;
   options.client_id = "tempest-offsets";
-  auto reader = KafkaReader::Create(options);
+  auto reader = kafka::KafkaReader::Create(options);
   if (!reader.ok()) return reader.status();
   for (auto& entry : offsets) {
     if (entry.topic.empty()) continue;
@@ -193,10 +193,10 @@ absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& bootstrap_servers,
                                                             const std::string& topic, int partition,
                                                             std::chrono::milliseconds timeout) {
-  KafkaReaderOptions options;
+  kafka::KafkaReaderOptions options;
   options.bootstrap_servers = bootstrap_servers;
   options.client_id = "tempest-offsets";
-  auto reader = KafkaReader::Create(options);
+  auto reader = kafka::KafkaReader::Create(options);
   if (!reader.ok()) return reader.status();
   return (*reader)->Watermarks({topic, partition}, timeout);
 }

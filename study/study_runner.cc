@@ -20,7 +20,7 @@
 #include "bolts/verification_report.h"
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
-#include "spout/record_producer.h"
+#include "common/kafka/record_producer.h"
 #include "study/run_analysis.h"
 #include "study/study_world.h"
 
@@ -406,8 +406,8 @@ void ScenarioRun::StartProducer() {
   const size_t big_key_bytes = static_cast<size_t>(std::clamp<int64_t>(
       5 * kRetainedBytesPerPartition / per_partition, 1024, 900 * 1024));
   producer_ = std::thread([this, big_key_bytes] {
-    absl::StatusOr<std::unique_ptr<spout::RecordProducer>> producer =
-        spout::RecordProducer::Create(world_.bootstrap_servers());
+    absl::StatusOr<std::unique_ptr<kafka::RecordProducer>> producer =
+        kafka::RecordProducer::Create(world_.bootstrap_servers());
     absl::Status status = producer.status();
     if (producer.ok()) {
       const std::string padding(big_key_bytes, 'x');

@@ -81,8 +81,8 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
     world->zk_proxies_.push_back(*std::move(proxy));
   }
 
-  absl::StatusOr<std::unique_ptr<spout::DevKafkaCluster>> kafka =
-      spout::DevKafkaCluster::Create(1, {{kTopic, 1}});
+  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> kafka =
+      kafka::DevKafkaCluster::Create(1, {{kTopic, 1}});
   if (!kafka.ok()) return kafka.status();
   world->kafka_ = *std::move(kafka);
 

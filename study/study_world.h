@@ -13,7 +13,7 @@
 #include "common/coord/zk_ensemble.h"
 #include "common/net/tcp_proxy.h"
 #include "common/os/child_process.h"
-#include "spout/dev_kafka_cluster.h"
+#include "common/kafka/dev_kafka_cluster.h"
 
 namespace tempest::study {
 
@@ -62,7 +62,7 @@ class StudyWorld {
   std::vector<std::string> spout_zk_servers() const;
   const std::string& bootstrap_servers() const { return kafka_->bootstrap_servers(); }
   const std::string& nimbus_address() const { return nimbus_address_; }
-  spout::DevKafkaCluster& kafka() { return *kafka_; }
+  kafka::DevKafkaCluster& kafka() { return *kafka_; }
   coord::ZkEnsemble& zookeeper() { return *zk_; }
 
   // Starts `tempest ARGS --config .. --nimbus ..` without waiting; Finish
@@ -100,7 +100,7 @@ class StudyWorld {
   std::string config_path_;
   std::unique_ptr<coord::ZkEnsemble> zk_;
   std::vector<std::unique_ptr<net::TcpProxy>> zk_proxies_;
-  std::unique_ptr<spout::DevKafkaCluster> kafka_;
+  std::unique_ptr<kafka::DevKafkaCluster> kafka_;
   std::unique_ptr<os::ChildProcess> nimbus_;
   std::string nimbus_address_;
   std::vector<std::unique_ptr<os::ChildProcess>> supervisors_;

@@ -26,6 +26,16 @@ absl::Status ApplySettings(rd_kafka_conf_t& conf, const Settings& settings,
   return absl::OkStatus();
 }
 
+absl::StatusOr<ClientHandle> NewClient(ClientType type, ConfHandle conf) {
+  char err[512];
+  ClientHandle client(rd_kafka_new(
+      type == ClientType::kProducer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER, conf.get(), err,
+      sizeof(err)));
+  if (client == nullptr) return absl::InvalidArgumentError(err);  // the conf is still ours
+  (void)conf.release();  // the client owns it now
+  return client;
+}
+
 std::string_view ErrorText(int error_code) {
   return rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(error_code));
 }

@@ -27,6 +27,13 @@ absl::StatusOr<ConfHandle> BuildConf(const Settings& settings,
 absl::Status ApplySettings(rd_kafka_conf_t& conf, const Settings& settings,
                            std::string_view error_format = kDefaultConfError);
 
+enum class ClientType { kProducer, kConsumer };
+
+// A client made from `conf`, which it consumes. On failure the status
+// (InvalidArgument) carries librdkafka's reason alone, for the caller to
+// prefix.
+absl::StatusOr<ClientHandle> NewClient(ClientType type, ConfHandle conf);
+
 // librdkafka's text for an error code (rd_kafka_err2str).
 std::string_view ErrorText(int error_code);
 

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/container/inlined_vector.h"
+#include "common/kafka/conf.h"
 
 namespace tempest::kafka {
 namespace {
@@ -33,11 +34,9 @@ absl::StatusOr<std::unique_ptr<Producer>> Producer::Create(ConfHandle conf,
   auto producer = std::unique_ptr<Producer>(new Producer(std::move(on_delivery)));
   rd_kafka_conf_set_dr_msg_cb(conf.get(), &Producer::OnDeliveryReport);
   rd_kafka_conf_set_opaque(conf.get(), producer.get());
-  char err[512];
-  // rd_kafka_new takes the configuration only when it succeeds.
-  producer->client_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), err, sizeof(err)));
-  if (producer->client_ == nullptr) return absl::InvalidArgumentError(err);
-  (void)conf.release();
+  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kProducer, std::move(conf));
+  if (!client.ok()) return client.status();
+  producer->client_ = *std::move(client);
   return producer;
 }
 

@@ -35,9 +35,9 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DevKafka>> DevKafka::Start(
-    int brokers, const std::vector<spout::DevKafkaTopic>& topics) {
+    int brokers, const std::vector<kafka::DevKafkaTopic>& topics) {
   auto kafka = std::unique_ptr<DevKafka>(new DevKafka());
-  auto cluster = spout::DevKafkaCluster::Create(brokers, topics);
+  auto cluster = kafka::DevKafkaCluster::Create(brokers, topics);
   if (!cluster.ok()) return cluster.status();
   kafka->cluster_ = std::move(*cluster);
   kafka->producer_ = std::make_unique<Producer>();

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "spout/dev_kafka_cluster.h"
+#include "common/kafka/dev_kafka_cluster.h"
 
 namespace tempest::testing {
 
@@ -28,11 +28,11 @@ class DevKafka {
   };
 
   static absl::StatusOr<std::unique_ptr<DevKafka>> Start(
-      int brokers, const std::vector<spout::DevKafkaTopic>& topics);
+      int brokers, const std::vector<kafka::DevKafkaTopic>& topics);
   ~DevKafka();
 
   const std::string& bootstrap_servers() const { return cluster_->bootstrap_servers(); }
-  spout::DevKafkaCluster& cluster() { return *cluster_; }
+  kafka::DevKafkaCluster& cluster() { return *cluster_; }
 
   absl::Status CreateTopic(const std::string& name, int partitions) {
     return cluster_->CreateTopic({name, partitions});
@@ -56,7 +56,7 @@ class DevKafka {
 
  private:
   DevKafka() = default;
-  std::unique_ptr<spout::DevKafkaCluster> cluster_;
+  std::unique_ptr<kafka::DevKafkaCluster> cluster_;
   struct Producer;
   std::unique_ptr<Producer> producer_;
 };

@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "bolts/builtin_bolts.h"
+#include "common/kafka/kafka_reader.h"
 #include "spout/builtin_spouts.h"
-#include "spout/kafka_reader.h"
 #include "tests/support/component_harness.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
@@ -38,16 +38,16 @@ struct Message {
 // Every message of every partition of `topic`, from the log start to the
 // log end as of the call (bounded: 60 s).
 std::vector<Message> ReadTopic(const std::string& bootstrap, const std::string& topic) {
-  spout::KafkaReaderOptions options;
+  kafka::KafkaReaderOptions options;
   options.bootstrap_servers = bootstrap;
-  auto reader = spout::KafkaReader::Create(options);
+  auto reader = kafka::KafkaReader::Create(options);
   EXPECT_TRUE(reader.ok()) << reader.status();
   if (!reader.ok()) return {};
   auto partitions = (*reader)->Partitions({topic}, seconds(10));
   EXPECT_TRUE(partitions.ok()) << partitions.status();
   if (!partitions.ok()) return {};
   int64_t want = 0;
-  for (const spout::TopicPartition& tp : *partitions) {
+  for (const kafka::TopicPartition& tp : *partitions) {
     auto marks = (*reader)->Watermarks(tp, seconds(10));
     EXPECT_TRUE(marks.ok()) << marks.status();
     if (!marks.ok()) return {};
@@ -60,7 +60,7 @@ std::vector<Message> ReadTopic(const std::string& bootstrap, const std::string& 
   testing::Eventually(
       seconds(60),
       [&] {
-        (*reader)->Poll(4096, milliseconds(50), [&](const spout::KafkaRecord& r) {
+        (*reader)->Poll(4096, milliseconds(50), [&](const kafka::KafkaRecord& r) {
           got.push_back({std::string(r.key), r.has_key, std::string(r.value), r.has_value});
         });
         return static_cast<int64_t>(got.size()) >= want;

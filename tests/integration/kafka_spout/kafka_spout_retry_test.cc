@@ -19,7 +19,7 @@
 #include "common/coord/zk_session.h"
 #include "spdlog/sinks/base_sink.h"
 #include "spdlog/spdlog.h"
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 #include "spout/kafka_spout.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
@@ -150,21 +150,21 @@ class KafkaSpoutRetryTest : public ::testing::Test {
 
   // Every value in partition 0 of `topic`, read until `want` arrived (or 20 s).
   std::vector<std::string> ReadTopic(const std::string& topic, size_t want) {
-    KafkaReaderOptions ro;
+    kafka::KafkaReaderOptions ro;
     ro.bootstrap_servers = kafka_->bootstrap_servers();
-    auto reader = KafkaReader::Create(ro);
+    auto reader = kafka::KafkaReader::Create(ro);
     EXPECT_TRUE(reader.ok()) << reader.status();
     std::vector<std::string> values;
     if (!reader.ok() || !(*reader)->Start({topic, 0}, 0).ok()) return values;
     testing::Eventually(seconds(20), [&] {
       (*reader)->Poll(100, milliseconds(50),
-                      [&](const KafkaRecord& r) { values.emplace_back(r.value); });
+                      [&](const kafka::KafkaRecord& r) { values.emplace_back(r.value); });
       return values.size() >= want;
     });
     // A little longer: nothing more may arrive.
     for (int i = 0; i < 10; ++i) {
       (*reader)->Poll(100, milliseconds(50),
-                      [&](const KafkaRecord& r) { values.emplace_back(r.value); });
+                      [&](const kafka::KafkaRecord& r) { values.emplace_back(r.value); });
     }
     return values;
   }

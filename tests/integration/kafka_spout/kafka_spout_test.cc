@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
 #include "tests/integration/kafka_spout/spout_harness.h"
@@ -443,15 +443,15 @@ TEST_F(KafkaSpoutTest, TupleFailingForeverGoesToDeadLetterTopicAndCommitsMovePas
   EXPECT_EQ((t->spout->Stats()[TopicPartition{"dl", 0}].dead_lettered), 1);
   EXPECT_EQ(std::count(t->offsets[0].begin(), t->offsets[0].end(), 7), 3);
   // The record really is in the dead-letter topic.
-  KafkaReaderOptions ro;
+  kafka::KafkaReaderOptions ro;
   ro.bootstrap_servers = kafka_->bootstrap_servers();
-  auto reader = KafkaReader::Create(ro);
+  auto reader = kafka::KafkaReader::Create(ro);
   ASSERT_TRUE(reader.ok());
   ASSERT_TRUE((*reader)->Start({"dl-dead", 0}, 0).ok());
   std::vector<std::string> values;
   testing::Eventually(seconds(20), [&] {
     (*reader)->Poll(100, milliseconds(50),
-                    [&](const KafkaRecord& r) { values.emplace_back(r.value); });
+                    [&](const kafka::KafkaRecord& r) { values.emplace_back(r.value); });
     return !values.empty();
   });
   ASSERT_EQ(values.size(), 1u);

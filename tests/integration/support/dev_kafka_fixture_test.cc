@@ -88,11 +88,11 @@ TEST(DevKafkaFixtureTest, InjectedProduceErrorsAreRetriedByTheIdempotentProducer
 }
 
 TEST(DevKafkaFixtureTest, RejectsBadTopicSpecs) {
-  EXPECT_FALSE(spout::ParseDevKafkaTopic("events:0").ok());
-  EXPECT_FALSE(spout::ParseDevKafkaTopic("events:x").ok());
-  EXPECT_FALSE(spout::ParseDevKafkaTopic("bad name:3").ok());
-  EXPECT_FALSE(spout::ParseDevKafkaTopic(":3").ok());
-  auto ok = spout::ParseDevKafkaTopic("events:8");
+  EXPECT_FALSE(kafka::ParseDevKafkaTopic("events:0").ok());
+  EXPECT_FALSE(kafka::ParseDevKafkaTopic("events:x").ok());
+  EXPECT_FALSE(kafka::ParseDevKafkaTopic("bad name:3").ok());
+  EXPECT_FALSE(kafka::ParseDevKafkaTopic(":3").ok());
+  auto ok = kafka::ParseDevKafkaTopic("events:8");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->name, "events");
   EXPECT_EQ(ok->partitions, 8);

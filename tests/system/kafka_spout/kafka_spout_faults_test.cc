@@ -27,7 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/os/child_process.h"
 #include "gtest/gtest.h"
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
@@ -231,19 +231,19 @@ TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMo
   EXPECT_GE(FailedInDoneLine(out), 3) << out;
 
   // The record is in the dead-letter topic, once.
-  spout::KafkaReaderOptions ro;
+  kafka::KafkaReaderOptions ro;
   ro.bootstrap_servers = kafka_->bootstrap_servers();
-  auto reader = spout::KafkaReader::Create(ro);
+  auto reader = kafka::KafkaReader::Create(ro);
   ASSERT_TRUE(reader.ok()) << reader.status();
   ASSERT_TRUE((*reader)->Start({dlq, 0}, 0).ok());
   std::vector<std::string> dead;
   testing::Eventually(seconds(20), [&] {
     (*reader)->Poll(100, milliseconds(50),
-                    [&](const spout::KafkaRecord& r) { dead.emplace_back(r.value); });
+                    [&](const kafka::KafkaRecord& r) { dead.emplace_back(r.value); });
     return !dead.empty();
   });
   (*reader)->Poll(100, milliseconds(500),
-                  [&](const spout::KafkaRecord& r) { dead.emplace_back(r.value); });
+                  [&](const kafka::KafkaRecord& r) { dead.emplace_back(r.value); });
   EXPECT_EQ(dead, std::vector<std::string>{absl::StrCat(kPoison)});
 
   const VerifyReport r = Verify(dir);

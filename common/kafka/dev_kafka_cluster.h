@@ -1,5 +1,5 @@
-#ifndef TEMPEST_SPOUT_DEV_KAFKA_CLUSTER_H_
-#define TEMPEST_SPOUT_DEV_KAFKA_CLUSTER_H_
+#ifndef TEMPEST_COMMON_KAFKA_DEV_KAFKA_CLUSTER_H_
+#define TEMPEST_COMMON_KAFKA_DEV_KAFKA_CLUSTER_H_
 
 #include <cstdint>
 #include <memory>
@@ -8,12 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/kafka/handles.h"
 
-// Opaque librdkafka types: only spout/ and bolts/ include rdkafka.h.
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_mock_cluster_s rd_kafka_mock_cluster_t;
-
-namespace tempest::spout {
+namespace tempest::kafka {
 
 struct DevKafkaTopic {
   std::string name;
@@ -65,12 +62,12 @@ class DevKafkaCluster {
  private:
   DevKafkaCluster() = default;
 
-  rd_kafka_t* host_ = nullptr;
-  rd_kafka_mock_cluster_t* mock_ = nullptr;  // owned by host_'s lifetime
+  ClientHandle host_;
+  MockClusterHandle mock_;  // destroyed before host_, which runs it
   int brokers_ = 0;
   std::string bootstrap_servers_;
 };
 
-}  // namespace tempest::spout
+}  // namespace tempest::kafka
 
-#endif  // TEMPEST_SPOUT_DEV_KAFKA_CLUSTER_H_
+#endif  // TEMPEST_COMMON_KAFKA_DEV_KAFKA_CLUSTER_H_

@@ -1,4 +1,4 @@
-#include "spout/dev_kafka_cluster.h"
+#include "common/kafka/dev_kafka_cluster.h"
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -7,8 +7,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/kafka/conf.h"
 
-namespace tempest::spout {
+namespace tempest::kafka {
+namespace {
+
+// A mock API result as a status; `what` names the operation.
+absl::Status MockResult(absl::string_view what, rd_kafka_resp_err_t rc) {
+  if (rc == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", rd_kafka_err2str(rc)));
+}
+
+}  // namespace
 
 absl::StatusOr<DevKafkaTopic> ParseDevKafkaTopic(const std::string& spec) {
   DevKafkaTopic topic;
@@ -38,30 +48,28 @@ absl::StatusOr<std::unique_ptr<DevKafkaCluster>> DevKafkaCluster::Create(
     return absl::InvalidArgumentError(absl::StrCat("brokers must be 1..64, got ", brokers));
   }
   auto cluster = std::unique_ptr<DevKafkaCluster>(new DevKafkaCluster());
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
   // The host handle only carries the mock; keep its own logging quiet.
-  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
-  cluster->host_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (cluster->host_ == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot create librdkafka handle: ", err));
+  absl::StatusOr<ConfHandle> conf = BuildConf({{"log_level", "3"}});
+  if (!conf.ok()) return conf.status();
+  absl::StatusOr<ClientHandle> host = NewClient(ClientType::kProducer, *std::move(conf));
+  if (!host.ok()) {
+    return absl::InternalError(
+        absl::StrCat("cannot create librdkafka handle: ", host.status().message()));
   }
-  cluster->mock_ = rd_kafka_mock_cluster_new(cluster->host_, brokers);
+  cluster->host_ = *std::move(host);
+  cluster->mock_.reset(rd_kafka_mock_cluster_new(cluster->host_.get(), brokers));
   if (cluster->mock_ == nullptr) {
     return absl::InternalError("cannot create the librdkafka mock cluster");
   }
   cluster->brokers_ = brokers;
-  cluster->bootstrap_servers_ = rd_kafka_mock_cluster_bootstraps(cluster->mock_);
+  cluster->bootstrap_servers_ = rd_kafka_mock_cluster_bootstraps(cluster->mock_.get());
   for (const auto& topic : topics) {
     if (auto s = cluster->CreateTopic(topic); !s.ok()) return s;
   }
   return cluster;
 }
 
-DevKafkaCluster::~DevKafkaCluster() {
-  if (mock_ != nullptr) rd_kafka_mock_cluster_destroy(mock_);
-  if (host_ != nullptr) rd_kafka_destroy(host_);
-}
+DevKafkaCluster::~DevKafkaCluster() = default;
 
 std::vector<std::pair<std::string, int>> DevKafkaCluster::BrokerAddresses() const {
   std::vector<std::pair<std::string, int>> out;
@@ -78,54 +86,34 @@ std::vector<std::pair<std::string, int>> DevKafkaCluster::BrokerAddresses() cons
 absl::Status DevKafkaCluster::CreateTopic(const DevKafkaTopic& topic) {
   // Replication is capped by the broker count so a 1-broker cluster works.
   const int replication = std::min(brokers_, 3);
-  rd_kafka_resp_err_t rc =
-      rd_kafka_mock_topic_create(mock_, topic.name.c_str(), topic.partitions, replication);
-  if (rc != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::InternalError(
-        absl::StrCat("cannot create topic ", topic.name, ": ", rd_kafka_err2str(rc)));
-  }
-  return absl::OkStatus();
+  return MockResult(absl::StrCat("cannot create topic ", topic.name),
+                    rd_kafka_mock_topic_create(mock_.get(), topic.name.c_str(), topic.partitions,
+                                               replication));
 }
 
 absl::Status DevKafkaCluster::SetPartitionLeader(const std::string& topic, int partition,
                                                  int broker_id) {
-  rd_kafka_resp_err_t rc =
-      rd_kafka_mock_partition_set_leader(mock_, topic.c_str(), partition, broker_id);
-  if (rc != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::InternalError(absl::StrCat("set leader: ", rd_kafka_err2str(rc)));
-  }
-  return absl::OkStatus();
+  return MockResult("set leader", rd_kafka_mock_partition_set_leader(mock_.get(), topic.c_str(),
+                                                                    partition, broker_id));
 }
 
 absl::Status DevKafkaCluster::SetBrokerDown(int broker_id) {
-  rd_kafka_resp_err_t rc = rd_kafka_mock_broker_set_down(mock_, broker_id);
-  if (rc != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::InternalError(absl::StrCat("broker down: ", rd_kafka_err2str(rc)));
-  }
-  return absl::OkStatus();
+  return MockResult("broker down", rd_kafka_mock_broker_set_down(mock_.get(), broker_id));
 }
 
 absl::Status DevKafkaCluster::SetBrokerUp(int broker_id) {
-  rd_kafka_resp_err_t rc = rd_kafka_mock_broker_set_up(mock_, broker_id);
-  if (rc != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::InternalError(absl::StrCat("broker up: ", rd_kafka_err2str(rc)));
-  }
-  return absl::OkStatus();
+  return MockResult("broker up", rd_kafka_mock_broker_set_up(mock_.get(), broker_id));
 }
 
 absl::Status DevKafkaCluster::SetBrokerRtt(int broker_id, int rtt_ms) {
-  rd_kafka_resp_err_t rc = rd_kafka_mock_broker_set_rtt(mock_, broker_id, rtt_ms);
-  if (rc != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::InternalError(absl::StrCat("broker rtt: ", rd_kafka_err2str(rc)));
-  }
-  return absl::OkStatus();
+  return MockResult("broker rtt", rd_kafka_mock_broker_set_rtt(mock_.get(), broker_id, rtt_ms));
 }
 
 void DevKafkaCluster::PushRequestErrors(int api_key, int error, int count) {
   std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(count),
                                           static_cast<rd_kafka_resp_err_t>(error));
-  rd_kafka_mock_push_request_errors_array(mock_, static_cast<int16_t>(api_key), errors.size(),
-                                          errors.data());
+  rd_kafka_mock_push_request_errors_array(mock_.get(), static_cast<int16_t>(api_key),
+                                          errors.size(), errors.data());
 }
 
-}  // namespace tempest::spout
+}  // namespace tempest::kafka

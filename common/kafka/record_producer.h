@@ -1,5 +1,5 @@
-#ifndef TEMPEST_SPOUT_RECORD_PRODUCER_H_
-#define TEMPEST_SPOUT_RECORD_PRODUCER_H_
+#ifndef TEMPEST_COMMON_KAFKA_RECORD_PRODUCER_H_
+#define TEMPEST_COMMON_KAFKA_RECORD_PRODUCER_H_
 
 #include <chrono>
 #include <cstdint>
@@ -11,12 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/kafka/producer.h"
 
-// librdkafka's handle types, declared so this header need not include it.
-struct rd_kafka_s;
-struct rd_kafka_message_s;
-
-namespace tempest::spout {
+namespace tempest::kafka {
 
 // A Kafka producer for tools that write records of their own, such as the
 // sequenced input of `tempest study`. Idempotent with acks=all, so every
@@ -26,7 +23,7 @@ namespace tempest::spout {
 // librdkafka retries until then, and a record still undelivered fails
 // Flush).
 //
-// Owns a librdkafka producer handle. Not thread-safe: one thread sends,
+// Owns a Producer. Not thread-safe: one thread sends,
 // polls and flushes; delivery reports are served on that thread by Poll,
 // Send and Flush.
 class RecordProducer {
@@ -56,15 +53,15 @@ class RecordProducer {
 
  private:
   RecordProducer() = default;
-  static void OnDelivery(::rd_kafka_s* rk, const ::rd_kafka_message_s* msg, void* opaque);
+  void OnDelivery(const Delivery& delivery);
 
-  ::rd_kafka_s* rk_ = nullptr;
+  std::unique_ptr<Producer> producer_;
   int64_t delivered_ = 0;
   int64_t failed_ = 0;
   std::string first_error_;
   std::map<std::pair<std::string, int>, int64_t> delivered_by_partition_;
 };
 
-}  // namespace tempest::spout
+}  // namespace tempest::kafka
 
-#endif  // TEMPEST_SPOUT_RECORD_PRODUCER_H_
+#endif  // TEMPEST_COMMON_KAFKA_RECORD_PRODUCER_H_

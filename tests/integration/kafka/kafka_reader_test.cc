@@ -1,5 +1,5 @@
 // KafkaReader against a real Kafka-protocol endpoint (DevKafka over TCP).
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 
-namespace tempest::spout {
+namespace tempest::kafka {
 namespace {
 
 using std::chrono::milliseconds;
@@ -127,4 +127,4 @@ TEST_F(KafkaReaderTest, RestartRepositionsAndStopDropsRecords) {
 }
 
 }  // namespace
-}  // namespace tempest::spout
+}  // namespace tempest::kafka

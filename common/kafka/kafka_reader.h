@@ -1,5 +1,5 @@
-#ifndef TEMPEST_SPOUT_KAFKA_READER_H_
-#define TEMPEST_SPOUT_KAFKA_READER_H_
+#ifndef TEMPEST_COMMON_KAFKA_KAFKA_READER_H_
+#define TEMPEST_COMMON_KAFKA_KAFKA_READER_H_
 
 #include <chrono>
 #include <cstdint>
@@ -13,13 +13,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "spout/partition_assignment.h"
+#include "common/kafka/handles.h"
+#include "common/kafka/topic_partition.h"
 
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_topic_s rd_kafka_topic_t;
-typedef struct rd_kafka_queue_s rd_kafka_queue_t;
-
-namespace tempest::spout {
+namespace tempest::kafka {
 
 // One record as handed to a Poll sink. The views point into librdkafka's
 // buffers and are valid only during the sink call.
@@ -106,14 +103,16 @@ class KafkaReader {
 
  private:
   KafkaReader() = default;
-  absl::StatusOr<rd_kafka_topic_t*> TopicHandle(const std::string& topic);
+  absl::StatusOr<rd_kafka_topic_t*> OpenTopic(const std::string& topic);
 
-  rd_kafka_t* rk_ = nullptr;
-  rd_kafka_queue_t* queue_ = nullptr;
-  std::map<std::string, rd_kafka_topic_t*> topics_;
+  // Declared in the order they are made; the queue and the topics belong to
+  // the client and are destroyed first.
+  ClientHandle rk_;
+  QueueHandle queue_;
+  std::map<std::string, TopicHandle> topics_;
   std::map<TopicPartition, bool> started_;
 };
 
-}  // namespace tempest::spout
+}  // namespace tempest::kafka
 
-#endif  // TEMPEST_SPOUT_KAFKA_READER_H_
+#endif  // TEMPEST_COMMON_KAFKA_KAFKA_READER_H_

@@ -1,12 +1,13 @@
-#include "spout/kafka_reader.h"
+#include "common/kafka/kafka_reader.h"
 
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/conf.h"
 
-namespace tempest::spout {
+namespace tempest::kafka {
 namespace {
 
 absl::Status KafkaError(const std::string& what, rd_kafka_resp_err_t err) {
@@ -25,14 +26,26 @@ absl::Status KafkaError(const std::string& what, rd_kafka_resp_err_t err) {
   }
 }
 
+// The record view of a fetched message (valid while the message lives).
+KafkaRecord RecordOf(const rd_kafka_message_t& m) {
+  KafkaRecord r;
+  r.topic = rd_kafka_topic_name(m.rkt);
+  r.partition = m.partition;
+  r.offset = m.offset;
+  r.has_key = m.key != nullptr;
+  if (m.key != nullptr) r.key = {static_cast<const char*>(m.key), m.key_len};
+  r.has_value = m.payload != nullptr;
+  if (m.payload != nullptr) r.value = {static_cast<const char*>(m.payload), m.len};
+  r.timestamp_ms = rd_kafka_message_timestamp(&m, nullptr);
+  return r;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KafkaReader>> KafkaReader::Create(
     const KafkaReaderOptions& options) {
   auto reader = std::unique_ptr<KafkaReader>(new KafkaReader());
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  std::map<std::string, std::string> props = {
+  Settings props = {
       {"bootstrap.servers", options.bootstrap_servers},
       {"client.id", options.client_id},
       // Report the log end so finite readers know when they are done.
@@ -53,41 +66,36 @@ absl::StatusOr<std::unique_ptr<KafkaReader>> KafkaReader::Create(
       {"log_level", "3"},
   };
   for (const auto& [k, v] : options.properties) props[k] = v;
-  for (const auto& [k, v] : props) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(absl::StrCat("Kafka property ", k, ": ", err));
-    }
+  absl::StatusOr<ConfHandle> conf = BuildConf(props, "Kafka property $0: $1");
+  if (!conf.ok()) return conf.status();
+  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, *std::move(conf));
+  if (!client.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create Kafka consumer: ", client.status().message()));
   }
-  reader->rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (reader->rk_ == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot create Kafka consumer: ", err));
-  }
-  reader->queue_ = rd_kafka_queue_new(reader->rk_);
+  reader->rk_ = *std::move(client);
+  reader->queue_.reset(rd_kafka_queue_new(reader->rk_.get()));
   return reader;
 }
 
 KafkaReader::~KafkaReader() {
   for (const auto& [tp, started] : started_) {
-    if (started) rd_kafka_consume_stop(topics_.at(tp.topic), tp.partition);
+    if (started) rd_kafka_consume_stop(topics_.at(tp.topic).get(), tp.partition);
   }
-  for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
-  if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
-  if (rk_ != nullptr) rd_kafka_destroy(rk_);
+  // The members then go in reverse order: topics, queue, client.
 }
 
-absl::StatusOr<rd_kafka_topic_t*> KafkaReader::TopicHandle(const std::string& topic) {
+absl::StatusOr<rd_kafka_topic_t*> KafkaReader::OpenTopic(const std::string& topic) {
   auto it = topics_.find(topic);
-  if (it != topics_.end()) return it->second;
+  if (it != topics_.end()) return it->second.get();
   char err[512];
   rd_kafka_topic_conf_t* tconf = rd_kafka_topic_conf_new();
   // Never jump on our own: an out-of-range offset becomes an event and the
   // spout applies its explicit policy.
   rd_kafka_topic_conf_set(tconf, "auto.offset.reset", "error", err, sizeof(err));
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), tconf);
+  TopicHandle rkt(rd_kafka_topic_new(rk_.get(), topic.c_str(), tconf));
   if (rkt == nullptr) return KafkaError("topic " + topic, rd_kafka_last_error());
-  topics_[topic] = rkt;
-  return rkt;
+  return (topics_[topic] = std::move(rkt)).get();
 }
 
 absl::Status KafkaReader::Start(const TopicPartition& partition, int64_t offset) {
@@ -95,9 +103,9 @@ absl::Status KafkaReader::Start(const TopicPartition& partition, int64_t offset)
   if (IsStarted(partition)) {
     if (auto s = Stop(partition); !s.ok()) return s;
   }
-  auto rkt = TopicHandle(partition.topic);
+  auto rkt = OpenTopic(partition.topic);
   if (!rkt.ok()) return rkt.status();
-  if (rd_kafka_consume_start_queue(*rkt, partition.partition, offset, queue_) == -1) {
+  if (rd_kafka_consume_start_queue(*rkt, partition.partition, offset, queue_.get()) == -1) {
     return KafkaError(absl::StrCat("start ", partition.topic, "/", partition.partition),
                       rd_kafka_last_error());
   }
@@ -109,7 +117,7 @@ absl::Status KafkaReader::Stop(const TopicPartition& partition) {
   auto it = started_.find(partition);
   if (it == started_.end() || !it->second) return absl::OkStatus();
   it->second = false;
-  if (rd_kafka_consume_stop(topics_.at(partition.topic), partition.partition) == -1) {
+  if (rd_kafka_consume_stop(topics_.at(partition.topic).get(), partition.partition) == -1) {
     return KafkaError(absl::StrCat("stop ", partition.topic, "/", partition.partition),
                       rd_kafka_last_error());
   }
@@ -130,7 +138,7 @@ std::vector<PartitionEvent> KafkaReader::Poll(size_t max_records, std::chrono::m
   int wait_ms = static_cast<int>(timeout.count());
   while (delivered < max_records) {
     const size_t want = std::min(kBatch, max_records - delivered);
-    ssize_t n = rd_kafka_consume_batch_queue(queue_, wait_ms, batch, want);
+    ssize_t n = rd_kafka_consume_batch_queue(queue_.get(), wait_ms, batch, want);
     wait_ms = 0;  // only the first call waits
     if (n <= 0) break;
     // Records arrive in runs per partition: look the partition up once per run.
@@ -142,16 +150,7 @@ std::vector<PartitionEvent> KafkaReader::Poll(size_t max_records, std::chrono::m
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->rkt == run_rkt &&
           m->partition == run_partition) {
         if (run_started) {
-          KafkaRecord r;
-          r.topic = rd_kafka_topic_name(m->rkt);
-          r.partition = m->partition;
-          r.offset = m->offset;
-          r.has_key = m->key != nullptr;
-          if (m->key != nullptr) r.key = {static_cast<const char*>(m->key), m->key_len};
-          r.has_value = m->payload != nullptr;
-          if (m->payload != nullptr) r.value = {static_cast<const char*>(m->payload), m->len};
-          r.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
-          sink(r);
+          sink(RecordOf(*m));
           ++delivered;
         }
         rd_kafka_message_destroy(m);
@@ -163,16 +162,7 @@ std::vector<PartitionEvent> KafkaReader::Poll(size_t max_records, std::chrono::m
         run_partition = m->partition;
         run_started = IsStarted(tp);
         if (run_started) {
-          KafkaRecord r;
-          r.topic = tp.topic;
-          r.partition = m->partition;
-          r.offset = m->offset;
-          r.has_key = m->key != nullptr;
-          if (m->key != nullptr) r.key = {static_cast<const char*>(m->key), m->key_len};
-          r.has_value = m->payload != nullptr;
-          if (m->payload != nullptr) r.value = {static_cast<const char*>(m->payload), m->len};
-          r.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
-          sink(r);
+          sink(RecordOf(*m));
           ++delivered;
         }
       } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -197,7 +187,7 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::Watermarks(
     const TopicPartition& partition, std::chrono::milliseconds timeout) {
   int64_t low = 0, high = 0;
   rd_kafka_resp_err_t err =
-      rd_kafka_query_watermark_offsets(rk_, partition.topic.c_str(), partition.partition, &low,
+      rd_kafka_query_watermark_offsets(rk_.get(), partition.topic.c_str(), partition.partition, &low,
                                        &high, static_cast<int>(timeout.count()));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return KafkaError(absl::StrCat("watermarks of ", partition.topic, "/", partition.partition),
@@ -209,8 +199,8 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::Watermarks(
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::CachedWatermarks(
     const TopicPartition& partition) {
   int64_t low = -1, high = -1;
-  rd_kafka_resp_err_t err = rd_kafka_get_watermark_offsets(rk_, partition.topic.c_str(),
-                                                           partition.partition, &low, &high);
+  rd_kafka_resp_err_t err = rd_kafka_get_watermark_offsets(
+      rk_.get(), partition.topic.c_str(), partition.partition, &low, &high);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR || high < 0) {
     return absl::NotFoundError("no cached watermarks yet");
   }
@@ -224,14 +214,14 @@ absl::StatusOr<int64_t> KafkaReader::OffsetForTime(const TopicPartition& partiti
     if (!marks.ok()) return marks.status();
     return time == -2 ? marks->first : marks->second;
   }
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, partition.topic.c_str(), partition.partition)->offset =
-      time;
+  PartitionListHandle list(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_list_add(list.get(), partition.topic.c_str(), partition.partition)
+      ->offset = time;
   rd_kafka_resp_err_t err =
-      rd_kafka_offsets_for_times(rk_, list, static_cast<int>(timeout.count()));
+      rd_kafka_offsets_for_times(rk_.get(), list.get(), static_cast<int>(timeout.count()));
   int64_t offset = list->elems[0].offset;
   rd_kafka_resp_err_t part_err = list->elems[0].err;
-  rd_kafka_topic_partition_list_destroy(list);
+  list.reset();
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("offsets for times", err);
   if (part_err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("offsets for times", part_err);
   if (offset < 0) {  // no record that late: the log end
@@ -246,12 +236,13 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
     const std::vector<std::string>& topics, std::chrono::milliseconds timeout) {
   std::vector<TopicPartition> out;
   for (const auto& topic : topics) {
-    auto rkt = TopicHandle(topic);
+    auto rkt = OpenTopic(topic);
     if (!rkt.ok()) return rkt.status();
-    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_metadata_t* raw = nullptr;
     rd_kafka_resp_err_t err =
-        rd_kafka_metadata(rk_, 0, *rkt, &md, static_cast<int>(timeout.count()));
+        rd_kafka_metadata(rk_.get(), 0, *rkt, &raw, static_cast<int>(timeout.count()));
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("metadata for " + topic, err);
+    const MetadataHandle md(raw);
     absl::Status status = absl::OkStatus();
     for (int t = 0; t < md->topic_cnt; ++t) {
       const auto& mt = md->topics[t];
@@ -261,7 +252,6 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
       }
       for (int p = 0; p < mt.partition_cnt; ++p) out.push_back({mt.topic, mt.partitions[p].id});
     }
-    rd_kafka_metadata_destroy(md);
     if (!status.ok()) return status;
   }
   std::sort(out.begin(), out.end());
@@ -278,13 +268,14 @@ std::pair<std::string, int> KafkaReader::Leader(const TopicPartition& partition,
 std::map<int, std::pair<std::string, int>> KafkaReader::Leaders(const std::string& topic,
                                                                 std::chrono::milliseconds timeout) {
   std::map<int, std::pair<std::string, int>> out;
-  auto rkt = TopicHandle(topic);
+  auto rkt = OpenTopic(topic);
   if (!rkt.ok()) return out;
-  const rd_kafka_metadata_t* md = nullptr;
-  if (rd_kafka_metadata(rk_, 0, *rkt, &md, static_cast<int>(timeout.count())) !=
+  const rd_kafka_metadata_t* raw = nullptr;
+  if (rd_kafka_metadata(rk_.get(), 0, *rkt, &raw, static_cast<int>(timeout.count())) !=
       RD_KAFKA_RESP_ERR_NO_ERROR) {
     return out;
   }
+  const MetadataHandle md(raw);
   std::map<int32_t, std::pair<std::string, int>> brokers;
   for (int b = 0; b < md->broker_cnt; ++b) {
     brokers[md->brokers[b].id] = {md->brokers[b].host, md->brokers[b].port};
@@ -295,8 +286,7 @@ std::map<int, std::pair<std::string, int>> KafkaReader::Leaders(const std::strin
       if (b != brokers.end()) out[md->topics[t].partitions[p].id] = b->second;
     }
   }
-  rd_kafka_metadata_destroy(md);
   return out;
 }
 
-}  // namespace tempest::spout
+}  // namespace tempest::kafka
