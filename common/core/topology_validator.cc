@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::core {
 namespace {
@@ -25,13 +26,11 @@ absl::StatusOr<api::OutputFieldsDeclarer> Declare(const api::ComponentRegistry& 
                                                   const ComponentDef& c) {
   api::OutputFieldsDeclarer declarer;
   if (c.kind == ComponentDef::Kind::kSpout) {
-    absl::StatusOr<std::unique_ptr<api::Spout>> spout = registry.CreateSpout(c.args);
-    if (!spout.ok()) return spout.status();
-    (*spout)->DeclareOutputFields(declarer);
+    TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<api::Spout> spout, registry.CreateSpout(c.args));
+    spout->DeclareOutputFields(declarer);
   } else {
-    absl::StatusOr<std::unique_ptr<api::Bolt>> bolt = registry.CreateBolt(c.args);
-    if (!bolt.ok()) return bolt.status();
-    (*bolt)->DeclareOutputFields(declarer);
+    TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<api::Bolt> bolt, registry.CreateBolt(c.args));
+    bolt->DeclareOutputFields(declarer);
   }
   return declarer;
 }
@@ -176,6 +175,211 @@ void CheckConfig(const TopologyDef& def, std::vector<std::string>& errors) {
   }
 }
 
+// One Check(): the steps in report order, sharing what earlier steps learnt
+// (components by id, which ones could be instantiated, their declarers).
+class ValidationRun {
+ public:
+  ValidationRun(const api::ComponentRegistry& registry, const TopologyDef& def)
+      : registry_(registry), def_(def), errors_(report_.errors) {}
+
+  ValidationReport Run() && {
+    const std::string top = def_.location.Prefix();
+    if (def_.name.empty()) errors_.push_back(absl::StrCat(top, "topology has no name"));
+    if (def_.spouts.empty()) errors_.push_back(absl::StrCat(top, "topology has no spouts"));
+    CheckConfig(def_, errors_);
+    for (const ComponentDef* c : def_.AllComponents()) CheckComponent(*c);
+    ResolvePassThrough(def_, declarers_, report_.streams, errors_);
+    for (const StreamDef& s : def_.streams) CheckStream(s);
+    CheckInputRequirements(def_, declarers_, report_.streams, errors_);
+    WarnAboutUnconsumedBolts();
+    return std::move(report_);
+  }
+
+ private:
+  // Id, parallelism, numTasks and className of `c`, then its class; a
+  // component whose class is fine is instantiated for its streams.
+  void CheckComponent(const ComponentDef& c) {
+    const std::string at = c.location.Prefix();
+    const std::string kind(c.KindName());
+    const std::string& id = c.id.value();
+    if (!RegisterId(c, at, kind)) return;
+    if (c.parallelism < 1) {
+      errors_.push_back(
+          absl::StrCat(at, kind, " '", id, "': parallelism must be >= 1, got ", c.parallelism));
+    }
+    if (c.num_tasks == 0 || c.num_tasks < -1) {
+      errors_.push_back(
+          absl::StrCat(at, kind, " '", id, "': numTasks must be >= 1, got ", c.num_tasks));
+    }
+    if (c.args.class_name.empty()) {
+      errors_.push_back(absl::StrCat(at, kind, " '", id, "' has no className"));
+      return;
+    }
+    if (!CheckClassKind(c, at, kind)) return;
+    Instantiate(c, at, kind);
+  }
+
+  // Records `c` under its id; false for a duplicate id (nothing more is
+  // checked for it). Empty and reserved ids are errors but not duplicates.
+  bool RegisterId(const ComponentDef& c, const std::string& at, const std::string& kind) {
+    const std::string& id = c.id.value();
+    if (id.empty()) {
+      errors_.push_back(absl::StrCat(at, kind, " has no id"));
+    } else if (id.starts_with("__")) {
+      errors_.push_back(absl::StrCat(
+          at, kind, " id '", id, "' is reserved (ids starting with '__' are system components)"));
+    } else {
+      auto [it, inserted] = by_id_.emplace(id, &c);
+      if (!inserted) {
+        errors_.push_back(absl::StrCat(at, "duplicate id '", id, "' (first declared at ",
+                                       it->second->location.file, ":", it->second->location.line,
+                                       ")"));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Whether the registry knows c's class as the kind `c` is (spout / bolt).
+  bool CheckClassKind(const ComponentDef& c, const std::string& at, const std::string& kind) {
+    const std::string& id = c.id.value();
+    std::optional<api::ComponentRegistry::Kind> registered = registry_.KindOf(c.args.class_name);
+    const auto wanted = c.kind == ComponentDef::Kind::kSpout ? api::ComponentRegistry::Kind::kSpout
+                                                             : api::ComponentRegistry::Kind::kBolt;
+    if (!registered) {
+      errors_.push_back(
+          absl::StrCat(at, "unknown ", kind, " class '", c.args.class_name, "' for '", id, "'"));
+      return false;
+    }
+    if (*registered != wanted) {
+      errors_.push_back(
+          absl::StrCat(at, "class '", c.args.class_name, "' of '", id, "' is not a ", kind));
+      return false;
+    }
+    return true;
+  }
+
+  // Constructs `c` and records the streams it declares.
+  void Instantiate(const ComponentDef& c, const std::string& at, const std::string& kind) {
+    const std::string& id = c.id.value();
+    absl::StatusOr<api::OutputFieldsDeclarer> declared = Declare(registry_, c);
+    if (!declared.ok()) {
+      errors_.push_back(absl::StrCat(at, kind, " '", id, "' (", c.args.class_name,
+                                     "): ", declared.status().message()));
+      return;
+    }
+    for (const api::StreamId& dup : declared->duplicates()) {
+      errors_.push_back(
+          absl::StrCat(at, kind, " '", id, "' declares stream '", dup.value(), "' twice"));
+    }
+    for (const auto& [stream, decl] : declared->streams()) {
+      if (decl.fields.HasDuplicates()) {
+        errors_.push_back(absl::StrCat(at, kind, " '", id, "' stream '", stream.value(),
+                                       "' has duplicate field names ", decl.fields.DebugString()));
+      }
+    }
+    report_.streams[c.id] = declared->streams();
+    instantiated_.insert(id);
+    declarers_.emplace(id, *std::move(declared));
+  }
+
+  void CheckStream(const StreamDef& s) {
+    const bool endpoints_ok = CheckEndpoints(s);
+    CheckCustomGroupingClass(s);
+    if (!endpoints_ok || !instantiated_.contains(s.from.value())) return;
+    CheckAgainstDeclaration(s);
+  }
+
+  // `from` and `to` name known components, `to` a bolt (which then counts as
+  // consuming a stream).
+  bool CheckEndpoints(const StreamDef& s) {
+    const std::string at = s.location.Prefix();
+    bool endpoints_ok = true;
+    if (s.from.value().empty()) {
+      errors_.push_back(absl::StrCat(at, "stream is missing 'from'"));
+      endpoints_ok = false;
+    } else if (!by_id_.contains(s.from.value())) {
+      errors_.push_back(absl::StrCat(at, "stream from unknown component '", s.from.value(), "'"));
+      endpoints_ok = false;
+    }
+    if (s.to.value().empty()) {
+      errors_.push_back(absl::StrCat(at, "stream is missing 'to'"));
+      endpoints_ok = false;
+    } else if (auto it = by_id_.find(s.to.value()); it == by_id_.end()) {
+      errors_.push_back(absl::StrCat(at, "stream to unknown component '", s.to.value(), "'"));
+      endpoints_ok = false;
+    } else if (it->second->kind == ComponentDef::Kind::kSpout) {
+      errors_.push_back(
+          absl::StrCat(at, "stream to '", s.to.value(), "': a spout cannot consume a stream"));
+      endpoints_ok = false;
+    } else {
+      consumers_.insert(s.to.value());
+    }
+    return endpoints_ok;
+  }
+
+  void CheckCustomGroupingClass(const StreamDef& s) {
+    if (s.grouping.type != GroupingType::kCustom) return;
+    const std::string at = s.location.Prefix();
+    const std::string& cls = s.grouping.custom.class_name;
+    if (cls.empty()) {
+      errors_.push_back(absl::StrCat(at, "CUSTOM grouping needs customClass"));
+    } else if (!registry_.HasGrouping(cls)) {
+      errors_.push_back(absl::StrCat(at, "unknown grouping class '", cls, "'"));
+    }
+  }
+
+  // The stream is declared by its source, carries the grouping's fields,
+  // and is direct exactly when the grouping is DIRECT.
+  void CheckAgainstDeclaration(const StreamDef& s) {
+    const std::string at = s.location.Prefix();
+    const auto& declared = report_.streams[s.from];
+    auto decl = declared.find(s.stream);
+    if (decl == declared.end()) {
+      errors_.push_back(absl::StrCat(at, "component '", s.from.value(),
+                                     "' does not declare stream '", s.stream.value(),
+                                     "' (declared: ", StreamNames(declared), ")"));
+      return;
+    }
+    const api::Fields& fields = decl->second.fields;
+    for (const std::string& f : s.grouping.fields) {
+      if (!fields.Contains(f)) {
+        errors_.push_back(absl::StrCat(at, Sv(GroupingTypeName(s.grouping.type)),
+                                       " grouping field '", f, "' is not in stream '",
+                                       s.stream.value(), "' of '", s.from.value(), "' ",
+                                       fields.DebugString()));
+      }
+    }
+    const bool direct_grouping = s.grouping.type == GroupingType::kDirect;
+    if (direct_grouping && !decl->second.direct) {
+      errors_.push_back(absl::StrCat(at, "DIRECT grouping on stream '", s.stream.value(),
+                                     "' of '", s.from.value(), "', which is not declared direct"));
+    } else if (!direct_grouping && decl->second.direct) {
+      errors_.push_back(absl::StrCat(at, "stream '", s.stream.value(), "' of '", s.from.value(),
+                                     "' is direct; its consumers must use DIRECT grouping, not ",
+                                     Sv(GroupingTypeName(s.grouping.type))));
+    }
+  }
+
+  void WarnAboutUnconsumedBolts() {
+    for (const ComponentDef& b : def_.bolts) {
+      if (!b.id.value().empty() && !consumers_.contains(b.id.value())) {
+        report_.warnings.push_back(
+            absl::StrCat(b.location.Prefix(), "bolt '", b.id.value(), "' consumes no stream"));
+      }
+    }
+  }
+
+  const api::ComponentRegistry& registry_;
+  const TopologyDef& def_;
+  ValidationReport report_;
+  std::vector<std::string>& errors_;  // report_.errors
+  std::map<std::string, const ComponentDef*> by_id_;
+  std::set<std::string> instantiated_;
+  std::set<std::string> consumers_;
+  Declarers declarers_;
+};
+
 }  // namespace
 
 absl::Status ValidationReport::ToStatus() const {
@@ -184,153 +388,7 @@ absl::Status ValidationReport::ToStatus() const {
 }
 
 ValidationReport TopologyValidator::Check(const TopologyDef& def) const {
-  ValidationReport report;
-  std::vector<std::string>& errors = report.errors;
-  const std::string top = def.location.Prefix();
-
-  if (def.name.empty()) errors.push_back(absl::StrCat(top, "topology has no name"));
-  if (def.spouts.empty()) errors.push_back(absl::StrCat(top, "topology has no spouts"));
-  CheckConfig(def, errors);
-
-  // Components.
-  std::map<std::string, const ComponentDef*> by_id;
-  std::set<std::string> instantiated;
-  Declarers declarers;
-  for (const ComponentDef* c : def.AllComponents()) {
-    const std::string at = c->location.Prefix();
-    const std::string kind(c->KindName());
-    const std::string& id = c->id.value();
-    if (id.empty()) {
-      errors.push_back(absl::StrCat(at, kind, " has no id"));
-    } else if (id.starts_with("__")) {
-      errors.push_back(absl::StrCat(
-          at, kind, " id '", id, "' is reserved (ids starting with '__' are system components)"));
-    } else {
-      auto [it, inserted] = by_id.emplace(id, c);
-      if (!inserted) {
-        errors.push_back(absl::StrCat(at, "duplicate id '", id, "' (first declared at ",
-                                      it->second->location.file, ":", it->second->location.line,
-                                      ")"));
-        continue;
-      }
-    }
-    if (c->parallelism < 1) {
-      errors.push_back(
-          absl::StrCat(at, kind, " '", id, "': parallelism must be >= 1, got ", c->parallelism));
-    }
-    if (c->num_tasks == 0 || c->num_tasks < -1) {
-      errors.push_back(
-          absl::StrCat(at, kind, " '", id, "': numTasks must be >= 1, got ", c->num_tasks));
-    }
-    if (c->args.class_name.empty()) {
-      errors.push_back(absl::StrCat(at, kind, " '", id, "' has no className"));
-      continue;
-    }
-    std::optional<api::ComponentRegistry::Kind> registered = registry_.KindOf(c->args.class_name);
-    const auto wanted = c->kind == ComponentDef::Kind::kSpout ? api::ComponentRegistry::Kind::kSpout
-                                                              : api::ComponentRegistry::Kind::kBolt;
-    if (!registered) {
-      errors.push_back(
-          absl::StrCat(at, "unknown ", kind, " class '", c->args.class_name, "' for '", id, "'"));
-      continue;
-    }
-    if (*registered != wanted) {
-      errors.push_back(
-          absl::StrCat(at, "class '", c->args.class_name, "' of '", id, "' is not a ", kind));
-      continue;
-    }
-    absl::StatusOr<api::OutputFieldsDeclarer> declared = Declare(registry_, *c);
-    if (!declared.ok()) {
-      errors.push_back(absl::StrCat(at, kind, " '", id, "' (", c->args.class_name,
-                                    "): ", declared.status().message()));
-      continue;
-    }
-    for (const api::StreamId& dup : declared->duplicates()) {
-      errors.push_back(
-          absl::StrCat(at, kind, " '", id, "' declares stream '", dup.value(), "' twice"));
-    }
-    for (const auto& [stream, decl] : declared->streams()) {
-      if (decl.fields.HasDuplicates()) {
-        errors.push_back(absl::StrCat(at, kind, " '", id, "' stream '", stream.value(),
-                                      "' has duplicate field names ", decl.fields.DebugString()));
-      }
-    }
-    report.streams[c->id] = declared->streams();
-    instantiated.insert(id);
-    declarers.emplace(id, *std::move(declared));
-  }
-  ResolvePassThrough(def, declarers, report.streams, errors);
-
-  // Streams.
-  std::set<std::string> consumers;
-  for (const StreamDef& s : def.streams) {
-    const std::string at = s.location.Prefix();
-    bool endpoints_ok = true;
-    if (s.from.value().empty()) {
-      errors.push_back(absl::StrCat(at, "stream is missing 'from'"));
-      endpoints_ok = false;
-    } else if (!by_id.contains(s.from.value())) {
-      errors.push_back(absl::StrCat(at, "stream from unknown component '", s.from.value(), "'"));
-      endpoints_ok = false;
-    }
-    if (s.to.value().empty()) {
-      errors.push_back(absl::StrCat(at, "stream is missing 'to'"));
-      endpoints_ok = false;
-    } else if (auto it = by_id.find(s.to.value()); it == by_id.end()) {
-      errors.push_back(absl::StrCat(at, "stream to unknown component '", s.to.value(), "'"));
-      endpoints_ok = false;
-    } else if (it->second->kind == ComponentDef::Kind::kSpout) {
-      errors.push_back(
-          absl::StrCat(at, "stream to '", s.to.value(), "': a spout cannot consume a stream"));
-      endpoints_ok = false;
-    } else {
-      consumers.insert(s.to.value());
-    }
-    if (s.grouping.type == GroupingType::kCustom) {
-      const std::string& cls = s.grouping.custom.class_name;
-      if (cls.empty()) {
-        errors.push_back(absl::StrCat(at, "CUSTOM grouping needs customClass"));
-      } else if (!registry_.HasGrouping(cls)) {
-        errors.push_back(absl::StrCat(at, "unknown grouping class '", cls, "'"));
-      }
-    }
-    if (!endpoints_ok || !instantiated.contains(s.from.value())) continue;
-
-    const auto& declared = report.streams[s.from];
-    auto decl = declared.find(s.stream);
-    if (decl == declared.end()) {
-      errors.push_back(absl::StrCat(at, "component '", s.from.value(),
-                                    "' does not declare stream '", s.stream.value(),
-                                    "' (declared: ", StreamNames(declared), ")"));
-      continue;
-    }
-    const api::Fields& fields = decl->second.fields;
-    for (const std::string& f : s.grouping.fields) {
-      if (!fields.Contains(f)) {
-        errors.push_back(absl::StrCat(at, Sv(GroupingTypeName(s.grouping.type)),
-                                      " grouping field '", f, "' is not in stream '",
-                                      s.stream.value(), "' of '", s.from.value(), "' ",
-                                      fields.DebugString()));
-      }
-    }
-    const bool direct_grouping = s.grouping.type == GroupingType::kDirect;
-    if (direct_grouping && !decl->second.direct) {
-      errors.push_back(absl::StrCat(at, "DIRECT grouping on stream '", s.stream.value(), "' of '",
-                                    s.from.value(), "', which is not declared direct"));
-    } else if (!direct_grouping && decl->second.direct) {
-      errors.push_back(absl::StrCat(at, "stream '", s.stream.value(), "' of '", s.from.value(),
-                                    "' is direct; its consumers must use DIRECT grouping, not ",
-                                    Sv(GroupingTypeName(s.grouping.type))));
-    }
-  }
-  CheckInputRequirements(def, declarers, report.streams, errors);
-  for (const ComponentDef& b : def.bolts) {
-    if (!b.id.value().empty() && !consumers.contains(b.id.value())) {
-      report.warnings.push_back(
-          absl::StrCat(b.location.Prefix(), "bolt '", b.id.value(), "' consumes no stream"));
-    }
-  }
-  return report;
+  return ValidationRun(registry_, def).Run();
 }
 
 absl::StatusOr<ComponentStreams> TopologyValidator::Validate(const TopologyDef& def) const {
