@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 namespace tempest::core {
 namespace {
@@ -43,6 +44,130 @@ constexpr ConfigKeyReader kKeysRead[] = {
     {"ui.port", "nimbus (REST API and UI port), client verbs"},
     {"worker.heartbeat.frequency.secs", "workers"},
 };
+static_assert(std::is_sorted(std::begin(kKeysRead), std::end(kKeysRead),
+                             [](const ConfigKeyReader& a, const ConfigKeyReader& b) {
+                               return a.key < b.key;
+                             }));
+
+// The rest of Storm's defaults.yaml that a storm.yaml commonly sets:
+// accepted without a warning, but nothing in Tempest reads them. Sorted.
+constexpr std::string_view kKeysAcceptedWithoutEffect[] = {
+    "dev.zookeeper.path",
+    "drpc.childopts",
+    "drpc.invocations.port",
+    "drpc.port",
+    "drpc.servers",
+    "executor.metrics.frequency.secs",
+    "java.library.path",
+    "logviewer.appender.name",
+    "logviewer.childopts",
+    "logviewer.cleanup.age.mins",
+    "logviewer.port",
+    "nimbus.assignments.service.threads",
+    "nimbus.blobstore.class",
+    "nimbus.childopts",
+    "nimbus.cleanup.inbox.freq.secs",
+    "nimbus.code.sync.freq.secs",
+    "nimbus.credential.renewers.freq.secs",
+    "nimbus.file.copy.expiration.secs",
+    "nimbus.host",
+    "nimbus.inbox.jar.expiration.secs",
+    "nimbus.thrift.max_buffer_size",
+    "nimbus.thrift.port",
+    "nimbus.topology.validator",
+    "pacemaker.port",
+    "pacemaker.servers",
+    "storm.blobstore.replication.factor",
+    "storm.cluster.mode",
+    "storm.codedistributor.class",
+    "storm.group.mapping.service",
+    "storm.health.check.dir",
+    "storm.health.check.timeout.ms",
+    "storm.id",
+    "storm.log.dir",
+    "storm.messaging.netty.buffer_size",
+    "storm.messaging.netty.max_retries",
+    "storm.messaging.netty.max_wait_ms",
+    "storm.messaging.netty.min_wait_ms",
+    "storm.messaging.netty.transfer.batch.size",
+    "storm.messaging.transport",
+    "storm.meta.serialization.delegate",
+    "storm.principal.tolocal",
+    "storm.scheduler",
+    "storm.thrift.transport",
+    "storm.zookeeper.auth.password",
+    "storm.zookeeper.auth.scheme",
+    "storm.zookeeper.auth.user",
+    "storm.zookeeper.topology.auth.payload",
+    "storm.zookeeper.topology.auth.scheme",
+    "supervisor.childopts",
+    "supervisor.cpu.capacity",
+    "supervisor.enable",
+    "supervisor.memory.capacity.mb",
+    "supervisor.run.worker.as.user",
+    "task.credentials.poll.secs",
+    "task.heartbeat.frequency.secs",
+    "task.refresh.poll.secs",
+    "topology.auto-credentials",
+    "topology.backpressure.enable",
+    "topology.backpressure.wait.strategy",
+    "topology.batch.flush.interval.millis",
+    "topology.bolts.outgoing.overflow.buffer.enable",
+    "topology.builtin.metrics.bucket.size.secs",
+    "topology.classpath",
+    "topology.component.cpu.pcore.percent",
+    "topology.component.resources.offheap.memory.mb",
+    "topology.component.resources.onheap.memory.mb",
+    "topology.disable.loadaware.messaging",
+    "topology.environment",
+    "topology.error.throttle.interval.secs",
+    "topology.eventlogger.executors",
+    "topology.executor.receive.buffer.size",
+    "topology.executor.send.buffer.size",
+    "topology.fall.back.on.java.serialization",
+    "topology.groups",
+    "topology.kryo.decorators",
+    "topology.kryo.factory",
+    "topology.kryo.register",
+    "topology.max.error.report.per.interval",
+    "topology.max.replication.wait.time.sec",
+    "topology.metrics.consumer.register",
+    "topology.min.replication.count",
+    "topology.multilang.serializer",
+    "topology.priority",
+    "topology.producer.batch.size",
+    "topology.scheduler.strategy",
+    "topology.shellbolt.max.pending",
+    "topology.skip.missing.kryo.registrations",
+    "topology.sleep.spout.wait.strategy.time.ms",
+    "topology.spout.wait.strategy",
+    "topology.state.synchronization.timeout.secs",
+    "topology.stats.sample.rate",
+    "topology.submitter.user",
+    "topology.tasks",
+    "topology.testing.always.try.serialize",
+    "topology.transfer.batch.size",
+    "topology.transfer.buffer.size",
+    "topology.trident.batch.emit.interval.millis",
+    "topology.users",
+    "topology.version",
+    "topology.worker.childopts",
+    "topology.worker.max.heap.size.mb",
+    "topology.worker.timeout.secs",
+    "transactional.zookeeper.port",
+    "transactional.zookeeper.root",
+    "transactional.zookeeper.servers",
+    "ui.actions.enabled",
+    "ui.childopts",
+    "ui.header.buffer.bytes",
+    "worker.childopts",
+    "worker.gc.childopts",
+    "worker.heap.memory.mb",
+    "worker.log.level.reset.poll.secs",
+    "worker.max.timeout.secs",
+};
+static_assert(std::is_sorted(std::begin(kKeysAcceptedWithoutEffect),
+                             std::end(kKeysAcceptedWithoutEffect)));
 
 }  // namespace
 
@@ -52,6 +177,11 @@ bool TempestReadsKey(std::string_view key) {
   if (key.starts_with("tempest.")) return true;
   return std::any_of(std::begin(kKeysRead), std::end(kKeysRead),
                      [&](const ConfigKeyReader& k) { return k.key == key; });
+}
+
+bool TempestAcceptsKey(std::string_view key) {
+  return TempestReadsKey(key) || std::binary_search(std::begin(kKeysAcceptedWithoutEffect),
+                                                    std::end(kKeysAcceptedWithoutEffect), key);
 }
 
 }  // namespace tempest::core

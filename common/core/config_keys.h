@@ -23,6 +23,11 @@ std::span<const ConfigKeyReader> KeysTempestReads();
 // Whether `key` takes effect: listed above, or a `tempest.` key.
 bool TempestReadsKey(std::string_view key);
 
+// Whether ConfigLoader accepts `key` without an "unknown config key"
+// warning: it takes effect, or it is one of the Storm keys a storm.yaml
+// commonly sets (listed next to the keys read, in config_keys.cc).
+bool TempestAcceptsKey(std::string_view key);
+
 }  // namespace tempest::core
 
 #endif  // TEMPEST_COMMON_CORE_CONFIG_KEYS_H_

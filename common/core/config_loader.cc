@@ -3,171 +3,16 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/config_keys.h"
 #include "common/core/yaml_value.h"
 
 namespace tempest::core {
 namespace {
 
 using api::Sv;
-
-// Keys of Storm's defaults.yaml that a storm.yaml commonly sets, plus the
-// ones Tempest reads. Anything else (outside tempest.*) draws a warning.
-const absl::flat_hash_set<std::string>& KnownKeys() {
-  static const auto* const kKeys = new absl::flat_hash_set<std::string>{
-      "storm.zookeeper.servers",
-      "storm.zookeeper.port",
-      "storm.zookeeper.root",
-      "storm.zookeeper.session.timeout",
-      "storm.zookeeper.connection.timeout",
-      "storm.zookeeper.retry.times",
-      "storm.zookeeper.retry.interval",
-      "storm.zookeeper.retry.intervalceiling.millis",
-      "storm.zookeeper.auth.user",
-      "storm.zookeeper.auth.password",
-      "storm.zookeeper.auth.scheme",
-      "storm.zookeeper.topology.auth.scheme",
-      "storm.zookeeper.topology.auth.payload",
-      "storm.local.dir",
-      "storm.local.hostname",
-      "storm.log.dir",
-      "storm.cluster.mode",
-      "storm.id",
-      "storm.messaging.transport",
-      "storm.messaging.netty.buffer_size",
-      "storm.messaging.netty.max_retries",
-      "storm.messaging.netty.min_wait_ms",
-      "storm.messaging.netty.max_wait_ms",
-      "storm.messaging.netty.transfer.batch.size",
-      "storm.scheduler",
-      "storm.health.check.dir",
-      "storm.health.check.timeout.ms",
-      "storm.meta.serialization.delegate",
-      "storm.thrift.transport",
-      "storm.codedistributor.class",
-      "storm.blobstore.replication.factor",
-      "storm.principal.tolocal",
-      "storm.group.mapping.service",
-      "java.library.path",
-      "dev.zookeeper.path",
-      "nimbus.seeds",
-      "nimbus.host",
-      "nimbus.thrift.port",
-      "nimbus.thrift.max_buffer_size",
-      "nimbus.childopts",
-      "nimbus.task.timeout.secs",
-      "nimbus.supervisor.timeout.secs",
-      "nimbus.monitor.freq.secs",
-      "nimbus.cleanup.inbox.freq.secs",
-      "nimbus.inbox.jar.expiration.secs",
-      "nimbus.task.launch.secs",
-      "nimbus.file.copy.expiration.secs",
-      "nimbus.code.sync.freq.secs",
-      "nimbus.topology.validator",
-      "nimbus.credential.renewers.freq.secs",
-      "nimbus.blobstore.class",
-      "nimbus.assignments.service.threads",
-      "ui.port",
-      "ui.host",
-      "ui.childopts",
-      "ui.header.buffer.bytes",
-      "ui.actions.enabled",
-      "logviewer.port",
-      "logviewer.childopts",
-      "logviewer.cleanup.age.mins",
-      "logviewer.appender.name",
-      "drpc.port",
-      "drpc.servers",
-      "drpc.invocations.port",
-      "drpc.childopts",
-      "pacemaker.port",
-      "pacemaker.servers",
-      "supervisor.slots.ports",
-      "supervisor.childopts",
-      "supervisor.worker.start.timeout.secs",
-      "supervisor.worker.timeout.secs",
-      "supervisor.worker.shutdown.sleep.secs",
-      "supervisor.monitor.frequency.secs",
-      "supervisor.heartbeat.frequency.secs",
-      "supervisor.enable",
-      "supervisor.run.worker.as.user",
-      "supervisor.memory.capacity.mb",
-      "supervisor.cpu.capacity",
-      "worker.childopts",
-      "worker.gc.childopts",
-      "worker.heartbeat.frequency.secs",
-      "worker.heap.memory.mb",
-      "worker.max.timeout.secs",
-      "worker.log.level.reset.poll.secs",
-      "task.heartbeat.frequency.secs",
-      "task.refresh.poll.secs",
-      "task.credentials.poll.secs",
-      "executor.metrics.frequency.secs",
-      "transactional.zookeeper.root",
-      "transactional.zookeeper.servers",
-      "transactional.zookeeper.port",
-      "topology.name",
-      "topology.workers",
-      "topology.acker.executors",
-      "topology.eventlogger.executors",
-      "topology.message.timeout.secs",
-      "topology.max.spout.pending",
-      "topology.enable.message.timeouts",
-      "topology.tick.tuple.freq.secs",
-      "topology.debug",
-      "topology.max.task.parallelism",
-      "topology.tasks",
-      "topology.skip.missing.kryo.registrations",
-      "topology.kryo.register",
-      "topology.kryo.decorators",
-      "topology.kryo.factory",
-      "topology.fall.back.on.java.serialization",
-      "topology.worker.childopts",
-      "topology.worker.timeout.secs",
-      "topology.worker.max.heap.size.mb",
-      "topology.executor.receive.buffer.size",
-      "topology.executor.send.buffer.size",
-      "topology.transfer.buffer.size",
-      "topology.transfer.batch.size",
-      "topology.producer.batch.size",
-      "topology.batch.flush.interval.millis",
-      "topology.spout.wait.strategy",
-      "topology.sleep.spout.wait.strategy.time.ms",
-      "topology.backpressure.enable",
-      "topology.backpressure.wait.strategy",
-      "topology.error.throttle.interval.secs",
-      "topology.max.error.report.per.interval",
-      "topology.stats.sample.rate",
-      "topology.builtin.metrics.bucket.size.secs",
-      "topology.metrics.consumer.register",
-      "topology.environment",
-      "topology.multilang.serializer",
-      "topology.subprocess.timeout.secs",
-      "topology.shellbolt.max.pending",
-      "topology.disable.loadaware.messaging",
-      "topology.state.synchronization.timeout.secs",
-      "topology.trident.batch.emit.interval.millis",
-      "topology.testing.always.try.serialize",
-      "topology.classpath",
-      "topology.auto-credentials",
-      "topology.component.resources.onheap.memory.mb",
-      "topology.component.resources.offheap.memory.mb",
-      "topology.component.cpu.pcore.percent",
-      "topology.scheduler.strategy",
-      "topology.priority",
-      "topology.min.replication.count",
-      "topology.max.replication.wait.time.sec",
-      "topology.users",
-      "topology.groups",
-      "topology.submitter.user",
-      "topology.version",
-      "topology.bolts.outgoing.overflow.buffer.enable",
-  };
-  return *kKeys;
-}
 
 absl::Status ParseError(std::string_view file, int line, std::string_view msg) {
   return absl::InvalidArgumentError(absl::StrCat(Sv(file), ":", line, ": ", Sv(msg)));
@@ -210,9 +55,7 @@ api::Config ConfigLoader::Defaults() {
   return c;
 }
 
-bool ConfigLoader::IsKnownKey(std::string_view key) {
-  return key.starts_with("tempest.") || KnownKeys().contains(std::string(key));
-}
+bool ConfigLoader::IsKnownKey(std::string_view key) { return TempestAcceptsKey(key); }
 
 absl::StatusOr<LoadedConfig> ConfigLoader::Parse(std::string_view yaml_text,
                                                  std::string_view file_name) {
