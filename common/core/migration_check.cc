@@ -14,6 +14,7 @@
 #include "common/core/topology_validator.h"
 #include "common/core/config_keys.h"
 #include "common/core/yaml_value.h"
+#include "common/core/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tempest::core {
@@ -216,25 +217,22 @@ bool MigrationReport::NeedsPlugins() const {
 absl::StatusOr<MigrationReport> CheckMigration(const MigrationCheckOptions& options) {
   if (options.registry == nullptr) return absl::InvalidArgumentError("no component registry");
   MigrationReport report;
-  absl::StatusOr<std::string> text = ReadText(options.flux_path);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<YAML::Node> root = ParseYaml(*text, options.flux_path);
-  if (!root.ok()) return root.status();
-  if (!root->IsMap()) {
+  TEMPEST_ASSIGN_OR_RETURN(const std::string text, ReadText(options.flux_path));
+  TEMPEST_ASSIGN_OR_RETURN(const YAML::Node root, ParseYaml(text, options.flux_path));
+  if (!root.IsMap()) {
     return absl::InvalidArgumentError(
         absl::StrCat(options.flux_path, ":1: a Flux file is a YAML map (name, spouts, bolts, ...)"));
   }
   Scanner scanner(options, report);
-  scanner.ScanFlux(*root, options.flux_path);
+  scanner.ScanFlux(root, options.flux_path);
 
   if (!options.storm_yaml.empty()) {
-    absl::StatusOr<std::string> storm_text = ReadText(options.storm_yaml);
-    if (!storm_text.ok()) return storm_text.status();
-    absl::StatusOr<YAML::Node> storm_root = ParseYaml(*storm_text, options.storm_yaml);
-    if (!storm_root.ok()) return storm_root.status();
-    if (storm_root->IsMap()) {
-      ScanConfigMap(*storm_root, options.storm_yaml, "", report.config);
-    } else if (!storm_root->IsNull()) {
+    TEMPEST_ASSIGN_OR_RETURN(const std::string storm_text, ReadText(options.storm_yaml));
+    TEMPEST_ASSIGN_OR_RETURN(const YAML::Node storm_root,
+                             ParseYaml(storm_text, options.storm_yaml));
+    if (storm_root.IsMap()) {
+      ScanConfigMap(storm_root, options.storm_yaml, "", report.config);
+    } else if (!storm_root.IsNull()) {
       return absl::InvalidArgumentError(
           absl::StrCat(options.storm_yaml, ":1: storm.yaml must be a YAML map of config keys"));
     }

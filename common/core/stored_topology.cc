@@ -5,6 +5,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/core/config_loader.h"
 #include "common/core/flux_loader.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::core {
 
@@ -23,9 +24,7 @@ absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source) {
   config.Merge(def->config);
   if (source.config_overrides != nullptr) {
     for (const auto& [key, value] : *source.config_overrides) {
-      absl::StatusOr<std::string> applied =
-          ConfigLoader::ApplyOverride(config, absl::StrCat(key, "=", value));
-      if (!applied.ok()) return applied.status();
+      TEMPEST_RETURN_IF_ERROR(ConfigLoader::ApplyOverride(config, absl::StrCat(key, "=", value)));
     }
   }
   config.Set(api::kTopologyName, def->name);

@@ -14,6 +14,7 @@
 #include "common/core/none_grouper.h"
 #include "common/core/partial_key_grouper.h"
 #include "common/core/shuffle_grouper.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::core {
 
@@ -40,9 +41,8 @@ absl::StatusOr<std::unique_ptr<StreamGrouper>> CreateStreamGrouper(const Groupin
     case GroupingType::kFields: {
       // Storm: fields grouping on no fields is global grouping.
       if (grouping.fields.empty()) return std::make_unique<GlobalGrouper>(targets);
-      absl::StatusOr<std::vector<int>> idx = select();
-      if (!idx.ok()) return idx.status();
-      return std::make_unique<FieldsGrouper>(std::move(targets), std::move(*idx));
+      TEMPEST_ASSIGN_OR_RETURN(std::vector<int> idx, select());
+      return std::make_unique<FieldsGrouper>(std::move(targets), std::move(idx));
     }
     case GroupingType::kAll:
       return std::make_unique<AllGrouper>(std::move(targets));
@@ -57,9 +57,7 @@ absl::StatusOr<std::unique_ptr<StreamGrouper>> CreateStreamGrouper(const Groupin
     case GroupingType::kPartialKey: {
       std::vector<int> idx;
       if (!grouping.fields.empty()) {
-        absl::StatusOr<std::vector<int>> s = select();
-        if (!s.ok()) return s.status();
-        idx = std::move(*s);
+        TEMPEST_ASSIGN_OR_RETURN(idx, select());
       }
       return std::make_unique<PartialKeyGrouper>(std::move(targets), std::move(idx));
     }
@@ -67,12 +65,10 @@ absl::StatusOr<std::unique_ptr<StreamGrouper>> CreateStreamGrouper(const Groupin
       if (options.registry == nullptr || options.context == nullptr) {
         return absl::InvalidArgumentError("custom grouping needs a registry and a context");
       }
-      absl::StatusOr<std::unique_ptr<api::CustomStreamGrouping>> custom =
-          options.registry->CreateGrouping(grouping.custom);
-      if (!custom.ok()) return custom.status();
-      absl::Status prepared = (*custom)->Prepare(*options.context, options.stream, targets);
-      if (!prepared.ok()) return prepared;
-      return std::make_unique<CustomGrouper>(std::move(*custom), options.source_task,
+      TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<api::CustomStreamGrouping> custom,
+                               options.registry->CreateGrouping(grouping.custom));
+      TEMPEST_RETURN_IF_ERROR(custom->Prepare(*options.context, options.stream, targets));
+      return std::make_unique<CustomGrouper>(std::move(custom), options.source_task,
                                              std::move(targets));
     }
   }

@@ -1,4 +1,5 @@
 #include "common/core/yaml_value.h"
+#include "common/core/status_macros.h"
 
 #include <cmath>
 #include <exception>
@@ -123,9 +124,8 @@ absl::StatusOr<api::Value> Convert(const YAML::Node& node, int depth) {
       api::ValueList list;
       list.reserve(node.size());
       for (const YAML::Node& e : node) {
-        absl::StatusOr<api::Value> v = Convert(e, depth + 1);
-        if (!v.ok()) return v.status();
-        list.push_back(std::move(*v));
+        TEMPEST_ASSIGN_OR_RETURN(api::Value v, Convert(e, depth + 1));
+        list.push_back(std::move(v));
       }
       return api::Value(std::move(list));
     }
@@ -136,9 +136,8 @@ absl::StatusOr<api::Value> Convert(const YAML::Node& node, int depth) {
           return absl::InvalidArgumentError(
               absl::StrCat("line ", YamlLine(kv.first), ": map keys must be scalars"));
         }
-        absl::StatusOr<api::Value> v = Convert(kv.second, depth + 1);
-        if (!v.ok()) return v.status();
-        map[kv.first.Scalar()] = std::move(*v);
+        TEMPEST_ASSIGN_OR_RETURN(api::Value v, Convert(kv.second, depth + 1));
+        map[kv.first.Scalar()] = std::move(v);
       }
       return api::Value(std::move(map));
     }
