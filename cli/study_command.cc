@@ -15,6 +15,8 @@
 #include "cli/commands.h"
 #include "common/os/files.h"
 #include "study/report.h"
+#include "study/report_markdown.h"
+#include "study/results_json.h"
 #include "study/scenario.h"
 #include "study/study_runner.h"
 

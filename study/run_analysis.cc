@@ -108,15 +108,13 @@ double Round1(double v) { return std::round(v * 10.0) / 10.0; }
 
 }  // namespace
 
-void FillTimeline(RunResult& run, double stall_s) {
-  const std::vector<Sample>& s = run.samples;
-  run.commit_blocked_s = 0;
-  run.recovery_s.reset();
-  run.throughput_before = run.throughput_during = run.throughput_after = 0;
-  if (s.empty()) return;
+namespace {
 
-  // Commits standing still while there is lag (an unreadable commit counts
-  // as standing still: ZooKeeper being away is exactly when commits block).
+// The longest time commits stood still while there was lag (an unreadable
+// commit counts as standing still: ZooKeeper being away is exactly when
+// commits block).
+double CommitBlockedS(const std::vector<Sample>& s) {
+  double blocked = 0;
   double last_advance = s.front().t_s;
   int64_t last_committed = s.front().committed;
   for (const Sample& x : s) {
@@ -124,35 +122,32 @@ void FillTimeline(RunResult& run, double stall_s) {
     if (!lag || (x.committed >= 0 && x.committed > last_committed)) {
       last_advance = x.t_s;
     } else {
-      run.commit_blocked_s = std::max(run.commit_blocked_s, x.t_s - last_advance);
+      blocked = std::max(blocked, x.t_s - last_advance);
     }
     if (x.committed >= 0) last_committed = std::max(last_committed, x.committed);
   }
-  run.commit_blocked_s = Round1(run.commit_blocked_s);
+  return Round1(blocked);
+}
 
-  // When the sink got its last record.
+// When the sink got its last record.
+double SinkDoneS(const std::vector<Sample>& s) {
   const int64_t final_count = s.back().sink_received;
-  double done_s = s.back().t_s;
   for (const Sample& x : s) {
-    if (x.sink_received == final_count) {
-      done_s = x.t_s;
-      break;
-    }
+    if (x.sink_received == final_count) return x.t_s;
   }
-  if (!run.fault_start_s.has_value()) {
-    run.throughput_before = Round1(RateBetween(s, 0, done_s));
-    return;
-  }
-  const double fault = *run.fault_start_s;
-  const double fault_end = std::max(fault, run.fault_end_s.value_or(fault));
-  run.throughput_before = Round1(RateBetween(s, 0, fault));
+  return s.back().t_s;
+}
 
-  // Find a stall that starts within the fault window (or its first 5 s) and
-  // the first progress after it.
-  const double stall_search_end = std::max(fault_end, fault + 5.0);
-  std::optional<double> stalled_since;
-  std::optional<double> recovered_at;
+// A stall of the sink that starts within the fault window (or its first
+// 5 s), and the first progress after it.
+struct Stall {
   bool stalled = false;
+  std::optional<double> recovered_at;
+};
+
+Stall FindStall(const std::vector<Sample>& s, double fault, double fault_end, double stall_s) {
+  const double stall_search_end = std::max(fault_end, fault + 5.0);
+  Stall stall;
   int64_t prev = -1;
   int64_t log_end_at_progress = -1;  // the log end when the sink last moved
   double last_progress = fault;
@@ -167,8 +162,8 @@ void FillTimeline(RunResult& run, double stall_s) {
     const bool progressed = x.sink_received > prev;
     prev = x.sink_received;
     if (progressed) {
-      if (stalled) {
-        recovered_at = x.t_s;
+      if (stall.stalled) {
+        stall.recovered_at = x.t_s;
         break;
       }
       last_progress = x.t_s;
@@ -185,20 +180,41 @@ void FillTimeline(RunResult& run, double stall_s) {
     const bool commits_lag = x.committed < 0 || x.committed < x.log_end;
     const bool lacks = x.sink_distinct < 0 || x.sink_distinct < x.log_end;
     const bool outstanding = lacks && (commits_lag || x.log_end > log_end_at_progress);
-    if (!stalled && outstanding && x.t_s - last_progress >= stall_s &&
+    if (!stall.stalled && outstanding && x.t_s - last_progress >= stall_s &&
         last_progress <= stall_search_end) {
-      stalled = true;
-      stalled_since = last_progress;
+      stall.stalled = true;
     }
-    if (!stalled && x.t_s > stall_search_end + stall_s) break;  // it never stopped
+    if (!stall.stalled && x.t_s > stall_search_end + stall_s) break;  // it never stopped
   }
+  return stall;
+}
+
+}  // namespace
+
+void FillTimeline(RunResult& run, double stall_s) {
+  const std::vector<Sample>& s = run.samples;
+  run.commit_blocked_s = 0;
+  run.recovery_s.reset();
+  run.throughput_before = run.throughput_during = run.throughput_after = 0;
+  if (s.empty()) return;
+  run.commit_blocked_s = CommitBlockedS(s);
+  const double done_s = SinkDoneS(s);
+  if (!run.fault_start_s.has_value()) {
+    run.throughput_before = Round1(RateBetween(s, 0, done_s));
+    return;
+  }
+  const double fault = *run.fault_start_s;
+  const double fault_end = std::max(fault, run.fault_end_s.value_or(fault));
+  run.throughput_before = Round1(RateBetween(s, 0, fault));
+
+  const Stall stall = FindStall(s, fault, fault_end, stall_s);
   double recovery_point = fault;
-  if (!stalled) {
+  if (!stall.stalled) {
     run.recovery_s = 0;
     recovery_point = fault_end;
-  } else if (recovered_at.has_value()) {
-    run.recovery_s = Round1(*recovered_at - fault);
-    recovery_point = *recovered_at;
+  } else if (stall.recovered_at.has_value()) {
+    run.recovery_s = Round1(*stall.recovered_at - fault);
+    recovery_point = *stall.recovered_at;
   } else {
     recovery_point = s.back().t_s;
   }
@@ -383,22 +399,9 @@ std::string InFlightCause(std::optional<FaultKind> kind) {
 
 std::string Records(int64_t n) { return absl::StrCat(n, n == 1 ? " record" : " records"); }
 
-}  // namespace
-
-Explanation ExplainRun(const RunResult& run) {
-  Explanation e;
-  if (run.not_tested) {
-    e.sentence = absl::StrCat("Not tested: ", run.not_tested_reason,
-                              ", so this row shows nothing "
-                              "about ",
-                              run.guarantee, ".");
-    e.guide_sections.push_back(kGuideNotTested);
-    return e;
-  }
-  const std::optional<FaultKind> kind = KindOf(run);
-  std::vector<std::string> clauses;
-
-  // Loss: what the fault destroyed on purpose first, then the rest.
+// The loss clauses: what the fault destroyed on purpose first, then the rest.
+void ExplainLoss(const RunResult& run, std::optional<FaultKind> kind,
+                 std::vector<std::string>& clauses, Explanation& e) {
   const int64_t expected = std::min(run.expected_loss, run.lost);
   const int64_t unexpected = run.lost - expected;
   if (expected > 0) {
@@ -440,39 +443,59 @@ Explanation ExplainRun(const RunResult& run) {
                                                                   : kGuideCommittedAhead);
     }
   }
+}
 
-  // Duplication.
-  if (run.duplicated > 0) {
-    if (run.guarantee == "at-most-once") {
-      clauses.push_back(absl::StrCat("at-most-once delivered ", run.duplicated,
-                                     " extra copies, which it must never do (see Violations)"));
-      e.guide_sections.push_back(kGuideBroken);
-    } else {
-      const int64_t bound = ReplayBound(run);
-      // Failed or timed-out tuples are replayed one by one from above the
-      // commit; every other fault makes the spout start over from it.
-      const bool one_by_one = kind == FaultKind::kSlowBolt || kind == FaultKind::kBoltFailures;
-      std::string how =
-          kind == FaultKind::kSlowBolt
-              ? absl::StrCat(ReplayCause(kind),
-                             ", so it replayed them while the originals were still on their way")
-          : kind == FaultKind::kBoltFailures
-              ? ReplayCause(kind)
-              : absl::StrCat(ReplayCause(kind),
-                             ", so the spout re-read from its last committed offset");
-      const std::string since = one_by_one ? "the records read above the committed offset"
-                                           : "the records read since that commit";
-      if (bound >= 0 && run.duplicated <= bound) {
-        absl::StrAppend(&how, "; duplicates are bounded by ", since, " (", bound, ")");
-      } else if (bound >= 0) {
-        absl::StrAppend(&how, "; the ", run.duplicated, " duplicates exceed ", since, " (", bound,
-                        "), so records were replayed more than once (at most ", run.max_copies,
-                        " copies of one)");
-      }
-      clauses.push_back(std::move(how));
-      e.guide_sections.push_back(one_by_one ? kGuideTimeout : kGuideReplay);
+void ExplainDuplication(const RunResult& run, std::optional<FaultKind> kind,
+                        std::vector<std::string>& clauses, Explanation& e) {
+  if (run.duplicated <= 0) return;
+  if (run.guarantee == "at-most-once") {
+    clauses.push_back(absl::StrCat("at-most-once delivered ", run.duplicated,
+                                   " extra copies, which it must never do (see Violations)"));
+    e.guide_sections.push_back(kGuideBroken);
+  } else {
+    const int64_t bound = ReplayBound(run);
+    // Failed or timed-out tuples are replayed one by one from above the
+    // commit; every other fault makes the spout start over from it.
+    const bool one_by_one = kind == FaultKind::kSlowBolt || kind == FaultKind::kBoltFailures;
+    std::string how =
+        kind == FaultKind::kSlowBolt
+            ? absl::StrCat(ReplayCause(kind),
+                           ", so it replayed them while the originals were still on their way")
+        : kind == FaultKind::kBoltFailures
+            ? ReplayCause(kind)
+            : absl::StrCat(ReplayCause(kind),
+                           ", so the spout re-read from its last committed offset");
+    const std::string since = one_by_one ? "the records read above the committed offset"
+                                         : "the records read since that commit";
+    if (bound >= 0 && run.duplicated <= bound) {
+      absl::StrAppend(&how, "; duplicates are bounded by ", since, " (", bound, ")");
+    } else if (bound >= 0) {
+      absl::StrAppend(&how, "; the ", run.duplicated, " duplicates exceed ", since, " (", bound,
+                      "), so records were replayed more than once (at most ", run.max_copies,
+                      " copies of one)");
     }
+    clauses.push_back(std::move(how));
+    e.guide_sections.push_back(one_by_one ? kGuideTimeout : kGuideReplay);
   }
+}
+
+}  // namespace
+
+Explanation ExplainRun(const RunResult& run) {
+  Explanation e;
+  if (run.not_tested) {
+    e.sentence = absl::StrCat("Not tested: ", run.not_tested_reason,
+                              ", so this row shows nothing "
+                              "about ",
+                              run.guarantee, ".");
+    e.guide_sections.push_back(kGuideNotTested);
+    return e;
+  }
+  const std::optional<FaultKind> kind = KindOf(run);
+  std::vector<std::string> clauses;
+
+  ExplainLoss(run, kind, clauses, e);
+  ExplainDuplication(run, kind, clauses, e);
 
   if (clauses.empty()) {
     e.sentence = "Nothing was lost or duplicated.";

@@ -38,25 +38,9 @@ struct StudyOptions {
 // injects the fault at its seeded moment, waits until everything settles,
 // and diffs input, output and committed offsets. Returns one RunResult per
 // scenario x guarantee; an error only when the world itself cannot run.
-// Blocks; call from the main thread (it owns child processes).
+// Each scenario is a ScenarioRun (study/scenario_run.h). Blocks; call from
+// the main thread (it owns child processes).
 absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress& progress);
-
-// The Flux topology of one pipeline. Exposed for tests.
-struct PipelineSpec {
-  std::string name;        // topology name and spout id
-  std::string guarantee;   // at-least-once | at-most-once | no-guarantee
-  std::string topic;
-  std::string bootstrap_servers;
-  std::vector<std::string> zk_servers;  // for the spout's offsets
-  std::string zk_root;
-  std::string sink_log;
-  std::string dedup_sink_log;  // empty: no effectively-once sink
-  std::string fault_switch_file;
-  double fail_fraction = 0;
-  int64_t delay_micros = 0;
-  uint64_t seed = 1;
-};
-std::string PipelineTopologyYaml(const PipelineSpec& spec);
 
 }  // namespace tempest::study
 

@@ -13,6 +13,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "study/report_markdown.h"
+#include "study/results_json.h"
 #include "study/run_analysis.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,0 +1,23 @@
+#ifndef TEMPEST_STUDY_COMMITTED_OFFSETS_H_
+#define TEMPEST_STUDY_COMMITTED_OFFSETS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/coord/zk_session.h"
+
+namespace tempest::study {
+
+// The offsets the spout `spout_id` committed under kStudyOffsetsRoot, one per
+// partition (-1: absent or unreadable; 0 for every partition before its first
+// commit). Nullopt when ZooKeeper could not be read at all. Blocks on `zk`;
+// any thread that owns `zk` (the sampler, or the main thread for the final
+// read and the retention fault).
+std::optional<std::vector<int64_t>> ReadCommitted(coord::ZkSession& zk,
+                                                  const std::string& spout_id, int partitions);
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_COMMITTED_OFFSETS_H_

@@ -1,0 +1,152 @@
+#include "study/fault_injector.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+
+namespace tempest::study {
+
+absl::Status FaultInjector::Inject() {
+  injected_ = true;
+  start_s_ = targets_.Now();
+  switch (kind_) {
+    case FaultKind::kKillWorker:
+    case FaultKind::kPauseWorker:
+      return InjectIntoWorkers();
+    case FaultKind::kKillSupervisor:
+      KillSupervisorOfASpout();
+      break;
+    case FaultKind::kKillNimbus:
+      world_->KillNimbus();
+      break;
+    case FaultKind::kZkSessionExpiry:
+      world_->CutSpoutZooKeeper(true);
+      break;
+    case FaultKind::kKillZkLeader:
+      killed_zk_ = world_->zookeeper().LeaderIndex();
+      if (killed_zk_ < 0) return absl::UnavailableError("ZooKeeper has no leader to kill");
+      world_->zookeeper().Kill(killed_zk_);
+      break;
+    case FaultKind::kZkQuorumLoss:
+      return PauseZooKeeperQuorum();
+    case FaultKind::kKafkaBrokerDown:
+      return world_->kafka().SetBrokerDown(1);
+    case FaultKind::kRetention:
+      return InjectRetention();
+    case FaultKind::kBoltFailures:
+    case FaultKind::kSlowBolt:
+      return SwitchTransform(true);
+    case FaultKind::kRestartTopology: {
+      if (absl::Status s = targets_.KillTopologies(); !s.ok()) return s;
+      return targets_.SubmitTopologies();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjector::InjectIntoWorkers() {
+  std::vector<StudyWorld::Worker> workers = targets_.SpoutWorkers();
+  if (workers.empty()) targets_.Note("no spout worker was found to hit");
+  for (const StudyWorld::Worker& w : workers) {
+    if (kind_ == FaultKind::kKillWorker) {
+      ::kill(-w.pid, SIGKILL);
+    } else {
+      ::kill(w.pid, SIGSTOP);
+      paused_.push_back(w.pid);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void FaultInjector::KillSupervisorOfASpout() {
+  // Among the supervisors running spouts, one chosen by the seed.
+  std::vector<int> candidates;
+  for (const StudyWorld::Worker& w : targets_.SpoutWorkers()) candidates.push_back(w.supervisor);
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  if (candidates.empty()) candidates.push_back(0);
+  killed_supervisor_ = candidates[plan_.pick % candidates.size()];
+  world_->KillSupervisor(killed_supervisor_);
+}
+
+absl::Status FaultInjector::PauseZooKeeperQuorum() {
+  const int n = world_->zookeeper().size();
+  const int leader = std::max(world_->zookeeper().LeaderIndex(), 0);
+  paused_zk_ = {leader, static_cast<int>((leader + 1 + plan_.pick % (n - 1)) % n)};
+  for (int i : paused_zk_) world_->zookeeper().Pause(i);
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjector::InjectRetention() {
+  // Nothing is produced while the topologies die, so they cannot read past
+  // the fault; everything after it is big enough for retention to delete it
+  // unread.
+  targets_.HoldProduction(true);
+  absl::Status s = targets_.KillTopologies();
+  targets_.ProduceBigRecords();
+  targets_.HoldProduction(false);
+  return s;
+}
+
+absl::Status FaultInjector::SwitchTransform(bool on) {
+  if (on) {
+    std::ofstream file(switch_file_);
+    file << "on\n";
+    if (!file) return absl::InternalError(absl::StrCat("cannot write ", switch_file_));
+    return absl::OkStatus();
+  }
+  std::error_code ec;
+  std::filesystem::remove(switch_file_, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("cannot remove ", switch_file_, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjector::Heal() {
+  healed_ = true;
+  absl::Status status = absl::OkStatus();
+  switch (kind_) {
+    case FaultKind::kPauseWorker:
+      for (pid_t pid : paused_) ::kill(pid, SIGCONT);
+      break;
+    case FaultKind::kKillSupervisor:
+      if (killed_supervisor_ >= 0) status = world_->StartSupervisor(killed_supervisor_);
+      break;
+    case FaultKind::kKillNimbus:
+      status = world_->StartNimbus();
+      break;
+    case FaultKind::kZkSessionExpiry:
+      world_->CutSpoutZooKeeper(false);
+      break;
+    case FaultKind::kKillZkLeader:
+      if (killed_zk_ >= 0) status = world_->zookeeper().Restart(killed_zk_);
+      break;
+    case FaultKind::kZkQuorumLoss:
+      for (int i : paused_zk_) world_->zookeeper().Resume(i);
+      break;
+    case FaultKind::kKafkaBrokerDown:
+      status = world_->kafka().SetBrokerUp(1);
+      break;
+    case FaultKind::kRetention:
+      status = targets_.RecordRetentionLoss();
+      if (status.ok()) status = targets_.SubmitTopologies();
+      break;
+    case FaultKind::kBoltFailures:
+    case FaultKind::kSlowBolt:
+      status = SwitchTransform(false);
+      break;
+    case FaultKind::kKillWorker:
+    case FaultKind::kRestartTopology:
+      break;
+  }
+  end_s_ = targets_.Now();
+  return status;
+}
+
+}  // namespace tempest::study

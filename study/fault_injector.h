@@ -1,0 +1,92 @@
+#ifndef TEMPEST_STUDY_FAULT_INJECTOR_H_
+#define TEMPEST_STUDY_FAULT_INJECTOR_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "study/scenario.h"
+#include "study/study_world.h"
+
+namespace tempest::study {
+
+// What a fault needs from the scenario it hits, beyond the cluster's levers:
+// its own topologies, its producer and its clock. The scenario run implements
+// it; every call comes from the main thread.
+class FaultTargets {
+ public:
+  virtual ~FaultTargets() = default;
+  // Seconds since production started.
+  virtual double Now() const = 0;
+  // The workers running the scenario's spouts.
+  virtual std::vector<StudyWorld::Worker> SpoutWorkers() const = 0;
+  virtual absl::Status KillTopologies() = 0;
+  virtual absl::Status SubmitTopologies() = 0;
+  // Retention: production pauses while the topologies die, then goes on with
+  // records big enough for retention to delete them unread.
+  virtual void HoldProduction(bool held) = 0;
+  virtual void ProduceBigRecords() = 0;
+  // Retention: while the topologies are gone, records what was deleted
+  // between their committed offsets and the new log start.
+  virtual absl::Status RecordRetentionLoss() = 0;
+  // A remark every run of the scenario reports as a violation.
+  virtual void Note(std::string note) = 0;
+};
+
+// Injects one scenario's fault and heals it, per FaultKind, remembering what
+// it hit (paused pids, the killed supervisor or ZooKeeper server) so that
+// Heal undoes exactly that, and when each happened. Main thread only (it
+// signals and restarts the world's child processes). `world` is not touched
+// by the faults that only switch the transform or the topologies
+// (bolt-failures, slow-bolt, restart-topology, retention, kill-worker), so
+// it may be null for those.
+class FaultInjector {
+ public:
+  FaultInjector(StudyWorld* world, FaultKind kind, const FaultPlan& plan,
+                std::string switch_file, FaultTargets& targets)
+      : world_(world),
+        kind_(kind),
+        plan_(plan),
+        switch_file_(std::move(switch_file)),
+        targets_(targets) {}
+
+  // Marks the fault injected and its start time, then injects it. An error
+  // leaves it injected: Heal still undoes what did happen.
+  absl::Status Inject();
+  // Marks it healed, undoes it, then records the end time.
+  absl::Status Heal();
+
+  bool injected() const { return injected_; }
+  bool healed() const { return healed_; }
+  std::optional<double> start_s() const { return start_s_; }
+  std::optional<double> end_s() const { return end_s_; }
+
+ private:
+  absl::Status InjectIntoWorkers();
+  void KillSupervisorOfASpout();
+  absl::Status PauseZooKeeperQuorum();
+  absl::Status InjectRetention();
+  absl::Status SwitchTransform(bool on);
+
+  StudyWorld* world_;
+  const FaultKind kind_;
+  const FaultPlan plan_;
+  const std::string switch_file_;  // present while the transform fails or slows down
+  FaultTargets& targets_;
+
+  bool injected_ = false;
+  bool healed_ = false;
+  std::optional<double> start_s_;
+  std::optional<double> end_s_;
+  std::vector<pid_t> paused_;
+  int killed_supervisor_ = -1;
+  int killed_zk_ = -1;
+  std::vector<int> paused_zk_;
+};
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_FAULT_INJECTOR_H_

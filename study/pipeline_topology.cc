@@ -1,0 +1,106 @@
+#include "study/pipeline_topology.h"
+
+#include "absl/strings/str_cat.h"
+#include "study/study_world.h"  // YamlQuoted
+
+namespace tempest::study {
+namespace {
+
+std::string ShortName(const std::string& guarantee) {
+  if (guarantee == "at-least-once") return "alo";
+  if (guarantee == "at-most-once") return "amo";
+  return "none";
+}
+
+std::string SpoutGuarantee(const std::string& guarantee) {
+  if (guarantee == "at-least-once") return "AT_LEAST_ONCE";
+  if (guarantee == "at-most-once") return "AT_MOST_ONCE";
+  return "NO_GUARANTEE";
+}
+
+}  // namespace
+
+PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
+                         const PipelineSite& site) {
+  PipelineSpec spec;
+  spec.name = absl::StrCat("study-", scenario.name, "-", ShortName(guarantee));
+  spec.guarantee = guarantee;
+  spec.topic = site.topic;
+  spec.bootstrap_servers = site.bootstrap_servers;
+  spec.zk_servers = site.zk_servers;
+  spec.zk_root = kStudyOffsetsRoot;
+  spec.sink_log = (site.dir / guarantee / "sink.log").string();
+  if (guarantee == "at-least-once") {
+    spec.dedup_sink_log = (site.dir / guarantee / "dedup-sink.log").string();
+  }
+  spec.fault_switch_file = site.fault_switch_file;
+  spec.seed = site.seed;
+  if (scenario.fault == FaultKind::kBoltFailures) spec.fail_fraction = scenario.fail_fraction;
+  if (scenario.fault == FaultKind::kSlowBolt) spec.delay_micros = scenario.delay_ms * 1000;
+  return spec;
+}
+
+std::string PipelineTopologyYaml(const PipelineSpec& spec) {
+  std::string zk_servers;
+  for (const std::string& s : spec.zk_servers) {
+    absl::StrAppend(&zk_servers, zk_servers.empty() ? "" : ", ", YamlQuoted(s));
+  }
+  std::string yaml = absl::StrCat(
+      "# Written by `tempest study`: one guarantee's pipeline of one scenario.\n"
+      "name: ", spec.name, "\n",
+      "config:\n"
+      "  topology.workers: 2\n"
+      "  topology.acker.executors: 1\n"
+      "  topology.message.timeout.secs: 4\n"
+      "  topology.max.spout.pending: 1000\n"
+      "  topology.tick.tuple.freq.secs: 1\n"
+      "spouts:\n"
+      "  - id: kafka\n"
+      "    className: tempest.KafkaSpout\n"
+      "    parallelism: 1\n"
+      "    properties:\n"
+      "      - {name: bootstrap.servers, value: ", YamlQuoted(spec.bootstrap_servers), "}\n",
+      "      - {name: topics, value: ", YamlQuoted(spec.topic), "}\n",
+      "      - {name: zkServers, value: [", zk_servers, "]}\n",
+      "      - {name: zkRoot, value: ", YamlQuoted(spec.zk_root), "}\n",
+      "      - {name: id, value: ", YamlQuoted(spec.name), "}\n",
+      "      - {name: processingGuarantee, value: ", SpoutGuarantee(spec.guarantee), "}\n",
+      "      - {name: startOffsetTime, value: -2}\n"
+      "      - {name: stateUpdateIntervalMs, value: 500}\n"
+      "bolts:\n"
+      "  - id: transform\n"
+      "    className: tempest.IdentityBolt\n"
+      "    parallelism: 1\n"
+      "    properties:\n"
+      "      - {name: fields, value: [topic, partition, offset, key, value]}\n"
+      "      - {name: failFraction, value: ", spec.fail_fraction, "}\n",
+      "      - {name: delayMicros, value: ", spec.delay_micros, "}\n",
+      "      - {name: seed, value: ", spec.seed, "}\n",
+      "      - {name: faultSwitchFile, value: ", YamlQuoted(spec.fault_switch_file), "}\n",
+      "  - id: sink\n"
+      "    className: tempest.VerifierBolt\n"
+      "    parallelism: 1\n"
+      "    properties:\n"
+      "      - {name: field, value: value}\n"
+      "      - {name: logPath, value: ", YamlQuoted(spec.sink_log), "}\n");
+  if (!spec.dedup_sink_log.empty()) {
+    absl::StrAppend(&yaml,
+                    "  - id: dedup-sink\n"
+                    "    className: tempest.VerifierBolt\n"
+                    "    parallelism: 1\n"
+                    "    properties:\n"
+                    "      - {name: field, value: value}\n"
+                    "      - {name: dedup, value: true}\n"
+                    "      - {name: logPath, value: ", YamlQuoted(spec.dedup_sink_log), "}\n");
+  }
+  absl::StrAppend(&yaml,
+                  "streams:\n"
+                  "  - {from: kafka, to: transform, grouping: {type: SHUFFLE}}\n"
+                  "  - {from: transform, to: sink, grouping: {type: SHUFFLE}}\n");
+  if (!spec.dedup_sink_log.empty()) {
+    absl::StrAppend(&yaml, "  - {from: transform, to: dedup-sink, grouping: {type: SHUFFLE}}\n");
+  }
+  return yaml;
+}
+
+}  // namespace tempest::study

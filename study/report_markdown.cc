@@ -1,0 +1,247 @@
+#include "study/report_markdown.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "study/run_analysis.h"
+
+namespace tempest::study {
+
+std::string MarkdownCell(const std::string& text) {
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}});
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Formatting for report.md
+
+constexpr char kAbsent[] = "–";
+
+std::string Seconds(std::optional<double> s) {
+  if (!s.has_value() || !std::isfinite(*s)) return kAbsent;
+  return absl::StrFormat("%.1f", *s);
+}
+
+std::string Rate(double r) {
+  if (!std::isfinite(r)) return kAbsent;
+  // Whole records/s are precise enough above 10; below, the decimal matters.
+  return std::fabs(r) >= 10 ? absl::StrFormat("%.0f", r) : absl::StrFormat("%.1f", r);
+}
+
+std::string Cell(const std::string& text) { return MarkdownCell(text); }
+
+bool HasFault(const RunResult& run) { return run.fault_start_s.has_value(); }
+
+std::string ThroughputCell(const RunResult& run) {
+  // Without a fault there is no "during" or "after": a 0 there would read as
+  // a collapse, so it shows as absent (a value the runner did set is kept).
+  auto phase = [&](double v) { return !HasFault(run) && v == 0 ? std::string(kAbsent) : Rate(v); };
+  return absl::StrCat(Rate(run.throughput_before), " / ", phase(run.throughput_during), " / ",
+                      phase(run.throughput_after));
+}
+
+std::string DedupCell(const RunResult& run) {
+  if (!run.dedup_sink.has_value()) return kAbsent;
+  const DedupSinkResult& d = *run.dedup_sink;
+  return absl::StrCat(d.lost, " / ", d.duplicated, " (", d.deduplicated, " dropped)");
+}
+
+// Where the study guide is, relative to the Tempest source tree.
+constexpr char kGuidePath[] = "docs/study-guide.md";
+
+// The sentence explaining a run's loss and duplication, with links to the
+// guide's sections on the mechanisms it names.
+std::string WhyCell(const RunResult& run) {
+  const Explanation e = ExplainRun(run);
+  std::vector<std::string> links;
+  for (const std::string& section : e.guide_sections) {
+    const std::string link = absl::StrCat("[guide](", kGuidePath, "#", section, ")");
+    if (std::find(links.begin(), links.end(), link) != links.end()) continue;
+    links.push_back(link);
+  }
+  if (links.empty()) return Cell(e.sentence);
+  // The links go inside the sentence, before its full stop.
+  std::string sentence = e.sentence;
+  if (!sentence.empty() && sentence.back() == '.') sentence.pop_back();
+  return Cell(absl::StrCat(sentence, " (", absl::StrJoin(links, ", "), ")."));
+}
+
+// The table of the study's parameters.
+void AppendParameters(const StudyResults& r, std::string& md) {
+  absl::StrAppend(&md, "| parameter | value |\n|---|---|\n", "| seed | ", r.seed, " |\n",
+                  "| records per run | ", r.records, " |\n", "| production rate | ", Rate(r.rate),
+                  " records/s |\n", "| started | ",
+                  Cell(r.started_at.empty() ? kAbsent : r.started_at), " |\n", "| duration | ",
+                  Seconds(r.duration_s), " s |\n", "| runs | ", r.runs.size(), " |\n\n");
+}
+
+// The verdict line, with the count of runs that did not settle.
+void AppendVerdict(const StudyResults& r, const Verdict& verdict, std::string& md) {
+  const size_t runs = r.runs.size();
+  if (r.runs.empty()) {
+    md.append("**Verdict: no runs.**");
+  } else if (verdict.passed()) {
+    absl::StrAppend(&md, "**Verdict: all expectations held** (", runs, " runs).");
+  } else {
+    std::vector<std::string> parts;
+    if (verdict.violations > 0) {
+      parts.push_back(absl::StrCat(
+          "**Verdict: ", verdict.violations, verdict.violations == 1 ? " violation" : " violations",
+          "** in ", verdict.runs_violating, " of ", runs, " runs (see [Violations](#violations))"));
+    }
+    if (verdict.not_tested > 0) {
+      parts.push_back(absl::StrCat(
+          verdict.violations > 0 ? "**" : "**Verdict: failed, ", verdict.not_tested, " of ", runs,
+          runs == 1 ? " run" : " runs",
+          " not tested**: the fault fired before the pipeline flowed or nothing was measured, so "
+          "the expectations held only vacuously (see [Not tested](#not-tested))"));
+    }
+    absl::StrAppend(&md, absl::StrJoin(parts, "; and "), ".");
+  }
+  const size_t unsettled = verdict.unsettled;
+  if (unsettled > 0) {
+    absl::StrAppend(&md, " ", unsettled,
+                    unsettled == 1 ? " run did not settle before its deadline (marked †): its"
+                                   : " runs did not settle before their deadline (marked †): their",
+                    " counts may be incomplete.");
+  }
+}
+
+// One table row per run.
+void AppendRuns(const StudyResults& r, std::string& md) {
+  absl::StrAppend(
+      &md,
+      "The last column says which mechanism caused each row's loss or duplication and what "
+      "bounds it; the [study guide](",
+      kGuidePath,
+      ") (in the Tempest sources) explains each one. A row marked ‡ was not tested.\n\n");
+  md.append(
+      "| scenario | guarantee | lost | expected loss | duplicated | max copies | replayed | "
+      "offset regressions | commit blocked (s) | recovery (s) | "
+      "throughput before / during / after (rec/s) | dedup sink lost / dup | why |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+  for (const RunResult& run : r.runs) {
+    absl::StrAppend(&md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee),
+                    run.quiesced ? "" : " †", run.not_tested ? " ‡" : "", " | ", run.lost, " | ",
+                    run.expected_loss, " | ", run.duplicated, " | ", run.max_copies, " | ",
+                    run.replayed, " | ", run.offset_regressions, " | ",
+                    Seconds(run.commit_blocked_s), " | ", Seconds(run.recovery_s), " | ",
+                    ThroughputCell(run), " | ", DedupCell(run), " | ", WhyCell(run), " |\n");
+  }
+  md.append("\n");
+}
+
+void AppendViolations(const StudyResults& r, const Verdict& verdict, std::string& md) {
+  if (verdict.violations == 0) return;
+  md.append("## Violations\n\n");
+  for (const RunResult& run : r.runs) {
+    for (const std::string& v : run.violations) {
+      absl::StrAppend(&md, "- **", run.scenario, " / ", run.guarantee, "**: ", v, "\n");
+    }
+  }
+  md.append("\n");
+}
+
+void AppendNotTested(const StudyResults& r, const Verdict& verdict, std::string& md) {
+  if (verdict.not_tested > 0) {
+    md.append(
+        "## Not tested\n\n"
+        "These runs measured nothing their guarantee could break, so their figures prove "
+        "nothing and the verdict fails. Run them with more records or a slower rate so that "
+        "records flow before the fault.\n\n");
+    for (const RunResult& run : r.runs) {
+      if (!run.not_tested) continue;
+      absl::StrAppend(&md, "- **", run.scenario, " / ", run.guarantee,
+                      "**: ", Cell(run.not_tested_reason), "\n");
+    }
+    md.append("\n");
+  }
+}
+
+void AppendCharts(const std::vector<std::string>& charts, const std::string& charts_error,
+                  const std::vector<std::pair<std::string, std::string>>& timeline_of,
+                  std::string& md) {
+  md.append("## Charts\n\n");
+  if (!charts_error.empty()) {
+    absl::StrAppend(&md, "Some charts could not be drawn: ", charts_error,
+                    ". Their data and gnuplot scripts are in `plot/` (re-plot with "
+                    "`cd plot && gnuplot *.gp`).\n\n");
+  }
+  auto drawn = [&](const std::string& png) {
+    return std::find(charts.begin(), charts.end(), png) != charts.end();
+  };
+  if (drawn("loss-duplicates.png")) {
+    md.append("![Lost and duplicated records by scenario and guarantee](loss-duplicates.png)\n\n");
+  }
+  for (const auto& [scenario, png] : timeline_of) {
+    if (!drawn(png)) continue;
+    absl::StrAppend(&md, "### ", scenario, "\n\n![", scenario,
+                    ": sink throughput and commit lag over time](", png, ")\n\n");
+  }
+}
+
+void AppendHowToRead(std::string& md) {
+  md.append(
+      "## How to read this\n\n"
+      "Each scenario injects one fault into a real cluster once per delivery guarantee, while a "
+      "fixed number of numbered records is produced; the sink's output is then diffed against "
+      "the input. **Lost** records never reached the sink (at-least-once must lose none; "
+      "**expected loss** is what the scenario destroys on purpose, e.g. records deleted by "
+      "retention before they were read). **Duplicated** counts extra copies (received minus "
+      "distinct), **max copies** the most copies of one record and **replayed** the distinct "
+      "records received more than once; at-most-once must have none. **Offset regressions** "
+      "count a committed offset seen going backwards; **commit blocked** is the longest time "
+      "commits stood still while there was lag. **Recovery** is the time from the fault to the "
+      "sink's first new record after the sink stood still (0 when it never stood still, – when "
+      "it never resumed), and throughput is the sink's rate before the fault, until "
+      "recovery, and after. A run is **not tested** (‡) when the fault fired before any record "
+      "reached the sink or nothing was measured; it fails the verdict whatever its figures. The "
+      "**dedup sink** (at-least-once runs) applies each record once: "
+      "its lost / duplicated must be 0, and \"dropped\" counts the replays it recognised. In "
+      "the charts, the loss/duplicates bars use a log scale that keeps 0 at the bottom (each "
+      "bar is labelled with its count); the timelines show the sink's throughput averaged over "
+      "about 1 s next to the rate records were produced at (until production ended) and the "
+      "commit lag (records produced but not yet committed), with each run's fault window "
+      "shaded and an instantaneous fault (a kill) drawn as a solid vertical line. The raw numbers, "
+      "including the per-sample "
+      "series, are in `results.json`.\n");
+}
+
+}  // namespace
+
+Verdict VerdictOf(const StudyResults& r) {
+  Verdict v;
+  v.runs = r.runs.size();
+  for (const RunResult& run : r.runs) {
+    v.violations += run.violations.size();
+    v.runs_violating += run.violations.empty() ? 0 : 1;
+    v.not_tested += run.not_tested ? 1 : 0;
+    v.unsettled += run.quiesced ? 0 : 1;
+  }
+  return v;
+}
+
+
+std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>& charts,
+                           const std::string& charts_error,
+                           const std::vector<std::pair<std::string, std::string>>& timeline_of) {
+  std::string md = "# Tempest delivery-guarantee study\n\n";
+  AppendParameters(r, md);
+  const Verdict verdict = VerdictOf(r);
+  AppendVerdict(r, verdict, md);
+  md.append("\n\n## Runs\n\n");
+  AppendRuns(r, md);
+  AppendViolations(r, verdict, md);
+  AppendNotTested(r, verdict, md);
+  AppendCharts(charts, charts_error, timeline_of, md);
+  AppendHowToRead(md);
+  return md;
+}
+
+}  // namespace tempest::study

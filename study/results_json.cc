@@ -1,0 +1,435 @@
+#include "study/results_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "study/run_analysis.h"
+
+namespace tempest::study {
+namespace {
+
+// ordered_json keeps the fields in the order written, so results.json reads
+// top-down like the struct.
+using Json = nlohmann::ordered_json;
+
+// ---------------------------------------------------------------------------
+// results.json
+
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json OptionalNumber(const std::optional<double>& v) {
+  return v.has_value() ? Number(*v) : Json(nullptr);
+}
+
+Json RunToJson(const RunResult& run) {
+  Json j = Json::object();
+  j["scenario"] = run.scenario;
+  j["guarantee"] = run.guarantee;
+  j["fault"] = run.fault;
+  j["records"] = run.records;
+  j["lost"] = run.lost;
+  j["duplicated"] = run.duplicated;
+  j["max_copies"] = run.max_copies;
+  j["replayed"] = run.replayed;
+  j["offset_regressions"] = run.offset_regressions;
+  j["committed_not_processed"] = run.committed_not_processed;
+  j["processed_not_committed"] = run.processed_not_committed;
+  j["commit_blocked_s"] = Number(run.commit_blocked_s);
+  j["fault_planned_s"] = OptionalNumber(run.fault_planned_s);
+  j["fault_start_s"] = OptionalNumber(run.fault_start_s);
+  j["fault_held_for_flow"] = run.fault_held_for_flow;
+  j["fault_end_s"] = OptionalNumber(run.fault_end_s);
+  j["recovery_s"] = OptionalNumber(run.recovery_s);
+  j["throughput_before"] = Number(run.throughput_before);
+  j["throughput_during"] = Number(run.throughput_during);
+  j["throughput_after"] = Number(run.throughput_after);
+  j["expected_loss"] = run.expected_loss;
+  j["quiesced"] = run.quiesced;
+  if (run.dedup_sink.has_value()) {
+    j["dedup_sink"] = Json{{"lost", run.dedup_sink->lost},
+                           {"duplicated", run.dedup_sink->duplicated},
+                           {"deduplicated", run.dedup_sink->deduplicated},
+                           {"expected_loss", run.dedup_sink->expected_loss}};
+  } else {
+    j["dedup_sink"] = nullptr;
+  }
+  j["not_tested"] = run.not_tested;
+  j["not_tested_reason"] = run.not_tested_reason;
+  j["violations"] = run.violations;
+  Json samples = Json::array();
+  for (const Sample& s : run.samples) {
+    samples.push_back(Json::array({Number(s.t_s), s.sink_received, s.committed, s.log_end}));
+  }
+  j["samples"] = std::move(samples);
+  return j;
+}
+
+// One value as compact JSON. Invalid UTF-8 in a string (it would make
+// nlohmann throw) is replaced rather than failing the report.
+std::string Compact(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Like dump(2), except that an array of numbers (a sample) stays on one line:
+// a run has thousands of samples and one number per line would make
+// results.json unreadable.
+void AppendPretty(const Json& j, int indent, std::string* out) {
+  const std::string pad(static_cast<size_t>(indent) + 2, ' ');
+  if (j.is_object()) {
+    if (j.empty()) {
+      out->append("{}");
+      return;
+    }
+    out->append("{\n");
+    bool first = true;
+    for (const auto& [key, value] : j.items()) {
+      if (!first) out->append(",\n");
+      first = false;
+      absl::StrAppend(out, pad, Compact(Json(key)), ": ");
+      AppendPretty(value, indent + 2, out);
+    }
+    absl::StrAppend(out, "\n", std::string(static_cast<size_t>(indent), ' '), "}");
+  } else if (j.is_array()) {
+    const bool numbers =
+        std::all_of(j.begin(), j.end(), [](const Json& e) { return e.is_number() || e.is_null(); });
+    if (j.empty() || numbers) {
+      out->append("[");
+      bool first = true;
+      for (const Json& e : j) {
+        if (!first) out->append(", ");
+        first = false;
+        out->append(Compact(e));
+      }
+      out->append("]");
+      return;
+    }
+    out->append("[\n");
+    bool first = true;
+    for (const Json& e : j) {
+      if (!first) out->append(",\n");
+      first = false;
+      out->append(pad);
+      AppendPretty(e, indent + 2, out);
+    }
+    absl::StrAppend(out, "\n", std::string(static_cast<size_t>(indent), ' '), "]");
+  } else {
+    out->append(Compact(j));
+  }
+}
+
+// Reads the fields of one JSON object into plain values, naming the object
+// in errors. Keeps the first error and ignores later calls, so a parser can
+// read every field and check status() once.
+class FieldReader {
+ public:
+  FieldReader(const Json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  const absl::Status& status() const { return status_; }
+
+  void Int(const char* key, int64_t* out) {
+    const Json* v = Required(key);
+    if (v != nullptr) ToInt(*v, absl::StrCat("\"", key, "\""), out);
+  }
+
+  void Uint(const char* key, uint64_t* out) {
+    const Json* v = Required(key);
+    if (v == nullptr) return;
+    if (v->is_number_unsigned()) {
+      *out = v->get<uint64_t>();
+    } else {
+      Fail(absl::StrCat("\"", key, "\" must be a non-negative integer, got ", Describe(*v)));
+    }
+  }
+
+  // A null reads as NaN: that is how a non-finite value is written.
+  void Double(const char* key, double* out) {
+    const Json* v = Required(key);
+    if (v == nullptr) return;
+    if (v->is_null()) {
+      *out = std::numeric_limits<double>::quiet_NaN();
+    } else if (v->is_number()) {
+      *out = v->get<double>();
+    } else {
+      Fail(absl::StrCat("\"", key, "\" must be a number, got ", Describe(*v)));
+    }
+  }
+
+  void OptionalDouble(const char* key, std::optional<double>* out) {
+    out->reset();
+    if (!status_.ok()) return;
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return;
+    if (!it->is_number()) {
+      Fail(absl::StrCat("\"", key, "\" must be a number or null, got ", Describe(*it)));
+      return;
+    }
+    *out = it->get<double>();
+  }
+
+  void String(const char* key, std::string* out) {
+    const Json* v = Required(key);
+    if (v == nullptr) return;
+    if (v->is_string()) {
+      *out = v->get<std::string>();
+    } else {
+      Fail(absl::StrCat("\"", key, "\" must be a string, got ", Describe(*v)));
+    }
+  }
+
+  void Bool(const char* key, bool* out) {
+    const Json* v = Required(key);
+    if (v == nullptr) return;
+    if (v->is_boolean()) {
+      *out = v->get<bool>();
+    } else {
+      Fail(absl::StrCat("\"", key, "\" must be true or false, got ", Describe(*v)));
+    }
+  }
+
+  // The value under `key` if it is an array; nullptr (and an error) if not.
+  const Json* Array(const char* key) {
+    const Json* v = Required(key);
+    if (v == nullptr) return nullptr;
+    if (!v->is_array()) {
+      Fail(absl::StrCat("\"", key, "\" must be a list, got ", Describe(*v)));
+      return nullptr;
+    }
+    return v;
+  }
+
+  // `what` names the value in the error (a key, or "samples[3][1]").
+  void ToInt(const Json& v, const std::string& what, int64_t* out) {
+    if (!status_.ok()) return;
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        Fail(absl::StrCat(what, " is out of range: ", u));
+        return;
+      }
+      *out = static_cast<int64_t>(u);
+    } else if (v.is_number_integer()) {
+      *out = v.get<int64_t>();
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+               v.get<double>() == std::floor(v.get<double>()) &&
+               std::fabs(v.get<double>()) < 9.2e18) {
+      // Tolerated so a file rewritten by another tool ("3.0") still reads.
+      *out = static_cast<int64_t>(v.get<double>());
+    } else {
+      Fail(absl::StrCat(what, " must be an integer, got ", Describe(v)));
+    }
+  }
+
+  void Fail(const std::string& message) {
+    if (status_.ok()) status_ = absl::InvalidArgumentError(absl::StrCat(where_, ": ", message));
+  }
+
+  static std::string Describe(const Json& v) {
+    if (v.is_string() || v.is_number() || v.is_boolean() || v.is_null()) {
+      std::string text = Compact(v);
+      if (text.size() > 40) text = absl::StrCat(text.substr(0, 37), "...");
+      return absl::StrCat(v.type_name(), " ", text);
+    }
+    return v.type_name();
+  }
+
+ private:
+  const Json* Required(const char* key) {
+    if (!status_.ok()) return nullptr;
+    auto it = object_.find(key);
+    if (it == object_.end()) {
+      Fail(absl::StrCat("\"", key, "\" is missing"));
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  const Json& object_;
+  std::string where_;
+  absl::Status status_;
+};
+
+// The run's figures below its name: every plain field up to `quiesced`.
+void ReadRunFigures(const Json& j, FieldReader& f, RunResult& run) {
+  f.String("fault", &run.fault);
+  f.Int("records", &run.records);
+  f.Int("lost", &run.lost);
+  f.Int("duplicated", &run.duplicated);
+  f.Int("max_copies", &run.max_copies);
+  f.Int("replayed", &run.replayed);
+  f.Int("offset_regressions", &run.offset_regressions);
+  f.Int("committed_not_processed", &run.committed_not_processed);
+  f.Int("processed_not_committed", &run.processed_not_committed);
+  f.Double("commit_blocked_s", &run.commit_blocked_s);
+  f.OptionalDouble("fault_planned_s", &run.fault_planned_s);
+  f.OptionalDouble("fault_start_s", &run.fault_start_s);
+  // Absent in results written before faults waited for the pipelines.
+  if (j.contains("fault_held_for_flow")) f.Bool("fault_held_for_flow", &run.fault_held_for_flow);
+  f.OptionalDouble("fault_end_s", &run.fault_end_s);
+  f.OptionalDouble("recovery_s", &run.recovery_s);
+  f.Double("throughput_before", &run.throughput_before);
+  f.Double("throughput_during", &run.throughput_during);
+  f.Double("throughput_after", &run.throughput_after);
+  f.Int("expected_loss", &run.expected_loss);
+  f.Bool("quiesced", &run.quiesced);
+}
+
+// `dedup_sink`: an object, or null or absent for runs without one.
+absl::Status ReadDedupSink(const Json& j, const std::string& where, RunResult& run) {
+  auto it = j.find("dedup_sink");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"dedup_sink\" must be an object or null, got ", FieldReader::Describe(*it)));
+  }
+  DedupSinkResult dedup;
+  FieldReader d(*it, absl::StrCat(where, ": dedup_sink"));
+  d.Int("lost", &dedup.lost);
+  d.Int("duplicated", &dedup.duplicated);
+  d.Int("deduplicated", &dedup.deduplicated);
+  // Older results have no expected_loss for the dedup sink: 0.
+  if (it->contains("expected_loss")) d.Int("expected_loss", &dedup.expected_loss);
+  if (!d.status().ok()) return d.status();
+  run.dedup_sink = dedup;
+  return absl::OkStatus();
+}
+
+void ReadViolations(FieldReader& f, RunResult& run) {
+  const Json* violations = f.Array("violations");
+  if (violations == nullptr) return;
+  for (size_t i = 0; i < violations->size(); ++i) {
+    const Json& v = (*violations)[i];
+    if (!v.is_string()) {
+      f.Fail(absl::StrCat("violations[", i, "] must be a string, got ", FieldReader::Describe(v)));
+      break;
+    }
+    run.violations.push_back(v.get<std::string>());
+  }
+}
+
+void ReadSamples(FieldReader& f, RunResult& run) {
+  const Json* samples = f.Array("samples");
+  if (samples == nullptr) return;
+  run.samples.reserve(samples->size());
+  for (size_t i = 0; i < samples->size() && f.status().ok(); ++i) {
+    const Json& s = (*samples)[i];
+    if (!s.is_array() || s.size() != 4) {
+      f.Fail(absl::StrCat("samples[", i, "] must be [t_s, sink_received, committed, log_end], got ",
+                          FieldReader::Describe(s)));
+      break;
+    }
+    Sample sample;
+    if (s[0].is_number()) {
+      sample.t_s = s[0].get<double>();
+    } else {
+      f.Fail(absl::StrCat("samples[", i, "][0] (t_s) must be a number, got ",
+                          FieldReader::Describe(s[0])));
+    }
+    f.ToInt(s[1], absl::StrCat("samples[", i, "][1] (sink_received)"), &sample.sink_received);
+    f.ToInt(s[2], absl::StrCat("samples[", i, "][2] (committed)"), &sample.committed);
+    f.ToInt(s[3], absl::StrCat("samples[", i, "][3] (log_end)"), &sample.log_end);
+    run.samples.push_back(sample);
+  }
+}
+
+// Results written before runs were marked have no not_tested: derive it, so
+// that an old vacuous run does not pass when its report is redrawn.
+void ReadNotTested(const Json& j, FieldReader& f, RunResult& run) {
+  if (!f.status().ok()) return;
+  if (!j.contains("not_tested")) {
+    MarkNotTested(run);
+    return;
+  }
+  f.Bool("not_tested", &run.not_tested);
+  if (auto it = j.find("not_tested_reason"); it != j.end() && !it->is_null()) {
+    f.String("not_tested_reason", &run.not_tested_reason);
+  }
+  if (f.status().ok() && run.not_tested && run.not_tested_reason.empty()) {
+    run.not_tested_reason = "marked not tested";
+  }
+  if (!run.not_tested) run.not_tested_reason.clear();
+}
+
+absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
+  std::string where = absl::StrCat("study results: runs[", index, "]");
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " must be an object, got ", FieldReader::Describe(j)));
+  }
+  RunResult run;
+  {
+    // Name the run in later errors when it names itself.
+    FieldReader names(j, where);
+    names.String("scenario", &run.scenario);
+    names.String("guarantee", &run.guarantee);
+    if (!names.status().ok()) return names.status();
+    absl::StrAppend(&where, " (", run.scenario, ", ", run.guarantee, ")");
+  }
+  FieldReader f(j, where);
+  ReadRunFigures(j, f, run);
+  if (!f.status().ok()) return f.status();
+  if (absl::Status s = ReadDedupSink(j, where, run); !s.ok()) return s;
+  ReadViolations(f, run);
+  ReadSamples(f, run);
+  ReadNotTested(j, f, run);
+  if (!f.status().ok()) return f.status();
+  return run;
+}
+
+}  // namespace
+
+std::string ResultsToJson(const StudyResults& r) {
+  Json j = Json::object();
+  j["seed"] = r.seed;
+  j["records"] = r.records;
+  j["rate"] = Number(r.rate);
+  j["started_at"] = r.started_at;
+  j["duration_s"] = Number(r.duration_s);
+  Json runs = Json::array();
+  for (const RunResult& run : r.runs) runs.push_back(RunToJson(run));
+  j["runs"] = std::move(runs);
+  std::string out;
+  AppendPretty(j, 0, &out);
+  out.append("\n");
+  return out;
+}
+
+absl::StatusOr<StudyResults> ResultsFromJson(std::string_view text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("study results are not valid JSON: ", e.what()));
+  }
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("study results must be a JSON object, got ", FieldReader::Describe(j)));
+  }
+  StudyResults r;
+  FieldReader f(j, "study results");
+  f.Uint("seed", &r.seed);
+  f.Int("records", &r.records);
+  f.Double("rate", &r.rate);
+  f.String("started_at", &r.started_at);
+  f.Double("duration_s", &r.duration_s);
+  const Json* runs = f.Array("runs");
+  if (!f.status().ok()) return f.status();
+  r.runs.reserve(runs->size());
+  for (size_t i = 0; i < runs->size(); ++i) {
+    absl::StatusOr<RunResult> run = RunFromJson((*runs)[i], i);
+    if (!run.ok()) return run.status();
+    r.runs.push_back(*std::move(run));
+  }
+  return r;
+}
+
+
+}  // namespace tempest::study

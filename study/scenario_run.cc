@@ -1,0 +1,407 @@
+#include "study/scenario_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "bolts/verification_report.h"
+#include "common/coord/zk_session.h"
+#include "spout/offset_admin.h"
+#include "study/committed_offsets.h"
+
+namespace tempest::study {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Runs `tempest` commands side by side and waits for all of them; the first
+// failure is returned.
+absl::Status RunTogether(StudyWorld& world, const std::vector<std::vector<std::string>>& runs) {
+  std::vector<StudyWorld::Command> commands;
+  for (const std::vector<std::string>& args : runs) {
+    absl::StatusOr<StudyWorld::Command> c = world.StartTempest(args);
+    if (!c.ok()) return c.status();
+    commands.push_back(*std::move(c));
+  }
+  absl::Status first = absl::OkStatus();
+  for (StudyWorld::Command& c : commands) {
+    absl::StatusOr<std::string> out = world.Finish(c, seconds(120));
+    if (!out.ok() && first.ok()) first = out.status();
+  }
+  return first;
+}
+
+// A ZooKeeper session to the world's ensemble for the main thread's reads.
+absl::StatusOr<std::unique_ptr<coord::ZkSession>> ConnectZk(StudyWorld& world) {
+  coord::ZkSession::Options o;
+  o.connect_string = world.zk_connect();
+  return coord::ZkSession::Create(o);
+}
+
+// The copies each record reached `log` with; none when it cannot be read.
+DeliveryCounts CountsOrNone(const std::string& log, int64_t records) {
+  absl::StatusOr<DeliveryCounts> counts = CountDeliveries({log}, records);
+  if (!counts.ok()) return DeliveryCounts{std::vector<uint32_t>(records, 0), 0, 0};
+  return *std::move(counts);
+}
+
+}  // namespace
+
+ScenarioRun::ScenarioRun(StudyWorld& world, const StudyOptions& options,
+                         const Scenario& scenario, StudyProgress& progress)
+    : world_(world),
+      options_(options),
+      scenario_(scenario),
+      progress_(progress),
+      topic_(absl::StrCat("study-", scenario.name)),
+      dir_(std::filesystem::path(options.out_dir) / "runs" / scenario.name),
+      production_s_(static_cast<double>(options.records) / options.rate),
+      plan_(PlanFault(scenario, options.seed, production_s_)),
+      switch_file_((dir_ / "fault-on").string()),
+      injector_(&world, scenario.fault, plan_, switch_file_, *this) {
+  layout_.records = options.records;
+  layout_.partitions = options.partitions;
+}
+
+double ScenarioRun::Now() const {
+  return std::chrono::duration<double>(Clock::now() - t0_).count();
+}
+
+absl::Status ScenarioRun::Prepare() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir_.string()));
+  if (absl::Status s = world_.kafka().CreateTopic({topic_, options_.partitions}); !s.ok()) {
+    return s;
+  }
+  PipelineSite site;
+  site.topic = topic_;
+  site.bootstrap_servers = world_.bootstrap_servers();
+  site.zk_servers = world_.spout_zk_servers();
+  site.dir = dir_;
+  site.fault_switch_file = switch_file_;
+  site.seed = options_.seed;
+  for (const std::string& g : options_.guarantees) {
+    Pipeline p;
+    p.spec = PipelineFor(scenario_, g, site);
+    std::filesystem::create_directories(dir_ / g, ec);
+    p.yaml_path = (dir_ / g / "topology.yaml").string();
+    std::ofstream yaml(p.yaml_path);
+    yaml << PipelineTopologyYaml(p.spec);
+    if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", p.yaml_path));
+    pipelines_.push_back(std::move(p));
+  }
+  PacedProducer::Options po;
+  po.bootstrap_servers = world_.bootstrap_servers();
+  po.topic = topic_;
+  po.layout = layout_;
+  po.rate = options_.rate;
+  producer_ = std::make_unique<PacedProducer>(std::move(po));
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ScenarioRun::OurTopologies() const {
+  std::vector<std::string> names;
+  for (const Pipeline& p : pipelines_) names.push_back(p.spec.name);
+  return names;
+}
+
+absl::Status ScenarioRun::SubmitTopologies() {
+  std::vector<std::vector<std::string>> runs;
+  for (const Pipeline& p : pipelines_) runs.push_back({"submit", p.yaml_path, "--until-running"});
+  return RunTogether(world_, runs);
+}
+
+absl::Status ScenarioRun::KillTopologies() {
+  std::vector<std::vector<std::string>> runs;
+  for (const std::string& name : OurTopologies()) {
+    runs.push_back({"kill", name, "-w", "0", "--until-removed"});
+  }
+  return RunTogether(world_, runs);
+}
+
+std::vector<StudyWorld::Worker> ScenarioRun::SpoutWorkers() const {
+  // Topology ids start with the topology's name.
+  std::vector<StudyWorld::Worker> out;
+  for (const StudyWorld::Worker& w : world_.Workers()) {
+    if (w.kafka_partitions == 0) continue;
+    for (const Pipeline& p : pipelines_) {
+      if (w.topology_id.rfind(p.spec.name + "-", 0) == 0) out.push_back(w);
+    }
+  }
+  return out;
+}
+
+absl::Status ScenarioRun::WaitSpoutsReady(std::chrono::seconds timeout) {
+  const auto until = Clock::now() + timeout;
+  while (Clock::now() < until) {
+    int ready = 0;
+    std::vector<StudyWorld::Worker> workers = SpoutWorkers();
+    for (const Pipeline& p : pipelines_) {
+      for (const StudyWorld::Worker& w : workers) {
+        if (w.topology_id.rfind(p.spec.name + "-", 0) == 0 &&
+            w.kafka_partitions == options_.partitions) {
+          ++ready;
+          break;
+        }
+      }
+    }
+    if (ready == static_cast<int>(pipelines_.size())) return absl::OkStatus();
+    if (options_.stop_requested()) return absl::CancelledError("stopped");
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the spouts of ", scenario_.name, " did not read their partitions within ",
+      timeout.count(), " s; see ", world_.options().dir, "/logs and the supervisors' worker logs"));
+}
+
+absl::Status ScenarioRun::StartTopologies() {
+  if (absl::Status s = Prepare(); !s.ok()) return s;
+  if (absl::Status s = SubmitTopologies(); !s.ok()) {
+    (void)KillTopologies();  // those that did start
+    return s;
+  }
+  if (absl::Status s = WaitSpoutsReady(seconds(90)); !s.ok()) {
+    (void)KillTopologies();
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+void ScenarioRun::StartSampler() {
+  Sampler::Options so;
+  so.zk_connect = world_.zk_connect();
+  for (const Pipeline& p : pipelines_) so.pipelines.push_back({p.spec.name, p.spec.sink_log});
+  so.partitions = options_.partitions;
+  so.records = options_.records;
+  so.log_end = [producer = producer_.get()] { return producer->LogEnd(); };
+  sampler_ = std::make_unique<Sampler>(std::move(so));
+  sampler_->Start(t0_);
+}
+
+void ScenarioRun::StartProducer() { producer_->Start(t0_); }
+
+absl::Status ScenarioRun::RecordRetentionLoss() {
+  // The topologies are gone: their committed offsets stand still. What lies
+  // between them and the new log start was deleted unprocessed.
+  absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = ConnectZk(world_);
+  if (!zk.ok()) return zk.status();
+  if (absl::Status s = (*zk)->WaitConnected(seconds(20)); !s.ok()) return s;
+  std::vector<int64_t> log_start(options_.partitions, 0);
+  for (int p = 0; p < options_.partitions; ++p) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> marks =
+        spout::KafkaWatermarks(world_.bootstrap_servers(), topic_, p, seconds(10));
+    if (!marks.ok()) return marks.status();
+    log_start[p] = marks->first;
+  }
+  for (Pipeline& p : pipelines_) {
+    std::optional<std::vector<int64_t>> committed =
+        ReadCommitted(**zk, p.spec.name, options_.partitions);
+    if (!committed.has_value()) return absl::UnavailableError("cannot read committed offsets");
+    p.expected_loss = UnreceivedInRanges(CountsOrNone(p.spec.sink_log, options_.records), layout_,
+                                         *committed, log_start);
+    if (!p.spec.dedup_sink_log.empty()) {
+      p.dedup_expected_loss =
+          UnreceivedInRanges(CountsOrNone(p.spec.dedup_sink_log, options_.records), layout_,
+                             *committed, log_start);
+    }
+  }
+  (*zk)->Close();
+  return absl::OkStatus();
+}
+
+absl::Status ScenarioRun::MaybeInject(double t) {
+  // The fault waits past its planned moment for the pipelines to flow (a
+  // slow start on a loaded machine would otherwise make the run test
+  // nothing), but never past the end of production.
+  if (injector_.injected() || t < plan_.start_s ||
+      !(sampler_->AllSinksFlowing() || producer_->done())) {
+    return absl::OkStatus();
+  }
+  fault_held_for_flow_ =
+      t - plan_.start_s > 2 * std::chrono::duration<double>(Sampler::kEvery).count();
+  absl::Status status = injector_.Inject();
+  progress_.Phase(absl::StrCat(std::string(FaultKindName(scenario_.fault)), " injected at ",
+                               absl::StrCat(std::round(*injector_.start_s() * 10) / 10), " s"));
+  return status;
+}
+
+bool ScenarioRun::HealDue(bool producing) const {
+  // Retention holds its fault until production ends; the others for their
+  // duration.
+  if (scenario_.fault == FaultKind::kRetention) return !producing;
+  return Now() >= *injector_.start_s() + plan_.duration_s;
+}
+
+absl::Status ScenarioRun::DriveFault() {
+  const double expected_total = production_s_ + plan_.start_s + plan_.duration_s + 10;
+  std::optional<double> all_done_at;
+  while (true) {
+    if (options_.stop_requested()) {
+      producer_->Stop();
+      return absl::CancelledError("stopped");
+    }
+    const double t = Now();
+    if (absl::Status s = MaybeInject(t); !s.ok()) return s;
+    const bool producing = !producer_->done();
+    if (!producing && !production_end_s_.has_value()) production_end_s_ = Now();
+    if (injector_.injected() && !injector_.healed() && HealDue(producing)) {
+      absl::Status s = injector_.Heal();
+      progress_.Phase("healed; waiting for the pipelines to settle");
+      if (!s.ok()) return s;
+    }
+    if (injector_.healed() && !producing) {
+      if (sampler_->Settled(production_end_s_)) {
+        quiesced_ = true;
+        return absl::OkStatus();
+      }
+      if (!all_done_at.has_value()) all_done_at = Now();
+      if (Now() - *all_done_at > options_.settle_timeout_s) {
+        notes_.push_back(absl::StrCat("did not settle within ", options_.settle_timeout_s, " s"));
+        return absl::OkStatus();
+      }
+    }
+    progress_.Update(std::min(t / expected_total, 1.0),
+                     producing ? absl::StrCat(static_cast<int>(t), " s") : "settling");
+    // Wake up on time for the planned fault; otherwise check every 100 ms.
+    double wait_s = 0.1;
+    if (!injector_.injected() && Now() < plan_.start_s) {
+      wait_s = std::clamp(plan_.start_s - Now(), 0.0, 0.1);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+  }
+}
+
+absl::Status ScenarioRun::StopAll(const absl::Status& fault_status) {
+  // Whatever happened, leave the world whole for the next scenario.
+  if (!fault_status.ok()) producer_->Stop();
+  const bool healed_in_loop = injector_.healed();
+  absl::Status heal_status = absl::OkStatus();
+  if (injector_.injected() && !healed_in_loop) heal_status = injector_.Heal();
+  if (healed_in_loop && !fault_status.ok() && !absl::IsCancelled(fault_status)) {
+    heal_status = fault_status;
+  }
+  producer_->Join();
+  sampler_->Stop();
+  if (absl::Status s = producer_->status(); !s.ok()) {
+    notes_.push_back(absl::StrCat("producer: ", s.message()));
+  }
+  return heal_status;
+}
+
+absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
+  progress_.Phase("starting topologies");
+  if (absl::Status s = StartTopologies(); !s.ok()) return s;
+  progress_.Phase(absl::StrCat("producing ", options_.records, " records; ",
+                               std::string(FaultKindName(scenario_.fault)), " at ",
+                               absl::StrCat(plan_.start_s), " s"));
+  t0_ = Clock::now();
+  StartSampler();
+  StartProducer();
+  const absl::Status fault_status = DriveFault();
+  const absl::Status heal_status = StopAll(fault_status);
+  progress_.Phase("collecting results");
+  // Final committed offsets, read once more after everything stopped moving.
+  std::vector<RunResult> results = Analyse();
+  if (absl::Status s = KillTopologies(); !s.ok()) {
+    notes_.push_back(absl::StrCat("kill: ", s.message()));
+  }
+  world_.CollectWorkerLogs(OurTopologies(), (dir_ / "worker-logs").string());
+  std::error_code ec;
+  std::filesystem::remove(switch_file_, ec);
+  if (!fault_status.ok()) {
+    if (absl::IsCancelled(fault_status)) return fault_status;
+    for (RunResult& r : results) {
+      r.violations.push_back(absl::StrCat("the fault could not be run: ", fault_status.message()));
+    }
+  }
+  // A world that could not be repaired (a daemon or ZooKeeper server that
+  // would not start again) would fail every later scenario for the wrong
+  // reason: the study stops here.
+  if (!heal_status.ok()) {
+    world_broken_ = absl::AbortedError(
+        absl::StrCat("the cluster could not be repaired after ", scenario_.name, ": ",
+                     heal_status.message()));
+  }
+  return results;
+}
+
+std::vector<RunResult> ScenarioRun::Analyse() {
+  std::vector<RunResult> out;
+  absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = ConnectZk(world_);
+  if (zk.ok()) (void)(*zk)->WaitConnected(seconds(20));
+  for (size_t i = 0; i < pipelines_.size(); ++i) {
+    out.push_back(AnalysePipeline(pipelines_[i], i, zk.ok() ? zk->get() : nullptr));
+  }
+  if (zk.ok()) (*zk)->Close();
+  return out;
+}
+
+RunResult ScenarioRun::AnalysePipeline(const Pipeline& p, size_t index, coord::ZkSession* zk) {
+  RunResult r;
+  r.scenario = scenario_.name;
+  r.guarantee = p.spec.guarantee;
+  r.fault = std::string(FaultKindName(scenario_.fault));
+  r.records = options_.records;
+  r.fault_planned_s = plan_.start_s;
+  r.fault_start_s = injector_.start_s();
+  r.fault_held_for_flow = fault_held_for_flow_;
+  r.fault_end_s = injector_.end_s();
+  r.quiesced = quiesced_;
+  r.expected_loss = p.expected_loss;
+  r.samples = sampler_->samples(index);
+  r.offset_regressions = sampler_->regressions(index);
+  std::vector<std::string> problems;
+  std::vector<int64_t> committed(options_.partitions, -1);
+  std::optional<std::vector<int64_t>> c;
+  if (zk != nullptr) c = ReadCommitted(*zk, p.spec.name, options_.partitions);
+  if (c.has_value()) {
+    committed = *c;
+  } else {
+    problems.push_back("the final committed offsets could not be read; the offset diff is empty");
+  }
+  absl::StatusOr<DeliveryCounts> counts = CountDeliveries({p.spec.sink_log}, options_.records);
+  if (!counts.ok()) {
+    problems.push_back(absl::StrCat("cannot read the sink's log: ", counts.status().message()));
+    counts = DeliveryCounts{std::vector<uint32_t>(options_.records, 0), 0, 0};
+  }
+  FillDeliveryFigures(*counts, r);
+  FillOffsetDiff(*counts, layout_, committed, r);
+  FillTimeline(r);
+  MarkNotTested(r);
+  if (!p.spec.dedup_sink_log.empty()) r.dedup_sink = AnalyseDedupSink(p, problems);
+  r.violations = CheckExpectations(r);
+  r.violations.insert(r.violations.end(), problems.begin(), problems.end());
+  r.violations.insert(r.violations.end(), notes_.begin(), notes_.end());
+  return r;
+}
+
+DedupSinkResult ScenarioRun::AnalyseDedupSink(const Pipeline& p,
+                                              std::vector<std::string>& problems) {
+  absl::StatusOr<DeliveryCounts> dedup = CountDeliveries({p.spec.dedup_sink_log}, options_.records);
+  DedupSinkResult d;
+  if (!dedup.ok()) {
+    d.lost = options_.records;
+    problems.push_back(absl::StrCat("cannot read the effectively-once sink's log: ",
+                                    dedup.status().message()));
+    return d;
+  }
+  RunResult figures;
+  FillDeliveryFigures(*dedup, figures);
+  d.lost = figures.lost;
+  d.duplicated = figures.duplicated;
+  d.expected_loss = p.dedup_expected_loss;
+  absl::StatusOr<bolts::VerificationReport> report =
+      bolts::VerifyLogs({p.spec.dedup_sink_log}, std::nullopt);
+  if (report.ok()) d.deduplicated = report->deduplicated;
+  return d;
+}
+
+}  // namespace tempest::study

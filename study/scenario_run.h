@@ -1,0 +1,110 @@
+#ifndef TEMPEST_STUDY_SCENARIO_RUN_H_
+#define TEMPEST_STUDY_SCENARIO_RUN_H_
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "study/fault_injector.h"
+#include "study/paced_producer.h"
+#include "study/pipeline_topology.h"
+#include "study/progress.h"
+#include "study/run_analysis.h"
+#include "study/sampler.h"
+#include "study/scenario.h"
+#include "study/study_results.h"
+#include "study/study_runner.h"
+#include "study/study_world.h"
+
+namespace tempest::study {
+
+// One scenario against the world, orchestrated from the main thread: a fresh
+// topic, one pipeline topology per guarantee side by side, the paced producer
+// and the sampler threads (started here and joined before Run returns), the
+// fault at its planned moment (it waits past that moment until every
+// pipeline's sink has received a record, but never past the end of
+// production), healing, settling, and the analysis into one RunResult per
+// guarantee. It is the fault's FaultTargets.
+class ScenarioRun final : private FaultTargets {
+ public:
+  ScenarioRun(StudyWorld& world, const StudyOptions& options, const Scenario& scenario,
+              StudyProgress& progress);
+
+  // Runs the scenario; the results are one RunResult per guarantee.
+  absl::StatusOr<std::vector<RunResult>> Run();
+  // Not OK when a fault could not be undone: later scenarios cannot run.
+  const absl::Status& world_broken() const { return world_broken_; }
+
+ private:
+  // One topology of the scenario: a guarantee's pipeline.
+  struct Pipeline {
+    PipelineSpec spec;
+    std::string yaml_path;
+    // Retention: what was deleted before the pipeline saw it.
+    int64_t expected_loss = 0;
+    int64_t dedup_expected_loss = 0;
+  };
+
+  absl::Status Prepare();
+  // Prepare, submit and wait until every spout reads its partitions.
+  absl::Status StartTopologies();
+  absl::Status WaitSpoutsReady(std::chrono::seconds timeout);
+  void StartSampler();
+  void StartProducer();
+  // The loop from the start of production until everything settled, the
+  // study was stopped or the fault failed (its error).
+  absl::Status DriveFault();
+  // Injects the fault once its moment has come and the pipelines flow;
+  // the injection's error.
+  absl::Status MaybeInject(double t);
+  bool HealDue(bool producing) const;
+  // Heals what the loop left injected, stops the threads; the error that
+  // leaves the world broken, if any.
+  absl::Status StopAll(const absl::Status& fault_status);
+  std::vector<RunResult> Analyse();
+  RunResult AnalysePipeline(const Pipeline& p, size_t index, coord::ZkSession* zk);
+  DedupSinkResult AnalyseDedupSink(const Pipeline& p, std::vector<std::string>& problems);
+  std::vector<std::string> OurTopologies() const;
+
+  // FaultTargets.
+  double Now() const override;
+  std::vector<StudyWorld::Worker> SpoutWorkers() const override;
+  absl::Status KillTopologies() override;
+  absl::Status SubmitTopologies() override;
+  void HoldProduction(bool held) override { producer_->Hold(held); }
+  void ProduceBigRecords() override { producer_->UseBigKeys(); }
+  absl::Status RecordRetentionLoss() override;
+  void Note(std::string note) override { notes_.push_back(std::move(note)); }
+
+  StudyWorld& world_;
+  const StudyOptions& options_;
+  const Scenario& scenario_;
+  StudyProgress& progress_;
+  RecordLayout layout_;
+  std::string topic_;
+  std::filesystem::path dir_;
+  double production_s_ = 0;
+  FaultPlan plan_;
+  std::string switch_file_;
+  std::vector<Pipeline> pipelines_;
+
+  std::chrono::steady_clock::time_point t0_;
+  FaultInjector injector_;
+  bool fault_held_for_flow_ = false;
+  std::optional<double> production_end_s_;  // when the producer was seen done
+  bool quiesced_ = false;
+  std::vector<std::string> notes_;
+  std::unique_ptr<PacedProducer> producer_;
+  std::unique_ptr<Sampler> sampler_;
+  absl::Status world_broken_;
+};
+
+}  // namespace tempest::study
+
+#endif  // TEMPEST_STUDY_SCENARIO_RUN_H_
