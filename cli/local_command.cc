@@ -58,16 +58,19 @@ void PrintProgress(double elapsed, const worker::LocalClusterStats& now,
 }
 
 
-int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
-  BlockStopSignals();  // before any thread starts
+void Warn(const std::string& warning) {
+  std::fprintf(stderr, "tempest: warning: %s\n", warning.c_str());
+}
 
-  // Effective config: Storm defaults, --config file, the topology's own
-  // config, then -c overrides (the command line wins).
+// The topology with its effective config: Storm defaults, --config file,
+// the topology's own config, then -c overrides (the command line wins).
+// Returns 0, or the exit status of the failure it reported.
+int LoadTopology(const LocalOptions& opts, const GlobalOptions& globals, core::TopologyDef& def) {
   api::Config config = core::ConfigLoader::Defaults();
   if (!globals.config_file.empty()) {
     absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
-    for (const std::string& w : loaded->warnings) std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
+    for (const std::string& w : loaded->warnings) Warn(w);
     config = std::move(loaded->config);
   }
 
@@ -79,18 +82,56 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
                                     ? topology_path.parent_path().string()
                                     : std::filesystem::absolute(opts.resources).string();
   flux.resource_dirs.push_back(resources);
-  absl::StatusOr<core::TopologyDef> def = core::FluxLoader(flux).LoadFile(topology_path.string());
-  if (!def.ok()) return Fail(std::string(def.status().message()));
-  for (const std::string& w : def->warnings) std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
+  absl::StatusOr<core::TopologyDef> loaded_def =
+      core::FluxLoader(flux).LoadFile(topology_path.string());
+  if (!loaded_def.ok()) return Fail(std::string(loaded_def.status().message()));
+  for (const std::string& w : loaded_def->warnings) Warn(w);
 
-  config.Merge(def->config);
+  config.Merge(loaded_def->config);
   for (const std::string& kv : globals.overrides) {
     absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
     if (!warning.ok()) return Fail(std::string(warning.status().message()), 2);
-    if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
+    if (!warning->empty()) Warn(*warning);
   }
   config.Set(api::kTempestResourcesDir, resources);
-  def->config = config;
+  def = *std::move(loaded_def);
+  def.config = config;
+  return 0;
+}
+
+// Progress lines every kProgressInterval since the last one.
+struct Progress {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last = start;
+  worker::LocalClusterStats last_stats;
+
+  void Print(const worker::LocalClusterStats& stats, std::chrono::steady_clock::time_point now) {
+    PrintProgress(std::chrono::duration<double>(now - start).count(), stats, last_stats,
+                  std::chrono::duration<double>(now - last).count());
+    last_stats = stats;
+    last = now;
+  }
+};
+
+// Runs until a stop signal, --until-complete or --duration; returns why it stopped.
+std::string RunUntilStop(worker::LocalCluster& c, const LocalOptions& opts, Progress& progress) {
+  for (;;) {
+    if (int sig = WaitStopSignalFor(std::chrono::milliseconds(100)); sig != 0) {
+      return sig == SIGINT ? "interrupted" : "terminated";
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - progress.start).count();
+    if (opts.until_complete && c.Finished()) return "complete";
+    if (opts.duration_secs > 0 && elapsed >= opts.duration_secs) return "duration reached";
+    if (now - progress.last >= kProgressInterval) progress.Print(c.Stats(), now);
+  }
+}
+
+int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
+  BlockStopSignals();  // before any thread starts
+  core::TopologyDef def;
+  if (int rc = LoadTopology(opts, globals, def); rc != 0) return rc;
+  const int64_t timeout_secs = def.config.GetInt(api::kTopologyMessageTimeoutSecs, 30);
 
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();
   (void)spout::RegisterBuiltinSpouts(registry);
@@ -99,7 +140,7 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
   worker::LocalClusterOptions options;
   options.registry = &registry;
   absl::StatusOr<std::unique_ptr<worker::LocalCluster>> cluster =
-      worker::LocalCluster::Create(*std::move(def), options);
+      worker::LocalCluster::Create(std::move(def), options);
   if (!cluster.ok()) return Fail(std::string(cluster.status().message()));
   worker::LocalCluster& c = **cluster;
   if (absl::Status s = c.Start(); !s.ok()) return Fail(std::string(s.message()));
@@ -107,36 +148,11 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
                c.topology_id().c_str(), c.layout().num_tasks(),
                opts.until_complete ? " until complete" : "");
 
-  const auto start = std::chrono::steady_clock::now();
-  auto last_progress = start;
-  worker::LocalClusterStats last_stats = c.Stats();
-  std::string reason;
-  for (;;) {
-    if (int sig = WaitStopSignalFor(std::chrono::milliseconds(100)); sig != 0) {
-      reason = sig == SIGINT ? "interrupted" : "terminated";
-      break;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start).count();
-    if (opts.until_complete && c.Finished()) {
-      reason = "complete";
-      break;
-    }
-    if (opts.duration_secs > 0 && elapsed >= opts.duration_secs) {
-      reason = "duration reached";
-      break;
-    }
-    if (now - last_progress >= kProgressInterval) {
-      worker::LocalClusterStats stats = c.Stats();
-      PrintProgress(elapsed, stats, last_stats,
-                    std::chrono::duration<double>(now - last_progress).count());
-      last_stats = stats;
-      last_progress = now;
-    }
-  }
+  Progress progress;
+  progress.last_stats = c.Stats();
+  const std::string reason = RunUntilStop(c, opts, progress);
   // Clean kill: wait for in-flight trees for up to the message timeout
   // (Storm's default kill wait), then drain and close every component.
-  const int64_t timeout_secs = config.GetInt(api::kTopologyMessageTimeoutSecs, 30);
   std::fprintf(stderr, "tempest: stopping (%s): deactivating, draining, closing\n",
                reason.c_str());
   if (absl::Status s = c.Kill(std::chrono::seconds(std::min<int64_t>(timeout_secs, 30)));
@@ -144,10 +160,9 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
     return Fail(std::string(s.message()));
   }
   const auto end = std::chrono::steady_clock::now();
-  const double elapsed = std::chrono::duration<double>(end - start).count();
   const worker::LocalClusterStats stats = c.Stats();
-  PrintProgress(elapsed, stats, last_stats,
-                std::chrono::duration<double>(end - last_progress).count());
+  progress.Print(stats, end);
+  const double elapsed = std::chrono::duration<double>(end - progress.start).count();
   std::printf("done: %s after %.1fs; spout-emitted=%lld acked=%lld failed=%lld pending=%lld "
               "errors=%lld\n",
               reason.c_str(), elapsed, static_cast<long long>(stats.spout_emitted),

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/core/topology_validator.h"
 #include "spdlog/spdlog.h"
 #include "worker/acker_executor.h"
@@ -63,16 +64,17 @@ int64_t LocalCluster::RemoteSent() const {
 
 absl::Status LocalCluster::Build() {
   core::TopologyValidator validator(*options_.registry);
-  absl::StatusOr<core::ComponentStreams> streams = validator.Validate(def_);
-  if (!streams.ok()) return streams.status();
-  streams_ = std::move(*streams);
+  ASSIGN_OR_RETURN(streams_, validator.Validate(def_));
+  const int num_ackers = core::TaskLayout::AckerExecutors(def_.config);
+  ASSIGN_OR_RETURN(layout_, core::TaskLayout::Create(def_, num_ackers));
+  BuildContext();
+  ASSIGN_OR_RETURN(std::vector<core::ExecutorInfo> local, LocalExecutors());
+  RETURN_IF_ERROR(CreateExecutors(local));
+  return WireExecutors();
+}
 
+void LocalCluster::BuildContext() {
   const api::Config& config = def_.config;
-  const int num_ackers = core::TaskLayout::AckerExecutors(config);
-  absl::StatusOr<core::TaskLayout> layout = core::TaskLayout::Create(def_, num_ackers);
-  if (!layout.ok()) return layout.status();
-  layout_ = std::move(*layout);
-
   std::string id = options_.topology_id;
   if (id.empty()) id = absl::StrCat(def_.name, "-1-", static_cast<int64_t>(std::time(nullptr)));
 
@@ -98,20 +100,28 @@ absl::Status LocalCluster::Build() {
   for (api::TaskId t : layout_.TasksOf(api::ComponentId(std::string(api::kAckerComponentName)))) {
     ctx.acker_tasks.push_back(t.value());
   }
-  std::vector<core::ExecutorInfo> local = layout_.executors();
-  if (partial_) {
-    for (const core::ExecutorInfo& e : part_.local) {
-      if (std::find(local.begin(), local.end(), e) == local.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("executor [", e.start.value(), ", ",
-                                                       e.end.value(), "] of ", e.component.value(),
-                                                       " is not an executor of the task layout"));
-      }
+}
+
+absl::StatusOr<std::vector<core::ExecutorInfo>> LocalCluster::LocalExecutors() {
+  if (!partial_) return layout_.executors();
+  const std::vector<core::ExecutorInfo>& all = layout_.executors();
+  for (const core::ExecutorInfo& e : part_.local) {
+    if (std::find(all.begin(), all.end(), e) == all.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("executor [", e.start.value(), ", ",
+                                                     e.end.value(), "] of ", e.component.value(),
+                                                     " is not an executor of the task layout"));
     }
-    local = part_.local;
-    ctx.remote = part_.remote;
   }
+  context_->remote = part_.remote;
+  return part_.local;
+}
+
+absl::Status LocalCluster::CreateExecutors(const std::vector<core::ExecutorInfo>& local) {
+  WorkerContext& ctx = *context_;
   for (const core::ExecutorInfo& e : local) {
-    for (int32_t t = e.start.value(); t <= e.end.value(); ++t) ctx.local_tasks.insert(api::TaskId(t));
+    for (int32_t t = e.start.value(); t <= e.end.value(); ++t) {
+      ctx.local_tasks.insert(api::TaskId(t));
+    }
   }
   ctx.executor_by_task.assign(static_cast<size_t>(layout_.num_tasks()) + 1, nullptr);
 
@@ -133,28 +143,25 @@ absl::Status LocalCluster::Build() {
     }
     executors_.push_back(std::move(executor));
   }
-  for (auto& e : executors_) {
-    if (absl::Status s = e->Build(); !s.ok()) return s;
-  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::WireExecutors() {
+  for (auto& e : executors_) RETURN_IF_ERROR(e->Build());
   // Size each queue for the executors that will produce into it.
   std::map<Executor*, std::set<Executor*>> producers;
   for (auto& e : executors_) {
     std::vector<api::TaskId> targets = e->Downstream();
-    for (int32_t a : ctx.acker_tasks) targets.push_back(api::TaskId(a));
+    for (int32_t a : context_->acker_tasks) targets.push_back(api::TaskId(a));
     for (api::TaskId t : targets) {
-      Executor* target = ctx.executor_by_task[t.value()];
+      Executor* target = context_->executor_by_task[t.value()];
       if (target != nullptr && target != e.get()) producers[target].insert(e.get());
     }
   }
   for (auto& e : executors_) {
-    if (absl::Status s = e->CreateInbound(producers[e.get()].size() + part_.extra_producers);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(e->CreateInbound(producers[e.get()].size() + part_.extra_producers));
   }
-  for (auto& e : executors_) {
-    if (absl::Status s = e->Connect(); !s.ok()) return s;
-  }
+  for (auto& e : executors_) RETURN_IF_ERROR(e->Connect());
   return absl::OkStatus();
 }
 

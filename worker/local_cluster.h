@@ -75,7 +75,7 @@ struct ClusterPart {
 // Stats(), Idle(), Finished() may be called from any thread.
 //
 //   auto cluster = LocalCluster::Create(def, {});
-//   RETURN_IF_ERROR((*cluster)->Start());
+//   RETURN_IF_ERROR((*cluster)->Start());  // common/core/status_macros.h
 //   (*cluster)->WaitFinished(std::chrono::seconds(60));
 //   (*cluster)->Kill(std::chrono::seconds(5));
 //
@@ -131,7 +131,13 @@ class LocalCluster {
 
  private:
   LocalCluster() = default;
+  // Create's steps: the validated streams and layout, then the context, the
+  // executors of this part and their queues and connections.
   absl::Status Build();
+  void BuildContext();
+  absl::StatusOr<std::vector<core::ExecutorInfo>> LocalExecutors();
+  absl::Status CreateExecutors(const std::vector<core::ExecutorInfo>& local);
+  absl::Status WireExecutors();
   ClusterPart part_;
   bool partial_ = false;
   std::vector<Executor*> ShutdownOrder() const;

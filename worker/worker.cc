@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_validator.h"
 #include "spdlog/spdlog.h"
@@ -14,24 +15,13 @@ namespace {
 
 std::string Range(int32_t start, int32_t end) { return absl::StrCat("[", start, ", ", end, "]"); }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOptions options) {
-  if (options.registry == nullptr) return absl::InvalidArgumentError("WorkerOptions.registry is null");
-  std::unique_ptr<Worker> w(new Worker());
-  w->options_ = options;
-
-  // The layout every worker of the topology computes identically.
-  core::TopologyValidator validator(*options.registry);
-  absl::StatusOr<core::ComponentStreams> streams = validator.Validate(plan.def);
-  if (!streams.ok()) return streams.status();
-  absl::StatusOr<core::TaskLayout> layout =
-      core::TaskLayout::Create(plan.def, core::TaskLayout::AckerExecutors(plan.def.config));
-  if (!layout.ok()) return layout.status();
-
-  // Every layout executor exactly once: local, or in one remote worker.
+// Checks that every layout executor is in the plan exactly once (local, or in
+// one remote worker), puts the local ones into `part` and records which
+// remote worker runs each task (-1: local) in `worker_by_task`.
+absl::Status AssignExecutors(const WorkerPlan& plan, const core::TaskLayout& layout,
+                             ClusterPart& part, std::vector<int>& worker_by_task) {
   std::map<std::pair<int32_t, int32_t>, const core::ExecutorInfo*> by_range;
-  for (const core::ExecutorInfo& e : layout->executors()) {
+  for (const core::ExecutorInfo& e : layout.executors()) {
     by_range[{e.start.value(), e.end.value()}] = &e;
   }
   std::map<std::pair<int32_t, int32_t>, std::string> owner;
@@ -41,7 +31,7 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
       return absl::InvalidArgumentError(absl::StrCat(
           "worker plan for ", plan.topology_id, ": ", who, " lists executor ",
           Range(r.first, r.second), ", which is not an executor of the task layout (",
-          layout->executors().size(), " executors over ", layout->num_tasks(), " tasks)"));
+          layout.executors().size(), " executors over ", layout.num_tasks(), " tasks)"));
     }
     auto [o, inserted] = owner.emplace(r, who);
     if (!inserted) {
@@ -52,23 +42,22 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
     }
     return absl::OkStatus();
   };
-  ClusterPart part;
   for (const auto& r : plan.local_executors) {
-    if (absl::Status s = claim(r, "this worker"); !s.ok()) return s;
+    RETURN_IF_ERROR(claim(r, "this worker"));
     part.local.push_back(*by_range[r]);
   }
-  w->routes_.worker_by_task.assign(static_cast<size_t>(layout->num_tasks()) + 1, -1);
+  worker_by_task.assign(static_cast<size_t>(layout.num_tasks()) + 1, -1);
   for (size_t i = 0; i < plan.remote_workers.size(); ++i) {
     const RemoteWorker& rw = plan.remote_workers[i];
     const std::string who = absl::StrCat("worker ", rw.host, ":", rw.port);
     for (const auto& r : rw.executors) {
-      if (absl::Status s = claim(r, who); !s.ok()) return s;
+      RETURN_IF_ERROR(claim(r, who));
       for (int32_t t = r.first; t <= r.second; ++t) {
-        w->routes_.worker_by_task[static_cast<size_t>(t)] = static_cast<int>(i);
+        worker_by_task[static_cast<size_t>(t)] = static_cast<int>(i);
       }
     }
   }
-  for (const core::ExecutorInfo& e : layout->executors()) {
+  for (const core::ExecutorInfo& e : layout.executors()) {
     if (!owner.contains({e.start.value(), e.end.value()})) {
       return absl::InvalidArgumentError(absl::StrCat(
           "worker plan for ", plan.topology_id, ": executor ",
@@ -80,44 +69,35 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
     return absl::InvalidArgumentError(
         absl::StrCat("worker plan for ", plan.topology_id, " runs no executor here"));
   }
+  return absl::OkStatus();
+}
 
-  absl::StatusOr<std::unique_ptr<EnvelopeCodec>> codec = EnvelopeCodec::Create(*layout, *streams);
-  if (!codec.ok()) return codec.status();
-  w->codec_ = std::move(*codec);
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOptions options) {
+  if (options.registry == nullptr) {
+    return absl::InvalidArgumentError("WorkerOptions.registry is null");
+  }
+  std::unique_ptr<Worker> w(new Worker());
+  w->options_ = options;
+
+  // The layout every worker of the topology computes identically.
+  core::TopologyValidator validator(*options.registry);
+  ASSIGN_OR_RETURN(core::ComponentStreams streams, validator.Validate(plan.def));
+  const int num_ackers = core::TaskLayout::AckerExecutors(plan.def.config);
+  ASSIGN_OR_RETURN(core::TaskLayout layout, core::TaskLayout::Create(plan.def, num_ackers));
+  ClusterPart part;
+  RETURN_IF_ERROR(AssignExecutors(plan, layout, part, w->routes_.worker_by_task));
+
+  ASSIGN_OR_RETURN(w->codec_, EnvelopeCodec::Create(layout, streams));
   w->routes_.codec = w->codec_.get();
 
   if (options.metrics == nullptr) {
     w->owned_metrics_ = std::make_unique<core::MetricsRegistry>();
     w->options_.metrics = w->owned_metrics_.get();
   }
-  core::MetricsRegistry& metrics = *w->options_.metrics;
-
-  absl::StatusOr<std::unique_ptr<net::EventLoop>> loop = net::EventLoop::Create("tempest-net");
-  if (!loop.ok()) return loop.status();
-  w->loop_ = std::move(*loop);
-
-  for (const RemoteWorker& rw : plan.remote_workers) {
-    net::TransportClientOptions co;
-    co.host = rw.host;
-    co.port = rw.port;
-    co.secret = plan.secret;
-    co.max_queued_bytes = options.max_queued_bytes;
-    co.flush_interval = options.flush_interval;
-    co.reconnect_initial = options.reconnect_initial;
-    co.reconnect_max = options.reconnect_max;
-    co.metrics = &metrics;
-    absl::StatusOr<std::unique_ptr<net::TransportClient>> client =
-        net::TransportClient::Create(*w->loop_, co);
-    if (!client.ok()) return client.status();
-    // A quarter of the connection's queue, so several executors' batches
-    // fit at once; at most Transfer::kRemoteBatchBytes.
-    const size_t max_batch =
-        std::max<size_t>(1024, std::min(Transfer::kRemoteBatchBytes, options.max_queued_bytes / 4));
-    w->outboxes_.push_back(std::make_unique<RemoteOutbox>(absl::StrCat(rw.host, ":", rw.port),
-                                                          client->get(), max_batch, metrics));
-    w->routes_.outboxes.push_back(w->outboxes_.back().get());
-    w->clients_.push_back(std::move(*client));
-  }
+  ASSIGN_OR_RETURN(w->loop_, net::EventLoop::Create("tempest-net"));
+  RETURN_IF_ERROR(w->ConnectRemoteWorkers(plan));
 
   part.remote = &w->routes_;
   part.extra_producers = 1;
@@ -125,40 +105,63 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
   LocalClusterOptions lo;
   lo.registry = options.registry;
   lo.clock = options.clock;
-  lo.metrics = &metrics;
+  lo.metrics = w->options_.metrics;
   lo.executor = options.executor;
   lo.topology_id = plan.topology_id;
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
-      LocalCluster::CreatePart(std::move(plan.def), lo, std::move(part));
-  if (!cluster.ok()) return cluster.status();
-  w->cluster_ = std::move(*cluster);
+  ASSIGN_OR_RETURN(w->cluster_, LocalCluster::CreatePart(std::move(plan.def), lo, std::move(part)));
+  RETURN_IF_ERROR(w->Listen(plan));
+  w->resume_thread_ = std::thread(&Worker::ResumeLoop, w.get());
+  spdlog::info("worker {}: {} local executor(s), {} other worker(s), transport on {}:{}",
+               w->cluster_->topology_id(), w->cluster_->context().local_tasks.size(),
+               w->clients_.size(), plan.bind_host, w->server_->port());
+  return w;
+}
 
-  absl::StatusOr<std::unique_ptr<RemoteReceiver>> receiver =
-      RemoteReceiver::Create(w->cluster_->context(), *w->codec_, &w->delivered_);
-  if (!receiver.ok()) return receiver.status();
-  w->receiver_ = std::move(*receiver);
+absl::Status Worker::ConnectRemoteWorkers(const WorkerPlan& plan) {
+  core::MetricsRegistry& metrics = *options_.metrics;
+  for (const RemoteWorker& rw : plan.remote_workers) {
+    net::TransportClientOptions co;
+    co.host = rw.host;
+    co.port = rw.port;
+    co.secret = plan.secret;
+    co.max_queued_bytes = options_.max_queued_bytes;
+    co.flush_interval = options_.flush_interval;
+    co.reconnect_initial = options_.reconnect_initial;
+    co.reconnect_max = options_.reconnect_max;
+    co.metrics = &metrics;
+    ASSIGN_OR_RETURN(std::unique_ptr<net::TransportClient> client,
+                     net::TransportClient::Create(*loop_, co));
+    // A quarter of the connection's queue, so several executors' batches
+    // fit at once; at most Transfer::kRemoteBatchBytes.
+    const size_t max_batch = std::max<size_t>(
+        1024, std::min(Transfer::kRemoteBatchBytes, options_.max_queued_bytes / 4));
+    outboxes_.push_back(std::make_unique<RemoteOutbox>(absl::StrCat(rw.host, ":", rw.port),
+                                                       client.get(), max_batch, metrics));
+    routes_.outboxes.push_back(outboxes_.back().get());
+    clients_.push_back(std::move(client));
+  }
+  return absl::OkStatus();
+}
 
+absl::Status Worker::Listen(const WorkerPlan& plan) {
+  ASSIGN_OR_RETURN(receiver_, RemoteReceiver::Create(cluster_->context(), *codec_, &delivered_));
   net::TransportServerOptions so;
   so.bind_address = plan.bind_host;
   so.port = plan.port;
   so.secret = plan.secret;
-  so.metrics = &metrics;
-  RemoteReceiver* r = w->receiver_.get();
+  so.metrics = options_.metrics;
+  RemoteReceiver* r = receiver_.get();
   absl::StatusOr<std::unique_ptr<net::TransportServer>> server = net::TransportServer::Create(
-      *w->loop_, so, [r](net::ConnectionId id, std::span<const net::Message> messages) {
+      *loop_, so, [r](net::ConnectionId id, std::span<const net::Message> messages) {
         return r->OnFrame(id, messages);
       });
   if (!server.ok()) {
-    return absl::UnavailableError(absl::StrCat("worker for ", w->cluster_->topology_id(),
+    return absl::UnavailableError(absl::StrCat("worker for ", cluster_->topology_id(),
                                                " cannot listen on ", plan.bind_host, ":",
                                                plan.port, ": ", server.status().message()));
   }
-  w->server_ = std::move(*server);
-  w->resume_thread_ = std::thread(&Worker::ResumeLoop, w.get());
-  spdlog::info("worker {}: {} local executor(s), {} other worker(s), transport on {}:{}",
-               w->cluster_->topology_id(), w->cluster_->context().local_tasks.size(),
-               w->clients_.size(), so.bind_address, w->server_->port());
-  return w;
+  server_ = std::move(*server);
+  return absl::OkStatus();
 }
 
 Worker::~Worker() {

@@ -83,7 +83,7 @@ struct WorkerOptions {
 // worker shared by all local executors (docs/adr/0010-worker-data-plane.md).
 //
 //   auto worker = Worker::Create(std::move(plan), {});   // validates, binds
-//   RETURN_IF_ERROR((*worker)->Start(/*activate=*/true));
+//   RETURN_IF_ERROR((*worker)->Start(/*activate=*/true));  // common/core/status_macros.h
 //   ...
 //   (*worker)->Kill(std::chrono::seconds(5));
 //
@@ -138,6 +138,10 @@ class Worker {
 
  private:
   Worker() = default;
+  // One client and outbox per other worker of the plan (Create's step).
+  absl::Status ConnectRemoteWorkers(const WorkerPlan& plan);
+  // The receiver and the transport server on the plan's port (Create's step).
+  absl::Status Listen(const WorkerPlan& plan);
   void ResumeLoop();
   void StopTransport();
 
