@@ -11,20 +11,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
-#include "common/coord/zk_server.h"
-#include "common/os/child_process.h"
-#include "common/os/loopback.h"
+#include "devcluster/dev_cluster.h"
 
 namespace tempest::cli {
 namespace {
@@ -35,157 +29,106 @@ struct DevOptions {
   std::string dir;     // empty: a fresh temp dir (kept, so logs can be read)
 };
 
-struct Daemon {
-  std::string name;
-  std::string log;
-  std::unique_ptr<os::ChildProcess> process;
-};
-
-// Waits for a line starting with `prefix` in the daemon's log; returns the
-// rest of the line. Fails early if the daemon exits.
-absl::StatusOr<std::string> AwaitLine(Daemon& d, const std::string& prefix,
-                                      std::chrono::seconds timeout) {
-  absl::StatusOr<std::string> line = os::AwaitLogLine(d.log, prefix, *d.process, timeout);
-  if (!line.ok()) return absl::Status(line.status().code(), absl::StrCat(d.name, ": ", line.status().message()));
-  return line;
+// A fresh temp dir (kept, so logs can be read) unless --dir names one.
+absl::StatusOr<std::filesystem::path> DevDir(const DevOptions& opts) {
+  if (!opts.dir.empty()) return std::filesystem::absolute(opts.dir);
+  std::string pattern = (std::filesystem::temp_directory_path() / "tempest-dev-XXXXXX");
+  if (::mkdtemp(pattern.data()) == nullptr) return absl::InternalError("cannot create a temp dir");
+  return std::filesystem::path(pattern);
 }
 
-absl::StatusOr<Daemon> StartDaemon(const std::string& name, std::vector<std::string> argv,
-                                   const std::filesystem::path& logs) {
-  Daemon d;
-  d.name = name;
-  d.log = (logs / (name + ".log")).string();
-  os::ChildProcess::Options o;
-  o.argv = std::move(argv);
-  o.stdout_path = d.log;
-  o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  d.process = *std::move(child);
-  return d;
+// What every daemon gets after its own arguments: the user's config, then
+// the command line's overrides (the cluster adds ZooKeeper's address last).
+std::vector<std::string> UserConfigArgs(const GlobalOptions& globals) {
+  std::vector<std::string> args;
+  if (!globals.config_file.empty()) {
+    args = {"--config", std::filesystem::absolute(globals.config_file).string()};
+  }
+  for (const std::string& kv : globals.overrides) {
+    args.push_back("-c");
+    args.push_back(kv);
+  }
+  return args;
+}
+
+void PrintLine(const std::string& prefix, const std::string& value) {
+  std::printf("%s%s\n", prefix.c_str(), value.c_str());
+  std::fflush(stdout);
+}
+
+// Kafka, nimbus and the supervisors, each line printed once it is ready;
+// then the exports and `ready`.
+absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opts,
+                          const std::filesystem::path& dir) {
+  absl::StatusOr<std::string> bootstrap = cluster.StartKafkaProcess();
+  if (!bootstrap.ok()) return bootstrap.status();
+  PrintLine("bootstrap.servers=", *bootstrap);
+  absl::StatusOr<std::string> nimbus = cluster.AddNimbus("nimbus");
+  if (!nimbus.ok()) return nimbus.status();
+  PrintLine("nimbus=", *nimbus);
+  for (int i = 1; i <= opts.supervisors; ++i) {
+    const std::string name = absl::StrCat("supervisor-", i);
+    absl::StatusOr<std::string> supervisor =
+        cluster.AddSupervisor(name, (dir / name).string(), opts.slots);
+    if (!supervisor.ok()) return supervisor.status();
+    PrintLine("supervisor=", *supervisor);
+  }
+  // The client verbs read TEMPEST_NIMBUS; examples and kcat read BOOTSTRAP.
+  for (const std::string& line : DevExportLines(*nimbus, *bootstrap, cluster.zk_connect())) {
+    std::printf("%s\n", line.c_str());
+  }
+  std::printf("ready\n");
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+// Reports a daemon that dies until a stop signal; the others keep running
+// (a test may kill one on purpose).
+void WatchUntilStopSignal(devcluster::DevCluster& cluster) {
+  std::vector<devcluster::Daemon*> daemons = cluster.Daemons();
+  std::vector<bool> reported(daemons.size(), false);
+  while (WaitStopSignalFor(std::chrono::milliseconds(200)) == 0) {
+    for (size_t i = 0; i < daemons.size(); ++i) {
+      if (!reported[i] && !daemons[i]->process->Running()) {
+        reported[i] = true;
+        std::fprintf(stderr, "tempest: %s exited; see %s\n", daemons[i]->name.c_str(),
+                     daemons[i]->log.c_str());
+      }
+    }
+  }
 }
 
 int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   BlockStopSignals();
-  std::filesystem::path dir;
-  if (opts.dir.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tempest-dev-XXXXXX");
-    if (::mkdtemp(pattern.data()) == nullptr) return Fail("cannot create a temp dir");
-    dir = pattern;
-  } else {
-    dir = std::filesystem::absolute(opts.dir);
-  }
-  const std::filesystem::path logs = dir / "logs";
+  absl::StatusOr<std::filesystem::path> dir = DevDir(opts);
+  if (!dir.ok()) return Fail(std::string(dir.status().message()));
+  const std::filesystem::path logs = *dir / "logs";
   std::error_code ec;
   std::filesystem::create_directories(logs, ec);
   if (ec) return Fail(absl::StrCat("cannot create ", logs.string(), ": ", ec.message()));
 
   // ZooKeeper is run in this process's name (a child JVM), the rest by
-  // re-executing this binary.
-  coord::ZkServerConfig zk_config;
-  zk_config.data_dir = (dir / "zookeeper").string();
-  absl::StatusOr<int> zk_port = os::FindFreeLoopbackPort();
-  if (!zk_port.ok()) return Fail(std::string(zk_port.status().message()));
-  zk_config.client_port = *zk_port;
-  absl::StatusOr<std::unique_ptr<coord::ZkServer>> zk = coord::ZkServer::Start(zk_config);
-  if (!zk.ok()) return Fail(std::string(zk.status().message()));
-  if (absl::Status s = (*zk)->WaitServing(std::chrono::seconds(60)); !s.ok()) {
-    return Fail(std::string(s.message()));
-  }
-  const std::string zk_connect = (*zk)->connect_string();
-  std::printf("zookeeper=%s\n", zk_connect.c_str());
-  std::fflush(stdout);
+  // re-executing this binary, configured by the command line only (the
+  // user's settings, not a test cluster's short timeouts).
+  devcluster::DevCluster::Options options;
+  options.log_dir = logs.string();
+  options.fresh_logs = false;
+  options.zk_dir = (*dir / "zookeeper").string();
+  options.daemon_args = UserConfigArgs(globals);
+  devcluster::DevCluster cluster(std::move(options));
+  if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return Fail(std::string(s.message()));
+  PrintLine("zookeeper=", cluster.zk_connect());
 
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec) return Fail(absl::StrCat("cannot find this binary: ", ec.message()));
-  // What every daemon gets: the user's config, then the cluster's address.
-  std::vector<std::string> common_args;
-  if (!globals.config_file.empty()) {
-    common_args = {"--config", std::filesystem::absolute(globals.config_file).string()};
-  }
-  for (const std::string& kv : globals.overrides) {
-    common_args.push_back("-c");
-    common_args.push_back(kv);
-  }
-  common_args.push_back("-c");
-  common_args.push_back(absl::StrCat("storm.zookeeper.servers=[\"", zk_connect, "\"]"));
-
-  std::vector<Daemon> daemons;  // started order; stopped in reverse
-  auto stop_all = [&daemons] {
-    for (auto it = daemons.rbegin(); it != daemons.rend(); ++it) {
-      (void)it->process->Stop(std::chrono::seconds(10));
-    }
-    daemons.clear();
-  };
-  auto start = [&](const std::string& name, std::vector<std::string> args,
-                   const std::string& ready_prefix) -> absl::StatusOr<std::string> {
-    std::vector<std::string> argv = {self};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), common_args.begin(), common_args.end());
-    absl::StatusOr<Daemon> d = StartDaemon(name, std::move(argv), logs);
-    if (!d.ok()) return d.status();
-    daemons.push_back(*std::move(d));
-    absl::StatusOr<std::string> value = AwaitLine(daemons.back(), ready_prefix, std::chrono::seconds(90));
-    if (value.ok()) {
-      std::printf("%s%s\n", ready_prefix.c_str(), value->c_str());
-      std::fflush(stdout);
-    }
-    return value;
-  };
-
-  int rc = 0;
-  auto fail = [&](const absl::Status& s) {
-    rc = Fail(std::string(s.message()));
-    stop_all();
-    (*zk)->Stop();
+  if (absl::Status s = StartDaemons(cluster, opts, *dir); !s.ok()) {
+    const int rc = Fail(std::string(s.message()));
+    cluster.StopAll(std::chrono::seconds(10));
     return rc;
-  };
-
-  absl::StatusOr<std::string> bootstrap =
-      start("kafka", {"dev-kafka", "--zk", zk_connect}, "bootstrap.servers=");
-  if (!bootstrap.ok()) return fail(bootstrap.status());
-  absl::StatusOr<std::string> nimbus = start("nimbus", {"nimbus"}, "nimbus=");
-  if (!nimbus.ok()) return fail(nimbus.status());
-  for (int i = 1; i <= opts.supervisors; ++i) {
-    std::vector<std::string> ports;
-    for (int s = 0; s < opts.slots; ++s) {
-      absl::StatusOr<int> port = os::FindFreeLoopbackPort();
-      if (!port.ok()) return fail(port.status());
-      ports.push_back(absl::StrCat(*port));
-    }
-    std::vector<std::string> args = {
-        "supervisor",
-        "-c", absl::StrCat("storm.local.dir=", (dir / absl::StrCat("supervisor-", i)).string()),
-        "-c", absl::StrCat("supervisor.slots.ports=[", absl::StrJoin(ports, ","), "]"),
-        "-c", "storm.local.hostname=127.0.0.1"};
-    if (auto s = start(absl::StrCat("supervisor-", i), args, "supervisor="); !s.ok()) {
-      return fail(s.status());
-    }
   }
-  // The client verbs read TEMPEST_NIMBUS; examples and kcat read BOOTSTRAP.
-  for (const std::string& line : DevExportLines(*nimbus, *bootstrap, zk_connect)) {
-    std::printf("%s\n", line.c_str());
-  }
-  std::printf("ready\n");
-  std::fflush(stdout);
   std::fprintf(stderr, "tempest: local cluster running; logs in %s; Ctrl-C stops it\n",
                logs.string().c_str());
-
-  // Report a daemon that dies; the others keep running (a test may kill one
-  // on purpose).
-  std::vector<bool> reported(daemons.size(), false);
-  while (WaitStopSignalFor(std::chrono::milliseconds(200)) == 0) {
-    for (size_t i = 0; i < daemons.size(); ++i) {
-      if (!reported[i] && !daemons[i].process->Running()) {
-        reported[i] = true;
-        std::fprintf(stderr, "tempest: %s exited; see %s\n", daemons[i].name.c_str(),
-                     daemons[i].log.c_str());
-      }
-    }
-  }
-  stop_all();
-  (*zk)->Stop();
-  return rc;
+  WatchUntilStopSignal(cluster);
+  cluster.StopAll(std::chrono::seconds(10));
+  return 0;
 }
 
 }  // namespace

@@ -1,0 +1,236 @@
+#include "devcluster/dev_cluster.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/os/loopback.h"
+
+namespace tempest::devcluster {
+namespace {
+
+constexpr auto kZooKeeperStart = std::chrono::seconds(60);
+
+}  // namespace
+
+std::string YamlQuoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig& config) {
+  std::ostringstream yaml;
+  yaml << "storm.zookeeper.servers: [\"" << zk_connect << "\"]\n"
+       << "storm.zookeeper.root: " << YamlQuoted(config.zk_root) << "\n"
+       << "storm.zookeeper.session.timeout: " << config.zk_session_timeout_ms << "\n"
+       << "storm.zookeeper.connection.timeout: " << config.zk_connection_timeout_ms << "\n"
+       << "storm.local.hostname: 127.0.0.1\n";
+  if (!config.log_dir.empty()) yaml << "tempest.log.dir: " << YamlQuoted(config.log_dir) << "\n";
+  yaml << "ui.host: 127.0.0.1\n"
+       << "ui.port: 0\n"
+       << "nimbus.monitor.freq.secs: 1\n"
+       << "nimbus.supervisor.timeout.secs: 10\n"
+       << "nimbus.task.timeout.secs: 10\n"
+       << "nimbus.task.launch.secs: 30\n"
+       << "supervisor.heartbeat.frequency.secs: 1\n"
+       << "supervisor.monitor.frequency.secs: 1\n"
+       << "supervisor.worker.timeout.secs: 10\n"
+       << "supervisor.worker.start.timeout.secs: 60\n";
+  for (const std::string& line : config.extra_lines) yaml << line << "\n";
+  return yaml.str();
+}
+
+absl::Status DevCluster::StartZooKeeper() {
+  if (options_.zookeepers == 0) {
+    if (absl::Status s = StartStandaloneZooKeeper(); !s.ok()) return s;
+  } else {
+    coord::ZkEnsemble::Options zo;
+    zo.size = options_.zookeepers;
+    zo.tick_ms = options_.zk_tick_ms;
+    zo.dir = options_.zk_dir;
+    absl::StatusOr<std::unique_ptr<coord::ZkEnsemble>> zk = coord::ZkEnsemble::Start(zo);
+    if (!zk.ok()) return zk.status();
+    ensemble_ = *std::move(zk);
+  }
+  return WriteConfig();
+}
+
+absl::Status DevCluster::StartStandaloneZooKeeper() {
+  coord::ZkServerConfig config;
+  config.data_dir = options_.zk_dir;
+  absl::StatusOr<int> port = os::FindFreeLoopbackPort();
+  if (!port.ok()) return port.status();
+  config.client_port = *port;
+  absl::StatusOr<std::unique_ptr<coord::ZkServer>> server = coord::ZkServer::Start(config);
+  if (!server.ok()) return server.status();
+  server_ = *std::move(server);
+  return server_->WaitServing(kZooKeeperStart);
+}
+
+std::string DevCluster::zk_connect() const {
+  if (ensemble_ != nullptr) return ensemble_->ConnectString();
+  return server_ != nullptr ? server_->connect_string() : "";
+}
+
+absl::Status DevCluster::WriteConfig() const {
+  if (!options_.config.has_value()) return absl::OkStatus();
+  std::ofstream yaml(options_.config_path);
+  yaml << ClusterConfigYaml(zk_connect(), *options_.config);
+  if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", options_.config_path));
+  return absl::OkStatus();
+}
+
+absl::Status DevCluster::StartKafka(const std::vector<kafka::DevKafkaTopic>& topics) {
+  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> cluster =
+      kafka::DevKafkaCluster::Create(1, topics);
+  if (!cluster.ok()) return cluster.status();
+  kafka_ = *std::move(cluster);
+  bootstrap_servers_ = kafka_->bootstrap_servers();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> DevCluster::StartKafkaProcess() {
+  absl::StatusOr<Daemon> daemon =
+      MakeDaemon("kafka", {"dev-kafka", "--zk", zk_connect()}, "bootstrap.servers=");
+  if (!daemon.ok()) return daemon.status();
+  kafka_process_ = *std::move(daemon);
+  absl::StatusOr<std::string> bootstrap = Launch(*kafka_process_);
+  if (bootstrap.ok()) bootstrap_servers_ = *bootstrap;
+  return bootstrap;
+}
+
+absl::StatusOr<std::string> DevCluster::AddNimbus(const std::string& name) {
+  absl::StatusOr<Daemon> daemon = MakeDaemon(name, {"nimbus"}, "nimbus=");
+  if (!daemon.ok()) return daemon.status();
+  nimbuses_.push_back(*std::move(daemon));
+  nimbus_addresses_.emplace_back();
+  return RestartNimbus(nimbus_count() - 1);
+}
+
+absl::StatusOr<std::string> DevCluster::RestartNimbus(int i) {
+  absl::StatusOr<std::string> address = Launch(nimbuses_.at(i));
+  if (address.ok()) nimbus_addresses_.at(i) = *address;
+  return address;
+}
+
+absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
+                                                      const std::string& local_dir, int slots) {
+  std::vector<int> ports;
+  std::vector<std::string> port_texts;
+  for (int s = 0; s < slots; ++s) {
+    absl::StatusOr<int> port = os::FindFreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    ports.push_back(*port);
+    port_texts.push_back(absl::StrCat(*port));
+  }
+  std::vector<std::string> args = {
+      "supervisor",
+      "-c", absl::StrCat("storm.local.dir=", local_dir),
+      "-c", absl::StrCat("supervisor.slots.ports=[", absl::StrJoin(port_texts, ","), "]")};
+  // Without a config file the hostname comes from the command line too.
+  if (!options_.config.has_value()) {
+    args.insert(args.end(), {"-c", "storm.local.hostname=127.0.0.1"});
+  }
+  absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "supervisor=");
+  if (!daemon.ok()) return daemon.status();
+  daemon->slot_ports = std::move(ports);
+  supervisors_.push_back(*std::move(daemon));
+  return Launch(supervisors_.back());
+}
+
+absl::Status DevCluster::RestartSupervisor(int i) { return Launch(supervisors_.at(i)).status(); }
+
+absl::StatusOr<std::vector<std::string>> DevCluster::DaemonArgv(
+    std::vector<std::string> verb_and_args) {
+  if (options_.binary.empty()) {
+    std::error_code ec;
+    options_.binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return absl::InternalError(absl::StrCat("cannot find this binary: ", ec.message()));
+  }
+  std::vector<std::string> argv = {options_.binary};
+  auto own = verb_and_args.begin();
+  argv.push_back(*own++);
+  if (options_.config.has_value()) argv.insert(argv.end(), {"--config", options_.config_path});
+  argv.insert(argv.end(), own, verb_and_args.end());
+  argv.insert(argv.end(), options_.daemon_args.begin(), options_.daemon_args.end());
+  if (!options_.config.has_value()) {
+    argv.push_back("-c");
+    argv.push_back(absl::StrCat("storm.zookeeper.servers=[\"", zk_connect(), "\"]"));
+  }
+  return argv;
+}
+
+absl::StatusOr<Daemon> DevCluster::MakeDaemon(const std::string& name,
+                                              std::vector<std::string> verb_and_args,
+                                              const std::string& ready_prefix) {
+  absl::StatusOr<std::vector<std::string>> argv = DaemonArgv(std::move(verb_and_args));
+  if (!argv.ok()) return argv.status();
+  Daemon daemon;
+  daemon.name = name;
+  daemon.log =
+      (std::filesystem::path(options_.log_dir) / (name + options_.log_suffix)).string();
+  daemon.argv = *std::move(argv);
+  daemon.ready_prefix = ready_prefix;
+  return daemon;
+}
+
+absl::StatusOr<std::string> DevCluster::Launch(Daemon& daemon) {
+  if (options_.fresh_logs) {
+    std::error_code ec;
+    std::filesystem::remove(daemon.log, ec);
+  }
+  os::ChildProcess::Options o;
+  o.argv = daemon.argv;
+  o.stdout_path = daemon.log;
+  o.stderr_path = "=stdout";
+  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
+  if (!child.ok()) return child.status();
+  daemon.process = *std::move(child);
+  absl::StatusOr<std::string> line = os::AwaitLogLine(daemon.log, daemon.ready_prefix,
+                                                      *daemon.process, options_.start_timeout);
+  if (!line.ok()) {
+    return absl::Status(line.status().code(),
+                        absl::StrCat(daemon.name, ": ", line.status().message()));
+  }
+  return line;
+}
+
+std::vector<Daemon*> DevCluster::Daemons() {
+  std::vector<Daemon*> out;
+  if (kafka_process_.has_value()) out.push_back(&*kafka_process_);
+  for (Daemon& d : nimbuses_) out.push_back(&d);
+  for (Daemon& d : supervisors_) out.push_back(&d);
+  return out;
+}
+
+void DevCluster::StopSupervisors(std::chrono::milliseconds grace) {
+  for (Daemon& d : supervisors_) {
+    if (d.process != nullptr) d.process->Stop(grace);
+  }
+}
+
+void DevCluster::StopNimbuses(std::chrono::milliseconds grace) {
+  for (Daemon& d : nimbuses_) {
+    if (d.process != nullptr) d.process->Stop(grace);
+  }
+}
+
+void DevCluster::StopAll(std::chrono::milliseconds grace) {
+  std::vector<Daemon*> daemons = Daemons();
+  for (auto it = daemons.rbegin(); it != daemons.rend(); ++it) {
+    if ((*it)->process != nullptr) (void)(*it)->process->Stop(grace);
+  }
+  if (server_ != nullptr) server_->Stop();
+  if (ensemble_ != nullptr) {
+    for (int i = 0; i < ensemble_->size(); ++i) ensemble_->Stop(i);
+  }
+}
+
+}  // namespace tempest::devcluster

@@ -1,0 +1,161 @@
+#ifndef TEMPEST_DEVCLUSTER_DEV_CLUSTER_H_
+#define TEMPEST_DEVCLUSTER_DEV_CLUSTER_H_
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/coord/zk_ensemble.h"
+#include "common/coord/zk_server.h"
+#include "common/os/child_process.h"
+#include "common/kafka/dev_kafka_cluster.h"
+
+namespace tempest::devcluster {
+
+// `text` as a double-quoted YAML scalar (paths may hold any character).
+std::string YamlQuoted(const std::string& text);
+
+// What every daemon of a cluster reads from its tempest.yaml: 127.0.0.1
+// everywhere, an ephemeral UI port and short timeouts, so that faults are
+// detected and repaired within seconds.
+struct ClusterConfig {
+  std::string zk_root;
+  int zk_session_timeout_ms = 4000;
+  int zk_connection_timeout_ms = 4000;
+  std::string log_dir;                   // tempest.log.dir; empty: the daemons' default
+  std::vector<std::string> extra_lines;  // further `key: value` lines, appended as given
+};
+
+// The text of that tempest.yaml for a cluster whose ZooKeeper is `zk_connect`.
+std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig& config);
+
+// One `tempest` child process of the cluster: its log (stdout and stderr)
+// and the arguments it is restarted with.
+struct Daemon {
+  std::string name;
+  std::string log;
+  std::vector<std::string> argv;
+  std::string ready_prefix;  // the log line that says it serves
+  std::unique_ptr<os::ChildProcess> process;
+  std::vector<int> slot_ports;  // supervisors only
+};
+
+// A whole cluster on 127.0.0.1, assembled step by step: ZooKeeper (one
+// standalone coord::ZkServer or a coord::ZkEnsemble), a dev Kafka (in this
+// process, or as a `tempest dev-kafka` child), nimbuses and supervisors as
+// child processes of the `tempest` binary. It backs `tempest dev`, `tempest
+// study`'s world and the system tests' cluster fixture; each keeps its own
+// naming of logs and local directories and its own stop order, and uses the
+// per-daemon levers (kill, restart) it needs.
+//
+// Daemons get either a tempest.yaml this class writes (Options::config) or,
+// without one, the ZooKeeper address as a `-c` override after
+// Options::daemon_args (how `tempest dev` layers the user's config).
+//
+// Owns every process and server; the destructor kills what still runs.
+// Not thread-safe: drive it from one long-lived thread (child processes die
+// with the thread that started them).
+class DevCluster {
+ public:
+  struct Options {
+    std::string binary;  // the tempest binary the daemons run; empty: this process's binary
+    std::string log_dir;  // daemon logs: <log_dir>/<name><log_suffix>
+    std::string log_suffix = ".log";
+    // A (re)started daemon's log is removed first, so only its new ready
+    // line counts; otherwise it is appended to.
+    bool fresh_logs = true;
+    std::chrono::seconds start_timeout{90};  // per daemon, until its ready line
+
+    // 0: one standalone coord::ZkServer (ZkServerConfig's tick) in zk_dir;
+    // 1 or 3: a coord::ZkEnsemble in zk_dir (empty: a temp dir it owns).
+    int zookeepers = 0;
+    int zk_tick_ms = 250;  // ensemble only
+    std::string zk_dir;
+
+    // Written to config_path once ZooKeeper runs and given to every daemon
+    // as --config; nullopt: no file (see the class comment).
+    std::optional<ClusterConfig> config;
+    std::string config_path;
+    // After each daemon's own arguments.
+    std::vector<std::string> daemon_args;
+  };
+
+  explicit DevCluster(Options options) : options_(std::move(options)) {}
+  ~DevCluster() = default;
+  DevCluster(const DevCluster&) = delete;
+  DevCluster& operator=(const DevCluster&) = delete;
+
+  const Options& options() const { return options_; }
+
+  // Starts ZooKeeper, waits until it serves, then writes the config file.
+  absl::Status StartZooKeeper();
+  std::string zk_connect() const;
+  // Null unless Options::zookeepers > 0.
+  coord::ZkEnsemble* ensemble() { return ensemble_.get(); }
+  const coord::ZkEnsemble* ensemble() const { return ensemble_.get(); }
+
+  // The dev Kafka in this process (faults reach it through kafka()).
+  absl::Status StartKafka(const std::vector<kafka::DevKafkaTopic>& topics);
+  kafka::DevKafkaCluster& kafka() { return *kafka_; }
+  // The dev Kafka as a `tempest dev-kafka --zk ...` child named "kafka";
+  // returns its bootstrap servers.
+  absl::StatusOr<std::string> StartKafkaProcess();
+  const std::string& bootstrap_servers() const { return bootstrap_servers_; }
+
+  // Starts one more nimbus and returns its address (host:port).
+  absl::StatusOr<std::string> AddNimbus(const std::string& name);
+  // Starts nimbus i again (after a kill) and returns its new address.
+  absl::StatusOr<std::string> RestartNimbus(int i);
+  int nimbus_count() const { return static_cast<int>(nimbuses_.size()); }
+  Daemon& nimbus(int i) { return nimbuses_.at(i); }
+  const std::string& nimbus_address(int i) const { return nimbus_addresses_.at(i); }
+
+  // Starts one more supervisor with `slots` free loopback ports as its slots
+  // and `local_dir` as storm.local.dir; returns its `supervisor=` value.
+  absl::StatusOr<std::string> AddSupervisor(const std::string& name, const std::string& local_dir,
+                                            int slots);
+  // Starts supervisor i again, on the same slots and local dir.
+  absl::Status RestartSupervisor(int i);
+  int supervisor_count() const { return static_cast<int>(supervisors_.size()); }
+  Daemon& supervisor(int i) { return supervisors_.at(i); }
+  const std::vector<int>& slot_ports(int i) const { return supervisors_.at(i).slot_ports; }
+
+  // Every daemon in start order: the Kafka child, the nimbuses, the supervisors.
+  std::vector<Daemon*> Daemons();
+  // Stops (SIGTERM, then SIGKILL after `grace`) in index order.
+  void StopSupervisors(std::chrono::milliseconds grace);
+  void StopNimbuses(std::chrono::milliseconds grace);
+  // Stops every daemon in reverse start order (supervisors first, so they
+  // stop their workers cleanly), then ZooKeeper.
+  void StopAll(std::chrono::milliseconds grace);
+
+ private:
+  absl::Status StartStandaloneZooKeeper();
+  absl::Status WriteConfig() const;
+  // argv of `tempest VERB OWN_ARGS...` with the cluster's configuration.
+  absl::StatusOr<std::vector<std::string>> DaemonArgv(std::vector<std::string> verb_and_args);
+  absl::StatusOr<Daemon> MakeDaemon(const std::string& name,
+                                    std::vector<std::string> verb_and_args,
+                                    const std::string& ready_prefix);
+  // (Re)starts `daemon` and returns the rest of its ready line.
+  absl::StatusOr<std::string> Launch(Daemon& daemon);
+
+  Options options_;
+  std::unique_ptr<coord::ZkServer> server_;
+  std::unique_ptr<coord::ZkEnsemble> ensemble_;
+  std::unique_ptr<kafka::DevKafkaCluster> kafka_;
+  std::string bootstrap_servers_;
+  // Declared after ZooKeeper and Kafka, so they die first.
+  std::optional<Daemon> kafka_process_;
+  std::vector<Daemon> nimbuses_;
+  std::vector<std::string> nimbus_addresses_;
+  std::vector<Daemon> supervisors_;
+};
+
+}  // namespace tempest::devcluster
+
+#endif  // TEMPEST_DEVCLUSTER_DEV_CLUSTER_H_
