@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/core/jittered_backoff.h"
+
 namespace tempest::coord {
 
 ZkClientConfig ZkClientConfig::FromLookup(
@@ -45,16 +47,8 @@ std::optional<std::chrono::milliseconds> RetryPolicy::NextBackoff(
     int retry, std::chrono::milliseconds remaining) {
   if (retry < 0 || retry >= options_.max_retries) return std::nullopt;
   if (remaining <= std::chrono::milliseconds::zero()) return std::nullopt;
-  // Doubling stops once the ceiling is reached; the shift is capped so it
-  // cannot overflow however many retries are configured.
-  const int64_t base = options_.base_interval.count();
-  const int64_t ceiling = options_.max_interval.count();
-  int64_t bound = base;
-  for (int i = 0; i < retry && bound < ceiling; ++i) bound *= 2;
-  bound = std::min(bound, ceiling);
-  std::uniform_int_distribution<int64_t> jitter(bound / 2, bound);
-  const int64_t wait = jitter(rng_);
-  return std::chrono::milliseconds(std::min<int64_t>(wait, remaining.count()));
+  return std::min(core::JitteredBackoff(retry, options_.base_interval, options_.max_interval, rng_),
+                  remaining);
 }
 
 }  // namespace tempest::coord

@@ -27,8 +27,9 @@ struct ZkClientConfig {
 };
 
 // Bounded exponential backoff with jitter, in the spirit of Storm's
-// StormBoundedExponentialBackoffRetry: the n-th retry (n from 0) waits a random
-// time in [b/2, b] where b = min(interval * 2^n, ceiling); at most
+// StormBoundedExponentialBackoffRetry: the n-th retry (n from 0) waits
+// core::JitteredBackoff(n, interval, ceiling), a random time in [b/2, b]
+// where b = min(interval * 2^n, ceiling); at most
 // `retry_times` retries; never longer than the time left before the caller's
 // deadline. Pure logic: the caller sleeps. Not thread-safe (owns its RNG);
 // make one per call site or per retry loop.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/core/jittered_backoff.h"
+
 namespace tempest::net {
 
 Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, uint64_t seed)
@@ -10,13 +12,9 @@ Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds ma
       rng_(seed) {}
 
 std::chrono::milliseconds Backoff::Next() {
-  int64_t base = initial_.count();
-  // Doubling stops at max_, so the shift never overflows.
-  for (int i = 0; i < attempt_ && base < max_.count(); ++i) base *= 2;
-  base = std::min<int64_t>(base, max_.count());
+  const std::chrono::milliseconds delay = core::JitteredBackoff(attempt_, initial_, max_, rng_);
   if (attempt_ < 64) ++attempt_;
-  std::uniform_int_distribution<int64_t> jitter(base / 2, base);
-  return std::chrono::milliseconds(std::max<int64_t>(1, jitter(rng_)));
+  return std::max(delay, std::chrono::milliseconds(1));
 }
 
 }  // namespace tempest::net

@@ -8,8 +8,9 @@
 namespace tempest::net {
 
 // Bounded, jittered exponential backoff for reconnects: the n-th delay is
-// drawn uniformly from [base/2, base] with base = min(initial·2^n, max), so
-// many clients that lost the same server do not reconnect in lock-step.
+// core::JitteredBackoff(n, initial, max) (drawn from [base/2, base] with
+// base = min(initial·2^n, max)), never below 1 ms; the attempt count is kept
+// here so callers only ask for the next delay.
 // Owns its PRNG (seeded by the caller, so tests are deterministic). Not
 // thread-safe; TransportClient uses it on the event-loop thread.
 class Backoff {
