@@ -1,14 +1,27 @@
 #ifndef TEMPEST_COMMON_COORD_VERSIONED_CAS_H_
 #define TEMPEST_COMMON_COORD_VERSIONED_CAS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/coord/ownership_node.h"
 #include "common/coord/zk_session.h"
 
 namespace tempest::coord {
+
+// Proof of holding an ephemeral ownership node (e.g. a Kafka spout's
+// partition owner node). Writes made under it are bound to `session_id`
+// (ZkCall::require_session_id) and check the node's `version` inside the
+// same multi, so they fail once the node or the session is gone. `czxid`
+// (the node's creation zxid) grows with every new owner and can serve as a
+// monotonic token towards other systems.
+struct FencingToken {
+  std::string path;
+  int64_t session_id = 0;
+  int64_t czxid = 0;
+  int32_t version = 0;
+};
 
 // The ownership check of a fenced write: the ownership node must still be at
 // the token's version. Append it (once) to a multi together with one or more

@@ -1,4 +1,4 @@
-// Recipes (ownership node, leader election, fenced CAS, watch re-arm)
+// Recipes (leader election, fenced CAS, watch re-arm)
 // against a real standalone ZooKeeper, including real session expiry.
 
 #include <atomic>
@@ -8,7 +8,6 @@
 
 #include "common/coord/chunked_blob.h"
 #include "common/coord/leader_election.h"
-#include "common/coord/ownership_node.h"
 #include "common/coord/versioned_cas.h"
 #include "common/coord/zk_node_watch.h"
 #include "common/coord/zk_session.h"
@@ -22,9 +21,11 @@ namespace {
 
 using std::chrono::milliseconds;
 using testing::Eventually;
+using testutil::AcquireOwnership;
 using testutil::Connect;
 using testutil::EventLog;
 using testutil::TestOptions;
+using testutil::WaitForOwnership;
 
 class RecipesTest : public ::testing::Test {
  protected:
@@ -50,30 +51,14 @@ class RecipesTest : public ::testing::Test {
 };
 testing::ZkEnsemble* RecipesTest::ensemble_ = nullptr;
 
-OwnershipNode::Options OwnerOpts(const std::string& path, const std::string& owner) {
-  OwnershipNode::Options o;
-  o.path = path;
-  o.record.set_owner_id(owner);
-  o.op_timeout = milliseconds(3000);
-  o.retry_interval = milliseconds(100);
-  return o;
-}
-
-TEST_F(RecipesTest, OwnershipLeadershipAndWatchesSurviveSessionExpiry) {
+TEST_F(RecipesTest, LeadershipAndWatchesSurviveSessionExpiry) {
   auto s = NewSession();
   ASSERT_NE(s, nullptr);
   EventLog log(*s);
   std::mutex mu;
-  std::vector<bool> owner_changes, leader_changes;
+  std::vector<bool> leader_changes;
   std::vector<std::string> watched_values;
 
-  auto own_opts = OwnerOpts("/expiry-recipes/owners/p0", "worker-a");
-  own_opts.on_change = [&](const std::optional<FencingToken>& t) {
-    std::lock_guard<std::mutex> lock(mu);
-    owner_changes.push_back(t.has_value());
-  };
-  auto owner = OwnershipNode::Create(*s, own_opts);
-  ASSERT_TRUE(owner.ok()) << owner.status();
   LeaderElection::Options el;
   el.path = "/expiry-recipes/leader";
   el.participant_id = "a";
@@ -91,39 +76,27 @@ TEST_F(RecipesTest, OwnershipLeadershipAndWatchesSurviveSessionExpiry) {
       });
   ASSERT_TRUE(watch.ok());
 
-  ASSERT_TRUE((*owner)->WaitHeld(milliseconds(10000)));
   ASSERT_TRUE(Eventually(milliseconds(10000), [&] { return (*election)->IsLeader(); }));
   const int64_t old_session = s->session_id();
-  EXPECT_EQ((*owner)->token()->session_id, old_session);
-  const int64_t old_czxid = (*owner)->token()->czxid;
-  auto payload = s->Get("/expiry-recipes/owners/p0");
-  ASSERT_TRUE(payload.ok());
-  tempest::v1::OwnerRecord record;
-  ASSERT_TRUE(record.ParseFromString(payload->data));
-  EXPECT_EQ(record.owner_id(), "worker-a");
-  EXPECT_EQ(static_cast<int64_t>(record.session_id()), old_session);
 
   ASSERT_TRUE(Expire(*s).ok());
 
-  // Lost, then a new session, on which ownership and leadership come back.
+  // Lost, then a new session, on which leadership comes back.
   ASSERT_TRUE(Eventually(milliseconds(20000), [&] {
-    auto t = (*owner)->token();
-    return t.has_value() && t->session_id != old_session && s->session_id() == t->session_id &&
-           (*election)->IsLeader();
+    return s->session_id() != 0 && s->session_id() != old_session && (*election)->IsLeader();
   }));
   EXPECT_TRUE(log.Saw(ZkSessionState::kLost));
-  EXPECT_GT((*owner)->token()->czxid, old_czxid);  // a new node: a larger fencing token
   {
     // Held, then lost, then held again. ExpireSession attaches a second
     // client to our session first, so our client may briefly get the old
     // session back (and leadership with it) before it finally expires:
     // more rounds are legitimate, but changes always alternate.
     std::lock_guard<std::mutex> lock(mu);
-    for (const auto* changes : {&owner_changes, &leader_changes}) {
-      ASSERT_GE(changes->size(), 3u);
-      EXPECT_TRUE(changes->front());
-      EXPECT_TRUE(changes->back());
-      for (size_t i = 1; i < changes->size(); ++i) EXPECT_NE((*changes)[i], (*changes)[i - 1]);
+    ASSERT_GE(leader_changes.size(), 3u);
+    EXPECT_TRUE(leader_changes.front());
+    EXPECT_TRUE(leader_changes.back());
+    for (size_t i = 1; i < leader_changes.size(); ++i) {
+      EXPECT_NE(leader_changes[i], leader_changes[i - 1]);
     }
   }
   auto leader = (*election)->CurrentLeader();
@@ -198,14 +171,11 @@ TEST_F(RecipesTest, FencedCompareAndSetRejectsAnOldOwner) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   ASSERT_TRUE(a->EnsurePath("/cas/offset").ok());
-  auto owner_a = OwnershipNode::Create(*a, OwnerOpts("/cas/owner", "a"));
-  ASSERT_TRUE(owner_a.ok());
-  ASSERT_TRUE((*owner_a)->WaitHeld(milliseconds(10000)));
-  auto owner_b = OwnershipNode::Create(*b, OwnerOpts("/cas/owner", "b"));
-  ASSERT_TRUE(owner_b.ok());
-  EXPECT_FALSE((*owner_b)->WaitHeld(milliseconds(300)));  // held by a
+  auto owner_a = AcquireOwnership(*a, "/cas/owner", "a");
+  ASSERT_TRUE(owner_a.ok()) << owner_a.status();
+  EXPECT_TRUE(absl::IsAlreadyExists(AcquireOwnership(*b, "/cas/owner", "b").status()));  // a's
 
-  const FencingToken token_a = *(*owner_a)->token();
+  const FencingToken token_a = *owner_a;
   auto w1 = CompareAndSet(*a, "/cas/offset", "10", 0, &token_a);
   ASSERT_TRUE(w1.ok()) << w1.status();
   EXPECT_EQ(w1->version, 1);
@@ -213,8 +183,10 @@ TEST_F(RecipesTest, FencedCompareAndSetRejectsAnOldOwner) {
   EXPECT_TRUE(absl::IsAborted(stale.status())) << stale.status();
 
   ASSERT_TRUE(Expire(*a).ok());
-  ASSERT_TRUE((*owner_b)->WaitHeld(milliseconds(20000)));
-  const FencingToken token_b = *(*owner_b)->token();
+  const std::optional<FencingToken> owner_b =
+      WaitForOwnership(*b, "/cas/owner", "b", milliseconds(20000));
+  ASSERT_TRUE(owner_b.has_value());
+  const FencingToken token_b = *owner_b;
   EXPECT_GT(token_b.czxid, token_a.czxid);
   ASSERT_TRUE(CompareAndSet(*b, "/cas/offset", "20", 1, &token_b).ok());
 
@@ -232,8 +204,6 @@ TEST_F(RecipesTest, FencedCompareAndSetRejectsAnOldOwner) {
                          VersionedSetOp("/cas/offset2", "5", 0)},
                         ZkCall{milliseconds(5000), token_b.session_id});
   ASSERT_TRUE(multi.ok()) << multi.status();
-  EXPECT_FALSE((*owner_a)->token().has_value() &&
-               (*owner_a)->token()->session_id == token_b.session_id);
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "common/coord/versioned_cas.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
 #include "gtest/gtest.h"
@@ -70,6 +73,38 @@ class EventLog {
 inline int64_t CounterValue(core::MetricsRegistry& r, const std::string& name,
                             const core::MetricLabels& labels) {
   return r.GetCounter(name, labels).Value();
+}
+
+// Takes ownership of `path` the way a Kafka spout task does: an ephemeral
+// node made on `session`, whose Stat gives the fencing token. Fails (e.g.
+// AlreadyExists) while another session holds it.
+inline absl::StatusOr<FencingToken> AcquireOwnership(ZkSession& session, const std::string& path,
+                                                     const std::string& owner) {
+  const int64_t sid = session.session_id();
+  ZkCreateOptions create;
+  create.mode = ZkCreateMode::kEphemeral;
+  create.create_parents = true;
+  const ZkCall call{milliseconds(3000), sid};
+  if (auto created = session.Create(path, owner, create, call); !created.ok()) {
+    return created.status();
+  }
+  auto node = session.Get(path, call);
+  if (!node.ok()) return node.status();
+  return FencingToken{path, sid, node->stat.czxid, node->stat.version};
+}
+
+// Retries AcquireOwnership until it succeeds (the holder's session ended)
+// or `timeout` passes.
+inline std::optional<FencingToken> WaitForOwnership(ZkSession& session, const std::string& path,
+                                                    const std::string& owner,
+                                                    milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto token = AcquireOwnership(session, path, owner);
+    if (token.ok()) return *token;
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
 }
 
 }  // namespace tempest::coord::testutil
