@@ -15,7 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +27,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 struct Args {
   int ops = 20000;
@@ -51,11 +53,12 @@ class Window {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return inflight_ < window_; });
     ++inflight_;
-    start_[i] = Clock::now();
+    start_[i] = SteadyClock::now();
   }
   void Complete(int i, bool ok) {
     latency_us_[i] =
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start_[i]).count();
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start_[i])
+            .count();
     if (!ok) failures_.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -68,7 +71,7 @@ class Window {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return done_ == ops; });
   }
-  Result Summarize(Clock::duration elapsed) {
+  Result Summarize(SteadyClock::duration elapsed) {
     std::vector<int64_t> sorted = latency_us_;
     std::sort(sorted.begin(), sorted.end());
     Result r;
@@ -81,7 +84,7 @@ class Window {
   }
 
  private:
-  std::vector<Clock::time_point> start_;
+  std::vector<SteadyClock::time_point> start_;
   std::vector<int64_t> latency_us_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -106,7 +109,7 @@ void IgnoreWatcher(zhandle_t*, int, int, const char*, void*) {}
 Result RunRaw(zhandle_t* zh, const Args& args, const std::string& path, const std::string& data) {
   Window window(args.ops, args.window);
   std::vector<RawOp> ops(args.ops);
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   for (int i = 0; i < args.ops; ++i) {
     ops[i] = RawOp{&window, i};
     window.Acquire(i);
@@ -116,13 +119,13 @@ Result RunRaw(zhandle_t* zh, const Args& args, const std::string& path, const st
     }
   }
   window.WaitAll(args.ops);
-  return window.Summarize(Clock::now() - t0);
+  return window.Summarize(SteadyClock::now() - t0);
 }
 
 Result RunSession(tempest::coord::ZkSession& session, const Args& args, const std::string& path,
                   const std::string& data) {
   Window window(args.ops, args.window);
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   for (int i = 0; i < args.ops; ++i) {
     window.Acquire(i);
     auto st = session.SetAsync(
@@ -131,7 +134,7 @@ Result RunSession(tempest::coord::ZkSession& session, const Args& args, const st
     if (!st.ok()) window.Complete(i, false);
   }
   window.WaitAll(args.ops);
-  return window.Summarize(Clock::now() - t0);
+  return window.Summarize(SteadyClock::now() - t0);
 }
 
 double Median(std::vector<double> v) {
@@ -139,9 +142,8 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// nullopt (after saying why) on an unknown flag.
+std::optional<Args> ParseArgs(int argc, char** argv) {
   Args args;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -156,56 +158,41 @@ int main(int argc, char** argv) {
       args.size = value;
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
+      return std::nullopt;
     }
   }
-  auto ensemble = tempest::testing::ZkEnsemble::Start();
-  if (!ensemble.ok()) {
-    std::fprintf(stderr, "ZooKeeper: %s\n", ensemble.status().ToString().c_str());
-    return 1;
-  }
-  const std::string connect = (*ensemble)->ConnectString();
+  return args;
+}
 
+std::unique_ptr<tempest::coord::ZkSession> ConnectSession(const std::string& connect) {
   tempest::coord::ZkSession::Options options;
   options.connect_string = connect;
   options.config.session_timeout = std::chrono::milliseconds(5000);
   auto session = tempest::coord::ZkSession::Create(options);
-  if (!session.ok() || !(*session)->WaitConnected(std::chrono::seconds(20)).ok()) {
-    std::fprintf(stderr, "ZkSession did not connect\n");
-    return 1;
-  }
+  if (!session.ok() || !(*session)->WaitConnected(std::chrono::seconds(20)).ok()) return nullptr;
+  return *std::move(session);
+}
+
+// A raw C client handle, connected, or nullptr.
+zhandle_t* ConnectRaw(const std::string& connect) {
   zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
   zhandle_t* zh = zookeeper_init(connect.c_str(), &IgnoreWatcher, 5000, nullptr, nullptr, 0);
-  const auto until = Clock::now() + std::chrono::seconds(20);
-  while (zh != nullptr && zoo_state(zh) != ZOO_CONNECTED_STATE && Clock::now() < until) {
+  const auto until = SteadyClock::now() + std::chrono::seconds(20);
+  while (zh != nullptr && zoo_state(zh) != ZOO_CONNECTED_STATE && SteadyClock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (zh == nullptr || zoo_state(zh) != ZOO_CONNECTED_STATE) {
-    std::fprintf(stderr, "raw handle did not connect\n");
-    return 1;
+  if (zh != nullptr && zoo_state(zh) != ZOO_CONNECTED_STATE) {
+    zookeeper_close(zh);
+    return nullptr;
   }
-  const std::string data(static_cast<size_t>(args.size), 'x');
-  if (!(*session)->EnsurePath("/bench/raw").ok() ||
-      !(*session)->EnsurePath("/bench/session").ok()) {
-    std::fprintf(stderr, "cannot create bench nodes\n");
-    return 1;
-  }
-  // Warm up both paths (JIT of the server, connections).
-  RunRaw(zh, Args{2000, args.window, 1, args.size}, "/bench/raw", data);
-  RunSession(**session, Args{2000, args.window, 1, args.size}, "/bench/session", data);
+  return zh;
+}
 
-  std::printf("ops=%d window=%d size=%d rounds=%d\n", args.ops, args.window, args.size,
-              args.rounds);
+// Per-round figures of both paths, for the medians.
+struct Series {
   std::vector<double> raw_tput, raw_p50, raw_p99, s_tput, s_p50, s_p99, ratio;
-  for (int round = 0; round < args.rounds; ++round) {
-    Result raw, ses;
-    if (round % 2 == 0) {
-      raw = RunRaw(zh, args, "/bench/raw", data);
-      ses = RunSession(**session, args, "/bench/session", data);
-    } else {
-      ses = RunSession(**session, args, "/bench/session", data);
-      raw = RunRaw(zh, args, "/bench/raw", data);
-    }
+
+  void Add(int round, const Result& raw, const Result& ses) {
     std::printf(
         "round %d: raw %.0f ops/s p50 %.0f us p99 %.0f us (fail %d) | ZkSession %.0f ops/s "
         "p50 %.0f us p99 %.0f us (fail %d) | ratio %.3f\n",
@@ -219,12 +206,66 @@ int main(int argc, char** argv) {
     s_p99.push_back(ses.p99_us);
     ratio.push_back(ses.ops_per_sec / raw.ops_per_sec);
   }
-  std::printf(
-      "median: raw %.0f ops/s p50 %.0f us p99 %.0f us | ZkSession %.0f ops/s p50 %.0f us p99 "
-      "%.0f us | ratio (median of per-round ratios) %.3f\n",
-      Median(raw_tput), Median(raw_p50), Median(raw_p99), Median(s_tput), Median(s_p50),
-      Median(s_p99), Median(ratio));
+  void PrintMedians() const {
+    std::printf(
+        "median: raw %.0f ops/s p50 %.0f us p99 %.0f us | ZkSession %.0f ops/s p50 %.0f us p99 "
+        "%.0f us | ratio (median of per-round ratios) %.3f\n",
+        Median(raw_tput), Median(raw_p50), Median(raw_p99), Median(s_tput), Median(s_p50),
+        Median(s_p99), Median(ratio));
+  }
+};
+
+// Warms both paths up, then runs the rounds, alternating which path goes first.
+void RunRounds(zhandle_t* zh, tempest::coord::ZkSession& session, const Args& args) {
+  const std::string data(static_cast<size_t>(args.size), 'x');
+  // Warm up both paths (JIT of the server, connections).
+  RunRaw(zh, Args{2000, args.window, 1, args.size}, "/bench/raw", data);
+  RunSession(session, Args{2000, args.window, 1, args.size}, "/bench/session", data);
+
+  std::printf("ops=%d window=%d size=%d rounds=%d\n", args.ops, args.window, args.size,
+              args.rounds);
+  Series series;
+  for (int round = 0; round < args.rounds; ++round) {
+    Result raw, ses;
+    if (round % 2 == 0) {
+      raw = RunRaw(zh, args, "/bench/raw", data);
+      ses = RunSession(session, args, "/bench/session", data);
+    } else {
+      ses = RunSession(session, args, "/bench/session", data);
+      raw = RunRaw(zh, args, "/bench/raw", data);
+    }
+    series.Add(round, raw, ses);
+  }
+  series.PrintMedians();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<Args> args = ParseArgs(argc, argv);
+  if (!args.has_value()) return 2;
+  auto ensemble = tempest::testing::ZkEnsemble::Start();
+  if (!ensemble.ok()) {
+    std::fprintf(stderr, "ZooKeeper: %s\n", ensemble.status().ToString().c_str());
+    return 1;
+  }
+  const std::string connect = (*ensemble)->ConnectString();
+  std::unique_ptr<tempest::coord::ZkSession> session = ConnectSession(connect);
+  if (session == nullptr) {
+    std::fprintf(stderr, "ZkSession did not connect\n");
+    return 1;
+  }
+  zhandle_t* zh = ConnectRaw(connect);
+  if (zh == nullptr) {
+    std::fprintf(stderr, "raw handle did not connect\n");
+    return 1;
+  }
+  if (!session->EnsurePath("/bench/raw").ok() || !session->EnsurePath("/bench/session").ok()) {
+    std::fprintf(stderr, "cannot create bench nodes\n");
+    return 1;
+  }
+  RunRounds(zh, *session, *args);
   zookeeper_close(zh);
-  (*session)->Close();
+  session->Close();
   return 0;
 }

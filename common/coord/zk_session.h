@@ -2,9 +2,9 @@
 #define TEMPEST_COMMON_COORD_ZK_SESSION_H_
 
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
@@ -142,6 +142,11 @@ struct ZkOpResult {
   ZkStat stat;               // kSet (when known)
 };
 
+class ZkSessionMetrics;
+class ZkWatchRegistry;
+struct ZkRetrySpec;
+struct ZkAttempt;
+
 // Sends the ZooKeeper C client's own log lines (reconnects, expiries), for
 // every session of this process, to `stream` instead of stderr; nullptr
 // restores stderr. The stream must stay open while sessions exist. For
@@ -269,45 +274,47 @@ class ZkSession {
   absl::Status SetAsync(const std::string& path, std::string_view data, int version,
                         SetCallback done);
 
-  // Handle and per-call internals (defined in the .cc).
+  // Handle and per-call internals (defined in zk_c_adapter.h).
   struct Handle;
   struct Pending;
 
+  // Call deadlines, backoff sleeps and op latencies are on the steady clock,
+  // not on Options::clock: they bound real waits on condition variables and
+  // real sleeps, so a test's fake clock that stands still must not stretch a
+  // call's deadline forever (nor report fake latencies for real waits).
+  // Options::clock drives the one decision tests control, the local session
+  // timer (see CheckLocalTimer).
+  using DeadlineClock = std::chrono::steady_clock;
+
  private:
-  friend struct ZkSessionCallbacks;
-  struct Metrics;
-  struct WatchReg {
-    uint64_t id;
-    ZkWatchFn fn;
-  };
-  enum class WatchKind { kData, kChild };
-  struct Attempt;
+  friend struct ZkCAdapter;
 
   explicit ZkSession(Options options);
   absl::Status Start();
 
-  // Dispatcher side.
+  // Dispatcher side (zk_session_dispatcher.cc).
   void Enqueue(std::function<void()> task);
   void DispatchLoop();
   void OnSessionEvent(uint64_t generation, int zk_state);
-  void OnWatchEvent(uint64_t generation, int type, std::string path);
+  void OnWatchEvent(uint64_t generation, const ZkWatchEvent& event);
   void CheckLocalTimer();
   void Transition(ZkSessionState next, bool by_local_timer = false);
   void ReplaceHandle();
   std::unique_ptr<Handle> NewHandle(uint64_t generation);
-  void DropWatches();
 
-  // Caller side.
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point DeadlineOf(const ZkCall& call) const;
-  absl::Status WaitUsable(Clock::time_point deadline, bool write, int64_t require_session,
+  // Caller side (zk_session_calls.cc). Every operation is one ZkRetrySpec
+  // run by RunWithRetries, the only retry loop.
+  DeadlineClock::time_point DeadlineOf(const ZkCall& call) const;
+  ZkRetrySpec ReadSpec(std::string_view op, const std::string& path, const ZkWatchFn& watch,
+                       const ZkCall& call) const;
+  ZkRetrySpec WriteSpec(std::string_view op, const std::string& path,
+                        DeadlineClock::time_point deadline, const ZkCall& call) const;
+  absl::Status RunWithRetries(const ZkRetrySpec& spec);
+  ZkAttempt RunAttempt(const ZkRetrySpec& spec, const std::shared_ptr<Pending>& pending);
+  ZkAttempt SendOnce(const ZkRetrySpec& spec, const std::shared_ptr<Pending>& pending);
+  absl::Status WaitUsable(DeadlineClock::time_point deadline, bool write, int64_t require_session,
                           int64_t* session_out);
-  Attempt RunAttempt(Clock::time_point deadline, bool write, int64_t require_session,
-                     const std::function<int(zhandle_t*, Handle*, const void*)>& submit,
-                     std::shared_ptr<Pending> pending);
-  bool Backoff(RetryPolicy& policy, int& retries, Clock::time_point deadline);
-  uint64_t RegisterWatch(WatchKind kind, const std::string& path, ZkWatchFn fn);
-  void UnregisterWatch(WatchKind kind, const std::string& path, uint64_t id);
+  bool Backoff(RetryPolicy& policy, int& retries, DeadlineClock::time_point deadline);
   RetryPolicy NewRetryPolicy();
 
   absl::StatusOr<ZkNode> GetImpl(const std::string& path, ZkWatchFn watch, const ZkCall& call);
@@ -317,12 +324,42 @@ class ZkSession {
                                                         const ZkCall& call);
   absl::StatusOr<std::string> CreateOnce(const std::string& path, std::string_view data,
                                          const ZkCreateOptions& options, const ZkCall& call);
+  absl::Status CreateAncestors(const std::string& path, const ZkAcl& acl,
+                               DeadlineClock::time_point deadline);
+  absl::StatusOr<std::vector<ZkOpResult>> MultiOnce(const std::vector<ZkOp>& ops,
+                                                    const ZkCall& call, int* failed_op);
+
+  // Read-back of an ambiguous write (rules in the class comment): the call's
+  // final status, or nullopt when the write did not happen and may be sent
+  // again. `failure` is the error that made it ambiguous; `read_call` has
+  // what is left of the deadline and is not bound to a session (the new
+  // session sees the same data).
+  std::optional<absl::Status> ResolveAmbiguousSet(const std::string& path, std::string_view data,
+                                                  int rc, const absl::Status& failure,
+                                                  const ZkCall& read_call, int& expected,
+                                                  ZkStat& stat);
+  std::optional<absl::Status> ResolveAmbiguousCreate(const std::string& path, std::string_view data,
+                                                     ZkCreateMode mode, int64_t session,
+                                                     const absl::Status& failure,
+                                                     const ZkCall& read_call, std::string& created);
+  std::optional<absl::Status> FindSequentialCreate(const std::string& path, std::string_view data,
+                                                   ZkCreateMode mode, int64_t session,
+                                                   const absl::Status& failure,
+                                                   const ZkCall& read_call, std::string& created);
+  std::optional<absl::Status> ResolveAmbiguousDelete(const std::string& path, int version,
+                                                     const absl::Status& failure,
+                                                     const ZkCall& read_call);
+  std::optional<absl::Status> ResolveAmbiguousMulti(const std::vector<ZkOp>& ops, int64_t session,
+                                                    const absl::Status& failure,
+                                                    const ZkCall& read_call,
+                                                    std::vector<ZkOpResult>& results);
 
   Options options_;
   std::string hosts_;   // connect string without chroot
   std::string chroot_;  // "" or "/x"
   std::chrono::milliseconds op_timeout_;
-  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<ZkSessionMetrics> metrics_;
+  std::unique_ptr<ZkWatchRegistry> watches_;
 
   mutable std::shared_mutex handle_mu_;  // exclusive only to replace/close the handle
   std::unique_ptr<Handle> handle_;
@@ -346,10 +383,6 @@ class ZkSession {
   std::recursive_mutex listeners_mu_;
   std::map<int, Listener> listeners_;
   int next_listener_ = 1;
-
-  std::mutex watch_mu_;
-  std::map<std::string, std::vector<WatchReg>> data_watches_, child_watches_;
-  uint64_t next_watch_ = 1;
 
   std::mutex close_mu_;
   bool closed_ = false;

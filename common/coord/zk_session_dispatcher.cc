@@ -1,0 +1,164 @@
+// ZkSession's dispatcher thread: the session state machine (events from the
+// C client, the local session timer, handle replacement after an expiry)
+// and delivery to listeners and watch callbacks.
+
+#include <zookeeper/zookeeper.h>
+
+#include <thread>
+
+#include "common/coord/zk_c_adapter.h"
+#include "common/coord/zk_session.h"
+#include "common/coord/zk_session_metrics.h"
+#include "common/coord/zk_watch_registry.h"
+
+namespace tempest::coord {
+
+using std::chrono::milliseconds;
+
+void ZkSession::Enqueue(std::function<void()> task) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back(std::move(task));
+    // Only the first task of a batch needs to wake the dispatcher; the rest
+    // are picked up with it.
+    wake = queue_.size() == 1;
+  }
+  if (wake) queue_cv_.notify_one();
+}
+
+void ZkSession::DispatchLoop() {
+  std::deque<std::function<void()>> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      // While suspended, wake often enough to run the local session timer.
+      const bool suspended = state() == ZkSessionState::kSuspended;
+      queue_cv_.wait_for(lock, suspended ? milliseconds(20) : milliseconds(250),
+                         [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty() && stopping_) return;
+      batch.swap(queue_);
+    }
+    for (auto& task : batch) task();
+    batch.clear();
+    CheckLocalTimer();
+  }
+}
+
+// The one use of Options::clock (the injected clock): tests drive it to
+// decide when a suspended session counts as lost.
+void ZkSession::CheckLocalTimer() {
+  bool lost = false;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (state_ == ZkSessionState::kSuspended && negotiated_timeout_.count() > 0 &&
+        options_.clock->Now() - suspended_at_ >= negotiated_timeout_) {
+      lost = true;
+    }
+  }
+  if (lost) Transition(ZkSessionState::kLost, /*by_local_timer=*/true);
+}
+
+void ZkSession::OnSessionEvent(uint64_t generation, int zk_state) {
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (generation != generation_) return;  // an old handle's late event
+  }
+  const ZkSessionState current = state();
+  if (current == ZkSessionState::kClosed) return;
+  if (zk_state == ZOO_CONNECTED_STATE || zk_state == ZOO_READONLY_STATE) {
+    ZkClientSession client;
+    {
+      std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      if (handle_ != nullptr && handle_->zh != nullptr) client = ZkCAdapter::SessionOf(handle_->zh);
+    }
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      session_id_ = client.id;
+      password_ = std::move(client.password);
+      negotiated_timeout_ = client.timeout;
+    }
+    Transition(zk_state == ZOO_CONNECTED_STATE ? ZkSessionState::kConnected
+                                               : ZkSessionState::kReadOnly);
+  } else if (zk_state == ZOO_EXPIRED_SESSION_STATE) {
+    Transition(ZkSessionState::kLost);
+    ReplaceHandle();
+  } else if (zk_state == ZOO_AUTH_FAILED_STATE) {
+    Transition(ZkSessionState::kAuthFailed);
+  } else {
+    // CONNECTING / ASSOCIATING / NOTCONNECTED: a disconnect. Never a reason
+    // for a new session: the old one may well be alive.
+    if (current == ZkSessionState::kConnected || current == ZkSessionState::kReadOnly) {
+      {
+        std::lock_guard<std::mutex> lock(state_mu_);
+        suspended_at_ = options_.clock->Now();
+      }
+      Transition(ZkSessionState::kSuspended);
+    }
+  }
+}
+
+void ZkSession::ReplaceHandle() {
+  uint64_t next = 0;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    next = ++generation_;
+    session_id_ = 0;
+    password_.clear();
+  }
+  watches_->DropAll();
+  {
+    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    {
+      std::lock_guard<std::mutex> closing(close_mu_);
+      if (closed_) return;  // Close() owns the handle from here on
+    }
+    if (handle_ != nullptr && handle_->zh != nullptr) zookeeper_close(handle_->zh);
+    handle_ = NewHandle(next);
+    if (handle_ == nullptr) {
+      // Only fails on bad arguments or resource exhaustion; retry shortly.
+      Enqueue([this] {
+        std::this_thread::sleep_for(milliseconds(100));
+        ReplaceHandle();
+      });
+      return;
+    }
+  }
+  Transition(ZkSessionState::kConnecting);
+}
+
+void ZkSession::Transition(ZkSessionState next, bool by_local_timer) {
+  ZkSessionEvent event;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (state_ == next) return;
+    if (state_ == ZkSessionState::kClosed) return;
+    event.previous = state_;
+    event.state = next;
+    event.session_id = session_id_;
+    event.generation = generation_;
+    event.by_local_timer = by_local_timer;
+    state_ = next;
+  }
+  state_cv_.notify_all();
+  metrics_->Transition(event.previous, event.state);
+  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
+  std::vector<int> ids;
+  for (const auto& [id, l] : listeners_) ids.push_back(id);
+  for (int id : ids) {
+    auto it = listeners_.find(id);
+    if (it == listeners_.end()) continue;  // unsubscribed by an earlier listener
+    Listener listener = it->second;        // a copy: it may unsubscribe itself
+    listener(event);
+  }
+}
+
+void ZkSession::OnWatchEvent(uint64_t generation, const ZkWatchEvent& event) {
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (generation != generation_) return;  // a watch of an old handle
+  }
+  watches_->Fire(event);
+}
+
+}  // namespace tempest::coord
