@@ -53,6 +53,43 @@ absl::StatusOr<std::chrono::seconds> PositiveSecs(const api::Config& config, std
 
 std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }
 
+// The assignment of a topology the scheduler placed as `placed`:
+// executors that stay on their slot keep their start time, and the secret
+// is made once per topology and kept by every later assignment
+// (reassignment, rebalance, another leader).
+absl::StatusOr<v1::Assignment> NextAssignment(const ExecutorSlots& placed,
+                                              const v1::Assignment* stored,
+                                              const std::map<std::string, std::string>& hosts,
+                                              int64_t now_secs) {
+  std::map<std::pair<ExecutorId, WorkerSlot>, int64_t> started;
+  if (stored != nullptr) {
+    for (const v1::ExecutorAssignment& e : stored->executors()) {
+      started[{ExecutorId{e.start_task(), e.end_task()}, WorkerSlot{e.node(), e.port()}}] =
+          e.start_time_secs();
+    }
+  }
+  v1::Assignment next;
+  for (const auto& [executor, slot] : placed) {
+    v1::ExecutorAssignment* e = next.add_executors();
+    e->set_start_task(executor.start);
+    e->set_end_task(executor.end);
+    e->set_node(slot.node);
+    e->set_port(slot.port);
+    auto st = started.find({executor, slot});
+    e->set_start_time_secs(st != started.end() ? st->second : now_secs);
+    auto host = hosts.find(slot.node);
+    (*next.mutable_node_host())[slot.node] = host != hosts.end() ? host->second : "";
+  }
+  if (stored != nullptr && !stored->transport_secret().empty()) {
+    next.set_transport_secret(stored->transport_secret());
+  } else {
+    absl::StatusOr<std::string> secret = NewTransportSecret();
+    if (!secret.ok()) return secret.status();
+    next.set_transport_secret(*secret);
+  }
+  return next;
+}
+
 }  // namespace
 
 absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& config) {
@@ -130,16 +167,16 @@ absl::Status Nimbus::Start() {
   port_ = http_->port();
   id_ = absl::StrCat(options_.bind_host, ":", port_);
 
-  for (const std::string& path : {store_->StormsPath(), store_->AssignmentsPath(),
-                                  store_->SupervisorsPath(), store_->NimbusesPath(),
-                                  store_->WorkerBeatsPath()}) {
+  const coord::ClusterPaths& paths = store_->paths();
+  for (const std::string& path : {paths.Storms(), paths.Assignments(), paths.Supervisors(),
+                                  paths.Nimbuses(), paths.WorkerBeats()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
   RemoveStaleNodesOfThisId();
   if (absl::Status s = Register(); !s.ok()) return s;
 
   coord::LeaderElection::Options eo;
-  eo.path = store_->LeaderPath();
+  eo.path = store_->paths().Leader();
   eo.participant_id = id_;
   eo.host = options_.bind_host;
   eo.port = port_;
@@ -289,14 +326,14 @@ absl::StatusOr<std::vector<v1::SupervisorInfo>> Nimbus::Supervisors() {
 }
 
 absl::StatusOr<std::vector<NimbusPeer>> Nimbus::Nimbuses() {
-  absl::StatusOr<std::vector<std::string>> ids = session_->Children(store_->NimbusesPath());
+  absl::StatusOr<std::vector<std::string>> ids = session_->Children(store_->paths().Nimbuses());
   if (!ids.ok()) return ids.status();
   std::sort(ids->begin(), ids->end());
   absl::StatusOr<std::string> leader = Leader();
   std::vector<NimbusPeer> out;
   for (const std::string& id : *ids) {
     absl::StatusOr<coord::ZkNode> node =
-        session_->Get(absl::StrCat(store_->NimbusesPath(), "/", id));
+        session_->Get(store_->paths().Nimbus(id));
     if (absl::IsNotFound(node.status())) continue;
     if (!node.ok()) return node.status();
     NimbusPeer peer;
@@ -347,17 +384,17 @@ void Nimbus::RemoveStaleNodesOfThisId() {
   auto stale = [mine](const coord::ZkStat& stat) {
     return stat.ephemeral_owner != 0 && stat.ephemeral_owner != mine;
   };
-  const std::string registered = absl::StrCat(store_->NimbusesPath(), "/", id_);
+  const std::string registered = store_->paths().Nimbus(id_);
   if (absl::StatusOr<std::optional<coord::ZkStat>> exists = session_->Exists(registered);
       exists.ok() && exists->has_value() && stale(**exists)) {
     if (absl::Status s = session_->Delete(registered, (*exists)->version); s.ok()) {
       spdlog::info("nimbus {}: removed {} left by an earlier session of this id", id_, registered);
     }
   }
-  absl::StatusOr<std::vector<std::string>> children = session_->Children(store_->LeaderPath());
+  absl::StatusOr<std::vector<std::string>> children = session_->Children(store_->paths().Leader());
   if (!children.ok()) return;  // no election yet, or ZooKeeper trouble: nothing to take over
   for (const std::string& child : *children) {
-    const std::string path = absl::StrCat(store_->LeaderPath(), "/", child);
+    const std::string path = store_->paths().LeaderNode(child);
     absl::StatusOr<coord::ZkNode> node = session_->Get(path);
     if (!node.ok() || !stale(node->stat)) continue;
     v1::ElectionParticipant participant;
@@ -373,7 +410,7 @@ void Nimbus::RemoveStaleNodesOfThisId() {
 }
 
 absl::Status Nimbus::Register() {
-  const std::string path = absl::StrCat(store_->NimbusesPath(), "/", id_);
+  const std::string path = store_->paths().Nimbus(id_);
   absl::StatusOr<std::optional<coord::ZkStat>> exists = session_->Exists(path);
   if (!exists.ok()) return exists.status();
   // A node left by an earlier session of ours goes with that session; the
@@ -399,7 +436,7 @@ void Nimbus::WatchSupervisors() {
   // next monitor round. The watch runs on the session's dispatcher thread,
   // so it only posts.
   absl::StatusOr<std::vector<std::string>> children = session_->ChildrenAndWatch(
-      store_->SupervisorsPath(), [this, weak](const coord::ZkWatchEvent& event) {
+      store_->paths().Supervisors(), [this, weak](const coord::ZkWatchEvent& event) {
         supervisors_watched_ = false;
         if (event.type == coord::ZkWatchEventType::kSessionLost) return;
         if (auto control = weak.lock()) {
@@ -520,39 +557,15 @@ absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
     if (!a.ok()) return a.status();
     absl::StatusOr<std::vector<StoredBeat>> beats = store_->ListWorkerBeats(t.id);
     if (!beats.ok()) return beats.status();
+    // Rebalance: the old assignment is ignored, so all its slots are free
+    // and every executor is placed again.
     if (a->has_value()) {
       current[t.id] = **a;
-      // Rebalance: the old assignment is ignored, so all its slots are
-      // free and every executor is placed again.
       if (!scratch.contains(t.id)) {
         for (const v1::ExecutorAssignment& e : (*a)->executors()) {
           in.current[ExecutorId{e.start_task(), e.end_task()}] = WorkerSlot{e.node(), e.port()};
         }
-      }
-      if (in.schedulable && !scratch.contains(t.id)) {
-        std::vector<AssignedExecutor> assigned;
-        for (const v1::ExecutorAssignment& e : (*a)->executors()) {
-          assigned.push_back(AssignedExecutor{ExecutorId{e.start_task(), e.end_task()},
-                                              WorkerSlot{e.node(), e.port()},
-                                              e.start_time_secs()});
-        }
-        std::map<WorkerSlot, BeatView> views;
-        for (const StoredBeat& b : *beats) {
-          if (!b.parsed || b.slot.port == 0) continue;
-          BeatView& v = views[b.slot];
-          v.content = b.data;
-          for (const v1::ExecutorRange& r : b.beat.executors()) {
-            v.executors.insert(ExecutorId{r.start_task(), r.end_task()});
-          }
-        }
-        const std::set<ExecutorId> dead = cache_.UpdateTopology(t.id, assigned, views, now, now_secs);
-        for (const AssignedExecutor& e : assigned) {
-          if (!dead.contains(e.executor)) continue;
-          if (dead_slots.insert(e.slot).second) {
-            spdlog::warn("nimbus {}: {} on {}: no heartbeat change for {}s; its executors are dead",
-                         id_, t.id, SlotName(e.slot), options_.liveness.task_timeout.count());
-          }
-        }
+        if (in.schedulable) FindDeadSlots(t.id, **a, *beats, now, now_secs, &dead_slots);
       }
     }
     (*beats_out)[t.id] = *std::move(beats);
@@ -574,15 +587,51 @@ absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
                    options_.liveness.supervisor_timeout.count());
     }
   }
+  return WriteAssignments(topologies, current, ScheduleCluster(inputs, slots), hosts, now_secs,
+                          final_assignments);
+}
 
-  std::map<std::string, ExecutorSlots> changed = ScheduleCluster(inputs, slots);
+void Nimbus::FindDeadSlots(const std::string& topology_id, const v1::Assignment& assignment,
+                           const std::vector<StoredBeat>& beats, core::Clock::TimePoint now,
+                           int64_t now_secs, std::set<WorkerSlot>* dead_slots) {
+  std::vector<AssignedExecutor> assigned;
+  for (const v1::ExecutorAssignment& e : assignment.executors()) {
+    assigned.push_back(AssignedExecutor{ExecutorId{e.start_task(), e.end_task()},
+                                        WorkerSlot{e.node(), e.port()}, e.start_time_secs()});
+  }
+  std::map<WorkerSlot, BeatView> views;
+  for (const StoredBeat& b : beats) {
+    if (!b.parsed || b.slot.port == 0) continue;
+    BeatView& v = views[b.slot];
+    v.content = b.data;
+    for (const v1::ExecutorRange& r : b.beat.executors()) {
+      v.executors.insert(ExecutorId{r.start_task(), r.end_task()});
+    }
+  }
+  const std::set<ExecutorId> dead =
+      cache_.UpdateTopology(topology_id, assigned, views, now, now_secs);
+  for (const AssignedExecutor& e : assigned) {
+    if (!dead.contains(e.executor)) continue;
+    if (dead_slots->insert(e.slot).second) {
+      spdlog::warn("nimbus {}: {} on {}: no heartbeat change for {}s; its executors are dead", id_,
+                   topology_id, SlotName(e.slot), options_.liveness.task_timeout.count());
+    }
+  }
+}
+
+absl::Status Nimbus::WriteAssignments(const std::vector<StoredTopology>& topologies,
+                                      const std::map<std::string, v1::Assignment>& current,
+                                      const std::map<std::string, ExecutorSlots>& changed,
+                                      const std::map<std::string, std::string>& hosts,
+                                      int64_t now_secs,
+                                      std::map<std::string, v1::Assignment>* final_assignments) {
   for (const StoredTopology& t : topologies) {
     auto it = current.find(t.id);
-    const bool has_current = it != current.end();
+    const v1::Assignment* stored = it != current.end() ? &it->second : nullptr;
     auto ch = changed.find(t.id);
     if (ch == changed.end()) {
-      if (!has_current) continue;
-      v1::Assignment kept = it->second;
+      if (stored == nullptr) continue;
+      v1::Assignment kept = *stored;
       if (kept.transport_secret().empty() && t.base.status() != v1::KILLED) {
         // Written before secrets existed: add one.
         absl::StatusOr<std::string> secret = NewTransportSecret();
@@ -593,38 +642,12 @@ absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
       (*final_assignments)[t.id] = std::move(kept);
       continue;
     }
-    // Executors that stay on their slot keep their start time.
-    std::map<std::pair<ExecutorId, WorkerSlot>, int64_t> started;
-    if (has_current) {
-      for (const v1::ExecutorAssignment& e : it->second.executors()) {
-        started[{ExecutorId{e.start_task(), e.end_task()}, WorkerSlot{e.node(), e.port()}}] =
-            e.start_time_secs();
-      }
-    }
-    v1::Assignment next;
-    for (const auto& [executor, slot] : ch->second) {
-      v1::ExecutorAssignment* e = next.add_executors();
-      e->set_start_task(executor.start);
-      e->set_end_task(executor.end);
-      e->set_node(slot.node);
-      e->set_port(slot.port);
-      auto st = started.find({executor, slot});
-      e->set_start_time_secs(st != started.end() ? st->second : now_secs);
-      (*next.mutable_node_host())[slot.node] = hosts[slot.node];
-    }
-    // The secret is made once per topology and kept by every later
-    // assignment (reassignment, rebalance, another leader).
-    if (has_current && !it->second.transport_secret().empty()) {
-      next.set_transport_secret(it->second.transport_secret());
-    } else {
-      absl::StatusOr<std::string> secret = NewTransportSecret();
-      if (!secret.ok()) return secret.status();
-      next.set_transport_secret(*secret);
-    }
-    if (absl::Status s = store_->PutAssignment(t.id, next); !s.ok()) return s;
-    spdlog::info("nimbus {}: assigned {} of {} executors of {}", id_, next.executors_size(),
+    absl::StatusOr<v1::Assignment> next = NextAssignment(ch->second, stored, hosts, now_secs);
+    if (!next.ok()) return next.status();
+    if (absl::Status s = store_->PutAssignment(t.id, *next); !s.ok()) return s;
+    spdlog::info("nimbus {}: assigned {} of {} executors of {}", id_, next->executors_size(),
                  t.base.num_executors(), t.id);
-    (*final_assignments)[t.id] = std::move(next);
+    (*final_assignments)[t.id] = *std::move(next);
   }
   return absl::OkStatus();
 }

@@ -145,6 +145,18 @@ class Nimbus {
                         const std::set<std::string>& scratch,
                         std::map<std::string, v1::Assignment>* final_assignments,
                         std::map<std::string, std::vector<StoredBeat>>* beats);
+  // Liveness of one topology's executors (Storm's HeartbeatCache): adds the
+  // slots that hold a dead executor to `dead_slots`.
+  void FindDeadSlots(const std::string& topology_id, const v1::Assignment& assignment,
+                     const std::vector<StoredBeat>& beats, core::Clock::TimePoint now,
+                     int64_t now_secs, std::set<WorkerSlot>* dead_slots);
+  // Stores the assignment of every topology the scheduler `changed` (and a
+  // secret in a kept one that has none); fills `final_assignments`.
+  absl::Status WriteAssignments(const std::vector<StoredTopology>& topologies,
+                                const std::map<std::string, v1::Assignment>& current,
+                                const std::map<std::string, ExecutorSlots>& changed,
+                                const std::map<std::string, std::string>& hosts, int64_t now_secs,
+                                std::map<std::string, v1::Assignment>* final_assignments);
   absl::Status CleanWorkerBeats(const std::vector<StoredTopology>& topologies,
                                 const std::map<std::string, v1::Assignment>& assignments,
                                 const std::map<std::string, std::vector<StoredBeat>>& beats);

@@ -30,15 +30,11 @@ uint64_t RandomWord() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ ++sequence;
 }
 
-std::string ChildPath(const std::string& parent, const std::string& child) {
-  return absl::StrCat(parent, "/", child);
-}
-
 }  // namespace
 
 TopologyStore::TopologyStore(coord::ZkSession& session, std::string root,
                              const api::ComponentRegistry& registry, core::Clock& clock)
-    : session_(session), root_(std::move(root)), registry_(registry), clock_(clock) {}
+    : session_(session), paths_(std::move(root)), registry_(registry), clock_(clock) {}
 
 absl::Status TopologyStore::ValidateName(std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("the topology has no name");
@@ -107,7 +103,7 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
   if (request.resources.files_size() > 0) {
     const std::string blob = request.resources.SerializeAsString();
     base->set_resources_key(absl::StrCat(base->name(), "-", now_secs, "-", absl::Hex(RandomWord())));
-    blob_dir = ChildPath(BlobsPath(), base->resources_key());
+    blob_dir = paths_.Blob(base->resources_key());
     absl::StatusOr<int> chunks = coord::WriteChunkedBlob(session_, blob_dir, blob);
     if (!chunks.ok()) return chunks.status();
     base->set_resources_chunks(*chunks);
@@ -123,7 +119,7 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
   // submissions within one second, so a collision just takes the next one.
   for (int attempt = 0; attempt < 16; ++attempt) {
     const std::string id = absl::StrCat(base->name(), "-", ++counter_, "-", now_secs);
-    absl::StatusOr<std::string> created = session_.Create(ChildPath(StormsPath(), id), data, create);
+    absl::StatusOr<std::string> created = session_.Create(paths_.Storm(id), data, create);
     if (created.ok()) return id;
     if (!absl::IsAlreadyExists(created.status())) {
       drop_blob();
@@ -135,7 +131,7 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
 }
 
 absl::StatusOr<std::vector<StoredTopology>> TopologyStore::List() {
-  absl::StatusOr<std::vector<std::string>> ids = session_.Children(StormsPath());
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.Storms());
   if (absl::IsNotFound(ids.status())) return std::vector<StoredTopology>{};
   if (!ids.ok()) return ids.status();
   std::sort(ids->begin(), ids->end());
@@ -157,7 +153,7 @@ absl::StatusOr<StoredTopology> TopologyStore::Get(const std::string& id) {
   if (id.empty() || id.find('/') != std::string::npos) {
     return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
   }
-  absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(StormsPath(), id));
+  absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.Storm(id));
   if (absl::IsNotFound(node.status())) {
     return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
   }
@@ -203,7 +199,7 @@ absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, T
       base.set_remove_at_secs(clock_.WallMillis() / 1000 + wait);
     }
     absl::StatusOr<coord::ZkStat> set =
-        session_.Set(ChildPath(StormsPath(), id), base.SerializeAsString(), t->version);
+        session_.Set(paths_.Storm(id), base.SerializeAsString(), t->version);
     if (set.ok()) return base;
     if (absl::IsNotFound(set.status())) {
       return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
@@ -230,7 +226,7 @@ absl::StatusOr<v1::StormBase> TopologyStore::Rebalance(const std::string& id,
 
 absl::Status TopologyStore::Update(const std::string& id, const v1::StormBase& base, int version) {
   absl::StatusOr<coord::ZkStat> set =
-      session_.Set(ChildPath(StormsPath(), id), base.SerializeAsString(), version);
+      session_.Set(paths_.Storm(id), base.SerializeAsString(), version);
   if (set.ok()) return absl::OkStatus();
   if (absl::IsNotFound(set.status())) {
     return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
@@ -239,7 +235,7 @@ absl::Status TopologyStore::Update(const std::string& id, const v1::StormBase& b
 }
 
 absl::Status TopologyStore::Remove(const std::string& id) {
-  if (absl::Status s = session_.Delete(ChildPath(AssignmentsPath(), id));
+  if (absl::Status s = session_.Delete(paths_.Assignment(id));
       !s.ok() && !absl::IsNotFound(s)) {
     return s;
   }
@@ -247,12 +243,12 @@ absl::Status TopologyStore::Remove(const std::string& id) {
   // The resources go before the record that names them.
   if (absl::StatusOr<StoredTopology> t = Get(id); t.ok() && !t->base.resources_key().empty()) {
     if (absl::Status s = coord::DeleteChunkedBlob(
-            session_, ChildPath(BlobsPath(), t->base.resources_key()));
+            session_, paths_.Blob(t->base.resources_key()));
         !s.ok()) {
       return s;
     }
   }
-  absl::Status s = session_.Delete(ChildPath(StormsPath(), id));
+  absl::Status s = session_.Delete(paths_.Storm(id));
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
@@ -267,14 +263,14 @@ std::optional<WorkerSlot> ParseBeatName(std::string_view name) {
 }
 
 absl::StatusOr<std::vector<StoredBeat>> TopologyStore::ListWorkerBeats(const std::string& id) {
-  const std::string dir = ChildPath(WorkerBeatsPath(), id);
+  const std::string dir = paths_.WorkerBeatsOf(id);
   absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
   if (absl::IsNotFound(names.status())) return std::vector<StoredBeat>{};
   if (!names.ok()) return names.status();
   std::sort(names->begin(), names->end());
   std::vector<StoredBeat> out;
   for (const std::string& name : *names) {
-    absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(dir, name));
+    absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.WorkerBeat(id, name));
     if (absl::IsNotFound(node.status())) continue;
     if (!node.ok()) return node.status();
     StoredBeat b;
@@ -288,18 +284,18 @@ absl::StatusOr<std::vector<StoredBeat>> TopologyStore::ListWorkerBeats(const std
 }
 
 absl::StatusOr<std::vector<std::string>> TopologyStore::WorkerBeatTopologies() {
-  absl::StatusOr<std::vector<std::string>> ids = session_.Children(WorkerBeatsPath());
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.WorkerBeats());
   if (absl::IsNotFound(ids.status())) return std::vector<std::string>{};
   return ids;
 }
 
 absl::Status TopologyStore::DeleteWorkerBeat(const std::string& id, const std::string& name) {
-  absl::Status s = session_.Delete(ChildPath(ChildPath(WorkerBeatsPath(), id), name));
+  absl::Status s = session_.Delete(paths_.WorkerBeat(id, name));
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
 absl::Status TopologyStore::RemoveWorkerBeats(const std::string& id) {
-  const std::string dir = ChildPath(WorkerBeatsPath(), id);
+  const std::string dir = paths_.WorkerBeatsOf(id);
   // A worker still running may re-create a beat between the two steps;
   // then the directory is not empty and the next round tries again.
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -317,7 +313,7 @@ absl::Status TopologyStore::RemoveWorkerBeats(const std::string& id) {
 }
 
 absl::StatusOr<std::optional<v1::Assignment>> TopologyStore::GetAssignment(const std::string& id) {
-  absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(AssignmentsPath(), id));
+  absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.Assignment(id));
   if (absl::IsNotFound(node.status())) return std::optional<v1::Assignment>();
   if (!node.ok()) return node.status();
   v1::Assignment a;
@@ -328,7 +324,7 @@ absl::StatusOr<std::optional<v1::Assignment>> TopologyStore::GetAssignment(const
 }
 
 absl::Status TopologyStore::PutAssignment(const std::string& id, const v1::Assignment& assignment) {
-  const std::string path = ChildPath(AssignmentsPath(), id);
+  const std::string path = paths_.Assignment(id);
   const std::string data = assignment.SerializeAsString();
   absl::StatusOr<coord::ZkStat> set = session_.Set(path, data);
   if (set.ok()) return absl::OkStatus();
@@ -340,13 +336,13 @@ absl::Status TopologyStore::PutAssignment(const std::string& id, const v1::Assig
 }
 
 absl::StatusOr<std::vector<v1::SupervisorInfo>> TopologyStore::ListSupervisors() {
-  absl::StatusOr<std::vector<std::string>> ids = session_.Children(SupervisorsPath());
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.Supervisors());
   if (absl::IsNotFound(ids.status())) return std::vector<v1::SupervisorInfo>{};
   if (!ids.ok()) return ids.status();
   std::sort(ids->begin(), ids->end());
   std::vector<v1::SupervisorInfo> out;
   for (const std::string& id : *ids) {
-    absl::StatusOr<coord::ZkNode> node = session_.Get(ChildPath(SupervisorsPath(), id));
+    absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.Supervisor(id));
     if (absl::IsNotFound(node.status())) continue;  // gone meanwhile (ephemeral)
     if (!node.ok()) return node.status();
     v1::SupervisorInfo info;

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
+#include "common/coord/cluster_paths.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
 #include "nimbus/even_scheduler.h"
@@ -129,18 +130,13 @@ class TopologyStore {
   // The live supervisors; unparsable nodes are skipped.
   absl::StatusOr<std::vector<v1::SupervisorInfo>> ListSupervisors();
 
-  const std::string& root() const { return root_; }
-  std::string StormsPath() const { return root_ + "/storms"; }
-  std::string AssignmentsPath() const { return root_ + "/assignments"; }
-  std::string SupervisorsPath() const { return root_ + "/supervisors"; }
-  std::string NimbusesPath() const { return root_ + "/nimbuses"; }
-  std::string WorkerBeatsPath() const { return root_ + "/workerbeats"; }
-  std::string LeaderPath() const { return root_ + "/leader"; }
-  std::string BlobsPath() const { return root_ + "/blobs"; }
+  const std::string& root() const { return paths_.root(); }
+  // Every znode path under the root.
+  const coord::ClusterPaths& paths() const { return paths_; }
 
  private:
   coord::ZkSession& session_;
-  const std::string root_;
+  const coord::ClusterPaths paths_;
   const api::ComponentRegistry& registry_;
   core::Clock& clock_;
   std::atomic<int> counter_{0};

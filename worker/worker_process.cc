@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/chunked_blob.h"
+#include "common/coord/cluster_paths.h"
 #include "common/core/stored_topology.h"
 #include "common/core/topology_resources.h"
 #include "common/os/files.h"
@@ -151,9 +152,9 @@ absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api:
 }
 
 absl::StatusOr<std::string> WorkerProcess::FetchResources(const v1::StormBase& base) {
-  absl::StatusOr<std::string> blob =
-      coord::ReadChunkedBlob(*session_, options_.zk.Path(absl::StrCat("blobs/", base.resources_key())),
-                             base.resources_chunks(), base.resources_bytes());
+  const std::string blob_dir = coord::ClusterPaths(options_.zk.root).Blob(base.resources_key());
+  absl::StatusOr<std::string> blob = coord::ReadChunkedBlob(
+      *session_, blob_dir, base.resources_chunks(), base.resources_bytes());
   if (!blob.ok()) return blob.status();
   v1::TopologyResources resources;
   if (!resources.ParseFromString(*blob)) {
@@ -173,14 +174,14 @@ absl::StatusOr<std::string> WorkerProcess::FetchResources(const v1::StormBase& b
 }
 
 std::string WorkerProcess::StormPath() const {
-  return options_.zk.Path(absl::StrCat("storms/", options_.topology_id));
+  return coord::ClusterPaths(options_.zk.root).Storm(options_.topology_id);
 }
 std::string WorkerProcess::AssignmentPath() const {
-  return options_.zk.Path(absl::StrCat("assignments/", options_.topology_id));
+  return coord::ClusterPaths(options_.zk.root).Assignment(options_.topology_id);
 }
 std::string WorkerProcess::BeatPath() const {
-  return options_.zk.Path(absl::StrCat("workerbeats/", options_.topology_id, "/",
-                                       options_.supervisor_id, "-", options_.port));
+  return coord::ClusterPaths(options_.zk.root)
+      .WorkerBeat(options_.topology_id, options_.supervisor_id, options_.port);
 }
 
 absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProcessOptions options) {
