@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <sstream>
+#include <string>
 
 namespace tempest::core {
 
@@ -77,6 +77,37 @@ int64_t Histogram::Quantile(double q) const {
   return Max();
 }
 
+void PrometheusTextWriter::Family(std::string_view name, std::string_view type,
+                                  std::string_view help) {
+  if (!help.empty()) {
+    out_.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  }
+  out_.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+void PrometheusTextWriter::Sample(std::string_view name, std::span<const Label> labels,
+                                  int64_t value) {
+  out_.append(name);
+  if (!labels.empty()) {
+    out_ += '{';
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (i > 0) out_ += ',';
+      out_.append(labels[i].first).append("=\"");
+      for (char c : labels[i].second) {
+        if (c == '\n') {
+          out_ += "\\n";
+          continue;
+        }
+        if (c == '"' || c == '\\') out_ += '\\';
+        out_ += c;
+      }
+      out_ += '"';
+    }
+    out_ += '}';
+  }
+  out_.append(" ").append(std::to_string(value)).append("\n");
+}
+
 namespace {
 template <typename T>
 T& GetOrCreate(std::map<std::pair<std::string, MetricLabels>, std::unique_ptr<T>>& map,
@@ -86,26 +117,16 @@ T& GetOrCreate(std::map<std::pair<std::string, MetricLabels>, std::unique_ptr<T>
   return *slot;
 }
 
-std::string RenderLabels(const MetricLabels& labels, const std::string& extra = "") {
-  if (labels.empty() && extra.empty()) return "";
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : labels) {
-    if (!first) out += ",";
-    first = false;
-    out += k + "=\"";
-    for (char c : v) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (c == '\n') {
-        out += "\\n";
-        continue;
-      }
-      out += c;
-    }
-    out += "\"";
+const char* PrometheusType(MetricSample::Kind kind) {
+  switch (kind) {
+    case MetricSample::Kind::kCounter:
+      return "counter";
+    case MetricSample::Kind::kGauge:
+      return "gauge";
+    case MetricSample::Kind::kHistogram:
+      return "summary";
   }
-  if (!extra.empty()) out += (first ? "" : ",") + extra;
-  return out + "}";
+  return "untyped";
 }
 }  // namespace
 
@@ -148,26 +169,28 @@ std::vector<MetricSample> MetricsRegistry::Snapshot() const {
 }
 
 std::string MetricsRegistry::RenderPrometheus() const {
-  std::ostringstream out;
+  PrometheusTextWriter out;
   std::string last_name;
   for (const auto& s : Snapshot()) {
     if (s.name != last_name) {
-      const char* type = s.kind == MetricSample::Kind::kCounter ? "counter"
-                         : s.kind == MetricSample::Kind::kGauge ? "gauge"
-                                                                 : "summary";
-      out << "# TYPE " << s.name << " " << type << "\n";
+      out.Family(s.name, PrometheusType(s.kind));
       last_name = s.name;
     }
-    if (s.kind == MetricSample::Kind::kHistogram) {
-      out << s.name << RenderLabels(s.labels, "quantile=\"0.5\"") << " " << s.p50 << "\n";
-      out << s.name << RenderLabels(s.labels, "quantile=\"0.99\"") << " " << s.p99 << "\n";
-      out << s.name << "_sum" << RenderLabels(s.labels) << " " << s.sum << "\n";
-      out << s.name << "_count" << RenderLabels(s.labels) << " " << s.value << "\n";
-    } else {
-      out << s.name << RenderLabels(s.labels) << " " << s.value << "\n";
+    std::vector<PrometheusTextWriter::Label> labels(s.labels.begin(), s.labels.end());
+    if (s.kind != MetricSample::Kind::kHistogram) {
+      out.Sample(s.name, labels, s.value);
+      continue;
     }
+    // A histogram is written as a summary: two quantiles, sum and count.
+    labels.emplace_back("quantile", "0.5");
+    out.Sample(s.name, labels, s.p50);
+    labels.back().second = "0.99";
+    out.Sample(s.name, labels, s.p99);
+    labels.pop_back();
+    out.Sample(s.name + "_sum", labels, s.sum);
+    out.Sample(s.name + "_count", labels, s.value);
   }
-  return out.str();
+  return out.Take();
 }
 
 MetricsRegistry& MetricsRegistry::Global() {

@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,6 +86,28 @@ struct MetricSample {
   Kind kind = Kind::kCounter;
   int64_t value = 0;  // counter or gauge value; histogram count
   int64_t sum = 0, p50 = 0, p99 = 0, max = 0;  // histograms only
+};
+
+// Writes the Prometheus text exposition format (version 0.0.4): the one
+// writer of that format, used by MetricsRegistry::RenderPrometheus and by
+// nimbus's /metrics. Label values are escaped (backslash, quote, newline);
+// names are written as given. Plain value type; one per rendering.
+class PrometheusTextWriter {
+ public:
+  using Label = std::pair<std::string_view, std::string_view>;
+
+  // "# HELP name help" (left out when `help` is empty), then "# TYPE name type".
+  void Family(std::string_view name, std::string_view type, std::string_view help = {});
+  // "name{k="v",...} value", the labels in the order given ("name value"
+  // without labels).
+  void Sample(std::string_view name, std::span<const Label> labels, int64_t value);
+  void Sample(std::string_view name, int64_t value) { Sample(name, {}, value); }
+
+  const std::string& text() const { return out_; }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
 };
 
 // Owns every metric of a process (or of a test). Lookups take a mutex and are

@@ -1,0 +1,427 @@
+#include "nimbus/rest_views.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/core/metrics_registry.h"
+#include "nimbus/rebalance.h"
+#include "nimbus/topology_state.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::nimbus {
+namespace {
+
+using json = nlohmann::json;
+using SlotKey = std::pair<std::string, int>;  // supervisor id, port
+
+int AssignedWorkers(const std::optional<v1::Assignment>& a) {
+  if (!a.has_value()) return 0;
+  std::set<SlotKey> slots;
+  for (const auto& e : a->executors()) slots.insert({e.node(), e.port()});
+  return static_cast<int>(slots.size());
+}
+
+// The beats of the workers a topology is assigned to now (stale beats of
+// slots it no longer has are left out until the leader deletes them).
+std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view) {
+  std::set<SlotKey> slots;
+  if (view.assignment.has_value()) {
+    for (const auto& e : view.assignment->executors()) slots.insert({e.node(), e.port()});
+  }
+  std::vector<const StoredBeat*> out;
+  for (const StoredBeat& b : view.beats) {
+    if (b.parsed && slots.contains({b.slot.node, b.slot.port})) out.push_back(&b);
+  }
+  return out;
+}
+
+// Running totals summed over workers. Approximate by nature: a worker's
+// totals start again from 0 when it restarts, and the p99 of the whole
+// topology is taken as the largest per-worker p99 (percentiles do not add).
+struct Totals {
+  int64_t emitted = 0, transferred = 0, acked = 0, failed = 0, p99_us = 0;
+  int workers = 0;
+  void Add(const v1::WorkerHeartbeat& b) {
+    emitted += b.emitted();
+    transferred += b.transferred();
+    acked += b.acked();
+    failed += b.failed();
+    p99_us = std::max(p99_us, b.complete_latency_p99_us());
+    ++workers;
+  }
+};
+
+Totals TotalsOf(const std::vector<const StoredBeat*>& beats) {
+  Totals t;
+  for (const StoredBeat* b : beats) t.Add(b->beat);
+  return t;
+}
+
+// Storm UI's spelling of a latency: milliseconds as a string, 3 decimals.
+std::string LatencyMs(int64_t us) {
+  return absl::StrFormat("%.3f", static_cast<double>(us) / 1000.0);
+}
+
+json StatsJson(const Totals& t) {
+  return json::array({json{{"window", ":all-time"},
+                           {"windowPretty", "All time"},
+                           {"emitted", t.emitted},
+                           {"transferred", t.transferred},
+                           {"acked", t.acked},
+                           {"failed", t.failed},
+                           {"completeLatency", LatencyMs(t.p99_us)},
+                           {"completeLatencyP99Us", t.p99_us}}});
+}
+
+std::string ExecutorName(int start, int end) { return absl::StrCat("[", start, "-", end, "]"); }
+
+// The host of a supervisor as the assignment records it ("" if unknown).
+std::string HostOf(const v1::Assignment& a, const std::string& node) {
+  return a.node_host().contains(node) ? a.node_host().at(node) : "";
+}
+
+// Executor (start, end task) -> its slot in the assignment.
+std::map<std::pair<int, int>, const v1::ExecutorAssignment*> PlacedExecutors(
+    const std::optional<v1::Assignment>& a) {
+  std::map<std::pair<int, int>, const v1::ExecutorAssignment*> placed;
+  if (a.has_value()) {
+    for (const auto& e : a->executors()) placed[{e.start_task(), e.end_task()}] = &e;
+  }
+  return placed;
+}
+
+json TopologySummaryJson(const TopologyView& view, const std::vector<const StoredBeat*>& beats,
+                         int64_t now_secs) {
+  const StoredTopology& t = view.topology;
+  const std::optional<v1::Assignment>& assignment = view.assignment;
+  const int64_t uptime = now_secs - t.base.launch_time_secs();
+  const Totals totals = TotalsOf(beats);
+  return json{{"id", t.id},
+              {"name", t.base.name()},
+              {"status", std::string(TopologyStatusName(t.base.status()))},
+              {"uptime", PrettyUptime(uptime)},
+              {"uptimeSeconds", uptime},
+              {"tasksTotal", t.base.num_tasks()},
+              {"executorsTotal", t.base.num_executors()},
+              {"workersTotal", AssignedWorkers(assignment)},
+              {"requestedWorkers", t.base.num_workers()},
+              {"assignedExecutors", assignment.has_value() ? assignment->executors_size() : 0},
+              {"owner", t.base.owner()},
+              {"emitted", totals.emitted},
+              {"acked", totals.acked},
+              {"failed", totals.failed},
+              {"completeLatency", LatencyMs(totals.p99_us)},
+              {"topologyStats", StatsJson(totals)}};
+}
+
+// "spouts" and "bolts" of the topology page.
+void AddComponents(const v1::StormBase& base, json& body) {
+  json spouts = json::array(), bolts = json::array();
+  for (const v1::ComponentSummary& c : base.components()) {
+    json entry = {{"executors", c.executors()}, {"tasks", c.tasks()}};
+    if (c.spout()) {
+      entry["spoutId"] = c.id();
+      spouts.push_back(entry);
+    } else {
+      entry["boltId"] = c.id();
+      bolts.push_back(entry);
+    }
+  }
+  body["spouts"] = spouts;
+  body["bolts"] = bolts;
+}
+
+// Executors and the worker slots they are assigned to (none until a
+// supervisor offers slots).
+json ExecutorStatsJson(const TopologyView& view) {
+  const auto placed = PlacedExecutors(view.assignment);
+  json executors = json::array();
+  for (const v1::ExecutorRange& e : view.topology.base.executors()) {
+    json entry = {{"id", ExecutorName(e.start_task(), e.end_task())},
+                  {"component", e.component()}};
+    auto it = placed.find({e.start_task(), e.end_task()});
+    if (it != placed.end()) {
+      entry["supervisorId"] = it->second->node();
+      entry["host"] = HostOf(*view.assignment, it->second->node());
+      entry["port"] = it->second->port();
+    }
+    executors.push_back(entry);
+  }
+  return executors;
+}
+
+json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>& beats,
+                 int64_t now_secs) {
+  json workers = json::array();
+  for (const StoredBeat* b : beats) {
+    json ex = json::array();
+    for (const v1::ExecutorRange& r : b->beat.executors()) {
+      ex.push_back(ExecutorName(r.start_task(), r.end_task()));
+    }
+    workers.push_back(json{{"supervisorId", b->slot.node},
+                           {"host", HostOf(*view.assignment, b->slot.node)},
+                           {"port", b->slot.port},
+                           {"uptime", PrettyUptime(b->beat.uptime_secs())},
+                           {"uptimeSeconds", b->beat.uptime_secs()},
+                           // The worker's own clock: for display only.
+                           {"lastBeatSecsAgo",
+                            std::max<int64_t>(0, now_secs - b->beat.time_secs())},
+                           {"executors", ex},
+                           {"emitted", b->beat.emitted()},
+                           {"acked", b->beat.acked()},
+                           {"failed", b->beat.failed()},
+                           {"completeLatency", LatencyMs(b->beat.complete_latency_p99_us())}});
+  }
+  return workers;
+}
+
+// configOverrides, componentExecutors and the fields of a pending kill or
+// rebalance.
+void AddStateFields(const v1::StormBase& base, int64_t now_secs, json& body) {
+  json overrides = json::object();
+  for (const auto& [k, v] : base.config_overrides()) overrides[k] = v;
+  body["configOverrides"] = overrides;
+  if (base.status() == v1::KILLED) {
+    body["removeInSeconds"] = std::max<int64_t>(0, base.remove_at_secs() - now_secs);
+  }
+  json component_executors = json::object();
+  for (const auto& [k, v] : base.component_executors()) component_executors[k] = v;
+  body["componentExecutors"] = component_executors;
+  if (base.status() == v1::REBALANCING) {
+    body["rebalanceInSeconds"] = std::max<int64_t>(0, base.rebalance_at_secs() - now_secs);
+    json pending = json::object();
+    for (const auto& [k, v] : PendingExecutors(base)) pending[k] = v;
+    body["pendingExecutors"] = pending;
+    if (base.rebalance_num_workers() > 0) body["pendingWorkers"] = base.rebalance_num_workers();
+  }
+}
+
+// Label set of a topology's series: {topology_id, topology}, in that order.
+struct MetricsRow {
+  std::string id;
+  std::string name;
+  int workers = 0;
+  Totals totals;
+};
+
+void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTextWriter& out) {
+  // Sums of the workers' running totals: gauges, since a restarted worker
+  // starts again from 0.
+  const struct {
+    const char* name;
+    const char* help;
+    int64_t (*get)(const MetricsRow&);
+  } series[] = {
+      {"tempest_topology_workers", "Worker slots assigned to the topology.",
+       [](const MetricsRow& r) -> int64_t { return r.workers; }},
+      {"tempest_topology_emitted", "Tuples emitted, summed over the topology's live workers.",
+       [](const MetricsRow& r) { return r.totals.emitted; }},
+      {"tempest_topology_transferred", "Tuples transferred, summed over the live workers.",
+       [](const MetricsRow& r) { return r.totals.transferred; }},
+      {"tempest_topology_acked", "Tuple trees acked, summed over the live workers.",
+       [](const MetricsRow& r) { return r.totals.acked; }},
+      {"tempest_topology_failed", "Tuple trees failed, summed over the live workers.",
+       [](const MetricsRow& r) { return r.totals.failed; }},
+      {"tempest_topology_complete_latency_p99_microseconds",
+       "Largest per-worker p99 complete latency.",
+       [](const MetricsRow& r) { return r.totals.p99_us; }},
+  };
+  for (const auto& s : series) {
+    out.Family(s.name, "gauge", s.help);
+    for (const MetricsRow& r : rows) {
+      const core::PrometheusTextWriter::Label labels[] = {{"topology_id", r.id},
+                                                          {"topology", r.name}};
+      out.Sample(s.name, labels, s.get(r));
+    }
+  }
+}
+
+}  // namespace
+
+std::string PrettyUptime(int64_t secs) {
+  if (secs < 0) secs = 0;
+  const int64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+  std::string out;
+  if (d > 0) absl::StrAppend(&out, d, "d ");
+  if (d > 0 || h > 0) absl::StrAppend(&out, h, "h ");
+  if (d > 0 || h > 0 || m > 0) absl::StrAppend(&out, m, "m ");
+  absl::StrAppend(&out, s, "s");
+  return out;
+}
+
+std::string RenderClusterSummary(const ClusterView& view) {
+  int64_t slots_total = 0, slots_used = 0, executors = 0, tasks = 0;
+  for (const v1::SupervisorInfo& s : view.supervisors) slots_total += s.slot_ports_size();
+  for (const TopologyView& t : view.topologies) {
+    executors += t.topology.base.num_executors();
+    tasks += t.topology.base.num_tasks();
+    slots_used += AssignedWorkers(t.assignment);
+  }
+  return json{{"stormVersion", "tempest-0.1.0"},
+              {"supervisors", view.supervisors.size()},
+              {"topologies", view.topologies.size()},
+              {"slotsTotal", slots_total},
+              {"slotsUsed", slots_used},
+              {"slotsFree", slots_total - slots_used},
+              {"executorsTotal", executors},
+              {"tasksTotal", tasks}}
+      .dump();
+}
+
+std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t now_secs) {
+  json list = json::array();
+  for (const NimbusPeer& p : peers) {
+    const int64_t uptime = now_secs - p.summary.launch_time_secs();
+    list.push_back(json{{"host", p.summary.host()},
+                        {"port", p.summary.port()},
+                        {"id", p.id},
+                        {"status", p.leader ? "Leader" : "Not a Leader"},
+                        {"version", p.summary.version()},
+                        {"nimbusUpTime", PrettyUptime(uptime)},
+                        {"nimbusUpTimeSeconds", uptime}});
+  }
+  return json{{"nimbuses", list}}.dump();
+}
+
+std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& supervisors) {
+  json list = json::array();
+  for (const v1::SupervisorInfo& s : supervisors) {
+    list.push_back(json{{"id", s.supervisor_id()},
+                        {"host", s.hostname()},
+                        {"uptime", PrettyUptime(s.uptime_secs())},
+                        {"uptimeSeconds", s.uptime_secs()},
+                        {"slotsTotal", s.slot_ports_size()},
+                        {"slotsUsed", s.used_ports_size()},
+                        {"version", s.version()}});
+  }
+  return json{{"supervisors", list}}.dump();
+}
+
+std::string RenderTopologySummary(const ClusterView& view) {
+  json list = json::array();
+  for (const TopologyView& t : view.topologies) {
+    list.push_back(TopologySummaryJson(t, CurrentBeats(t), view.now_secs));
+  }
+  return json{{"topologies", list}}.dump();
+}
+
+std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {
+  const std::vector<const StoredBeat*> beats = CurrentBeats(view);
+  json body = TopologySummaryJson(view, beats, now_secs);
+  body["msgTimeout"] = view.topology.base.message_timeout_secs();
+  AddComponents(view.topology.base, body);
+  body["executorStats"] = ExecutorStatsJson(view);
+  body["workers"] = WorkersJson(view, beats, now_secs);
+  AddStateFields(view.topology.base, now_secs, body);
+  return body.dump();
+}
+
+// Storm UI's lag answer (TopologySpoutLag): per spout component, its Kafka
+// partitions as its tasks last reported them in their workers' beats.
+std::string RenderTopologyLag(const TopologyView& view) {
+  json spouts = json::object();
+  for (const StoredBeat* b : CurrentBeats(view)) {
+    for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
+      json& spout = spouts[p.component()];
+      if (spout.is_null()) {
+        spout = json{{"spoutId", p.component()}, {"spoutType", "KAFKA"},
+                     {"spoutLagResult", json::array()}};
+      }
+      spout["spoutLagResult"].push_back(
+          json{{"topic", p.topic()},
+               {"partition", p.partition()},
+               {"task", p.task()},
+               {"consumerCommittedOffset", p.committed_offset()},
+               {"latestEmittedOffset", p.latest_emitted_offset()},
+               {"logHeadOffset", p.lag() >= 0 ? p.committed_offset() + p.lag() : -1},
+               {"lag", p.lag()}});
+    }
+  }
+  return json{{"topologyId", view.topology.id}, {"spouts", spouts}}.dump();
+}
+
+std::optional<std::string> RenderComponentDetail(const TopologyView& view,
+                                                 std::string_view component) {
+  const StoredTopology& t = view.topology;
+  const v1::ComponentSummary* summary = nullptr;
+  for (const v1::ComponentSummary& c : t.base.components()) {
+    if (c.id() == component) summary = &c;
+  }
+  if (summary == nullptr) return std::nullopt;
+  const auto placed = PlacedExecutors(view.assignment);
+  std::map<SlotKey, const StoredBeat*> beat_of;
+  for (const StoredBeat* b : CurrentBeats(view)) beat_of[{b->slot.node, b->slot.port}] = b;
+  json executors = json::array();
+  std::set<SlotKey> slots;
+  for (const v1::ExecutorRange& e : t.base.executors()) {
+    if (e.component() != component) continue;
+    json entry = {{"id", ExecutorName(e.start_task(), e.end_task())}};
+    auto it = placed.find({e.start_task(), e.end_task()});
+    if (it != placed.end()) {
+      const v1::ExecutorAssignment& ea = *it->second;
+      entry["supervisorId"] = ea.node();
+      entry["host"] = HostOf(*view.assignment, ea.node());
+      entry["port"] = ea.port();
+      auto b = beat_of.find({ea.node(), ea.port()});
+      if (b != beat_of.end()) {
+        entry["uptime"] = PrettyUptime(b->second->beat.uptime_secs());
+        entry["uptimeSeconds"] = b->second->beat.uptime_secs();
+        slots.insert({ea.node(), ea.port()});
+      }
+    }
+    executors.push_back(entry);
+  }
+  // Workers report totals per worker, not per executor: these are the sums
+  // over the workers that run at least one executor of this component, so
+  // they include the other components in those workers.
+  Totals totals;
+  for (const auto& slot : slots) totals.Add(beat_of[slot]->beat);
+  return json{{"id", std::string(component)},
+              {"name", t.base.name()},
+              {"topologyId", t.id},
+              {"componentType", summary->spout() ? "spout" : "bolt"},
+              {"executors", summary->executors()},
+              {"tasks", summary->tasks()},
+              {"executorStats", executors},
+              {"workersTotal", totals.workers},
+              {"workerStats", StatsJson(totals)},
+              {"statsScope", "sums over the workers running this component's executors"}}
+      .dump();
+}
+
+std::string RenderNimbusMetrics(const ClusterView& view) {
+  int64_t slots_total = 0, slots_used = 0;
+  for (const v1::SupervisorInfo& s : view.supervisors) slots_total += s.slot_ports_size();
+  std::map<std::string, int> by_status = {
+      {"ACTIVE", 0}, {"INACTIVE", 0}, {"REBALANCING", 0}, {"KILLED", 0}};
+  std::vector<MetricsRow> rows;
+  for (const TopologyView& t : view.topologies) {
+    ++by_status[std::string(TopologyStatusName(t.topology.base.status()))];
+    const int workers = AssignedWorkers(t.assignment);
+    slots_used += workers;
+    rows.push_back(
+        MetricsRow{t.topology.id, t.topology.base.name(), workers, TotalsOf(CurrentBeats(t))});
+  }
+  core::PrometheusTextWriter out;
+  out.Family("tempest_nimbus_leader", "gauge", "1 if this nimbus is the leader.");
+  out.Sample("tempest_nimbus_leader", view.leader ? 1 : 0);
+  out.Family("tempest_supervisors", "gauge", "Supervisors registered in ZooKeeper.");
+  out.Sample("tempest_supervisors", static_cast<int64_t>(view.supervisors.size()));
+  out.Family("tempest_slots_total", "gauge", "Worker slots offered by the supervisors.");
+  out.Sample("tempest_slots_total", slots_total);
+  out.Family("tempest_slots_used", "gauge", "Worker slots assigned to topologies.");
+  out.Sample("tempest_slots_used", slots_used);
+  out.Family("tempest_topologies", "gauge", "Stored topologies by status.");
+  for (const auto& [status, n] : by_status) {
+    const core::PrometheusTextWriter::Label labels[] = {{"status", status}};
+    out.Sample("tempest_topologies", labels, n);
+  }
+  WriteTopologySeries(rows, out);
+  return out.Take();
+}
+
+}  // namespace tempest::nimbus

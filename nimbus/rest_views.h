@@ -1,0 +1,65 @@
+#ifndef TEMPEST_NIMBUS_REST_VIEWS_H_
+#define TEMPEST_NIMBUS_REST_VIEWS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nimbus/nimbus.h"
+#include "nimbus/topology_store.h"
+#include "tempest/v1/cluster.pb.h"
+
+namespace tempest::nimbus {
+
+// The REST API's views: plain models that the router gathers from the
+// nimbus (ZooKeeper reads) first, and pure functions that render them as
+// the JSON bodies (or the Prometheus text) of Storm UI's /api/v1. Renderers
+// do no I/O and read no clock: `now_secs` comes with the model. Safe from
+// any thread; field names and values are the public REST contract
+// (nimbus/README.md).
+
+// One topology as its pages read it: the record, its assignment (if any) and
+// every workerbeat (renderers keep the beats of currently assigned slots).
+struct TopologyView {
+  StoredTopology topology;
+  std::optional<v1::Assignment> assignment;
+  std::vector<StoredBeat> beats;
+};
+
+// The cluster as the summaries and /metrics read it. `supervisors` and each
+// topology's `beats` are filled only for the views that need them.
+struct ClusterView {
+  int64_t now_secs = 0;
+  bool leader = false;
+  std::vector<v1::SupervisorInfo> supervisors;
+  std::vector<TopologyView> topologies;
+};
+
+// GET /api/v1/cluster/summary (reads supervisors and assignments).
+std::string RenderClusterSummary(const ClusterView& view);
+// GET /api/v1/nimbus/summary.
+std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t now_secs);
+// GET /api/v1/supervisor/summary.
+std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& supervisors);
+// GET /api/v1/topology/summary (reads assignments and beats).
+std::string RenderTopologySummary(const ClusterView& view);
+// GET /api/v1/topology/:id.
+std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs);
+// GET /api/v1/topology/:id/lag.
+std::string RenderTopologyLag(const TopologyView& view);
+// GET /api/v1/topology/:id/component/:component; nullopt when the topology
+// has no such component.
+std::optional<std::string> RenderComponentDetail(const TopologyView& view,
+                                                 std::string_view component);
+// GET /metrics: Prometheus text 0.0.4 (reads supervisors, assignments and
+// beats).
+std::string RenderNimbusMetrics(const ClusterView& view);
+
+// Storm UI's uptime spelling: "1d 2h 3m 4s" (leading zero units left out).
+std::string PrettyUptime(int64_t secs);
+
+}  // namespace tempest::nimbus
+
+#endif  // TEMPEST_NIMBUS_REST_VIEWS_H_

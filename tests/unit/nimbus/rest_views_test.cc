@@ -1,0 +1,212 @@
+// The REST views rendered from hand-built models, without ZooKeeper or a
+// nimbus: field names, values and the Prometheus text.
+
+#include "nimbus/rest_views.h"
+
+#include <tuple>
+
+#include "common/coord/cluster_paths.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::nimbus {
+namespace {
+
+using json = nlohmann::json;
+
+// "wc-1-100": spout "gen" [1-1] and bolt "sink" [2-3], both on sup-a:6700,
+// launched at 100 s; one beat on that slot and a stale one on sup-b:6701.
+TopologyView WordCount() {
+  TopologyView v;
+  v.topology.id = "wc-1-100";
+  v1::StormBase& base = v.topology.base;
+  base.set_name("wc");
+  base.set_status(v1::ACTIVE);
+  base.set_launch_time_secs(100);
+  base.set_num_workers(1);
+  base.set_num_executors(2);
+  base.set_num_tasks(3);
+  base.set_owner("alice");
+  base.set_message_timeout_secs(30);
+  v1::ComponentSummary* gen = base.add_components();
+  gen->set_id("gen");
+  gen->set_spout(true);
+  gen->set_executors(1);
+  gen->set_tasks(1);
+  v1::ComponentSummary* sink = base.add_components();
+  sink->set_id("sink");
+  sink->set_executors(1);
+  sink->set_tasks(2);
+  for (auto [start, end, component] : {std::tuple{1, 1, "gen"}, std::tuple{2, 3, "sink"}}) {
+    v1::ExecutorRange* r = base.add_executors();
+    r->set_start_task(start);
+    r->set_end_task(end);
+    r->set_component(component);
+  }
+  v1::Assignment a;
+  (*a.mutable_node_host())["sup-a"] = "host-a";
+  for (auto [start, end] : {std::pair{1, 1}, std::pair{2, 3}}) {
+    v1::ExecutorAssignment* e = a.add_executors();
+    e->set_start_task(start);
+    e->set_end_task(end);
+    e->set_node("sup-a");
+    e->set_port(6700);
+  }
+  v.assignment = a;
+  for (auto [node, port, emitted] : {std::tuple{"sup-a", 6700, 40}, std::tuple{"sup-b", 6701, 7}}) {
+    StoredBeat b;
+    b.name = coord::ClusterPaths::WorkerBeatName(node, port);
+    b.slot = WorkerSlot{node, port};
+    b.parsed = true;
+    b.beat.set_emitted(emitted);
+    b.beat.set_acked(emitted / 2);
+    b.beat.set_failed(1);
+    b.beat.set_uptime_secs(65);
+    b.beat.set_time_secs(195);
+    b.beat.set_complete_latency_p99_us(1500);
+    v1::ExecutorRange* r = b.beat.add_executors();
+    r->set_start_task(1);
+    r->set_end_task(1);
+    v.beats.push_back(b);
+  }
+  return v;
+}
+
+TEST(RestViewsTest, PrettyUptimeLeavesOutLeadingZeroUnits) {
+  EXPECT_EQ(PrettyUptime(4), "4s");
+  EXPECT_EQ(PrettyUptime(3 * 60 + 4), "3m 4s");
+  EXPECT_EQ(PrettyUptime(86400 + 2 * 3600 + 4), "1d 2h 0m 4s");
+  EXPECT_EQ(PrettyUptime(-5), "0s");
+}
+
+TEST(RestViewsTest, ClusterSummaryCountsSlotsOfAssignedWorkers) {
+  ClusterView view;
+  view.supervisors.resize(2);
+  view.supervisors[0].add_slot_ports(6700);
+  view.supervisors[0].add_slot_ports(6701);
+  view.supervisors[1].add_slot_ports(6700);
+  view.topologies.push_back(WordCount());
+  const json body = json::parse(RenderClusterSummary(view));
+  EXPECT_EQ(body["stormVersion"], "tempest-0.1.0");
+  EXPECT_EQ(body["supervisors"], 2);
+  EXPECT_EQ(body["topologies"], 1);
+  EXPECT_EQ(body["slotsTotal"], 3);
+  EXPECT_EQ(body["slotsUsed"], 1);
+  EXPECT_EQ(body["slotsFree"], 2);
+  EXPECT_EQ(body["executorsTotal"], 2);
+  EXPECT_EQ(body["tasksTotal"], 3);
+}
+
+TEST(RestViewsTest, TopologySummaryLeavesOutStaleBeats) {
+  ClusterView view;
+  view.now_secs = 200;
+  view.topologies.push_back(WordCount());
+  const json t = json::parse(RenderTopologySummary(view))["topologies"][0];
+  EXPECT_EQ(t["id"], "wc-1-100");
+  EXPECT_EQ(t["status"], "ACTIVE");
+  EXPECT_EQ(t["uptime"], "1m 40s");
+  EXPECT_EQ(t["uptimeSeconds"], 100);
+  EXPECT_EQ(t["workersTotal"], 1);
+  EXPECT_EQ(t["assignedExecutors"], 2);
+  EXPECT_EQ(t["owner"], "alice");
+  EXPECT_EQ(t["emitted"], 40);  // the beat of sup-b:6701 is not counted
+  EXPECT_EQ(t["completeLatency"], "1.500");
+  EXPECT_EQ(t["topologyStats"][0]["window"], ":all-time");
+  EXPECT_EQ(t["topologyStats"][0]["acked"], 20);
+}
+
+TEST(RestViewsTest, TopologyDetailListsExecutorsAndWorkers) {
+  const json body = json::parse(RenderTopologyDetail(WordCount(), 200));
+  EXPECT_EQ(body["msgTimeout"], 30);
+  EXPECT_EQ(body["spouts"], json::parse(R"([{"spoutId":"gen","executors":1,"tasks":1}])"));
+  EXPECT_EQ(body["bolts"], json::parse(R"([{"boltId":"sink","executors":1,"tasks":2}])"));
+  ASSERT_EQ(body["executorStats"].size(), 2u);
+  EXPECT_EQ(body["executorStats"][1],
+            json::parse(R"({"id":"[2-3]","component":"sink","supervisorId":"sup-a",
+                            "host":"host-a","port":6700})"));
+  ASSERT_EQ(body["workers"].size(), 1u);
+  EXPECT_EQ(body["workers"][0]["host"], "host-a");
+  EXPECT_EQ(body["workers"][0]["lastBeatSecsAgo"], 5);
+  EXPECT_EQ(body["workers"][0]["executors"], json::parse(R"(["[1-1]"])"));
+  EXPECT_EQ(body["workers"][0]["uptime"], "1m 5s");
+  EXPECT_FALSE(body.contains("removeInSeconds"));
+  EXPECT_FALSE(body.contains("rebalanceInSeconds"));
+}
+
+TEST(RestViewsTest, TopologyDetailOfAKilledTopologyCountsDownItsRemoval) {
+  TopologyView view = WordCount();
+  view.topology.base.set_status(v1::KILLED);
+  view.topology.base.set_remove_at_secs(230);
+  EXPECT_EQ(json::parse(RenderTopologyDetail(view, 200))["removeInSeconds"], 30);
+  EXPECT_EQ(json::parse(RenderTopologyDetail(view, 300))["removeInSeconds"], 0);
+}
+
+TEST(RestViewsTest, ComponentDetailSumsTheWorkersOfItsExecutors) {
+  const std::optional<std::string> text = RenderComponentDetail(WordCount(), "sink");
+  ASSERT_TRUE(text.has_value());
+  const json body = json::parse(*text);
+  EXPECT_EQ(body["componentType"], "bolt");
+  EXPECT_EQ(body["topologyId"], "wc-1-100");
+  EXPECT_EQ(body["tasks"], 2);
+  EXPECT_EQ(body["workersTotal"], 1);
+  EXPECT_EQ(body["executorStats"][0]["uptimeSeconds"], 65);
+  EXPECT_EQ(body["workerStats"][0]["emitted"], 40);
+  EXPECT_FALSE(RenderComponentDetail(WordCount(), "nope").has_value());
+}
+
+TEST(RestViewsTest, LagGroupsPartitionsBySpout) {
+  TopologyView view = WordCount();
+  v1::SpoutPartitionLag* p = view.beats[0].beat.add_kafka_partitions();
+  p->set_component("gen");
+  p->set_topic("events");
+  p->set_partition(2);
+  p->set_committed_offset(10);
+  p->set_lag(5);
+  const json body = json::parse(RenderTopologyLag(view));
+  const json& result = body["spouts"]["gen"]["spoutLagResult"][0];
+  EXPECT_EQ(body["spouts"]["gen"]["spoutType"], "KAFKA");
+  EXPECT_EQ(result["logHeadOffset"], 15);
+  EXPECT_EQ(result["lag"], 5);
+}
+
+TEST(RestViewsTest, NimbusAndSupervisorSummaries) {
+  NimbusPeer peer;
+  peer.id = "127.0.0.1:8080";
+  peer.leader = true;
+  peer.summary.set_launch_time_secs(140);
+  const json nimbus = json::parse(RenderNimbusSummary({peer}, 200))["nimbuses"][0];
+  EXPECT_EQ(nimbus["status"], "Leader");
+  EXPECT_EQ(nimbus["nimbusUpTimeSeconds"], 60);
+  v1::SupervisorInfo s;
+  s.set_supervisor_id("sup-a");
+  s.add_slot_ports(6700);
+  s.add_used_ports(6700);
+  s.set_uptime_secs(3);
+  const json sup = json::parse(RenderSupervisorSummary({s}))["supervisors"][0];
+  EXPECT_EQ(sup["id"], "sup-a");
+  EXPECT_EQ(sup["slotsUsed"], 1);
+  EXPECT_EQ(sup["uptime"], "3s");
+}
+
+TEST(RestViewsTest, MetricsAreGaugesWithTopologyLabelsInOrder) {
+  ClusterView view;
+  view.leader = true;
+  view.supervisors.resize(1);
+  view.supervisors[0].add_slot_ports(6700);
+  view.topologies.push_back(WordCount());
+  view.topologies[0].topology.base.set_name("w\"c");
+  const std::string text = RenderNimbusMetrics(view);
+  EXPECT_EQ(text.substr(0, text.find("# HELP tempest_supervisors")),
+            "# HELP tempest_nimbus_leader 1 if this nimbus is the leader.\n"
+            "# TYPE tempest_nimbus_leader gauge\n"
+            "tempest_nimbus_leader 1\n");
+  EXPECT_NE(text.find("tempest_topologies{status=\"ACTIVE\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("tempest_topologies{status=\"KILLED\"} 0\n"), std::string::npos);
+  EXPECT_NE(
+      text.find("tempest_topology_emitted{topology_id=\"wc-1-100\",topology=\"w\\\"c\"} 40\n"),
+      std::string::npos);
+  EXPECT_NE(text.find("tempest_slots_used 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tempest::nimbus
