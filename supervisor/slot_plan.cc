@@ -4,9 +4,16 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
 
 namespace tempest::supervisor {
+
+std::string SpansText(const std::vector<ExecutorSpan>& spans) {
+  return absl::StrJoin(spans, " ", [](std::string* out, const ExecutorSpan& s) {
+    absl::StrAppend(out, "[", s.first, "-", s.second, "]");
+  });
+}
 
 DesiredSlots ComputeDesiredSlots(const std::map<std::string, v1::Assignment>& assignments,
                                  std::string_view supervisor_id, const std::vector<int>& slot_ports,

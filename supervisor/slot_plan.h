@@ -24,6 +24,9 @@ namespace tempest::supervisor {
 // An executor as a task range [start, end] (Storm's executor id).
 using ExecutorSpan = std::pair<int, int>;
 
+// "[1-2] [3-3]": executors as the supervisor's log lines spell them.
+std::string SpansText(const std::vector<ExecutorSpan>& spans);
+
 // What one port should run.
 struct DesiredSlot {
   std::string topology_id;

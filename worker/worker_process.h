@@ -55,7 +55,7 @@ std::string_view WorkerExitName(WorkerExit exit);
 // The command line a worker shows in `ps -ef` / `ps aux`, word by word:
 // "tempest worker TOPOLOGY:PORT --supervisor-id ID --port PORT". The words
 // after the title stay because the supervisor recognises its workers by them
-// in /proc/PID/cmdline (supervisor/worker_process.h: LooksLikeWorker,
+// in /proc/PID/cmdline (supervisor/worker_launcher.h: LooksLikeWorker,
 // FindWorkersOf), e.g. to adopt them after a supervisor restart.
 std::vector<std::string> WorkerProcessTitle(const std::string& topology_id,
                                             const std::string& supervisor_id, int port);

@@ -23,7 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "supervisor/worker_files.h"
-#include "supervisor/worker_process.h"
+#include "supervisor/worker_launcher.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"

@@ -1,4 +1,4 @@
-#include "supervisor/worker_process.h"
+#include "supervisor/worker_launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
-#ifndef TEMPEST_SUPERVISOR_WORKER_PROCESS_H_
-#define TEMPEST_SUPERVISOR_WORKER_PROCESS_H_
+#ifndef TEMPEST_SUPERVISOR_WORKER_LAUNCHER_H_
+#define TEMPEST_SUPERVISOR_WORKER_LAUNCHER_H_
 
 #include <sys/types.h>
 
@@ -53,4 +53,4 @@ void SignalWorkerGroup(pid_t pid, int signal);
 
 }  // namespace tempest::supervisor
 
-#endif  // TEMPEST_SUPERVISOR_WORKER_PROCESS_H_
+#endif  // TEMPEST_SUPERVISOR_WORKER_LAUNCHER_H_

@@ -1,0 +1,87 @@
+#include "supervisor/supervisor_options.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+#include "common/coord/cluster_zk_config.h"
+
+namespace tempest::supervisor {
+namespace {
+
+using api::Sv;
+using std::chrono::milliseconds;
+
+// supervisor.slots.ports: a list of ports (a single integer is accepted too).
+absl::StatusOr<std::vector<int>> PortList(const api::Value& v) {
+  std::vector<api::Value> items;
+  if (const api::ValueList* list = v.TryList()) {
+    items.assign(list->begin(), list->end());
+  } else {
+    items.push_back(v);
+  }
+  std::vector<int> out;
+  for (const api::Value& item : items) {
+    absl::StatusOr<int64_t> port = item.CoerceInt();
+    if (!port.ok() || *port < 1 || *port > 65535) {
+      return absl::InvalidArgumentError(
+          "supervisor.slots.ports must be a list of ports in 1..65535");
+    }
+    out.push_back(static_cast<int>(*port));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+absl::StatusOr<milliseconds> Seconds(const api::Config& config, std::string_view key,
+                                     int64_t default_secs, bool allow_zero = false) {
+  const int64_t secs = config.GetInt(key, default_secs);
+  if (secs < 0 || (secs == 0 && !allow_zero) || secs > 86400 * 365) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(key), " must be a positive number of seconds, not ", secs));
+  }
+  return milliseconds(secs * 1000);
+}
+
+}  // namespace
+
+absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Config& config) {
+  SupervisorOptions o;
+  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
+  if (!zk.ok()) return zk.status();
+  o.zk_connect = zk->connect;
+  o.root = zk->root;
+  o.zk = zk->client;
+
+  o.local_dir = config.GetString(api::kStormLocalDir, "tempest-local");
+  if (o.local_dir.empty()) return absl::InvalidArgumentError("storm.local.dir is empty");
+  o.hostname = config.GetString(api::kStormLocalHostname, "");
+  if (const api::Value* v = config.Find(api::kSupervisorSlotsPorts); v != nullptr && !v->is_nil()) {
+    absl::StatusOr<std::vector<int>> ports = PortList(*v);
+    if (!ports.ok()) return ports.status();
+    o.slot_ports = *ports;
+  }
+  struct Key {
+    std::string_view key;
+    int64_t default_secs;
+    milliseconds* out;
+    bool allow_zero;
+  };
+  for (const Key& k : {
+           Key{api::kSupervisorHeartbeatFrequencySecs, 5, &o.heartbeat_interval, false},
+           Key{api::kSupervisorMonitorFrequencySecs, 3, &o.monitor_interval, false},
+           Key{api::kSupervisorWorkerTimeoutSecs, 30, &o.worker_timeout, false},
+           Key{api::kSupervisorWorkerStartTimeoutSecs, 120, &o.worker_start_timeout, false},
+           Key{api::kSupervisorWorkerShutdownSleepSecs, 3, &o.worker_shutdown_wait, true},
+           Key{api::kTempestSupervisorWorkerExitGraceSecs, 10, &o.worker_exit_grace, true},
+       }) {
+    absl::StatusOr<milliseconds> v = Seconds(config, k.key, k.default_secs, k.allow_zero);
+    if (!v.ok()) return v.status();
+    *k.out = *v;
+  }
+  return o;
+}
+
+}  // namespace tempest::supervisor

@@ -1,0 +1,65 @@
+#ifndef TEMPEST_SUPERVISOR_SUPERVISOR_OPTIONS_H_
+#define TEMPEST_SUPERVISOR_SUPERVISOR_OPTIONS_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/api/config.h"
+#include "common/coord/retry_policy.h"
+#include "common/core/clock.h"
+
+namespace tempest::supervisor {
+
+// What a Supervisor runs with (read from the Storm config by FromConfig).
+// A plain value; copied into each part of the supervisor.
+struct SupervisorOptions {
+  std::string zk_connect;         // "host:port,host:port"
+  std::string root = "/tempest";  // storm.zookeeper.root
+  coord::ZkClientConfig zk;       // storm.zookeeper.* timeouts and retries
+  // storm.local.dir: the supervisor id and the worker directories.
+  std::string local_dir = "tempest-local";
+  // storm.local.hostname, else gethostname().
+  std::string hostname;
+  std::vector<int> slot_ports = {6700, 6701, 6702, 6703};  // supervisor.slots.ports
+  // supervisor.heartbeat.frequency.secs: how often SupervisorInfo is rewritten.
+  std::chrono::milliseconds heartbeat_interval{5000};
+  // supervisor.monitor.frequency.secs: the assignment poll behind the watches.
+  std::chrono::milliseconds monitor_interval{3000};
+  // How often worker processes are checked for exit and their heartbeats
+  // read: a crashed worker is relaunched within about this long.
+  std::chrono::milliseconds check_interval{100};
+  std::chrono::milliseconds worker_timeout{30000};         // supervisor.worker.timeout.secs
+  std::chrono::milliseconds worker_start_timeout{120000};  // supervisor.worker.start.timeout.secs
+  std::chrono::milliseconds worker_shutdown_wait{3000};    // supervisor.worker.shutdown.sleep.secs
+  // tempest.supervisor.worker.exit.grace.secs: how long a worker whose slot
+  // was unassigned or reassigned may take to exit by itself.
+  std::chrono::milliseconds worker_exit_grace{10000};
+  // Cap of the crash-loop back-off.
+  std::chrono::milliseconds max_relaunch_delay{30000};
+  // Bound of each ZooKeeper call and of API calls waiting for the control thread.
+  std::chrono::milliseconds op_timeout{10000};
+  // The program a worker runs, as an argv prefix; "worker" and its options
+  // follow (the worker contract in supervisor/README.md). Tests replace it.
+  std::vector<std::string> worker_command = {"/proc/self/exe"};
+  // Appended verbatim to every worker's command line: the supervisor's own
+  // global config arguments (`--config FILE`, `-c key=value`), so workers
+  // read the same ZooKeeper settings.
+  std::vector<std::string> worker_config_args;
+  std::string version = "tempest-0.1.0";
+  core::Clock* clock = &core::RealClock();
+
+  // storm.zookeeper.servers/port/root/session.timeout/retry.*, storm.local.dir,
+  // storm.local.hostname, supervisor.slots.ports,
+  // supervisor.heartbeat.frequency.secs, supervisor.monitor.frequency.secs,
+  // supervisor.worker.timeout.secs, supervisor.worker.start.timeout.secs,
+  // supervisor.worker.shutdown.sleep.secs,
+  // tempest.supervisor.worker.exit.grace.secs. InvalidArgument for unusable
+  // values.
+  static absl::StatusOr<SupervisorOptions> FromConfig(const api::Config& config);
+};
+
+}  // namespace tempest::supervisor
+
+#endif  // TEMPEST_SUPERVISOR_SUPERVISOR_OPTIONS_H_

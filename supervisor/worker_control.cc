@@ -1,0 +1,381 @@
+#include "supervisor/worker_control.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/os/child_process.h"
+#include "spdlog/spdlog.h"
+#include "supervisor/worker_files.h"
+#include "supervisor/worker_launcher.h"
+
+namespace tempest::supervisor {
+
+using std::chrono::milliseconds;
+
+WorkerControl::WorkerControl(const SupervisorOptions& options, std::string supervisor_id,
+                             std::function<void()> request_sync)
+    : options_(options), id_(std::move(supervisor_id)), request_sync_(std::move(request_sync)) {
+  times_.worker_timeout_ms = options_.worker_timeout.count();
+  times_.worker_start_timeout_ms = options_.worker_start_timeout.count();
+  times_.shutdown_wait_ms = options_.worker_shutdown_wait.count();
+  times_.exit_grace_ms = options_.worker_exit_grace.count();
+}
+
+int64_t WorkerControl::NowMs() const { return options_.clock->WallMillis(); }
+
+void WorkerControl::AdoptLeftovers(const DesiredSlots& desired) {
+  desired_ = desired;
+  const std::string workers_dir = options_.local_dir + "/workers";
+  std::error_code ec;
+  std::vector<std::pair<pid_t, uint64_t>> to_kill;
+  for (const auto& entry : std::filesystem::directory_iterator(workers_dir, ec)) {
+    int dir_port = 0;
+    if (!entry.is_directory(ec) || !absl::SimpleAtoi(entry.path().filename().string(), &dir_port)) {
+      continue;
+    }
+    AdoptOrKillWorkerIn(entry.path().string(), dir_port, to_kill);
+  }
+  KillUnnamedWorkers(to_kill);
+  // Not our children: watch them go by their start time.
+  const auto deadline = std::chrono::steady_clock::now() + options_.worker_shutdown_wait;
+  auto alive = [](const std::pair<pid_t, uint64_t>& p) {
+    return ProcessStartTime(p.first) == std::optional<uint64_t>(p.second);
+  };
+  while (std::any_of(to_kill.begin(), to_kill.end(), alive) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  for (const auto& p : to_kill) {
+    if (alive(p)) {
+      spdlog::warn("supervisor {}: leftover worker pid {} ignored SIGTERM; SIGKILL", id_, p.first);
+      SignalWorkerGroup(p.first, SIGKILL);
+    }
+  }
+  adoption_done_ = true;
+  PublishUsedPorts();
+}
+
+void WorkerControl::AdoptOrKillWorkerIn(const std::string& dir, int dir_port,
+                                        std::vector<std::pair<pid_t, uint64_t>>& to_kill) {
+  std::error_code ec;
+  absl::StatusOr<std::string> text = ReadSmallFile(WorkerJsonPath(dir), 64 << 10);
+  if (absl::IsNotFound(text.status())) return;
+  if (!text.ok()) {
+    spdlog::warn("supervisor {}: {}", id_, std::string(text.status().message()));
+    return;
+  }
+  absl::StatusOr<WorkerLaunchRecord> record = ParseWorkerJson(*text);
+  if (!record.ok()) {
+    spdlog::warn("supervisor {}: {}: {}", id_, WorkerJsonPath(dir),
+                 std::string(record.status().message()));
+    return;
+  }
+  const std::optional<uint64_t> start_time = ProcessStartTime(record->pid);
+  if (!start_time || !LooksLikeWorker(record->pid, record->port)) {
+    spdlog::info("supervisor {}: worker of {} on port {} (pid {}) is gone", id_,
+                 record->topology_id, record->port, record->pid);
+    std::filesystem::remove(WorkerJsonPath(dir), ec);
+    return;
+  }
+  auto desired = desired_.find(record->port);
+  const bool ours =
+      record->supervisor_id == id_ && record->port == dir_port &&
+      std::count(options_.slot_ports.begin(), options_.slot_ports.end(), record->port) > 0 &&
+      !(slots_.contains(record->port) && slots_[record->port].worker);
+  if (ours && desired != desired_.end() && desired->second.topology_id == record->topology_id) {
+    WorkerRecord w;
+    w.pid = record->pid;
+    w.topology_id = record->topology_id;
+    w.adopted = true;
+    w.start_time = *start_time;
+    w.launched_at_ms = record->launched_at_secs * 1000;
+    ReadHeartbeat(record->port, w);
+    // A worker that has never beaten gets the start timeout from now.
+    if (!w.last_beat_ms) w.launched_at_ms = std::max(w.launched_at_ms, NowMs());
+    slots_[record->port].worker = std::move(w);
+    spdlog::info("supervisor {}: adopted worker of {} on port {} (pid {})", id_,
+                 record->topology_id, record->port, record->pid);
+    return;
+  }
+  spdlog::warn("supervisor {}: killing leftover worker of {} on port {} (pid {}): {}", id_,
+               record->topology_id, record->port, record->pid,
+               StopReasonName(StopReason::kAdoptionRefused));
+  SignalWorkerGroup(record->pid, SIGTERM);
+  to_kill.emplace_back(record->pid, *start_time);
+  std::filesystem::remove(WorkerJsonPath(dir), ec);
+}
+
+void WorkerControl::KillUnnamedWorkers(std::vector<std::pair<pid_t, uint64_t>>& to_kill) {
+  // Workers of ours that no worker.json names (lost in a crash between a
+  // launch and its write) would hold their port forever.
+  for (pid_t pid : FindWorkersOf(id_)) {
+    bool known = false;
+    for (const auto& [port, slot] : slots_)
+      known = known || (slot.worker && slot.worker->pid == pid);
+    for (const auto& p : to_kill) known = known || p.first == pid;
+    const std::optional<uint64_t> start_time = ProcessStartTime(pid);
+    if (known || !start_time) continue;
+    spdlog::warn("supervisor {}: killing worker pid {} that no worker.json names", id_, pid);
+    SignalWorkerGroup(pid, SIGTERM);
+    to_kill.emplace_back(pid, *start_time);
+  }
+}
+
+void WorkerControl::SetDesired(std::optional<DesiredSlots> desired) {
+  if (desired) desired_ = *std::move(desired);
+  launch_hold_until_ms_ = 0;
+  ExecutePlan();
+}
+
+void WorkerControl::CheckAndPlan() {
+  CheckWorkers();
+  ExecutePlan();
+}
+
+void WorkerControl::StartTicking() {
+  control_->Post([this] { TickLoop(); });
+}
+
+std::vector<WorkerSnapshot> WorkerControl::Snapshot() const {
+  std::vector<WorkerSnapshot> out;
+  for (const auto& [port, slot] : slots_) {
+    if (!slot.worker) continue;
+    const WorkerRecord& w = *slot.worker;
+    out.push_back(WorkerSnapshot{port, w.pid, w.topology_id, w.adopted,
+                                 w.stop_sent_ms.has_value(), w.last_beat_ms.has_value()});
+  }
+  return out;
+}
+
+std::vector<int> WorkerControl::UsedPorts() const {
+  std::lock_guard<std::mutex> lock(used_mu_);
+  return used_ports_;
+}
+
+void WorkerControl::ReadHeartbeat(int port, WorkerRecord& worker) {
+  const std::string path = HeartbeatPath(WorkerDir(options_.local_dir, port));
+  absl::StatusOr<std::string> bytes = ReadSmallFile(path, 1 << 20);
+  if (!bytes.ok()) {
+    if (!absl::IsNotFound(bytes.status()) && bad_beat_logged_.insert(port).second) {
+      spdlog::warn("supervisor {}: {}", id_, std::string(bytes.status().message()));
+    }
+    return;
+  }
+  absl::StatusOr<v1::WorkerHeartbeat> beat = ParseWorkerHeartbeat(*bytes);
+  if (!beat.ok()) {
+    if (bad_beat_logged_.insert(port).second) {
+      spdlog::warn("supervisor {}: {}: {}", id_, path, std::string(beat.status().message()));
+    }
+    return;
+  }
+  if (!HeartbeatBelongsTo(*beat, worker.topology_id, port, worker.pid)) return;
+  const int64_t beat_ms = beat->time_secs() * 1000;
+  if (!worker.last_beat_ms || beat_ms > *worker.last_beat_ms) worker.last_beat_ms = beat_ms;
+}
+
+void WorkerControl::CheckWorkers() {
+  bool exited = false;
+  const int64_t now = NowMs();
+  for (auto& [port, slot] : slots_) {
+    if (!slot.worker) continue;
+    WorkerRecord& w = *slot.worker;
+    std::string how;
+    if (w.adopted) {
+      if (ProcessStartTime(w.pid) == std::optional<uint64_t>(w.start_time)) {
+        ReadHeartbeat(port, w);
+        continue;
+      }
+      how = "exited (adopted: status unknown)";
+    } else {
+      std::optional<int> status = ReapIfExited(w.pid);
+      if (!status) {
+        ReadHeartbeat(port, w);
+        continue;
+      }
+      how = os::DescribeWaitStatus(*status);
+    }
+    // Members of its group that outlived it (its own children) go too.
+    SignalWorkerGroup(w.pid, SIGKILL);
+    exited = true;
+    const std::string topology = w.topology_id;
+    const pid_t pid = w.pid;
+    const bool stopped_by_us = w.stop_sent_ms.has_value();
+    const StopReason reason = w.stop_reason;
+    auto d = desired_.find(port);
+    const bool failure = RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
+                                          options_.max_relaunch_delay.count());
+    if (stopped_by_us) {
+      spdlog::info("supervisor {}: worker of {} on port {} (pid {}) stopped ({}): {}", id_,
+                   topology, port, pid, StopReasonName(reason), how);
+    } else if (failure) {
+      spdlog::warn("supervisor {}: worker of {} on port {} (pid {}) died: {}; restart #{} in {} ms",
+                   id_, topology, port, pid, how, slot.consecutive_failures,
+                   std::max<int64_t>(0, slot.relaunch_not_before_ms - now));
+    } else {
+      spdlog::info("supervisor {}: worker of {} on port {} (pid {}) left its changed slot: {}", id_,
+                   topology, port, pid, how);
+    }
+    std::error_code ec;
+    std::filesystem::remove(WorkerJsonPath(WorkerDir(options_.local_dir, port)), ec);
+  }
+  if (exited) {
+    PublishUsedPorts();
+    // A worker that exits by itself usually saw its assignment change: read
+    // the assignments again before relaunching (briefly: a ZooKeeper outage
+    // must not delay a restart for long).
+    launch_hold_until_ms_ = now + 1000;
+    request_sync_();
+  }
+}
+
+void WorkerControl::PublishUsedPorts() {
+  std::vector<int> used;
+  for (const auto& [port, slot] : slots_) {
+    if (slot.worker) used.push_back(port);
+  }
+  std::lock_guard<std::mutex> lock(used_mu_);
+  used_ports_ = std::move(used);
+}
+
+void WorkerControl::ExecutePlan() {
+  // Nothing is launched before leftover workers were adopted or killed: a
+  // launch would overwrite the worker.json of a worker still to be adopted.
+  if (stopping_ || !adoption_done_) return;
+  const int64_t now = NowMs();
+  bool launched = false;
+  for (const SlotAction& action : PlanSlots(desired_, slots_, times_, now)) {
+    SlotState& slot = slots_[action.port];
+    switch (action.kind) {
+      case SlotAction::Kind::kLaunch:
+        if (now < launch_hold_until_ms_) break;  // a fresh sync is on its way
+        Launch(action.port, action.desired);
+        launched = true;
+        break;
+      case SlotAction::Kind::kStop: {
+        WorkerRecord& w = *slot.worker;
+        spdlog::warn("supervisor {}: stopping worker of {} on port {} (pid {}): {}", id_,
+                     w.topology_id, action.port, w.pid, StopReasonName(action.reason));
+        SignalWorkerGroup(w.pid, SIGTERM);
+        w.stop_sent_ms = now;
+        w.stop_reason = action.reason;
+        break;
+      }
+      case SlotAction::Kind::kForceKill: {
+        WorkerRecord& w = *slot.worker;
+        spdlog::warn(
+            "supervisor {}: worker of {} on port {} (pid {}) still runs {} ms after "
+            "SIGTERM; SIGKILL",
+            id_, w.topology_id, action.port, w.pid, now - *w.stop_sent_ms);
+        SignalWorkerGroup(w.pid, SIGKILL);
+        w.force_killed = true;
+        break;
+      }
+    }
+  }
+  if (launched) PublishUsedPorts();
+}
+
+void WorkerControl::Launch(int port, const DesiredSlot& desired) {
+  SlotState& slot = slots_[port];
+  const int64_t now = NowMs();
+  const std::string dir = WorkerDir(options_.local_dir, port);
+  auto fail = [&](const absl::Status& s) {
+    ++slot.consecutive_failures;
+    const int64_t delay = std::max<int64_t>(
+        1000, RelaunchDelayMs(slot.consecutive_failures, options_.max_relaunch_delay.count()));
+    slot.relaunch_not_before_ms = now + delay;
+    spdlog::error("supervisor {}: cannot launch worker of {} on port {}: {}; retry in {} ms", id_,
+                  desired.topology_id, port, std::string(s.message()), delay);
+  };
+  if (absl::Status s = MakeDirs(dir); !s.ok()) return fail(s);
+  // The last beat of an earlier worker must not vouch for this one.
+  std::error_code ec;
+  std::filesystem::remove(HeartbeatPath(dir), ec);
+  bad_beat_logged_.erase(port);
+
+  std::vector<std::string> argv = options_.worker_command;
+  for (std::string arg : {std::string("worker"), std::string("--topology-id"), desired.topology_id,
+                          std::string("--supervisor-id"), id_, std::string("--port"),
+                          absl::StrCat(port), std::string("--worker-dir"), dir}) {
+    argv.push_back(std::move(arg));
+  }
+  argv.insert(argv.end(), options_.worker_config_args.begin(), options_.worker_config_args.end());
+  absl::StatusOr<pid_t> pid = SpawnWorker(argv, WorkerLogPath(dir));
+  if (!pid.ok()) return fail(pid.status());
+
+  WorkerRecord w;
+  w.pid = *pid;
+  w.topology_id = desired.topology_id;
+  w.executors = desired.executors;
+  w.launched_at_ms = now;
+  w.start_time = ProcessStartTime(*pid).value_or(0);
+  slot.worker = std::move(w);
+
+  WorkerLaunchRecord record{*pid, desired.topology_id, port, id_, now / 1000};
+  if (absl::Status s = WriteFileAtomically(WorkerJsonPath(dir), EncodeWorkerJson(record));
+      !s.ok()) {
+    // The worker runs; only adoption after a restart of ours will miss it.
+    spdlog::error("supervisor {}: {}", id_, std::string(s.message()));
+  }
+  spdlog::info("supervisor {}: launched worker of {} on port {} (pid {}) executors {}", id_,
+               desired.topology_id, port, *pid, SpansText(desired.executors));
+}
+
+void WorkerControl::StopAllWorkers() {
+  const auto started = std::chrono::steady_clock::now();
+  for (auto& [port, slot] : slots_) {
+    if (!slot.worker) continue;
+    spdlog::info("supervisor {}: stopping worker of {} on port {} (pid {}): {}", id_,
+                 slot.worker->topology_id, port, slot.worker->pid,
+                 StopReasonName(StopReason::kShutdown));
+    SignalWorkerGroup(slot.worker->pid, SIGTERM);
+  }
+  auto gone = [](const WorkerRecord& w) {
+    if (w.adopted) return ProcessStartTime(w.pid) != std::optional<uint64_t>(w.start_time);
+    return ReapIfExited(w.pid).has_value();
+  };
+  auto all_gone = [&] {
+    bool all = true;
+    for (auto& [port, slot] : slots_) {
+      if (!slot.worker) continue;
+      if (gone(*slot.worker)) {
+        SignalWorkerGroup(slot.worker->pid, SIGKILL);
+        slot.worker.reset();
+        std::error_code ec;
+        std::filesystem::remove(WorkerJsonPath(WorkerDir(options_.local_dir, port)), ec);
+      } else {
+        all = false;
+      }
+    }
+    return all;
+  };
+  while (!all_gone() &&
+         std::chrono::steady_clock::now() - started < options_.worker_shutdown_wait) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  for (auto& [port, slot] : slots_) {
+    if (!slot.worker) continue;
+    spdlog::warn("supervisor {}: worker on port {} (pid {}) ignored SIGTERM; SIGKILL", id_, port,
+                 slot.worker->pid);
+    SignalWorkerGroup(slot.worker->pid, SIGKILL);
+  }
+  // SIGKILL cannot be ignored; reap what it killed (bounded all the same).
+  const auto kill_deadline = std::chrono::steady_clock::now() + milliseconds(2000);
+  while (!all_gone() && std::chrono::steady_clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+}
+
+void WorkerControl::TickLoop() {
+  if (stopping_) return;
+  CheckAndPlan();
+  control_->PostAfter(options_.check_interval, [this] { TickLoop(); });
+}
+
+}  // namespace tempest::supervisor

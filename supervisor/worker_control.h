@@ -1,0 +1,114 @@
+#ifndef TEMPEST_SUPERVISOR_WORKER_CONTROL_H_
+#define TEMPEST_SUPERVISOR_WORKER_CONTROL_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/coord/serial_executor.h"
+#include "supervisor/slot_plan.h"
+#include "supervisor/supervisor_options.h"
+
+namespace tempest::supervisor {
+
+// A worker as the supervisor sees it (Supervisor::Workers()).
+struct WorkerSnapshot {
+  int port = 0;
+  pid_t pid = 0;
+  std::string topology_id;
+  bool adopted = false;
+  bool stopping = false;
+  bool has_heartbeat = false;
+};
+
+// The supervisor's worker side: launches, watches, restarts and stops the
+// worker processes of this machine's slots (ADR 0011).
+//
+// Owns the control thread (a SerialExecutor), every worker it launched or
+// adopted and their slot bookkeeping. Everything but UsedPorts() runs on the
+// control thread: post to executor(). Every check_interval (StartTicking) it
+// reaps exited workers (waitpid(pid, WNOHANG) per worker, never -1), checks
+// adopted ones by their /proc start time, reads heartbeat files, runs
+// PlanSlots and carries its actions out. It never calls ZooKeeper, so an
+// outage does not delay restarts; the desired slots come in through
+// SetDesired, and after a worker exits it calls `request_sync` (on the
+// control thread) for a fresh assignment read.
+class WorkerControl {
+ public:
+  WorkerControl(const SupervisorOptions& options, std::string supervisor_id,
+                std::function<void()> request_sync);
+  WorkerControl(const WorkerControl&) = delete;
+  WorkerControl& operator=(const WorkerControl&) = delete;
+
+  coord::SerialExecutor& executor() { return *control_; }
+
+  // Control thread. Start-up: takes the assignments, adopts the live
+  // leftover workers of still-assigned slots, stops the others, and only
+  // then allows launches.
+  void AdoptLeftovers(const DesiredSlots& desired);
+  // Control thread. A fresh assignment read (nullopt: it failed, so the
+  // known slots are kept) ends the launch hold and plans at once.
+  void SetDesired(std::optional<DesiredSlots> desired);
+  // Control thread. One check of the workers and the plan it leads to.
+  void CheckAndPlan();
+  // Control thread. Runs CheckAndPlan every check_interval until BeginStop.
+  void StartTicking();
+  std::vector<WorkerSnapshot> Snapshot() const;
+  // Control thread. SIGTERM to every worker, wait the shutdown wait, SIGKILL.
+  void StopAllWorkers();
+
+  // Any thread: no more launches or ticks (StopAllWorkers may still run).
+  void BeginStop() { stopping_ = true; }
+  // Any thread: stops the control thread (after BeginStop).
+  void StopThread() { control_->Stop(); }
+
+  // Any thread: the ports that have a worker, for SupervisorInfo.used_ports.
+  std::vector<int> UsedPorts() const;
+
+ private:
+  int64_t NowMs() const;
+  void CheckWorkers();
+  void ExecutePlan();
+  void Launch(int port, const DesiredSlot& desired);
+  void ReadHeartbeat(int port, WorkerRecord& worker);
+  void PublishUsedPorts();
+  void TickLoop();
+  // Start-up: one {local}/workers/{port} directory; adopts its worker or
+  // adds it to `to_kill` (pid, start time).
+  void AdoptOrKillWorkerIn(const std::string& dir, int dir_port,
+                           std::vector<std::pair<pid_t, uint64_t>>& to_kill);
+  // Start-up: live workers of ours that no worker.json names.
+  void KillUnnamedWorkers(std::vector<std::pair<pid_t, uint64_t>>& to_kill);
+
+  const SupervisorOptions options_;
+  const std::string id_;
+  const std::function<void()> request_sync_;
+  PlanTimes times_;
+  std::shared_ptr<coord::SerialExecutor> control_ = std::make_shared<coord::SerialExecutor>();
+  std::atomic<bool> stopping_{false};
+
+  // Written by the control thread, read by the ZooKeeper thread.
+  mutable std::mutex used_mu_;
+  std::vector<int> used_ports_;
+
+  // Control-thread state.
+  bool adoption_done_ = false;
+  DesiredSlots desired_;
+  std::map<int, SlotState> slots_;
+  std::set<int> bad_beat_logged_;
+  // After a worker exits, launches wait (at most until then) for a fresh
+  // assignment sync: the worker probably left because its slot changed.
+  int64_t launch_hold_until_ms_ = 0;
+};
+
+}  // namespace tempest::supervisor
+
+#endif  // TEMPEST_SUPERVISOR_WORKER_CONTROL_H_
