@@ -5,6 +5,8 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
+#include "worker/component_executor.h"
 
 namespace tempest::worker {
 
@@ -51,46 +53,25 @@ absl::Status BoltExecutor::Build() {
     auto task = std::make_unique<Task>();
     task->id = api::TaskId(id);
     absl::StatusOr<std::unique_ptr<api::Bolt>> bolt = ctx_.registry->CreateBolt(def->args);
-    if (!bolt.ok()) {
-      return absl::Status(bolt.status().code(),
-                          absl::StrCat(def->location.Prefix(), "bolt '", def->id.value(),
-                                       "': ", bolt.status().message()));
-    }
+    if (!bolt.ok()) return ComponentCreationError("bolt", *def, bolt.status());
     task->bolt = std::move(*bolt);
-    task->context = std::make_unique<api::TopologyContext>(ctx_.info, task->id);
-    absl::StatusOr<std::unique_ptr<TaskRouter>> router =
-        TaskRouter::Create(ctx_, task->id, *task->context);
-    if (!router.ok()) return router.status();
-    task->router = std::move(*router);
+    TEMPEST_RETURN_IF_ERROR(ConnectTask(ctx_, *task));
     task->collector = std::make_unique<Collector>(*this, *task);
-    const core::MetricLabels labels{{"component", info_.component.value()},
-                                    {"task", std::to_string(id)}};
-    task->acked.counter = &ctx_.metrics->GetCounter("tempest_acked_total", labels);
-    task->failed.counter = &ctx_.metrics->GetCounter("tempest_failed_total", labels);
+    const core::MetricLabels labels = CountTaskOutcomes(ctx_, info_.component, *task);
     task->executed.counter = &ctx_.metrics->GetCounter("tempest_executed_total", labels);
     tasks_.push_back(std::move(task));
   }
   return absl::OkStatus();
 }
 
-std::vector<api::TaskId> BoltExecutor::Downstream() const {
-  std::vector<api::TaskId> all;
-  for (const auto& task : tasks_) {
-    std::vector<api::TaskId> t = task->router->AllTargets();
-    all.insert(all.end(), t.begin(), t.end());
-  }
-  return all;
-}
+std::vector<api::TaskId> BoltExecutor::Downstream() const { return DownstreamOf(tasks_); }
 
 absl::Status BoltExecutor::Setup() {
   for (auto& task : tasks_) {
     absl::Status s = CallUser("Bolt::Prepare", [&] {
       return task->bolt->Prepare(task->context->config(), *task->context, *task->collector);
     });
-    if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("bolt '", info_.component.value(), "' task ",
-                                                 task->id.value(), " Prepare: ", s.message()));
-    }
+    if (!s.ok()) return TaskCallError("bolt", info_.component, task->id, "Prepare", s);
   }
   for (auto& task : tasks_) {
     std::optional<std::chrono::milliseconds> interval = task->bolt->PollInterval();
@@ -162,19 +143,12 @@ bool BoltExecutor::PollTasks() {
 void BoltExecutor::Emit(Task& task, const api::StreamId& stream,
                         std::span<const api::Tuple> anchors, api::Values values,
                         std::vector<api::TaskId>* task_ids, std::optional<api::TaskId> direct) {
-  StreamRoute* route = task.router->Find(stream);
-  if (route == nullptr) {
-    ReportError(task, absl::InvalidArgumentError(absl::StrCat(
-                          "emit on undeclared stream '", stream.value(), "'")));
-    return;
-  }
-  targets_.clear();
-  absl::Status routed = direct ? task.router->DirectTarget(*route, *direct, targets_)
-                               : task.router->Targets(*route, values, targets_);
+  absl::StatusOr<StreamRoute*> routed = RouteEmit(*task.router, stream, values, direct, targets_);
   if (!routed.ok()) {
-    ReportError(task, routed);
+    ReportError(task, routed.status());
     return;
   }
+  StreamRoute* route = *routed;
   if (task_ids != nullptr) *task_ids = targets_;
   route->emitted.Inc();
   const bool acking = ctx_.acking();

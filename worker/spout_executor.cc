@@ -5,7 +5,9 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
+#include "worker/component_executor.h"
 #include "worker/wait_strategy.h"
 
 namespace tempest::worker {
@@ -63,37 +65,19 @@ absl::Status SpoutExecutor::Build() {
     auto task = std::make_unique<Task>();
     task->id = api::TaskId(id);
     absl::StatusOr<std::unique_ptr<api::Spout>> spout = ctx_.registry->CreateSpout(def->args);
-    if (!spout.ok()) {
-      return absl::Status(spout.status().code(),
-                          absl::StrCat(def->location.Prefix(), "spout '", def->id.value(),
-                                       "': ", spout.status().message()));
-    }
+    if (!spout.ok()) return ComponentCreationError("spout", *def, spout.status());
     task->spout = std::move(*spout);
-    task->context = std::make_unique<api::TopologyContext>(ctx_.info, task->id);
-    absl::StatusOr<std::unique_ptr<TaskRouter>> router =
-        TaskRouter::Create(ctx_, task->id, *task->context);
-    if (!router.ok()) return router.status();
-    task->router = std::move(*router);
+    TEMPEST_RETURN_IF_ERROR(ConnectTask(ctx_, *task));
     task->collector = std::make_unique<Collector>(*this, *task);
     task->max_pending = task->context->config().GetOptionalInt(api::kTopologyMaxSpoutPending);
-    const core::MetricLabels labels{{"component", info_.component.value()},
-                                    {"task", std::to_string(id)}};
-    task->acked.counter = &ctx_.metrics->GetCounter("tempest_acked_total", labels);
-    task->failed.counter = &ctx_.metrics->GetCounter("tempest_failed_total", labels);
+    const core::MetricLabels labels = CountTaskOutcomes(ctx_, info_.component, *task);
     task->stalls = &ctx_.metrics->GetCounter("tempest_spout_max_pending_stalls_total", labels);
     tasks_.push_back(std::move(task));
   }
   return absl::OkStatus();
 }
 
-std::vector<api::TaskId> SpoutExecutor::Downstream() const {
-  std::vector<api::TaskId> all;
-  for (const auto& task : tasks_) {
-    std::vector<api::TaskId> t = task->router->AllTargets();
-    all.insert(all.end(), t.begin(), t.end());
-  }
-  return all;
-}
+std::vector<api::TaskId> SpoutExecutor::Downstream() const { return DownstreamOf(tasks_); }
 
 int64_t SpoutExecutor::pending() const {
   int64_t total = 0;
@@ -106,10 +90,7 @@ absl::Status SpoutExecutor::Setup() {
     absl::Status s = CallUser("Spout::Open", [&] {
       return task->spout->Open(task->context->config(), *task->context, *task->collector);
     });
-    if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("spout '", info_.component.value(), "' task ",
-                                                 task->id.value(), " Open: ", s.message()));
-    }
+    if (!s.ok()) return TaskCallError("spout", info_.component, task->id, "Open", s);
   }
   // Storm gives spouts (and ackers) a tick every message timeout to rotate
   // their pending maps; without ackers nothing is pending.
@@ -144,19 +125,12 @@ void SpoutExecutor::ReportError(Task& task, const absl::Status& error) {
 void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values values,
                          api::MessageId message_id, std::vector<api::TaskId>* task_ids,
                          std::optional<api::TaskId> direct) {
-  StreamRoute* route = task.router->Find(stream);
-  if (route == nullptr) {
-    ReportError(task, absl::InvalidArgumentError(absl::StrCat(
-                          "emit on undeclared stream '", stream.value(), "'")));
-    return;
-  }
-  targets_.clear();
-  absl::Status routed = direct ? task.router->DirectTarget(*route, *direct, targets_)
-                               : task.router->Targets(*route, values, targets_);
+  absl::StatusOr<StreamRoute*> routed = RouteEmit(*task.router, stream, values, direct, targets_);
   if (!routed.ok()) {
-    ReportError(task, routed);
+    ReportError(task, routed.status());
     return;
   }
+  StreamRoute* route = *routed;
   if (task_ids != nullptr) *task_ids = targets_;
   route->emitted.Inc();
   topology_emitted_.Inc();
