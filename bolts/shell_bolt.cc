@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/multilang/json_codec.h"
 #include "spdlog/spdlog.h"
 
@@ -20,9 +20,7 @@ constexpr size_t kFlushThresholdBytes = 256 * 1024;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ShellBolt>> ShellBolt::Create(const api::ComponentArgs& args) {
-  absl::StatusOr<multilang::ShellComponentSpec> spec = multilang::ParseShellComponentArgs(args);
-  if (!spec.ok()) return spec.status();
-  return std::make_unique<ShellBolt>(*std::move(spec));
+  return multilang::CreateShellComponent<ShellBolt>(args);
 }
 
 ShellBolt::ShellBolt(multilang::ShellComponentSpec spec) : spec_(std::move(spec)) {}
@@ -42,21 +40,16 @@ absl::Status ShellBolt::Prepare(const api::Config& config, const api::TopologyCo
   config_ = config;
   context_.emplace(context);
   collector_ = &collector;
-  label_ = absl::StrCat("ShellBolt '", context.ThisComponentId().value(), "' task ",
-                        context.ThisTaskId().value());
+  label_ = multilang::ShellTaskLabel("ShellBolt", context);
   timeout_ = multilang::SubprocessTimeout(context.config());
   return StartChild();
 }
 
 absl::Status ShellBolt::StartChild() {
-  absl::StatusOr<std::unique_ptr<multilang::ShellProcess>> shell =
-      multilang::ShellProcess::StartForComponent(spec_.command, *context_, timeout_, label_);
-  if (!shell.ok()) return shell.status();
-  shell_ = *std::move(shell);
+  TEMPEST_ASSIGN_OR_RETURN(shell_,
+                           multilang::StartShellChild(spec_, *context_, timeout_, label_));
   last_heartbeat_sent_ = Clock::now();
   restarts_.Started(last_heartbeat_sent_);
-  spdlog::info("{}: started '{}' (pid {})", label_, absl::StrJoin(spec_.command, " "),
-               shell_->reported_pid());
   return absl::OkStatus();
 }
 
@@ -150,14 +143,9 @@ bool ShellBolt::Poll() {
 }
 
 void ShellBolt::ChildFailed(std::string_view reason) {
-  const std::string exit = shell_ != nullptr ? shell_->DescribeExit() : "gone";
-  const size_t failed = in_flight_.size();
-  const std::string text =
-      absl::StrCat(label_, ": multilang child '", absl::StrJoin(spec_.command, " "), "' failed: ",
-                   api::Sv(reason), " (child ", exit, "); failing ", failed,
-                   " in-flight tuple(s) and restarting it");
-  spdlog::error("{}", text);
-  collector_->ReportError(absl::UnavailableError(text));
+  collector_->ReportError(multilang::ChildFailure(
+      label_, spec_, shell_.get(), reason,
+      absl::StrCat("failing ", in_flight_.size(), " in-flight tuple(s) and restarting it")));
   shell_.reset();  // kills the process group, joins the reader
   for (auto& [id, tuple] : in_flight_) collector_->Fail(tuple);
   in_flight_.clear();
@@ -165,10 +153,8 @@ void ShellBolt::ChildFailed(std::string_view reason) {
 }
 
 void ShellBolt::ReportChildError(std::string_view what) {
-  if (!restarts_.ShouldReportWarning()) return;
-  const std::string text = absl::StrCat(label_, ": ", api::Sv(what));
-  spdlog::warn("{}", text);
-  collector_->ReportError(absl::InvalidArgumentError(text));
+  absl::Status warning = multilang::ChildWarning(restarts_, label_, what);
+  if (!warning.ok()) collector_->ReportError(warning);
 }
 
 bool ShellBolt::HandleMessage(const nlohmann::json& message) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/multilang/json_codec.h"
 #include "spdlog/spdlog.h"
 
@@ -17,9 +17,7 @@ constexpr std::chrono::milliseconds kNextTupleWait(5);
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ShellSpout>> ShellSpout::Create(const api::ComponentArgs& args) {
-  absl::StatusOr<multilang::ShellComponentSpec> spec = multilang::ParseShellComponentArgs(args);
-  if (!spec.ok()) return spec.status();
-  return std::make_unique<ShellSpout>(*std::move(spec));
+  return multilang::CreateShellComponent<ShellSpout>(args);
 }
 
 ShellSpout::ShellSpout(multilang::ShellComponentSpec spec) : spec_(std::move(spec)) {}
@@ -35,21 +33,16 @@ absl::Status ShellSpout::Open(const api::Config& config, const api::TopologyCont
   (void)config;
   context_.emplace(context);
   collector_ = &collector;
-  label_ = absl::StrCat("ShellSpout '", context.ThisComponentId().value(), "' task ",
-                        context.ThisTaskId().value());
+  label_ = multilang::ShellTaskLabel("ShellSpout", context);
   timeout_ = multilang::SubprocessTimeout(context.config());
   return StartChild();
 }
 
 absl::Status ShellSpout::StartChild() {
-  absl::StatusOr<std::unique_ptr<multilang::ShellProcess>> shell =
-      multilang::ShellProcess::StartForComponent(spec_.command, *context_, timeout_, label_);
-  if (!shell.ok()) return shell.status();
-  shell_ = *std::move(shell);
+  TEMPEST_ASSIGN_OR_RETURN(shell_,
+                           multilang::StartShellChild(spec_, *context_, timeout_, label_));
   restarts_.Started(Clock::now());
   awaiting_syncs_ = 0;
-  spdlog::info("{}: started '{}' (pid {})", label_, absl::StrJoin(spec_.command, " "),
-               shell_->reported_pid());
   // A restarted child learns that its spout is active, as at start-up.
   if (active_) SendCommand("activate", nullptr);
   return absl::OkStatus();
@@ -147,13 +140,9 @@ bool ShellSpout::Drain() {
 }
 
 void ShellSpout::ChildFailed(std::string_view reason) {
-  const std::string exit = shell_ != nullptr ? shell_->DescribeExit() : "gone";
-  const std::string text = absl::StrCat(
-      label_, ": multilang child '", absl::StrJoin(spec_.command, " "), "' failed: ",
-      api::Sv(reason), " (child ", exit, "); ", in_flight_.size(),
-      " of its tuple(s) are still in flight; restarting it");
-  spdlog::error("{}", text);
-  collector_->ReportError(absl::UnavailableError(text));
+  collector_->ReportError(multilang::ChildFailure(
+      label_, spec_, shell_.get(), reason,
+      absl::StrCat(in_flight_.size(), " of its tuple(s) are still in flight; restarting it")));
   shell_.reset();
   in_flight_.clear();
   awaiting_syncs_ = 0;
@@ -161,10 +150,8 @@ void ShellSpout::ChildFailed(std::string_view reason) {
 }
 
 void ShellSpout::ReportChildError(std::string_view what) {
-  if (!restarts_.ShouldReportWarning()) return;
-  const std::string text = absl::StrCat(label_, ": ", api::Sv(what));
-  spdlog::warn("{}", text);
-  collector_->ReportError(absl::InvalidArgumentError(text));
+  absl::Status warning = multilang::ChildWarning(restarts_, label_, what);
+  if (!warning.ok()) collector_->ReportError(warning);
 }
 
 void ShellSpout::HandleMessage(const nlohmann::json& message) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
 #include "common/multilang/json_codec.h"
 #include "spdlog/spdlog.h"
@@ -188,6 +189,40 @@ void LogChildMessage(std::string_view label, const nlohmann::json& message) {
     case 4: spdlog::error("{}: {}", label, text); break;
     default: spdlog::info("{}: {}", label, text); break;
   }
+}
+
+std::string ShellTaskLabel(std::string_view component_class, const api::TopologyContext& context) {
+  return absl::StrCat(api::Sv(component_class), " '", context.ThisComponentId().value(),
+                      "' task ", context.ThisTaskId().value());
+}
+
+absl::StatusOr<std::unique_ptr<ShellProcess>> StartShellChild(const ShellComponentSpec& spec,
+                                                              const api::TopologyContext& context,
+                                                              std::chrono::milliseconds timeout,
+                                                              const std::string& label) {
+  TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<ShellProcess> shell,
+                           ShellProcess::StartForComponent(spec.command, context, timeout, label));
+  spdlog::info("{}: started '{}' (pid {})", label, absl::StrJoin(spec.command, " "),
+               shell->reported_pid());
+  return shell;
+}
+
+absl::Status ChildFailure(std::string_view label, const ShellComponentSpec& spec,
+                          ShellProcess* shell, std::string_view reason,
+                          std::string_view consequence) {
+  const std::string exit = shell != nullptr ? shell->DescribeExit() : "gone";
+  const std::string text =
+      absl::StrCat(api::Sv(label), ": multilang child '", absl::StrJoin(spec.command, " "),
+                   "' failed: ", api::Sv(reason), " (child ", exit, "); ", api::Sv(consequence));
+  spdlog::error("{}", text);
+  return absl::UnavailableError(text);
+}
+
+absl::Status ChildWarning(ChildRestarts& restarts, std::string_view label, std::string_view what) {
+  if (!restarts.ShouldReportWarning()) return absl::OkStatus();
+  const std::string text = absl::StrCat(api::Sv(label), ": ", api::Sv(what));
+  spdlog::warn("{}", text);
+  return absl::InvalidArgumentError(text);
 }
 
 }  // namespace tempest::multilang

@@ -1,16 +1,22 @@
 #ifndef TEMPEST_COMMON_MULTILANG_SHELL_COMPONENT_H_
 #define TEMPEST_COMMON_MULTILANG_SHELL_COMPONENT_H_
 
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
 #include "common/api/output_fields_declarer.h"
 #include "common/api/topology_context.h"
+#include "common/core/status_macros.h"
+#include "common/multilang/child_restarts.h"
+#include "common/multilang/shell_process.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::multilang {
@@ -30,6 +36,36 @@ struct ShellComponentSpec {
 absl::StatusOr<ShellComponentSpec> ParseShellComponentArgs(const api::ComponentArgs& args);
 
 void DeclareShellStreams(const ShellComponentSpec& spec, api::OutputFieldsDeclarer& declarer);
+
+// `Component::Create` of ShellBolt / ShellSpout: the component built from
+// its parsed arguments.
+template <typename Component>
+absl::StatusOr<std::unique_ptr<Component>> CreateShellComponent(const api::ComponentArgs& args) {
+  TEMPEST_ASSIGN_OR_RETURN(ShellComponentSpec spec, ParseShellComponentArgs(args));
+  return std::make_unique<Component>(std::move(spec));
+}
+
+// How logs and errors name one shell component task: "ShellBolt 'split' task 3".
+std::string ShellTaskLabel(std::string_view component_class, const api::TopologyContext& context);
+
+// Starts the component's child (ShellProcess::StartForComponent) and logs
+// "<label>: started '<command>' (pid N)".
+absl::StatusOr<std::unique_ptr<ShellProcess>> StartShellChild(const ShellComponentSpec& spec,
+                                                              const api::TopologyContext& context,
+                                                              std::chrono::milliseconds timeout,
+                                                              const std::string& label);
+
+// A child that died or broke the protocol, logged as an error: Unavailable
+// "<label>: multilang child '<command>' failed: <reason> (child <exit>);
+// <consequence>", for the collector's ReportError. `shell` may be null.
+absl::Status ChildFailure(std::string_view label, const ShellComponentSpec& spec,
+                          ShellProcess* shell, std::string_view reason,
+                          std::string_view consequence);
+
+// A warning about what the child wrote, rate-limited by `restarts`
+// (ChildRestarts::ShouldReportWarning): InvalidArgument "<label>: <what>",
+// logged, for the collector's ReportError; OK when this one is not reported.
+absl::Status ChildWarning(ChildRestarts& restarts, std::string_view label, std::string_view what);
 
 // Applies a `log` message (`msg`, `level` 0=trace .. 4=error, default info)
 // to spdlog, prefixed with `label`.
