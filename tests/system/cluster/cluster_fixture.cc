@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/os/loopback.h"
 #include "tests/support/eventually.h"
@@ -46,43 +45,28 @@ std::string ExampleWithPaths(const std::string& example, const std::string& from
 
 void ClusterFixture::StartCluster(const ClusterSpec& spec) {
   spec_ = spec;
-  ZkEnsemble::Options zo;
-  zo.size = spec.zookeepers;
-  zo.tick_ms = spec.zk_tick_ms;
-  auto zk = ZkEnsemble::Start(zo);
-  ASSERT_TRUE(zk.ok()) << zk.status();
-  zk_ = *std::move(zk);
-  {
-    std::ofstream yaml(ConfigPath());
-    yaml << "storm.zookeeper.servers: [\"" << zk_->ConnectString() << "\"]\n"
-         << "storm.zookeeper.root: " << kRoot << "\n"
-         << "storm.zookeeper.session.timeout: " << spec.zk_session_timeout_ms << "\n"
-         << "storm.zookeeper.connection.timeout: 4000\n"
-         << "storm.local.hostname: 127.0.0.1\n"
-         << "ui.host: 127.0.0.1\n"
-         << "ui.port: 0\n"
-         << "nimbus.monitor.freq.secs: 1\n"
-         << "nimbus.supervisor.timeout.secs: 10\n"
-         << "nimbus.task.timeout.secs: 10\n"
-         << "nimbus.task.launch.secs: 30\n"
-         << "supervisor.heartbeat.frequency.secs: 1\n"
-         << "supervisor.monitor.frequency.secs: 1\n"
-         << "supervisor.worker.timeout.secs: 10\n"
-         << "supervisor.worker.start.timeout.secs: 60\n";
-    for (const std::string& line : spec.extra_config) yaml << line << "\n";
-  }
+  devcluster::DevCluster::Options o;
+  o.binary = TempestBinary();
+  o.log_dir = dir_.path();
+  o.start_timeout = seconds(60);
+  o.zookeepers = spec.zookeepers;
+  o.zk_tick_ms = spec.zk_tick_ms;
+  devcluster::ClusterConfig config;
+  config.zk_root = kRoot;
+  config.zk_session_timeout_ms = spec.zk_session_timeout_ms;
+  config.zk_connection_timeout_ms = 4000;
+  config.extra_lines = spec.extra_config;
+  o.config = config;
+  o.config_path = ConfigPath();
+  cluster_ = std::make_unique<devcluster::DevCluster>(std::move(o));
+  absl::Status zk = cluster_->StartZooKeeper();
+  ASSERT_TRUE(zk.ok()) << zk;
+  zk_ = cluster_->ensemble();
   for (int i = 0; i < spec.nimbuses; ++i) {
     StartNimbus(i);
     if (HasFatalFailure()) return;
   }
   for (int i = 0; i < spec.supervisors; ++i) {
-    std::vector<int> ports;
-    for (int s = 0; s < spec.slots_per_supervisor; ++s) {
-      auto port = os::FindFreeLoopbackPort();
-      ASSERT_TRUE(port.ok()) << port.status();
-      ports.push_back(*port);
-    }
-    slot_ports_.push_back(ports);
     StartSupervisor(i);
     if (HasFatalFailure()) return;
   }
@@ -95,49 +79,36 @@ void ClusterFixture::StartCluster(const ClusterSpec& spec) {
 }
 
 void ClusterFixture::StartNimbus(int index) {
-  if (static_cast<int>(nimbuses_.size()) <= index) {
-    nimbuses_.resize(index + 1);
-    nimbus_address_.resize(index + 1);
-  }
-  const std::string out = dir_.File(absl::StrCat("nimbus-", index, ".log"));
-  std::filesystem::remove(out);
-  os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "nimbus", "--config", ConfigPath()};
-  o.stdout_path = out;
-  o.stderr_path = "=stdout";
-  auto child = os::ChildProcess::Start(o);
-  ASSERT_TRUE(child.ok()) << child.status();
-  nimbuses_[index] = *std::move(child);
-  auto address = WaitForLineWithPrefix(out, "nimbus=", seconds(60));
-  ASSERT_TRUE(address.has_value()) << ReadFileOrEmpty(out);
-  nimbus_address_[index] = *address;
+  absl::StatusOr<std::string> address = index < cluster_->nimbus_count()
+                                            ? cluster_->RestartNimbus(index)
+                                            : cluster_->AddNimbus(absl::StrCat("nimbus-", index));
+  ASSERT_GT(cluster_->nimbus_count(), index) << address.status();
+  nimbuses_.resize(cluster_->nimbus_count());
+  nimbuses_[index] = cluster_->nimbus(index).process.get();
+  ASSERT_TRUE(address.ok()) << address.status() << "\n"
+                            << ReadFileOrEmpty(cluster_->nimbus(index).log);
 }
 
 void ClusterFixture::StartSupervisor(int index) {
-  if (static_cast<int>(supervisors_.size()) <= index) supervisors_.resize(index + 1);
-  const std::string out = dir_.File(absl::StrCat("supervisor-", index, ".log"));
-  std::vector<std::string> ports;
-  for (int p : slot_ports_.at(index)) ports.push_back(absl::StrCat(p));
-  os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "supervisor", "--config", ConfigPath(),
-            "-c", absl::StrCat("storm.local.dir=", LocalDir(index)),
-            "-c", absl::StrCat("supervisor.slots.ports=[", absl::StrJoin(ports, ","), "]")};
-  o.stdout_path = out;
-  o.stderr_path = "=stdout";
-  auto child = os::ChildProcess::Start(o);
-  ASSERT_TRUE(child.ok()) << child.status();
-  supervisors_[index] = *std::move(child);
-  ASSERT_TRUE(WaitForLineWithPrefix(out, "supervisor=", seconds(60)).has_value())
-      << ReadFileOrEmpty(out);
+  absl::Status started;
+  if (index < cluster_->supervisor_count()) {
+    started = cluster_->RestartSupervisor(index);
+  } else {
+    started = cluster_->AddSupervisor(absl::StrCat("supervisor-", index), LocalDir(index),
+                                      spec_.slots_per_supervisor)
+                  .status();
+  }
+  ASSERT_GT(cluster_->supervisor_count(), index) << started;
+  supervisors_.resize(cluster_->supervisor_count());
+  supervisors_[index] = cluster_->supervisor(index).process.get();
+  ASSERT_TRUE(started.ok()) << started << "\n" << ReadFileOrEmpty(cluster_->supervisor(index).log);
 }
 
 void ClusterFixture::TearDown() {
   // Supervisors first: they stop their workers (which close their sinks).
-  for (auto& s : supervisors_) {
-    if (s != nullptr) s->Stop(seconds(20));
-  }
-  for (auto& n : nimbuses_) {
-    if (n != nullptr) n->Stop(seconds(20));
+  if (cluster_ != nullptr) {
+    cluster_->StopSupervisors(seconds(20));
+    cluster_->StopNimbuses(seconds(20));
   }
   // Workers of a supervisor that a test SIGKILLed are not its children any
   // more; they are found by their local state and killed here.
@@ -162,9 +133,9 @@ std::string ClusterFixture::LocalDir(int supervisor) const {
 
 std::string ClusterFixture::AnyNimbus() const {
   for (size_t i = 0; i < nimbuses_.size(); ++i) {
-    if (nimbuses_[i] != nullptr && nimbuses_[i]->Running()) return nimbus_address_[i];
+    if (nimbuses_[i] != nullptr && nimbuses_[i]->Running()) return NimbusAddress(i);
   }
-  return nimbus_address_.empty() ? "" : nimbus_address_.front();
+  return nimbuses_.empty() ? "" : NimbusAddress(0);
 }
 
 CommandRun ClusterFixture::Tempest(std::vector<std::string> args) {
@@ -178,7 +149,7 @@ CommandRun ClusterFixture::Tempest(std::vector<std::string> args) {
 }
 
 json ClusterFixture::RestGet(const std::string& path, int nimbus) {
-  const std::string address = nimbus < 0 ? AnyNimbus() : nimbus_address_.at(nimbus);
+  const std::string address = nimbus < 0 ? AnyNimbus() : NimbusAddress(nimbus);
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) return json();
   const std::string host = address.substr(0, colon);

@@ -1,10 +1,11 @@
 #ifndef TEMPEST_TESTS_SYSTEM_CLUSTER_CLUSTER_FIXTURE_H_
 #define TEMPEST_TESTS_SYSTEM_CLUSTER_CLUSTER_FIXTURE_H_
 
-// A real multi-process cluster for system tests: a ZooKeeper ensemble
-// (tests/support), `tempest nimbus` processes and `tempest supervisor`
-// processes (which start `tempest worker` processes), all on 127.0.0.1 with
-// short timeouts. The test keeps every pid, so it can kill any of them.
+// A real multi-process cluster for system tests, assembled by
+// devcluster::DevCluster: a ZooKeeper ensemble, `tempest nimbus` processes
+// and `tempest supervisor` processes (which start `tempest worker`
+// processes), all on 127.0.0.1 with short timeouts. The test reaches every
+// process, so it can kill any of them.
 
 #include <sys/types.h>
 
@@ -15,13 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "common/coord/zk_ensemble.h"
 #include "common/os/child_process.h"
+#include "devcluster/dev_cluster.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tempest/v1/cluster.pb.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
-#include "tests/support/zk_ensemble.h"
 
 namespace tempest::testing {
 
@@ -81,17 +83,19 @@ class ClusterFixture : public ::testing::Test {
 
   std::string LocalDir(int supervisor) const;
   std::string ConfigPath() const { return dir_.File("tempest.yaml"); }
-  std::string NimbusAddress(int index) const { return nimbus_address_.at(index); }
+  std::string NimbusAddress(int index) const { return cluster_->nimbus_address(index); }
   // The address of a nimbus that is still running.
   std::string AnyNimbus() const;
 
   TempDir dir_{"tempest-cluster"};
   ClusterSpec spec_;
-  std::unique_ptr<ZkEnsemble> zk_;
-  std::vector<std::unique_ptr<os::ChildProcess>> nimbuses_;
-  std::vector<std::string> nimbus_address_;
-  std::vector<std::unique_ptr<os::ChildProcess>> supervisors_;
-  std::vector<std::vector<int>> slot_ports_;
+  // Declared after dir_, so its processes stop before the directory goes.
+  std::unique_ptr<devcluster::DevCluster> cluster_;
+  // Views into cluster_, for the tests' faults: the ensemble and each
+  // daemon's current process.
+  coord::ZkEnsemble* zk_ = nullptr;
+  std::vector<os::ChildProcess*> nimbuses_;
+  std::vector<os::ChildProcess*> supervisors_;
   int commands_ = 0;
 };
 
