@@ -6,13 +6,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/os/files.h"
-#include "common/os/loopback.h"
 #include "supervisor/worker_files.h"
 
 namespace tempest::study {
@@ -39,14 +36,24 @@ std::string LastLine(std::string text) {
 
 }  // namespace
 
-std::string YamlQuoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
+StudyWorld::StudyWorld(Options options) : options_(std::move(options)) {
+  const std::filesystem::path dir = options_.dir;
+  devcluster::DevCluster::Options co;
+  co.binary = options_.binary;
+  co.log_dir = (dir / "logs").string();
+  co.log_suffix = ".out";
+  co.start_timeout = kDaemonStart;
+  co.zookeepers = options_.zookeepers;
+  co.zk_dir = (dir / "zookeeper").string();
+  // Short timeouts, so faults are detected and repaired within a scenario.
+  devcluster::ClusterConfig config;
+  config.zk_root = options_.zk_root;
+  config.zk_session_timeout_ms = options_.zk_session_timeout_ms;
+  config.zk_connection_timeout_ms = options_.zk_session_timeout_ms;
+  config.log_dir = co.log_dir;
+  co.config = config;
+  co.config_path = (dir / "tempest.yaml").string();
+  cluster_ = std::make_unique<devcluster::DevCluster>(std::move(co));
 }
 
 absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& options) {
@@ -60,15 +67,23 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
           absl::StrCat("cannot create ", (dir / sub).string(), ": ", ec.message()));
     }
   }
+  devcluster::DevCluster& cluster = *world->cluster_;
+  if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return s;
+  if (absl::Status s = world->StartSpoutZkProxies(); !s.ok()) return s;
+  if (absl::Status s = cluster.StartKafka({{kTopic, 1}}); !s.ok()) return s;
+  if (absl::Status s = world->StartNimbus(); !s.ok()) return s;
+  for (int i = 0; i < options.supervisors; ++i) {
+    absl::StatusOr<std::string> supervisor = cluster.AddSupervisor(
+        absl::StrCat("supervisor-", i + 1), world->LocalDir(i), options.slots_per_supervisor);
+    if (!supervisor.ok()) return supervisor.status();
+  }
+  return world;
+}
 
-  coord::ZkEnsemble::Options zo;
-  zo.size = options.zookeepers;
-  zo.dir = (dir / "zookeeper").string();
-  absl::StatusOr<std::unique_ptr<coord::ZkEnsemble>> zk = coord::ZkEnsemble::Start(zo);
-  if (!zk.ok()) return zk.status();
-  world->zk_ = *std::move(zk);
-  for (int i = 0; i < world->zk_->size(); ++i) {
-    const std::string member = world->zk_->MemberConnectString(i);
+absl::Status StudyWorld::StartSpoutZkProxies() {
+  const coord::ZkEnsemble& zk = *cluster_->ensemble();
+  for (int i = 0; i < zk.size(); ++i) {
+    const std::string member = zk.MemberConnectString(i);
     const size_t colon = member.rfind(':');
     int port = 0;
     if (colon == std::string::npos ||
@@ -78,58 +93,16 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
     absl::StatusOr<std::unique_ptr<net::TcpProxy>> proxy =
         net::TcpProxy::Start(member.substr(0, colon), port);
     if (!proxy.ok()) return proxy.status();
-    world->zk_proxies_.push_back(*std::move(proxy));
+    zk_proxies_.push_back(*std::move(proxy));
   }
-
-  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> kafka =
-      kafka::DevKafkaCluster::Create(1, {{kTopic, 1}});
-  if (!kafka.ok()) return kafka.status();
-  world->kafka_ = *std::move(kafka);
-
-  // Short timeouts, so faults are detected and repaired within a scenario.
-  world->config_path_ = (dir / "tempest.yaml").string();
-  {
-    std::ofstream yaml(world->config_path_);
-    yaml << "storm.zookeeper.servers: [\"" << world->zk_->ConnectString() << "\"]\n"
-         << "storm.zookeeper.root: " << YamlQuoted(options.zk_root) << "\n"
-         << "storm.zookeeper.session.timeout: " << options.zk_session_timeout_ms << "\n"
-         << "storm.zookeeper.connection.timeout: " << options.zk_session_timeout_ms << "\n"
-         << "storm.local.hostname: 127.0.0.1\n"
-         << "tempest.log.dir: " << YamlQuoted((dir / "logs").string()) << "\n"
-         << "ui.host: 127.0.0.1\n"
-         << "ui.port: 0\n"
-         << "nimbus.monitor.freq.secs: 1\n"
-         << "nimbus.supervisor.timeout.secs: 10\n"
-         << "nimbus.task.timeout.secs: 10\n"
-         << "nimbus.task.launch.secs: 30\n"
-         << "supervisor.heartbeat.frequency.secs: 1\n"
-         << "supervisor.monitor.frequency.secs: 1\n"
-         << "supervisor.worker.timeout.secs: 10\n"
-         << "supervisor.worker.start.timeout.secs: 60\n";
-    if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", world->config_path_));
-  }
-  if (absl::Status s = world->StartNimbus(); !s.ok()) return s;
-  for (int i = 0; i < options.supervisors; ++i) {
-    std::vector<int> ports;
-    for (int p = 0; p < options.slots_per_supervisor; ++p) {
-      absl::StatusOr<int> port = os::FindFreeLoopbackPort();
-      if (!port.ok()) return port.status();
-      ports.push_back(*port);
-    }
-    world->slot_ports_.push_back(ports);
-    world->supervisors_.emplace_back();
-    if (absl::Status s = world->StartSupervisor(i); !s.ok()) return s;
-  }
-  return world;
+  return absl::OkStatus();
 }
 
 StudyWorld::~StudyWorld() {
-  for (auto& s : supervisors_) {
-    if (s != nullptr) s->Stop(std::chrono::seconds(10));
-  }
+  cluster_->StopSupervisors(std::chrono::seconds(10));
   // Workers of a supervisor killed on purpose are nobody's children now.
   for (const Worker& w : Workers()) ::kill(-w.pid, SIGKILL);
-  if (nimbus_ != nullptr) nimbus_->Stop(std::chrono::seconds(10));
+  cluster_->StopNimbuses(std::chrono::seconds(10));
 }
 
 std::vector<std::string> StudyWorld::spout_zk_servers() const {
@@ -143,62 +116,25 @@ std::string StudyWorld::LocalDir(int supervisor) const {
       .string();
 }
 
-std::string StudyWorld::LogPath(const std::string& name) const {
-  return (std::filesystem::path(options_.dir) / "logs" / (name + ".out")).string();
-}
-
 absl::Status StudyWorld::StartNimbus() {
-  const std::string log = LogPath("nimbus");
-  os::ChildProcess::Options o;
-  o.argv = {options_.binary, "nimbus", "--config", config_path_};
-  o.stdout_path = log;
-  o.stderr_path = "=stdout";
-  // A restarted nimbus prints its address again; only the new line counts.
-  std::error_code ec;
-  std::filesystem::remove(log, ec);
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  nimbus_ = *std::move(child);
-  absl::StatusOr<std::string> address = os::AwaitLogLine(log, "nimbus=", *nimbus_, kDaemonStart);
-  if (!address.ok()) {
-    return absl::Status(address.status().code(),
-                        absl::StrCat("nimbus: ", address.status().message()));
-  }
-  nimbus_address_ = *address;
-  return absl::OkStatus();
+  // A restarted nimbus prints its address again; its log starts afresh, so
+  // only the new line counts.
+  if (cluster_->nimbus_count() == 0) return cluster_->AddNimbus("nimbus").status();
+  return cluster_->RestartNimbus(0).status();
 }
 
 void StudyWorld::KillNimbus() {
-  if (nimbus_ != nullptr) nimbus_->Kill();
+  if (cluster_->nimbus_count() > 0 && cluster_->nimbus(0).process != nullptr) {
+    cluster_->nimbus(0).process->Kill();
+  }
 }
 
-absl::Status StudyWorld::StartSupervisor(int i) {
-  const std::string name = absl::StrCat("supervisor-", i + 1);
-  const std::string log = LogPath(name);
-  std::error_code ec;
-  std::filesystem::remove(log, ec);
-  std::vector<std::string> ports;
-  for (int p : slot_ports_.at(i)) ports.push_back(absl::StrCat(p));
-  os::ChildProcess::Options o;
-  o.argv = {options_.binary, "supervisor", "--config", config_path_,
-            "-c", absl::StrCat("storm.local.dir=", LocalDir(i)),
-            "-c", absl::StrCat("supervisor.slots.ports=[", absl::StrJoin(ports, ","), "]")};
-  o.stdout_path = log;
-  o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  supervisors_.at(i) = *std::move(child);
-  absl::StatusOr<std::string> line =
-      os::AwaitLogLine(log, "supervisor=", *supervisors_[i], kDaemonStart);
-  if (!line.ok()) {
-    return absl::Status(line.status().code(), absl::StrCat(name, ": ", line.status().message()));
-  }
-  return absl::OkStatus();
-}
+absl::Status StudyWorld::StartSupervisor(int i) { return cluster_->RestartSupervisor(i); }
 
 void StudyWorld::KillSupervisor(int i) {
   std::vector<Worker> workers = Workers();
-  if (supervisors_.at(i) != nullptr) supervisors_[i]->Kill();
+  devcluster::Daemon& supervisor = cluster_->supervisor(i);
+  if (supervisor.process != nullptr) supervisor.process->Kill();
   for (const Worker& w : workers) {
     if (w.supervisor == i) ::kill(-w.pid, SIGKILL);
   }
@@ -210,8 +146,8 @@ void StudyWorld::CutSpoutZooKeeper(bool cut) {
 
 std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
   std::vector<Worker> out;
-  for (int s = 0; s < static_cast<int>(slot_ports_.size()); ++s) {
-    for (int port : slot_ports_[s]) {
+  for (int s = 0; s < cluster_->supervisor_count(); ++s) {
+    for (int port : cluster_->slot_ports(s)) {
       const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
           supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
@@ -233,8 +169,8 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
 void StudyWorld::CollectWorkerLogs(const std::vector<std::string>& name_prefixes,
                                    const std::string& dest_dir) const {
   std::error_code ec;
-  for (int s = 0; s < static_cast<int>(slot_ports_.size()); ++s) {
-    for (int port : slot_ports_[s]) {
+  for (int s = 0; s < cluster_->supervisor_count(); ++s) {
+    for (int port : cluster_->slot_ports(s)) {
       const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
           supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
@@ -264,7 +200,8 @@ absl::StatusOr<StudyWorld::Command> StudyWorld::StartTempest(std::vector<std::st
   os::ChildProcess::Options o;
   o.argv = {options_.binary};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.argv.insert(o.argv.end(), {"--config", config_path_, "--nimbus", nimbus_address_});
+  o.argv.insert(o.argv.end(),
+                {"--config", cluster_->options().config_path, "--nimbus", nimbus_address()});
   o.stdout_path = c.out;
   o.stderr_path = c.err;
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);

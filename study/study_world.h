@@ -13,19 +13,20 @@
 #include "common/coord/zk_ensemble.h"
 #include "common/net/tcp_proxy.h"
 #include "common/os/child_process.h"
+#include "devcluster/dev_cluster.h"
 #include "common/kafka/dev_kafka_cluster.h"
 
 namespace tempest::study {
 
 // `text` as a double-quoted YAML scalar, for the configuration and the
 // topologies the study writes (paths come from the user's --out).
-std::string YamlQuoted(const std::string& text);
+using devcluster::YamlQuoted;
 
-// Everything a study runs against, on 127.0.0.1: a 3-node ZooKeeper
-// ensemble, a dev Kafka cluster (in this process, so faults can reach it), a
-// nimbus and N supervisors as child processes of this binary, and one TCP
-// proxy per ZooKeeper server through which the spouts (only they) reach
-// ZooKeeper, so their sessions can be cut alone.
+// Everything a study runs against, on 127.0.0.1: a devcluster::DevCluster
+// with a 3-node ZooKeeper ensemble, a dev Kafka cluster (in this process, so
+// faults can reach it), a nimbus and N supervisors as child processes of this
+// binary; and one TCP proxy per ZooKeeper server through which the spouts
+// (only they) reach ZooKeeper, so their sessions can be cut alone.
 //
 // Owns every process and server; the destructor stops them (supervisors
 // first, so their workers stop too). Not thread-safe: drive it from one
@@ -57,13 +58,13 @@ class StudyWorld {
   StudyWorld& operator=(const StudyWorld&) = delete;
 
   const Options& options() const { return options_; }
-  std::string zk_connect() const { return zk_->ConnectString(); }
+  std::string zk_connect() const { return cluster_->zk_connect(); }
   // The proxies' addresses, for a KafkaSpout's zkServers.
   std::vector<std::string> spout_zk_servers() const;
-  const std::string& bootstrap_servers() const { return kafka_->bootstrap_servers(); }
-  const std::string& nimbus_address() const { return nimbus_address_; }
-  kafka::DevKafkaCluster& kafka() { return *kafka_; }
-  coord::ZkEnsemble& zookeeper() { return *zk_; }
+  const std::string& bootstrap_servers() const { return cluster_->bootstrap_servers(); }
+  const std::string& nimbus_address() const { return cluster_->nimbus_address(0); }
+  kafka::DevKafkaCluster& kafka() { return cluster_->kafka(); }
+  coord::ZkEnsemble& zookeeper() { return *cluster_->ensemble(); }
 
   // Starts `tempest ARGS --config .. --nimbus ..` without waiting; Finish
   // waits for it and returns its stdout, or an error quoting its stderr.
@@ -78,7 +79,7 @@ class StudyWorld {
   // Faults.
   void KillNimbus();
   absl::Status StartNimbus();
-  int supervisor_count() const { return static_cast<int>(supervisors_.size()); }
+  int supervisor_count() const { return cluster_->supervisor_count(); }
   // SIGKILLs supervisor i and every worker it runs.
   void KillSupervisor(int i);
   absl::Status StartSupervisor(int i);
@@ -92,19 +93,13 @@ class StudyWorld {
                          const std::string& dest_dir) const;
 
  private:
-  explicit StudyWorld(Options options) : options_(std::move(options)) {}
+  explicit StudyWorld(Options options);
   std::string LocalDir(int supervisor) const;
-  std::string LogPath(const std::string& name) const;
+  absl::Status StartSpoutZkProxies();
 
   Options options_;
-  std::string config_path_;
-  std::unique_ptr<coord::ZkEnsemble> zk_;
+  std::unique_ptr<devcluster::DevCluster> cluster_;
   std::vector<std::unique_ptr<net::TcpProxy>> zk_proxies_;
-  std::unique_ptr<kafka::DevKafkaCluster> kafka_;
-  std::unique_ptr<os::ChildProcess> nimbus_;
-  std::string nimbus_address_;
-  std::vector<std::unique_ptr<os::ChildProcess>> supervisors_;
-  std::vector<std::vector<int>> slot_ports_;
   int commands_ = 0;
 };
 
