@@ -17,10 +17,13 @@
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
 #include "spout/dead_letter_producer.h"
-#include "spout/kafka_metadata_worker.h"
 #include "spout/kafka_partition_state.h"
+#include "spout/kafka_spout_backends.h"
 #include "spout/kafka_spout_config.h"
+#include "spout/kafka_spout_metrics.h"
+#include "spout/offset_store.h"
 #include "spout/partition_assignment.h"
+#include "spout/partition_source.h"
 #include "spout/record_window.h"
 #include "spout/zk_offset_store.h"
 
@@ -35,17 +38,20 @@ namespace tempest::spout {
 //
 // Threads: every Spout method runs on the task's executor thread and never
 // blocks on ZooKeeper or on Kafka metadata. The spout owns
-//   - a KafkaReader (librdkafka partition consumer; executor thread),
-//   - a ZkOffsetStore (its own thread + ZkSession: ownership, reads, commits),
-//   - a KafkaMetadataWorker (its own thread: discovery, start offsets,
-//     watermarks),
-//   - optionally a DeadLetterProducer (delivery outcomes polled on the
-//     executor thread without waiting).
-// Results of the two helper threads come back through mailboxes drained at
-// the start of NextTuple. Only Close waits (bounded) for the final commit.
+//   - an OffsetStore (ZkOffsetStore: its own thread + ZkSession: ownership,
+//     reads, commits),
+//   - a PartitionSource (KafkaPartitionSource: a KafkaReader fetching on the
+//     executor thread, and a KafkaMetadataWorker on its own thread for
+//     discovery, start offsets and watermarks),
+//   - optionally a DeadLetterSink (DeadLetterProducer; delivery outcomes
+//     polled on the executor thread without waiting).
+// Answers of the store and the metadata side come back through mailboxes
+// drained at the start of NextTuple. Only Close waits (bounded) for the
+// final commit.
 //
 // Construction parses the configuration only (no I/O), as the validator
-// requires; Open starts everything.
+// requires; Open builds the store, the source and the dead-letter sink
+// (Hooks::backends, the real ones by default) and starts everything.
 class KafkaSpout : public api::Spout {
  public:
   // Test and benchmark hooks; the defaults suit production.
@@ -56,9 +62,14 @@ class KafkaSpout : public api::Spout {
     // Most tuples emitted per NextTuple call (Storm emits one; batching a few
     // keeps per-call overhead off the hot path).
     int max_emit_per_call = 64;
+    // Builders of the offset store and partition source; empty: the real ones.
+    KafkaSpoutBackends backends;
   };
 
+  // The registry's factory: the real backends.
   static absl::StatusOr<std::unique_ptr<KafkaSpout>> Create(const api::ComponentArgs& args);
+  static absl::StatusOr<std::unique_ptr<KafkaSpout>> Create(const api::ComponentArgs& args,
+                                                           Hooks hooks);
   explicit KafkaSpout(KafkaSpoutConfig config);
   KafkaSpout(KafkaSpoutConfig config, Hooks hooks);
   ~KafkaSpout() override;
@@ -93,8 +104,9 @@ class KafkaSpout : public api::Spout {
   // Lines written so far about tuples failing repeatedly (at most one per
   // 10 s per task; see RepeatedFailureReporter). Executor thread.
   int64_t repeated_failure_reports() const { return failure_reporter_.reports(); }
-  // The offset store (tests reach its ZooKeeper session); nullptr before Open.
-  ZkOffsetStore* offset_store() const { return store_.get(); }
+  // The ZooKeeper offset store (tests reach its session); nullptr before Open
+  // or when Hooks::backends built another kind of store.
+  ZkOffsetStore* offset_store() const { return dynamic_cast<ZkOffsetStore*>(store_.get()); }
 
   // A dead-letter outcome (inside DeadLetterProducer::Poll on the executor
   // thread); `error` is empty when the record was delivered.
@@ -103,6 +115,8 @@ class KafkaSpout : public api::Spout {
  private:
   enum class Phase { kUnowned, kResolving, kActive, kFailed };
   struct Partition {
+    Partition(TopicPartition tp_in, int slot_in, KafkaPartitionMetrics metrics_in)
+        : tp(std::move(tp_in)), slot(slot_in), metrics(metrics_in) {}
     TopicPartition tp;
     int slot = 0;
     uint32_t epoch = 0;
@@ -128,18 +142,7 @@ class KafkaSpout : public api::Spout {
     core::Clock::TimePoint blocked_logged{};
     core::Clock::TimePoint read_error_reported{};
     PartitionStats totals;
-    // Metrics.
-    core::Gauge* lag = nullptr;
-    core::Gauge* committed = nullptr;
-    core::Gauge* emitted = nullptr;
-    core::Gauge* pending = nullptr;
-    core::Gauge* blocked_seconds = nullptr;
-    core::Gauge* blocked_offset_gauge = nullptr;
-    core::Gauge* paused_gauge = nullptr;
-    core::Counter* lost = nullptr;
-    core::Counter* dropped = nullptr;
-    core::Counter* dead_lettered = nullptr;
-    core::Counter* out_of_range = nullptr;
+    KafkaPartitionMetrics metrics;
   };
 
   Partition& SlotFor(const TopicPartition& tp);
@@ -147,9 +150,14 @@ class KafkaSpout : public api::Spout {
   void Drain(core::Clock::TimePoint now);
   void OnStoreUpdate(OffsetStoreUpdate& u, core::Clock::TimePoint now);
   void OnMetadata(MetadataResult& r, core::Clock::TimePoint now);
+  void OnDiscovered(MetadataResult& r, core::Clock::TimePoint now);
+  void OnResolved(const MetadataResult& r);
+  void OnWatermarks(const MetadataResult& r);
   void ApplyAssignment(const std::vector<TopicPartition>& all);
   void DropOwnership(Partition& p, const std::string& why);
   void Housekeeping(core::Clock::TimePoint now);
+  // Log end, lag, commit position and commit-blocked gauges (and warning).
+  void UpdatePartitionGauges(Partition& p, core::Clock::TimePoint now);
   void CommitNow(bool final_commit);
   std::optional<OffsetCommit> MakeCommit(Partition& p);
   void PollKafka(core::Clock::TimePoint now);
@@ -162,11 +170,9 @@ class KafkaSpout : public api::Spout {
   void UpdateFetching(Partition& p);
   void SendToDeadLetter(Partition& p, int64_t offset);
   void ReportRepeatedFailures(core::Clock::TimePoint now);
-  api::MessageId EncodeId(const Partition& p, int64_t offset) const;
-  bool DecodeId(const api::MessageId& id, int* slot, uint32_t* epoch, int64_t* offset) const;
+  // The partition of an ack's or fail's id, if it is of its current epoch.
+  Partition* PartitionOfId(const api::MessageId& id, int64_t* offset);
   absl::Status StartReader(const std::string& bootstrap);
-  core::Gauge& PartitionGauge(const std::string& name, const TopicPartition& tp);
-  core::Counter& PartitionCounter(const std::string& name, const TopicPartition& tp);
 
   KafkaSpoutConfig config_;
   Hooks hooks_;
@@ -182,10 +188,9 @@ class KafkaSpout : public api::Spout {
   bool closed_ = false;
   bool discovered_ = false;
 
-  std::unique_ptr<kafka::KafkaReader> reader_;
-  std::unique_ptr<ZkOffsetStore> store_;
-  std::unique_ptr<KafkaMetadataWorker> metadata_;
-  std::unique_ptr<DeadLetterProducer> dead_letter_;
+  std::unique_ptr<OffsetStore> store_;
+  std::unique_ptr<PartitionSource> source_;
+  std::unique_ptr<DeadLetterSink> dead_letter_;
   std::vector<std::pair<int, int64_t>> dead_letter_retry_;  // (slot, offset) to resend
 
   std::vector<std::unique_ptr<Partition>> partitions_;  // by slot, never shrinks

@@ -13,8 +13,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string Describe(const TopicPartition& tp) { return absl::StrCat(tp.topic, "/", tp.partition); }
-
 std::string ParentOf(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);

@@ -18,38 +18,11 @@
 #include "absl/status/statusor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
+#include "spout/offset_store.h"
 #include "spout/partition_assignment.h"
 #include "spout/storm_kafka_offset.h"
 
 namespace tempest::spout {
-
-// What the store tells its spout. Delivered in the order things happened.
-struct OffsetStoreUpdate {
-  enum class Kind {
-    kAcquired,      // we own `partition`; `stored` is its node (nullopt: none yet)
-    kLost,          // ownership gone (session lost, fenced, version conflict,
-                    // released): stop emitting, drop in-flight bookkeeping
-    kCommitted,     // `offset` is durably stored for `partition`
-    kCommitFailed,  // a commit could not be sent or confirmed (`status`)
-    kReadFailed,    // the stored node cannot be used (`status`); retried
-  };
-  Kind kind = Kind::kCommitFailed;
-  TopicPartition partition;
-  // kAcquired: identifies this ownership epoch; commits must quote it.
-  uint64_t acquisition = 0;
-  std::optional<StormKafkaOffset> stored;
-  int64_t session_id = 0;   // kAcquired: the owning session
-  int64_t owner_czxid = 0;  // kAcquired: fencing token of the owner node
-  int64_t offset = 0;       // kCommitted
-  absl::Status status;      // kCommitFailed / kReadFailed / kLost (why)
-};
-
-// One partition's commit: the JSON to store, under an ownership epoch.
-struct OffsetCommit {
-  TopicPartition partition;
-  uint64_t acquisition = 0;
-  StormKafkaOffset state;  // state.offset is the offset to store
-};
 
 // The ZooKeeper side of one KafkaSpout task: acquires per-partition
 // ownership (ephemeral owner nodes whose ephemeralOwner must be our session),
@@ -62,14 +35,15 @@ struct OffsetCommit {
 // call. The spout's executor thread talks to it only through a
 // mutex-protected mailbox and never blocks on ZooKeeper: SetAssignment and
 // RequestCommit post, TakeUpdates drains results. Only Close waits (bounded)
-// for a final commit. Thread-safe.
+// for a final commit. Thread-safe; the spout's executor thread owns it (as
+// its OffsetStore).
 //
 //   auto store = ZkOffsetStore::Create(options);
 //   store->SetAssignment({{"events", 0}});
 //   ... per NextTuple: for (auto& u : store->TakeUpdates()) ...
 //   store->RequestCommit({{tp, acquisition, state}});
 //   store->Close(std::chrono::seconds(5));
-class ZkOffsetStore {
+class ZkOffsetStore : public OffsetStore {
  public:
   struct Options {
     std::string connect_string;  // offsets ZooKeeper
@@ -88,23 +62,16 @@ class ZkOffsetStore {
   };
 
   static absl::StatusOr<std::unique_ptr<ZkOffsetStore>> Create(Options options);
-  ~ZkOffsetStore();
+  ~ZkOffsetStore() override;
   ZkOffsetStore(const ZkOffsetStore&) = delete;
   ZkOffsetStore& operator=(const ZkOffsetStore&) = delete;
 
-  // The partitions this task should own. Partitions that leave are released
-  // after any commit requested before this call.
-  void SetAssignment(std::vector<TopicPartition> partitions);
-  // Commits on the next round; a later request for the same partition
-  // replaces an earlier one that has not gone out yet.
-  void RequestCommit(std::vector<OffsetCommit> commits);
-  std::vector<OffsetStoreUpdate> TakeUpdates();
-  // Cheap check for the executor's hot loop.
-  bool HasUpdates() const;
-
-  // Sends outstanding commits (waiting at most `timeout`), releases owner
-  // nodes and closes the session. Idempotent.
-  void Close(std::chrono::milliseconds timeout);
+  // OffsetStore. Close also closes the session.
+  void SetAssignment(std::vector<TopicPartition> partitions) override;
+  void RequestCommit(std::vector<OffsetCommit> commits) override;
+  std::vector<OffsetStoreUpdate> TakeUpdates() override;
+  bool HasUpdates() const override;
+  void Close(std::chrono::milliseconds timeout) override;
 
   // The store's session (tests expire it).
   coord::ZkSession* session() const { return session_.get(); }
