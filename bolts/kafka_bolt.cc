@@ -1,7 +1,5 @@
 #include "bolts/kafka_bolt.h"
 
-#include <librdkafka/rdkafka.h>
-
 #include <algorithm>
 #include <charconv>
 #include <string_view>
@@ -13,6 +11,7 @@
 #include "bolts/bolt_args.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
+#include "common/kafka/conf.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::bolts {
@@ -29,29 +28,14 @@ constexpr auto kEnqueueWait = milliseconds(1000);
 constexpr auto kPurgeWait = milliseconds(1000);
 constexpr int64_t kReportedPerKind = 10;
 
-void DeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque) {
-  (void)rk;
-  if (opaque != nullptr && message != nullptr) {
-    static_cast<KafkaBolt*>(opaque)->OnDelivery(*message);
-  }
-}
-
 bool IsOwnProperty(std::string_view name) {
   return name == "topic" || name == "field" || name == "keyField" || name == "flushTimeoutMs";
 }
 
 // Builds a producer configuration; InvalidArgument names the property that
-// librdkafka rejected. The caller owns the result.
-absl::StatusOr<rd_kafka_conf_t*> BuildConf(const std::map<std::string, std::string>& properties) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char err[512];
-  for (const auto& [k, v] : properties) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(absl::StrCat(kClass, " property '", k, "': ", err));
-    }
-  }
-  return conf;
+// librdkafka rejected.
+absl::StatusOr<kafka::ConfHandle> BuildConf(const kafka::Settings& properties) {
+  return kafka::BuildConf(properties, absl::StrCat(kClass, " property '$0': $1"));
 }
 
 // The message bytes of one value. `data` is null for a nil value.
@@ -154,9 +138,9 @@ absl::StatusOr<KafkaBoltOptions> KafkaBoltOptions::FromArgs(const api::Component
     }
   }
   // Catch misspelt or malformed librdkafka properties at validation time.
-  absl::StatusOr<rd_kafka_conf_t*> conf = BuildConf(o.producer_properties);
-  if (!conf.ok()) return conf.status();
-  rd_kafka_conf_destroy(*conf);
+  if (absl::StatusOr<kafka::ConfHandle> conf = BuildConf(o.producer_properties); !conf.ok()) {
+    return conf.status();
+  }
 
   o.bootstrap_servers = bootstrap->second;
   o.topic = *std::move(topic);
@@ -202,23 +186,19 @@ absl::Status KafkaBolt::Prepare(const api::Config& config, const api::TopologyCo
 }
 
 absl::Status KafkaBolt::CreateProducer() {
-  absl::StatusOr<rd_kafka_conf_t*> conf = BuildConf(producer_config_);
+  absl::StatusOr<kafka::ConfHandle> conf = BuildConf(producer_config_);
   if (!conf.ok()) return conf.status();
-  rd_kafka_conf_set_dr_msg_cb(*conf, &DeliveryReport);
-  rd_kafka_conf_set_opaque(*conf, this);
-  char err[512];
-  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err));
-  if (producer_ == nullptr) {  // the conf is still ours
-    rd_kafka_conf_destroy(*conf);
-    return absl::InvalidArgumentError(absl::StrCat(kClass, " ", name_, ": producer: ", err));
+  absl::StatusOr<std::unique_ptr<kafka::Producer>> producer = kafka::Producer::Create(
+      *std::move(conf), [this](const kafka::Delivery& delivery) { OnDelivery(delivery); });
+  if (!producer.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kClass, " ", name_, ": producer: ", producer.status().message()));
   }
-  topic_ = rd_kafka_topic_new(producer_, options_.topic.c_str(), nullptr);
-  if (topic_ == nullptr) {
-    rd_kafka_destroy(producer_);
-    producer_ = nullptr;
+  if (absl::Status opened = (*producer)->OpenTopic(options_.topic); !opened.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(kClass, " ", name_, ": topic '", options_.topic,
-                                                   "': ", rd_kafka_err2str(rd_kafka_last_error())));
+                                                   "': ", opened.message()));
   }
+  producer_ = *std::move(producer);
   return absl::OkStatus();
 }
 
@@ -256,27 +236,30 @@ void KafkaBolt::Execute(const api::Tuple& input) {
     collector_->Fail(input);
     return;
   }
-  auto* ref = new api::Tuple(input);
+  auto ref = std::make_unique<api::Tuple>(input);
+  kafka::OutgoingRecord record;
+  record.topic = options_.topic;
+  if (v.data != nullptr) record.value = std::string_view(v.data, v.size);
+  if (k.data != nullptr) record.key = std::string_view(k.data, k.size);
+  record.opaque = ref.get();
   const auto give_up = std::chrono::steady_clock::now() + kEnqueueWait;
   for (;;) {
-    const int rc = rd_kafka_produce(topic_, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
-                                    const_cast<char*>(v.data), v.size, k.data, k.size, ref);
-    if (rc == 0) {
+    const absl::Status produced = producer_->Produce(record);
+    if (produced.ok()) {
+      (void)ref.release();  // back in OnDelivery
       ++in_flight_;
       return;
     }
-    const rd_kafka_resp_err_t err = rd_kafka_last_error();
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && std::chrono::steady_clock::now() < give_up) {
-      rd_kafka_poll(producer_, 10);  // serves reports, which frees room
+    if (absl::IsResourceExhausted(produced) && std::chrono::steady_clock::now() < give_up) {
+      producer_->Poll(milliseconds(10));  // serves reports, which frees room
       continue;
     }
-    delete ref;
     ++delivery_failures_;
     ReportLimited(enqueue_error_reports_, absl::UnavailableError(absl::StrCat(
                                               kClass, " ", name_, ": cannot enqueue to '",
-                                              options_.topic, "': ", rd_kafka_err2str(err))));
+                                              options_.topic, "': ", produced.message())));
     collector_->Fail(input);
-    if (err == RD_KAFKA_RESP_ERR__FATAL) RecoverFromFatalError();
+    if (absl::IsFailedPrecondition(produced)) RecoverFromFatalError();  // a fatal error
     return;
   }
 }
@@ -289,21 +272,20 @@ bool KafkaBolt::Poll() {
     if (CreateProducer().ok()) spdlog::info("KafkaBolt {}: producer recreated", name_);
     return false;
   }
-  const int served = rd_kafka_poll(producer_, 0);
-  char err[256];
-  if (rd_kafka_fatal_error(producer_, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  const int served = producer_->Poll();
+  if (!producer_->FatalError().empty()) {
     RecoverFromFatalError();
     return true;
   }
   return served > 0;
 }
 
-void KafkaBolt::OnDelivery(const rd_kafka_message_t& message) {
-  std::unique_ptr<api::Tuple> input(static_cast<api::Tuple*>(message._private));
+void KafkaBolt::OnDelivery(const kafka::Delivery& delivery) {
+  std::unique_ptr<api::Tuple> input(static_cast<api::Tuple*>(delivery.opaque));
   if (!input) return;
   --in_flight_;
   if (collector_gone_) return;
-  if (message.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (delivery.ok) {
     ++delivered_;
     collector_->Ack(*input);
     return;
@@ -312,13 +294,12 @@ void KafkaBolt::OnDelivery(const rd_kafka_message_t& message) {
   ReportLimited(delivery_error_reports_,
                 absl::UnavailableError(absl::StrCat(
                     kClass, " ", name_, ": delivery to '", options_.topic, "' failed (",
-                    rd_kafka_err2str(message.err), "); the input is failed for a replay")));
+                    Sv(delivery.error), "); the input is failed for a replay")));
   collector_->Fail(*input);
 }
 
 void KafkaBolt::RecoverFromFatalError() {
-  char err[512] = "";
-  rd_kafka_fatal_error(producer_, err, sizeof(err));
+  const std::string err = producer_->FatalError();
   const absl::Status fatal = absl::InternalError(
       absl::StrCat(kClass, " ", name_, ": fatal producer error (", err, "); failing ", in_flight_,
                    " outstanding inputs and recreating the producer"));
@@ -333,10 +314,10 @@ void KafkaBolt::DestroyProducer() {
   if (producer_ == nullptr) return;
   // Purged messages get their delivery reports (errors) from later polls;
   // in-flight ones as their requests are abandoned, so wait a little.
-  rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  producer_->Purge();
   const auto give_up = std::chrono::steady_clock::now() + kPurgeWait;
   do {
-    rd_kafka_poll(producer_, in_flight_ > 0 ? 10 : 0);
+    producer_->Poll(milliseconds(in_flight_ > 0 ? 10 : 0));
   } while (in_flight_ > 0 && std::chrono::steady_clock::now() < give_up);
   if (in_flight_ > 0) {
     spdlog::warn(
@@ -345,16 +326,13 @@ void KafkaBolt::DestroyProducer() {
         name_, in_flight_);
     in_flight_ = 0;
   }
-  if (topic_ != nullptr) rd_kafka_topic_destroy(topic_);
-  topic_ = nullptr;
-  rd_kafka_destroy(producer_);
-  producer_ = nullptr;
+  producer_.reset();
 }
 
 void KafkaBolt::Cleanup() {
   if (producer_ != nullptr) {
     // Serves delivery reports (acks and fails) while it waits.
-    rd_kafka_flush(producer_, static_cast<int>(options_.flush_timeout.count()));
+    producer_->Flush(options_.flush_timeout);
   }
   DestroyProducer();
   spdlog::info("KafkaBolt {}: {} delivered, {} delivery failures, {} inputs rejected", name_,

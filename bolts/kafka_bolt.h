@@ -11,11 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/api/bolt.h"
 #include "common/api/component_registry.h"
-
-// Opaque librdkafka types: only spout/ and bolts/ include rdkafka.h.
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_topic_s rd_kafka_topic_t;
-typedef struct rd_kafka_message_s rd_kafka_message_t;
+#include "common/kafka/producer.h"
 
 namespace tempest::bolts {
 
@@ -77,10 +73,10 @@ class KafkaBolt final : public api::Bolt {
   int64_t rejected_inputs() const { return rejected_inputs_; }
   int64_t in_flight() const { return in_flight_; }
 
-  // librdkafka's delivery report callback lands here (on the polling thread).
-  void OnDelivery(const rd_kafka_message_t& message);
-
  private:
+  // Every delivery outcome lands here (inside Poll, Flush or Execute's
+  // waits, on the executor thread).
+  void OnDelivery(const kafka::Delivery& delivery);
   absl::Status CreateProducer();
   // Fails every outstanding input, then destroys the producer.
   void DestroyProducer();
@@ -93,8 +89,7 @@ class KafkaBolt final : public api::Bolt {
   std::map<std::string, std::string> producer_config_;  // resolved at Prepare
   std::string name_;                                    // "component[task]" for messages
   api::OutputCollector* collector_ = nullptr;
-  rd_kafka_t* producer_ = nullptr;
-  rd_kafka_topic_t* topic_ = nullptr;
+  std::unique_ptr<kafka::Producer> producer_;  // with options_.topic open
   // Set while the bolt is destroyed without Cleanup: reports only free.
   bool collector_gone_ = false;
 

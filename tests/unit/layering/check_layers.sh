@@ -29,8 +29,8 @@ done
 for d in common/api common/core common/os common/kafka common/multilang common/net; do
   forbid "$d" 'zookeeper/' "only common/coord includes the ZooKeeper C client"
 done
-for d in common/api common/core common/os common/multilang common/coord common/net worker nimbus supervisor study cli; do
-  forbid "$d" 'librdkafka/' "only common/kafka, spout/ and bolts/ include librdkafka"
+for d in common/api common/core common/os common/multilang common/coord common/net worker spout bolts nimbus supervisor study cli; do
+  forbid "$d" 'librdkafka/' "only common/kafka includes librdkafka"
 done
 for d in common/api common/core common/os common/kafka common/multilang common/coord worker spout bolts nimbus supervisor study cli; do
   forbid "$d" 'boost/(asio|beast)' "only common/net includes Asio/Beast"

@@ -8,6 +8,9 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/common/core" "$scratch/common/coord"
 echo '#include <zookeeper/zookeeper.h>' > "$scratch/common/coord/ok.cc"
 echo '#include "common/core/clock.h"' > "$scratch/common/core/fine.cc"
+mkdir -p "$scratch/common/kafka" "$scratch/spout"
+echo '#include <librdkafka/rdkafka.h>' > "$scratch/common/kafka/ok.cc"
+echo '#include "common/kafka/producer.h"' > "$scratch/spout/fine.cc"
 "$here/check_layers.sh" "$scratch" >/dev/null || { echo "clean tree rejected"; exit 1; }
 echo '#include <zookeeper/zookeeper.h>' > "$scratch/common/core/bad.cc"
 if "$here/check_layers.sh" "$scratch" >/dev/null; then
@@ -19,6 +22,18 @@ mkdir -p "$scratch/common/multilang"
 echo '#include "spout/shell_spout.h"' > "$scratch/common/multilang/bad.cc"
 if "$here/check_layers.sh" "$scratch" >/dev/null; then
   echo "common/multilang including spout/ was not caught"
+  exit 1
+fi
+rm "$scratch/common/multilang/bad.cc"
+echo '#include <librdkafka/rdkafka.h>' > "$scratch/spout/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "spout/ including librdkafka was not caught"
+  exit 1
+fi
+rm "$scratch/spout/bad.cc"
+echo '#include "common/coord/zk_session.h"' > "$scratch/common/kafka/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "common/kafka including common/coord was not caught"
   exit 1
 fi
 echo "checker catches violations"
