@@ -204,6 +204,19 @@ bool RepeatsPluginFinding(const std::string& error) {
          error.find("unknown grouping class") != std::string::npos;
 }
 
+// Appends "\n<title> (N)\n" and "  <line(item)>\n" for each of the N items
+// that `keep` selects: one section of FormatMigrationReport.
+template <typename T, typename Keep, typename Line>
+void AppendSection(std::string& out, const char* title, const std::vector<T>& items, Keep keep,
+                   Line line) {
+  std::vector<const T*> hits;
+  for (const T& item : items) {
+    if (keep(item)) hits.push_back(&item);
+  }
+  absl::StrAppend(&out, "\n", title, " (", hits.size(), ")\n");
+  for (const T* item : hits) absl::StrAppend(&out, "  ", line(*item), "\n");
+}
+
 }  // namespace
 
 bool ConfigKeyTakesEffect(std::string_view key) { return TempestReadsKey(key); }
@@ -261,15 +274,12 @@ absl::StatusOr<MigrationReport> CheckMigration(const MigrationCheckOptions& opti
 std::string FormatMigrationReport(const MigrationReport& report) {
   std::string out = absl::StrCat("Topology '", report.topology_name, "'\n");
   auto section = [&](const char* title, ClassFinding::Verdict verdict) {
-    std::vector<const ClassFinding*> hits;
-    for (const ClassFinding& f : report.classes) {
-      if (f.verdict == verdict) hits.push_back(&f);
-    }
-    absl::StrAppend(&out, "\n", title, " (", hits.size(), ")\n");
-    for (const ClassFinding* f : hits) {
-      absl::StrAppend(&out, "  ", f->location.Prefix(), f->section, " '", f->id, "': ",
-                      f->class_name, f->note.empty() ? "" : absl::StrCat(" (", f->note, ")"), "\n");
-    }
+    AppendSection(
+        out, title, report.classes, [&](const ClassFinding& f) { return f.verdict == verdict; },
+        [](const ClassFinding& f) {
+          return absl::StrCat(f.location.Prefix(), f.section, " '", f.id, "': ", f.class_name,
+                              f.note.empty() ? "" : absl::StrCat(" (", f.note, ")"));
+        });
   };
   section("Runs unchanged, implemented natively", ClassFinding::Verdict::kNative);
   section("Runs unchanged through multilang", ClassFinding::Verdict::kMultilang);
@@ -277,14 +287,9 @@ std::string FormatMigrationReport(const MigrationReport& report) {
           ClassFinding::Verdict::kNeedsPlugin);
 
   auto keys = [&](const char* title, ConfigFinding::Effect effect) {
-    std::vector<const ConfigFinding*> hits;
-    for (const ConfigFinding& f : report.config) {
-      if (f.effect == effect) hits.push_back(&f);
-    }
-    absl::StrAppend(&out, "\n", title, " (", hits.size(), ")\n");
-    for (const ConfigFinding* f : hits) {
-      absl::StrAppend(&out, "  ", f->location.Prefix(), f->key, "\n");
-    }
+    AppendSection(
+        out, title, report.config, [&](const ConfigFinding& f) { return f.effect == effect; },
+        [](const ConfigFinding& f) { return absl::StrCat(f.location.Prefix(), f.key); });
   };
   keys("Config keys that take effect", ConfigFinding::Effect::kApplied);
   keys("Config keys ignored: Storm settings Tempest accepts but does not use",
