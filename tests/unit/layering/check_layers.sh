@@ -19,7 +19,7 @@ forbid() {
   fi
 }
 
-production="common worker spout bolts nimbus supervisor study cli"
+production="common worker spout bolts nimbus supervisor devcluster study cli"
 
 # One owner per third-party API.
 for d in $production; do
@@ -57,6 +57,7 @@ forbid worker 'nimbus/|supervisor/|cli/' "worker/ sits below the daemons and the
 forbid nimbus 'supervisor/|study/|cli/' "nimbus/ sits below the CLI"
 forbid supervisor 'nimbus/|study/|cli/' "supervisor/ sits below the CLI"
 forbid study 'worker/|nimbus/|cli/' "study/ drives daemons as processes and sits below the CLI"
+forbid devcluster 'worker/|nimbus/|supervisor/|study/|cli/|librdkafka/|boost/(asio|beast)' "devcluster/ drives daemons as processes and sits below study/ and the CLI"
 for d in $production; do
   forbid "$d" 'tests/' "production code never includes test support"
 done
