@@ -2,36 +2,27 @@
 
 #include "absl/strings/str_cat.h"
 #include "bolts/bolt_args.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::bolts {
 
 absl::StatusOr<FileSinkBoltOptions> FileSinkBoltOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"path"});
-  if (!args.ok()) return args.status();
+  TEMPEST_ASSIGN_OR_RETURN(const api::ComponentArgs args, WithPositionalArgs(raw, {"path"}));
   FileSinkBoltOptions o;
-  absl::StatusOr<std::string> path = args->StringProperty("path", "");
-  if (!path.ok()) return path.status();
-  absl::StatusOr<std::string> field = args->StringProperty("field", "");
-  if (!field.ok()) return field.status();
-  absl::StatusOr<std::string> separator = args->StringProperty("separator", o.separator);
-  if (!separator.ok()) return separator.status();
-  absl::StatusOr<bool> sync = args->BoolProperty("sync", o.sync);
-  if (!sync.ok()) return sync.status();
-  if (path->empty()) {
+  TEMPEST_ASSIGN_OR_RETURN(o.path, args.StringProperty("path", ""));
+  TEMPEST_ASSIGN_OR_RETURN(o.field, args.StringProperty("field", ""));
+  TEMPEST_ASSIGN_OR_RETURN(o.separator, args.StringProperty("separator", o.separator));
+  TEMPEST_ASSIGN_OR_RETURN(o.sync, args.BoolProperty("sync", o.sync));
+  if (o.path.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(raw.class_name, " needs property 'path' (the file lines are appended to)"));
   }
-  o.path = *std::move(path);
-  o.field = *std::move(field);
-  o.separator = *std::move(separator);
-  o.sync = *sync;
   return o;
 }
 
 absl::StatusOr<std::unique_ptr<FileSinkBolt>> FileSinkBolt::Create(const api::ComponentArgs& args) {
-  absl::StatusOr<FileSinkBoltOptions> options = FileSinkBoltOptions::FromArgs(args);
-  if (!options.ok()) return options.status();
-  return std::make_unique<FileSinkBolt>(*std::move(options));
+  TEMPEST_ASSIGN_OR_RETURN(FileSinkBoltOptions options, FileSinkBoltOptions::FromArgs(args));
+  return std::make_unique<FileSinkBolt>(std::move(options));
 }
 
 absl::Status FileSinkBolt::Prepare(const api::Config& config, const api::TopologyContext& context,

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bolts/bolt_args.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::bolts {
 
@@ -76,9 +77,8 @@ absl::StatusOr<std::unique_ptr<IdentityBolt>> IdentityBolt::Create(const api::Co
 
 absl::StatusOr<std::unique_ptr<IdentityBolt>> IdentityBolt::Create(const api::ComponentArgs& args,
                                                                    const core::Clock& clock) {
-  absl::StatusOr<IdentityBoltOptions> options = IdentityBoltOptions::FromArgs(args);
-  if (!options.ok()) return options.status();
-  return std::make_unique<IdentityBolt>(*std::move(options), clock);
+  TEMPEST_ASSIGN_OR_RETURN(IdentityBoltOptions options, IdentityBoltOptions::FromArgs(args));
+  return std::make_unique<IdentityBolt>(std::move(options), clock);
 }
 
 absl::Status IdentityBolt::Prepare(const api::Config& config, const api::TopologyContext& context,

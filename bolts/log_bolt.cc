@@ -2,22 +2,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "bolts/bolt_args.h"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::bolts {
 
 absl::StatusOr<std::unique_ptr<LogBolt>> LogBolt::Create(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"prefix"});
-  if (!args.ok()) return args.status();
-  absl::StatusOr<std::string> prefix = args->StringProperty("prefix", "");
-  if (!prefix.ok()) return prefix.status();
-  absl::StatusOr<int64_t> every = args->IntProperty("logEvery", 1);
-  if (!every.ok()) return every.status();
-  if (*every < 1) {
+  TEMPEST_ASSIGN_OR_RETURN(const api::ComponentArgs args, WithPositionalArgs(raw, {"prefix"}));
+  TEMPEST_ASSIGN_OR_RETURN(std::string prefix, args.StringProperty("prefix", ""));
+  TEMPEST_ASSIGN_OR_RETURN(const int64_t every, args.IntProperty("logEvery", 1));
+  if (every < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(raw.class_name, " property 'logEvery' must be >= 1; got ", *every));
+        absl::StrCat(raw.class_name, " property 'logEvery' must be >= 1; got ", every));
   }
-  return std::make_unique<LogBolt>(*std::move(prefix), *every);
+  return std::make_unique<LogBolt>(std::move(prefix), every);
 }
 
 absl::Status LogBolt::Execute(const api::Tuple& input, api::BasicOutputCollector& collector) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::multilang {
 namespace {
@@ -146,17 +147,15 @@ absl::StatusOr<api::Value> JsonToValue(const nlohmann::json& json, int max_depth
     api::ValueList list;
     list.reserve(json.size());
     for (const nlohmann::json& item : json) {
-      absl::StatusOr<api::Value> v = JsonToValue(item, max_depth - 1);
-      if (!v.ok()) return v.status();
-      list.push_back(*std::move(v));
+      TEMPEST_ASSIGN_OR_RETURN(api::Value v, JsonToValue(item, max_depth - 1));
+      list.push_back(std::move(v));
     }
     return api::Value(std::move(list));
   }
   api::ValueMap map;
   for (auto it = json.begin(); it != json.end(); ++it) {
-    absl::StatusOr<api::Value> v = JsonToValue(it.value(), max_depth - 1);
-    if (!v.ok()) return v.status();
-    map.emplace(it.key(), *std::move(v));
+    TEMPEST_ASSIGN_OR_RETURN(api::Value v, JsonToValue(it.value(), max_depth - 1));
+    map.emplace(it.key(), std::move(v));
   }
   return api::Value(std::move(map));
 }

@@ -62,16 +62,13 @@ absl::StatusOr<ShellComponentSpec> ParseShellComponentArgs(const api::ComponentA
     return absl::InvalidArgumentError(absl::StrCat(
         args.class_name, " needs a command: constructorArgs [[\"python3\", \"bolt.py\"], [fields]]"));
   }
-  absl::StatusOr<std::vector<std::string>> argv = StringList(args, "command", *command);
-  if (!argv.ok()) return argv.status();
-  if (argv->empty() || (*argv)[0].empty()) {
+  TEMPEST_ASSIGN_OR_RETURN(spec.command, StringList(args, "command", *command));
+  if (spec.command.empty() || spec.command[0].empty()) {
     return absl::InvalidArgumentError(absl::StrCat(args.class_name, ": empty command"));
   }
-  spec.command = *std::move(argv);
   if (fields != nullptr) {
-    absl::StatusOr<std::vector<std::string>> names = StringList(args, "fields", *fields);
-    if (!names.ok()) return names.status();
-    if (!names->empty()) spec.streams[std::string(api::kDefaultStreamName)] = *std::move(names);
+    TEMPEST_ASSIGN_OR_RETURN(std::vector<std::string> names, StringList(args, "fields", *fields));
+    if (!names.empty()) spec.streams[std::string(api::kDefaultStreamName)] = std::move(names);
   }
   for (const api::Value& method : args.config_methods) {
     const api::Value* name = method.Find("name");
@@ -81,13 +78,11 @@ absl::StatusOr<ShellComponentSpec> ParseShellComponentArgs(const api::ComponentA
     static const api::ValueList kNoArgs;
     if (a == nullptr) a = &kNoArgs;
     if (n != nullptr && *n == "setDefaultStream" && a->size() == 1) {
-      absl::StatusOr<std::vector<std::string>> f = StringList(args, "setDefaultStream", (*a)[0]);
-      if (!f.ok()) return f.status();
-      spec.streams[std::string(api::kDefaultStreamName)] = *std::move(f);
+      TEMPEST_ASSIGN_OR_RETURN(spec.streams[std::string(api::kDefaultStreamName)],
+                               StringList(args, "setDefaultStream", (*a)[0]));
     } else if (n != nullptr && *n == "setNamedStream" && a->size() == 2 && (*a)[0].is_string()) {
-      absl::StatusOr<std::vector<std::string>> f = StringList(args, "setNamedStream", (*a)[1]);
-      if (!f.ok()) return f.status();
-      spec.streams[(*a)[0].AsString()] = *std::move(f);
+      TEMPEST_ASSIGN_OR_RETURN(spec.streams[(*a)[0].AsString()],
+                               StringList(args, "setNamedStream", (*a)[1]));
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           args.class_name, ": unsupported configMethod ", method.DebugString(),
