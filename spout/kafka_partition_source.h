@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "spout/kafka_metadata_worker.h"
 #include "common/kafka/kafka_reader.h"
+#include "spout/kafka_metadata_worker.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/partition_source.h"
 
@@ -44,8 +44,9 @@ class KafkaPartitionSource : public PartitionSource {
   bool reader_connected() const override { return reader_ != nullptr; }
   absl::Status Start(const TopicPartition& tp, int64_t offset) override;
   absl::Status Stop(const TopicPartition& tp) override;
-  std::vector<kafka::PartitionEvent> Poll(size_t max_records, std::chrono::milliseconds timeout,
-                                   const std::function<void(const kafka::KafkaRecord&)>& sink) override;
+  std::vector<kafka::PartitionEvent> Poll(
+      size_t max_records, std::chrono::milliseconds timeout,
+      const std::function<void(const kafka::KafkaRecord&)>& sink) override;
   absl::StatusOr<std::pair<int64_t, int64_t>> CachedWatermarks(const TopicPartition& tp) override;
   void StopMetadata() override;
 

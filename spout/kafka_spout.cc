@@ -81,8 +81,8 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
       backends.offset_store ? backends.offset_store(site) : MakeZkOffsetStore(site);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  source_ = backends.partition_source ? backends.partition_source(site)
-                                      : MakeKafkaPartitionSource(site);
+  source_ =
+      backends.partition_source ? backends.partition_source(site) : MakeKafkaPartitionSource(site);
   if (!config_.bootstrap_servers.empty()) {
     if (absl::Status s = StartReader(config_.bootstrap_servers); !s.ok()) return s;
   }

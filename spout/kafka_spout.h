@@ -69,7 +69,7 @@ class KafkaSpout : public api::Spout {
   // The registry's factory: the real backends.
   static absl::StatusOr<std::unique_ptr<KafkaSpout>> Create(const api::ComponentArgs& args);
   static absl::StatusOr<std::unique_ptr<KafkaSpout>> Create(const api::ComponentArgs& args,
-                                                           Hooks hooks);
+                                                            Hooks hooks);
   explicit KafkaSpout(KafkaSpoutConfig config);
   KafkaSpout(KafkaSpoutConfig config, Hooks hooks);
   ~KafkaSpout() override;

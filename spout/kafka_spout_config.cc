@@ -112,9 +112,36 @@ absl::StatusOr<RecordScheme> SchemeOf(const Value& v) {
 
 // Property names each form accepts (besides `kafka.`-prefixed client
 // settings), for the "did you mean" of an unknown property.
-constexpr std::string_view kCommonPropertyNames[] = {"zkServers", "zkPort", "processingGuarantee", "startOffsetTime", "ignoreZkOffsets", "maxOffsetBehind", "stateUpdateIntervalMs", "retryInitialDelayMs", "retryDelayMultiplier", "retryDelayMaxMs", "retryLimit", "outOfRangePolicy", "useStartOffsetTimeIfOffsetOutOfRange", "deadLetterTopic", "maxUncommittedOffsets", "refreshFreqSecs", "partitionRefreshSecs", "stopAtEnd", "outputStreamId", "scheme", "bootstrap.servers"};
+constexpr std::string_view kCommonPropertyNames[] = {"zkServers",
+                                                     "zkPort",
+                                                     "processingGuarantee",
+                                                     "startOffsetTime",
+                                                     "ignoreZkOffsets",
+                                                     "maxOffsetBehind",
+                                                     "stateUpdateIntervalMs",
+                                                     "retryInitialDelayMs",
+                                                     "retryDelayMultiplier",
+                                                     "retryDelayMaxMs",
+                                                     "retryLimit",
+                                                     "outOfRangePolicy",
+                                                     "useStartOffsetTimeIfOffsetOutOfRange",
+                                                     "deadLetterTopic",
+                                                     "maxUncommittedOffsets",
+                                                     "refreshFreqSecs",
+                                                     "partitionRefreshSecs",
+                                                     "stopAtEnd",
+                                                     "outputStreamId",
+                                                     "scheme",
+                                                     "bootstrap.servers"};
 constexpr std::string_view kTempestOnlyPropertyNames[] = {"topics", "topic", "zkRoot", "id"};
-constexpr std::string_view kLegacyOnlyPropertyNames[] = {"fetchSizeBytes", "fetchMaxWait", "minFetchByte", "socketTimeoutMs", "bufferSizeBytes", "metricsTimeBucketSizeInSecs", "failedMsgRetryManagerClass", "clientId"};
+constexpr std::string_view kLegacyOnlyPropertyNames[] = {"fetchSizeBytes",
+                                                         "fetchMaxWait",
+                                                         "minFetchByte",
+                                                         "socketTimeoutMs",
+                                                         "bufferSizeBytes",
+                                                         "metricsTimeBucketSizeInSecs",
+                                                         "failedMsgRetryManagerClass",
+                                                         "clientId"};
 
 // " (did you mean 'x'?)" for a misspelt property of the form, or "".
 std::string Suggestion(const std::string& name, bool legacy) {
@@ -133,118 +160,183 @@ std::string Suggestion(const std::string& name, bool legacy) {
 
 enum class Applied { kYes, kUnknown };
 
+// Property setters: each parses `v` into its field of `c`; an error's message
+// is what is wrong with the value.
+absl::Status SetStringList(const Value& v, std::vector<std::string>& out) {
+  absl::StatusOr<std::vector<std::string>> l = StringList(v);
+  if (!l.ok()) return l.status();
+  out = *std::move(l);
+  return absl::OkStatus();
+}
+
+template <typename Out>
+absl::Status SetIntAtLeast(const Value& v, int64_t min, Out& out) {
+  absl::StatusOr<int64_t> i = IntAtLeast(v, min);
+  if (!i.ok()) return i.status();
+  out = *i;
+  return absl::OkStatus();
+}
+
+absl::Status SetBool(const Value& v, bool& out) {
+  absl::StatusOr<bool> b = v.CoerceBool();
+  if (!b.ok()) return b.status();
+  out = *b;
+  return absl::OkStatus();
+}
+
+absl::Status SetString(const Value& v, std::string& out) {
+  absl::StatusOr<std::string> s = v.CoerceString();
+  if (!s.ok()) return s.status();
+  out = *std::move(s);
+  return absl::OkStatus();
+}
+
+// `v` (case-folded by `fold`) as one of `choices`, else the error `expected`.
+template <typename Enum, size_t N>
+absl::Status SetChoice(const Value& v, std::string (*fold)(std::string),
+                       const std::pair<std::string_view, Enum> (&choices)[N],
+                       absl::string_view expected, Enum& out) {
+  absl::StatusOr<std::string> s = v.CoerceString();
+  if (!s.ok()) return s.status();
+  const std::string folded = fold(*s);
+  for (const auto& [name, value] : choices) {
+    if (folded == name) {
+      out = value;
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("'", *s, "' is not ", expected));
+}
+
+std::string Lower(std::string s) { return absl::AsciiStrToLower(s); }
+
+constexpr std::pair<std::string_view, ProcessingGuarantee> kGuarantees[] = {
+    {"AT_LEAST_ONCE", ProcessingGuarantee::kAtLeastOnce},
+    {"AT_MOST_ONCE", ProcessingGuarantee::kAtMostOnce},
+    {"NO_GUARANTEE", ProcessingGuarantee::kNoGuarantee},
+};
+constexpr std::pair<std::string_view, OutOfRangePolicy> kOutOfRangePolicies[] = {
+    {"earliest", OutOfRangePolicy::kEarliest},
+    {"latest", OutOfRangePolicy::kLatest},
+    {"fail", OutOfRangePolicy::kFail},
+};
+
+absl::Status SetZkPort(KafkaSpoutConfig& c, const Value& v) {
+  absl::StatusOr<int64_t> p = IntAtLeast(v, 1);
+  if (!p.ok() || *p > 65535) return absl::InvalidArgumentError("must be a port number");
+  c.zk_port = *p;
+  return absl::OkStatus();
+}
+
+absl::Status SetRetryDelayMultiplier(KafkaSpoutConfig& c, const Value& v) {
+  absl::StatusOr<double> d = v.CoerceDouble();
+  if (!d.ok()) return d.status();
+  if (!(*d > 0)) return absl::InvalidArgumentError("must be > 0");
+  c.retry.retry_delay_multiplier = *d;
+  return absl::OkStatus();
+}
+
+absl::Status SetRetryLimit(KafkaSpoutConfig& c, const Value& v) {
+  absl::StatusOr<int64_t> m = v.CoerceInt();
+  if (!m.ok()) return m.status();
+  c.retry.retry_limit = static_cast<int>(std::clamp<int64_t>(*m, -1, 1000000000));
+  return absl::OkStatus();
+}
+
+absl::Status SetUseStartOffsetTimeIfOutOfRange(KafkaSpoutConfig& c, const Value& v) {
+  // storm-kafka without it errors on every fetch: our explicit "fail".
+  bool use = true;
+  if (absl::Status s = SetBool(v, use); !s.ok()) return s;
+  if (!use) c.out_of_range = OutOfRangePolicy::kFail;
+  return absl::OkStatus();
+}
+
+absl::Status SetScheme(KafkaSpoutConfig& c, const Value& v) {
+  absl::StatusOr<RecordScheme> s = SchemeOf(v);
+  if (!s.ok()) return s.status();
+  c.scheme = *s;
+  return absl::OkStatus();
+}
+
+struct PropertySetter {
+  std::string_view name;
+  absl::Status (*set)(KafkaSpoutConfig& c, const Value& v);
+};
+
+// Properties common to both forms.
+constexpr PropertySetter kCommonSetters[] = {
+    {"zkServers",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetStringList(v, c.zk_servers); }},
+    {"zkPort", &SetZkPort},
+    {"processingGuarantee",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetChoice(v, &Upper, kGuarantees, "AT_LEAST_ONCE, AT_MOST_ONCE or NO_GUARANTEE",
+                        c.guarantee);
+     }},
+    {"startOffsetTime",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetIntAtLeast(v, -2, c.start_offset_time); }},
+    {"ignoreZkOffsets",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetBool(v, c.ignore_zk_offsets); }},
+    {"maxOffsetBehind",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetIntAtLeast(v, 1, c.max_offset_behind); }},
+    {"stateUpdateIntervalMs",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetIntAtLeast(v, 1, c.state_update_interval_ms);
+     }},
+    {"retryInitialDelayMs",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetIntAtLeast(v, 0, c.retry.retry_initial_delay_ms);
+     }},
+    {"retryDelayMultiplier", &SetRetryDelayMultiplier},
+    {"retryDelayMaxMs",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetIntAtLeast(v, 0, c.retry.retry_delay_max_ms);
+     }},
+    {"retryLimit", &SetRetryLimit},
+    {"outOfRangePolicy",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetChoice(v, &Lower, kOutOfRangePolicies, "earliest, latest or fail", c.out_of_range);
+     }},
+    {"useStartOffsetTimeIfOffsetOutOfRange", &SetUseStartOffsetTimeIfOutOfRange},
+    {"deadLetterTopic",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetString(v, c.dead_letter_topic); }},
+    {"maxUncommittedOffsets",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetIntAtLeast(v, 1, c.max_uncommitted_offsets);
+     }},
+    {"refreshFreqSecs",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetIntAtLeast(v, 1, c.partition_refresh_secs);
+     }},
+    {"partitionRefreshSecs",
+     [](KafkaSpoutConfig& c, const Value& v) {
+       return SetIntAtLeast(v, 1, c.partition_refresh_secs);
+     }},
+    {"stopAtEnd", [](KafkaSpoutConfig& c, const Value& v) { return SetBool(v, c.stop_at_end); }},
+    {"outputStreamId",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetString(v, c.output_stream); }},
+    {"scheme", &SetScheme},
+    {"bootstrap.servers",
+     [](KafkaSpoutConfig& c, const Value& v) { return SetString(v, c.bootstrap_servers); }},
+};
+
 // Properties common to both forms. `where` names the component for errors.
 absl::StatusOr<Applied> ApplyCommon(KafkaSpoutConfig& c, absl::string_view where,
                                     const std::string& name, const Value& v) {
-  auto fail = [&](const absl::Status& s) { return Bad(where, name, s.message()); };
-  if (name == "zkServers") {
-    absl::StatusOr<std::vector<std::string>> l = StringList(v);
-    if (!l.ok()) return fail(l.status());
-    c.zk_servers = *l;
-  } else if (name == "zkPort") {
-    absl::StatusOr<int64_t> p = IntAtLeast(v, 1);
-    if (!p.ok() || *p > 65535) return Bad(where, name, "must be a port number");
-    c.zk_port = *p;
-  } else if (name == "processingGuarantee") {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return fail(s.status());
-    const std::string g = Upper(*s);
-    if (g == "AT_LEAST_ONCE") {
-      c.guarantee = ProcessingGuarantee::kAtLeastOnce;
-    } else if (g == "AT_MOST_ONCE") {
-      c.guarantee = ProcessingGuarantee::kAtMostOnce;
-    } else if (g == "NO_GUARANTEE") {
-      c.guarantee = ProcessingGuarantee::kNoGuarantee;
-    } else {
-      return Bad(where, name,
-                 absl::StrCat("'", *s, "' is not AT_LEAST_ONCE, AT_MOST_ONCE or NO_GUARANTEE"));
-    }
-  } else if (name == "startOffsetTime") {
-    absl::StatusOr<int64_t> t = IntAtLeast(v, -2);
-    if (!t.ok()) return fail(t.status());
-    c.start_offset_time = *t;
-  } else if (name == "ignoreZkOffsets") {
-    absl::StatusOr<bool> b = v.CoerceBool();
-    if (!b.ok()) return fail(b.status());
-    c.ignore_zk_offsets = *b;
-  } else if (name == "maxOffsetBehind") {
-    absl::StatusOr<int64_t> m = IntAtLeast(v, 1);
-    if (!m.ok()) return fail(m.status());
-    c.max_offset_behind = *m;
-  } else if (name == "stateUpdateIntervalMs") {
-    absl::StatusOr<int64_t> m = IntAtLeast(v, 1);
-    if (!m.ok()) return fail(m.status());
-    c.state_update_interval_ms = *m;
-  } else if (name == "retryInitialDelayMs") {
-    absl::StatusOr<int64_t> m = IntAtLeast(v, 0);
-    if (!m.ok()) return fail(m.status());
-    c.retry.retry_initial_delay_ms = *m;
-  } else if (name == "retryDelayMultiplier") {
-    absl::StatusOr<double> d = v.CoerceDouble();
-    if (!d.ok()) return fail(d.status());
-    if (!(*d > 0)) return Bad(where, name, "must be > 0");
-    c.retry.retry_delay_multiplier = *d;
-  } else if (name == "retryDelayMaxMs") {
-    absl::StatusOr<int64_t> m = IntAtLeast(v, 0);
-    if (!m.ok()) return fail(m.status());
-    c.retry.retry_delay_max_ms = *m;
-  } else if (name == "retryLimit") {
-    absl::StatusOr<int64_t> m = v.CoerceInt();
-    if (!m.ok()) return fail(m.status());
-    c.retry.retry_limit = static_cast<int>(std::clamp<int64_t>(*m, -1, 1'000'000'000));
-  } else if (name == "outOfRangePolicy") {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return fail(s.status());
-    const std::string p = absl::AsciiStrToLower(*s);
-    if (p == "earliest") {
-      c.out_of_range = OutOfRangePolicy::kEarliest;
-    } else if (p == "latest") {
-      c.out_of_range = OutOfRangePolicy::kLatest;
-    } else if (p == "fail") {
-      c.out_of_range = OutOfRangePolicy::kFail;
-    } else {
-      return Bad(where, name, absl::StrCat("'", *s, "' is not earliest, latest or fail"));
-    }
-  } else if (name == "useStartOffsetTimeIfOffsetOutOfRange") {
-    // storm-kafka without it errors on every fetch: our explicit "fail".
-    absl::StatusOr<bool> b = v.CoerceBool();
-    if (!b.ok()) return fail(b.status());
-    if (!*b) c.out_of_range = OutOfRangePolicy::kFail;
-  } else if (name == "deadLetterTopic") {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return fail(s.status());
-    c.dead_letter_topic = *s;
-  } else if (name == "maxUncommittedOffsets") {
-    absl::StatusOr<int64_t> m = IntAtLeast(v, 1);
-    if (!m.ok()) return fail(m.status());
-    c.max_uncommitted_offsets = *m;
-  } else if (name == "refreshFreqSecs" || name == "partitionRefreshSecs") {
-    absl::StatusOr<int64_t> m = IntAtLeast(v, 1);
-    if (!m.ok()) return fail(m.status());
-    c.partition_refresh_secs = *m;
-  } else if (name == "stopAtEnd") {
-    absl::StatusOr<bool> b = v.CoerceBool();
-    if (!b.ok()) return fail(b.status());
-    c.stop_at_end = *b;
-  } else if (name == "outputStreamId") {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return fail(s.status());
-    c.output_stream = *s;
-  } else if (name == "scheme") {
-    absl::StatusOr<RecordScheme> s = SchemeOf(v);
-    if (!s.ok()) return fail(s.status());
-    c.scheme = *s;
-  } else if (name == "bootstrap.servers") {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return fail(s.status());
-    c.bootstrap_servers = *s;
+  absl::Status status;
+  if (const auto* setter =
+          std::find_if(std::begin(kCommonSetters), std::end(kCommonSetters),
+                       [&name](const PropertySetter& s) { return s.name == name; });
+      setter != std::end(kCommonSetters)) {
+    status = setter->set(c, v);
   } else if (absl::StartsWith(name, "kafka.")) {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return fail(s.status());
-    c.kafka_properties[name.substr(6)] = *s;
+    std::string value;
+    status = SetString(v, value);
+    if (status.ok()) c.kafka_properties[name.substr(6)] = std::move(value);
   } else {
     return Applied::kUnknown;
   }
+  if (!status.ok()) return Bad(where, name, status.message());
   return Applied::kYes;
 }
 
@@ -353,7 +445,7 @@ absl::StatusOr<KafkaSpoutConfig> ParseTempest(const api::ComponentArgs& args) {
     if (!a.ok()) return a.status();
     if (*a == Applied::kUnknown) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": unknown property '", name, "'",
-                                                       Suggestion(name, /*legacy=*/false)));
+                                                     Suggestion(name, /*legacy=*/false)));
     }
   }
   if (c.bootstrap_servers.empty()) {
@@ -460,8 +552,8 @@ absl::StatusOr<KafkaSpoutConfig> ParseLegacy(const api::ComponentArgs& args) {
       a = ApplyLegacyOnly(c, at, name, v);
       if (!a.ok()) return a.status();
       if (*a == Applied::kUnknown) {
-        return absl::InvalidArgumentError(absl::StrCat(at, ": unknown property '", name, "'",
-                                                       Suggestion(name, /*legacy=*/true)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(at, ": unknown property '", name, "'", Suggestion(name, /*legacy=*/true)));
       }
     }
     return absl::OkStatus();
@@ -521,9 +613,8 @@ absl::StatusOr<KafkaSpoutConfig> ParseKafkaSpoutArgs(const api::ComponentArgs& a
 std::optional<std::string> ImmediateRetryWarning(const KafkaSpoutConfig& c) {
   if (!c.storm_kafka_form || c.retry.retry_initial_delay_ms > 0) return std::nullopt;
   const std::string how_long =
-      c.retry.retry_limit > 0
-          ? absl::StrCat("up to retryLimit ", c.retry.retry_limit, " times")
-          : absl::StrCat("forever (retryLimit ", c.retry.retry_limit, ")");
+      c.retry.retry_limit > 0 ? absl::StrCat("up to retryLimit ", c.retry.retry_limit, " times")
+                              : absl::StrCat("forever (retryLimit ", c.retry.retry_limit, ")");
   return absl::StrCat(
       "retryInitialDelayMs is 0 (storm-kafka's default): a failed tuple is emitted again at "
       "once, ",

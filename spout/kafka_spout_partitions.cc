@@ -99,8 +99,7 @@ void KafkaSpout::OnMetadata(MetadataResult& r, Clock::TimePoint now) {
 
 void KafkaSpout::OnDiscovered(MetadataResult& r, Clock::TimePoint now) {
   if (!r.status.ok()) {
-    spdlog::warn("kafka spout {}: partition discovery failed: {}", config_.id,
-                 r.status.ToString());
+    spdlog::warn("kafka spout {}: partition discovery failed: {}", config_.id, r.status.ToString());
     next_refresh_ = std::min(next_refresh_, now + std::chrono::seconds(2));
     return;
   }
@@ -275,7 +274,10 @@ void KafkaSpout::RequestAtMostOnceCommits(Clock::TimePoint now) {
 }
 
 void KafkaSpout::UpdateFetching(Partition& p) {
-  if (p.phase != Phase::kActive || !p.state.has_value() || p.repositioning || !source_->reader_connected()) return;
+  if (p.phase != Phase::kActive || !p.state.has_value() || p.repositioning ||
+      !source_->reader_connected()) {
+    return;
+  }
   const bool at_end =
       config_.stop_at_end && p.end_offset >= 0 && p.state->fetched_to() >= p.end_offset;
   const bool over = p.state->OverUncommittedLimit();

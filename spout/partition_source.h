@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "spout/kafka_metadata_worker.h"
 #include "common/kafka/kafka_reader.h"
+#include "spout/kafka_metadata_worker.h"
 #include "spout/partition_assignment.h"
 #include "spout/storm_kafka_offset.h"
 

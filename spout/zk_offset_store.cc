@@ -228,76 +228,12 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
   const int64_t sid = session_->session_id();
   const coord::ZkCall call{options_.op_timeout, sid};
   next_attempt_[tp] = Clock::now() + options_.retry_interval;
-  const std::string owner = OwnerPath(tp);
-  // Parents are made once per session generation; after that an acquisition
-  // costs two round trips (create owner, read offset).
-  const std::string owner_parent = ParentOf(owner);
-  const std::string offset_parent = ParentOf(OffsetPath(tp));
-  if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent)) {
-    if (!session_->EnsurePath(owner_parent, call).ok()) return;
-    if (!session_->EnsurePath(offset_parent, call).ok()) return;
-    ensured_.insert(owner_parent);
-    ensured_.insert(offset_parent);
-  }
-  coord::ZkCreateOptions create;
-  create.mode = coord::ZkCreateMode::kEphemeral;
-  create.create_parents = true;
-  const std::string record = absl::StrCat("{\"session\":\"", absl::Hex(sid), "\",\"owner\":\"",
-                                          options_.owner_description, "\"}");
-  absl::StatusOr<std::string> created = session_->Create(owner, record, create, call);
-  int32_t owner_version = 0;
-  int64_t owner_czxid = 0;
-  if (!created.ok()) {
-    if (!absl::IsAlreadyExists(created.status())) return;
-    // ephemeralOwner decides who holds an existing node (KAFKA-1387: a node
-    // of our own session may survive a quick reconnect).
-    absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
-    if (!node.ok()) return;
-    if (node->stat.ephemeral_owner != sid) {
-      spdlog::debug("kafka spout {}: {} is owned by session {:x}; waiting", options_.spout_id,
-                    Describe(tp), node->stat.ephemeral_owner);
-      return;
-    }
-    owner_version = node->stat.version;
-    owner_czxid = node->stat.czxid;
-  }
-  // (A create that succeeded was made on `sid`, bound by the call: ours, at
-  // version 0.)
+  if (!EnsureParents(tp, call)) return;
   Owned o;
   o.session_id = sid;
-  o.owner_version = owner_version;
-  o.owner_czxid = owner_czxid;
-  const std::string path = OffsetPath(tp);
+  if (!ClaimOwnerNode(tp, call, o)) return;
   std::optional<StormKafkaOffset> stored;
-  absl::StatusOr<coord::ZkNode> offset = session_->Get(path, call);
-  if (offset.ok()) {
-    absl::StatusOr<StormKafkaOffset> decoded = DecodeStormKafkaOffset(offset->data);
-    if (!decoded.ok()) {
-      // Refuse to guess a position: keep the owner node (nobody else guesses
-      // either), report, and re-read until an operator fixes the node.
-      OffsetStoreUpdate u;
-      u.kind = OffsetStoreUpdate::Kind::kReadFailed;
-      u.partition = tp;
-      u.status = absl::DataLossError(
-          absl::StrCat("malformed offset node ", path, ": ", decoded.status().message()));
-      Post(std::move(u));
-      next_attempt_[tp] =
-          Clock::now() + std::max(options_.retry_interval, std::chrono::milliseconds(2000));
-      return;
-    }
-    stored = *decoded;
-    o.offset_version = offset->stat.version;
-    o.stored_offset = decoded->offset;
-  } else if (absl::IsNotFound(offset.status())) {
-    // No node yet: the first commit creates it.
-  } else {
-    OffsetStoreUpdate u;
-    u.kind = OffsetStoreUpdate::Kind::kReadFailed;
-    u.partition = tp;
-    u.status = offset.status();
-    Post(std::move(u));
-    return;
-  }
+  if (!ReadStoredOffset(tp, call, o, stored)) return;
   o.acquisition = next_acquisition_++;
   owned_[tp] = o;
   next_attempt_.erase(tp);
@@ -309,6 +245,78 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
   u.session_id = sid;
   u.owner_czxid = o.owner_czxid;
   Post(std::move(u));
+}
+
+bool ZkOffsetStore::EnsureParents(const TopicPartition& tp, const coord::ZkCall& call) {
+  // Parents are made once per session generation; after that an acquisition
+  // costs two round trips (create owner, read offset).
+  const std::string owner_parent = ParentOf(OwnerPath(tp));
+  const std::string offset_parent = ParentOf(OffsetPath(tp));
+  if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent)) {
+    if (!session_->EnsurePath(owner_parent, call).ok()) return false;
+    if (!session_->EnsurePath(offset_parent, call).ok()) return false;
+    ensured_.insert(owner_parent);
+    ensured_.insert(offset_parent);
+  }
+  return true;
+}
+
+bool ZkOffsetStore::ClaimOwnerNode(const TopicPartition& tp, const coord::ZkCall& call, Owned& o) {
+  const std::string owner = OwnerPath(tp);
+  coord::ZkCreateOptions create;
+  create.mode = coord::ZkCreateMode::kEphemeral;
+  create.create_parents = true;
+  const std::string record = absl::StrCat("{\"session\":\"", absl::Hex(o.session_id),
+                                          "\",\"owner\":\"", options_.owner_description, "\"}");
+  absl::StatusOr<std::string> created = session_->Create(owner, record, create, call);
+  // (A create that succeeded was made on our session, bound by the call:
+  // ours, at version 0.)
+  o.owner_version = 0;
+  o.owner_czxid = 0;
+  if (created.ok()) return true;
+  if (!absl::IsAlreadyExists(created.status())) return false;
+  // ephemeralOwner decides who holds an existing node (KAFKA-1387: a node
+  // of our own session may survive a quick reconnect).
+  absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
+  if (!node.ok()) return false;
+  if (node->stat.ephemeral_owner != o.session_id) {
+    spdlog::debug("kafka spout {}: {} is owned by session {:x}; waiting", options_.spout_id,
+                  Describe(tp), node->stat.ephemeral_owner);
+    return false;
+  }
+  o.owner_version = node->stat.version;
+  o.owner_czxid = node->stat.czxid;
+  return true;
+}
+
+bool ZkOffsetStore::ReadStoredOffset(const TopicPartition& tp, const coord::ZkCall& call, Owned& o,
+                                     std::optional<StormKafkaOffset>& stored) {
+  const std::string path = OffsetPath(tp);
+  absl::StatusOr<coord::ZkNode> offset = session_->Get(path, call);
+  if (absl::IsNotFound(offset.status())) return true;  // no node yet: the first commit creates it
+  OffsetStoreUpdate u;
+  u.kind = OffsetStoreUpdate::Kind::kReadFailed;
+  u.partition = tp;
+  if (!offset.ok()) {
+    u.status = offset.status();
+    Post(std::move(u));
+    return false;
+  }
+  absl::StatusOr<StormKafkaOffset> decoded = DecodeStormKafkaOffset(offset->data);
+  if (!decoded.ok()) {
+    // Refuse to guess a position: keep the owner node (nobody else guesses
+    // either), report, and re-read until an operator fixes the node.
+    u.status = absl::DataLossError(
+        absl::StrCat("malformed offset node ", path, ": ", decoded.status().message()));
+    Post(std::move(u));
+    next_attempt_[tp] =
+        Clock::now() + std::max(options_.retry_interval, std::chrono::milliseconds(2000));
+    return false;
+  }
+  stored = *decoded;
+  o.offset_version = offset->stat.version;
+  o.stored_offset = decoded->offset;
+  return true;
 }
 
 void ZkOffsetStore::Release(const TopicPartition& tp) {
@@ -326,84 +334,32 @@ void ZkOffsetStore::Release(const TopicPartition& tp) {
 void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) {
   // Bounded: each failing round removes at least one partition.
   for (int round = 0; round < 64 && !commits.empty(); ++round) {
-    std::vector<coord::ZkOp> ops;
-    std::vector<TopicPartition> op_partition;
-    std::vector<OffsetCommit> sent;
-    int64_t sid = 0;
-    for (auto it = commits.begin(); it != commits.end();) {
-      const TopicPartition tp = it->first;
-      const OffsetCommit& c = it->second;
-      auto owned = owned_.find(tp);
-      if (owned == owned_.end() || owned->second.acquisition != c.acquisition) {
-        it = commits.erase(it);  // stale epoch: its spout state is gone
-        continue;
-      }
-      Owned& o = owned->second;
-      if (c.state.offset <= o.stored_offset) {
-        // Never backwards (and nothing to do when equal): report what is
-        // stored, which covers the request.
-        OffsetStoreUpdate u;
-        u.kind = OffsetStoreUpdate::Kind::kCommitted;
-        u.partition = tp;
-        u.offset = o.stored_offset;
-        Post(std::move(u));
-        it = commits.erase(it);
-        continue;
-      }
-      if (sid == 0) sid = o.session_id;
-      if (o.session_id != sid) {
-        MarkLost(tp, absl::FailedPreconditionError("owned under an older session"));
-        it = commits.erase(it);
-        continue;
-      }
-      coord::FencingToken token{OwnerPath(tp), o.session_id, o.owner_czxid, o.owner_version};
-      ops.push_back(coord::OwnershipCheckOp(token));
-      op_partition.push_back(tp);
-      const std::string data = EncodeStormKafkaOffset(c.state);
-      if (o.offset_version < 0) {
-        ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data));
-      } else {
-        ops.push_back(coord::VersionedSetOp(OffsetPath(tp), data, o.offset_version));
-      }
-      op_partition.push_back(tp);
-      sent.push_back(c);
-      ++it;
-    }
-    if (ops.empty()) return;
+    CommitBatch batch = BuildCommitBatch(commits);
+    if (batch.ops.empty()) return;
     const auto start = Clock::now();
     int failed_op = -1;
-    absl::StatusOr<std::vector<coord::ZkOpResult>> result =
-        session_->Multi(ops, coord::ZkCall{options_.op_timeout, sid}, &failed_op);
+    absl::StatusOr<std::vector<coord::ZkOpResult>> result = session_->Multi(
+        batch.ops, coord::ZkCall{options_.op_timeout, batch.session_id}, &failed_op);
     multis_.fetch_add(1);
     commits_->Add(1);
     commit_latency_us_->Record(
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
     if (result.ok()) {
-      for (const OffsetCommit& c : sent) {
-        Owned& o = owned_[c.partition];
-        // A create leaves version 0; a set at version v leaves v + 1.
-        o.offset_version = o.offset_version < 0 ? 0 : o.offset_version + 1;
-        o.stored_offset = c.state.offset;
-        OffsetStoreUpdate u;
-        u.kind = OffsetStoreUpdate::Kind::kCommitted;
-        u.partition = c.partition;
-        u.offset = c.state.offset;
-        Post(std::move(u));
-      }
+      OnCommitApplied(batch.sent);
       return;
     }
     const absl::Status& st = result.status();
     if (absl::IsFailedPrecondition(st)) {
       // Fenced: the session that owned these partitions is gone.
       commit_failures_->Add(1);
-      for (const OffsetCommit& c : sent) MarkLost(c.partition, st);
+      for (const OffsetCommit& c : batch.sent) MarkLost(c.partition, st);
       return;
     }
     if ((absl::IsAborted(st) || absl::IsNotFound(st) || absl::IsAlreadyExists(st)) &&
-        failed_op >= 0 && failed_op < static_cast<int>(op_partition.size())) {
+        failed_op >= 0 && failed_op < static_cast<int>(batch.op_partition.size())) {
       // Someone else changed this partition's owner or offset node: we are
       // not its owner any more (or never were); re-acquire and re-read.
-      const TopicPartition bad = op_partition[failed_op];
+      const TopicPartition bad = batch.op_partition[failed_op];
       commit_failures_->Add(1);
       spdlog::warn("kafka spout {}: commit of {} rejected ({}); re-acquiring", options_.spout_id,
                    Describe(bad), std::string(st.message()));
@@ -417,6 +373,65 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
     u.status = st;
     Post(std::move(u));
     return;
+  }
+}
+
+ZkOffsetStore::CommitBatch ZkOffsetStore::BuildCommitBatch(
+    std::map<TopicPartition, OffsetCommit>& commits) {
+  CommitBatch batch;
+  for (auto it = commits.begin(); it != commits.end();) {
+    const TopicPartition tp = it->first;
+    const OffsetCommit& c = it->second;
+    auto owned = owned_.find(tp);
+    if (owned == owned_.end() || owned->second.acquisition != c.acquisition) {
+      it = commits.erase(it);  // stale epoch: its spout state is gone
+      continue;
+    }
+    Owned& o = owned->second;
+    if (c.state.offset <= o.stored_offset) {
+      // Never backwards (and nothing to do when equal): report what is
+      // stored, which covers the request.
+      OffsetStoreUpdate u;
+      u.kind = OffsetStoreUpdate::Kind::kCommitted;
+      u.partition = tp;
+      u.offset = o.stored_offset;
+      Post(std::move(u));
+      it = commits.erase(it);
+      continue;
+    }
+    if (batch.session_id == 0) batch.session_id = o.session_id;
+    if (o.session_id != batch.session_id) {
+      MarkLost(tp, absl::FailedPreconditionError("owned under an older session"));
+      it = commits.erase(it);
+      continue;
+    }
+    coord::FencingToken token{OwnerPath(tp), o.session_id, o.owner_czxid, o.owner_version};
+    batch.ops.push_back(coord::OwnershipCheckOp(token));
+    batch.op_partition.push_back(tp);
+    const std::string data = EncodeStormKafkaOffset(c.state);
+    if (o.offset_version < 0) {
+      batch.ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data));
+    } else {
+      batch.ops.push_back(coord::VersionedSetOp(OffsetPath(tp), data, o.offset_version));
+    }
+    batch.op_partition.push_back(tp);
+    batch.sent.push_back(c);
+    ++it;
+  }
+  return batch;
+}
+
+void ZkOffsetStore::OnCommitApplied(const std::vector<OffsetCommit>& sent) {
+  for (const OffsetCommit& c : sent) {
+    Owned& o = owned_[c.partition];
+    // A create leaves version 0; a set at version v leaves v + 1.
+    o.offset_version = o.offset_version < 0 ? 0 : o.offset_version + 1;
+    o.stored_offset = c.state.offset;
+    OffsetStoreUpdate u;
+    u.kind = OffsetStoreUpdate::Kind::kCommitted;
+    u.partition = c.partition;
+    u.offset = c.state.offset;
+    Post(std::move(u));
   }
 }
 

@@ -88,13 +88,30 @@ class ZkOffsetStore : public OffsetStore {
     int64_t stored_offset = -1;   // highest offset known stored (never go below)
   };
 
+  // One multi: per partition an ownership check and the offset write.
+  struct CommitBatch {
+    std::vector<coord::ZkOp> ops;
+    std::vector<TopicPartition> op_partition;  // the partition of each op
+    std::vector<OffsetCommit> sent;
+    int64_t session_id = 0;  // every op is bound to this owning session
+  };
+
   explicit ZkOffsetStore(Options options);
   void Loop();
   void Post(OffsetStoreUpdate update);
   void HandleSession();
   void CommitRound(std::map<TopicPartition, OffsetCommit> commits);
+  // Drops stale and already-stored requests from `commits` (answering the
+  // latter) and batches the rest.
+  CommitBatch BuildCommitBatch(std::map<TopicPartition, OffsetCommit>& commits);
+  void OnCommitApplied(const std::vector<OffsetCommit>& sent);
   void Release(const TopicPartition& tp);
   void TryAcquire(const TopicPartition& tp);
+  // The steps of TryAcquire; each false means "not now, try again later".
+  bool EnsureParents(const TopicPartition& tp, const coord::ZkCall& call);
+  bool ClaimOwnerNode(const TopicPartition& tp, const coord::ZkCall& call, Owned& o);
+  bool ReadStoredOffset(const TopicPartition& tp, const coord::ZkCall& call, Owned& o,
+                        std::optional<StormKafkaOffset>& stored);
   void MarkLost(const TopicPartition& tp, absl::Status why);
   std::string OffsetPath(const TopicPartition& tp) const;
   std::string OwnerPath(const TopicPartition& tp) const;

@@ -17,13 +17,13 @@
 namespace tempest::spout {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::SizeIs;
 using std::chrono::milliseconds;
+using ::testing::ElementsAre;
 using testing::FakeDeadLetterSink;
 using testing::FakeOffsetStore;
 using testing::FakePartitionSource;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
 using Kind = OffsetStoreUpdate::Kind;
 
 const TopicPartition kP0{"events", 0};
@@ -368,8 +368,8 @@ TEST(KafkaMessageIdTest, CompactIdRoundTripsWithTheEpochModulo256) {
 }
 
 TEST(KafkaMessageIdTest, LargeSlotOrOffsetUsesTheListForm) {
-  for (const auto& [slot, offset] : {std::pair<int, int64_t>{2048, 1},
-                                     std::pair<int, int64_t>{1, int64_t{1} << 44}}) {
+  for (const auto& [slot, offset] :
+       {std::pair<int, int64_t>{2048, 1}, std::pair<int, int64_t>{1, int64_t{1} << 44}}) {
     const api::MessageId id = EncodeKafkaMessageId(slot, 300, offset);
     ASSERT_FALSE(id.is_int());
     std::optional<KafkaMessageId> d = DecodeKafkaMessageId(id);
@@ -385,8 +385,8 @@ TEST(KafkaMessageIdTest, LargeSlotOrOffsetUsesTheListForm) {
 TEST(KafkaMessageIdTest, ForeignIdsDoNotDecode) {
   EXPECT_FALSE(DecodeKafkaMessageId(api::MessageId(int64_t{-1})).has_value());
   EXPECT_FALSE(DecodeKafkaMessageId(api::MessageId("x")).has_value());
-  EXPECT_FALSE(DecodeKafkaMessageId(api::MessageId(api::ValueList{int64_t{1}, int64_t{2}}))
-                   .has_value());
+  EXPECT_FALSE(
+      DecodeKafkaMessageId(api::MessageId(api::ValueList{int64_t{1}, int64_t{2}})).has_value());
   EXPECT_FALSE(DecodeKafkaMessageId(api::MessageId()).has_value());
 }
 
