@@ -1,10 +1,12 @@
 #include "study/pipeline_topology.h"
 
 #include "absl/strings/str_cat.h"
-#include "study/study_world.h"  // YamlQuoted
+#include "devcluster/dev_cluster.h"
 
 namespace tempest::study {
 namespace {
+
+using devcluster::YamlQuoted;
 
 std::string ShortName(const std::string& guarantee) {
   if (guarantee == "at-least-once") return "alo";
