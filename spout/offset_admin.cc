@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_paths.h"
@@ -10,6 +11,15 @@
 
 namespace tempest::spout {
 namespace {
+
+// A reader for `tempest offsets`' lookups.
+absl::StatusOr<std::unique_ptr<kafka::KafkaReader>> OffsetsToolReader(
+    const std::string& bootstrap_servers) {
+  kafka::KafkaReaderOptions options;
+  options.bootstrap_servers = bootstrap_servers;
+  options.client_id = "tempest-offsets";
+  return kafka::KafkaReader::Create(options);
+}
 
 std::optional<int> PartitionNumber(const std::string& name) {
   constexpr std::string_view kPrefix = "partition_";
@@ -109,10 +119,7 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
                          std::chrono::milliseconds timeout) {
-  kafka::KafkaReaderOptions options;
-  options.bootstrap_servers = bootstrap_servers;
-  options.client_id = "tempest-offsets";
-  auto reader = kafka::KafkaReader::Create(options);
+  auto reader = OffsetsToolReader(bootstrap_servers);
   if (!reader.ok()) return reader.status();
   for (auto& entry : offsets) {
     if (entry.topic.empty()) continue;
@@ -193,10 +200,7 @@ absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& bootstrap_servers,
                                                             const std::string& topic, int partition,
                                                             std::chrono::milliseconds timeout) {
-  kafka::KafkaReaderOptions options;
-  options.bootstrap_servers = bootstrap_servers;
-  options.client_id = "tempest-offsets";
-  auto reader = kafka::KafkaReader::Create(options);
+  auto reader = OffsetsToolReader(bootstrap_servers);
   if (!reader.ok()) return reader.status();
   return (*reader)->Watermarks({topic, partition}, timeout);
 }
