@@ -183,19 +183,11 @@ void KafkaMetadataWorker::Resolve(const TopicPartition& tp, uint64_t tag,
     r.kind = MetadataResult::Kind::kResolved;
     r.partition = tp;
     r.tag = tag;
-    if (absl::Status s = EnsureReader(); !s.ok()) {
+    if (absl::Status s = FillWatermarks(tp, r); !s.ok()) {
       r.status = s;
       Push(std::move(r));
       return;
     }
-    absl::StatusOr<std::pair<int64_t, int64_t>> marks = reader_->Watermarks(tp, options_.timeout);
-    if (!marks.ok()) {
-      r.status = marks.status();
-      Push(std::move(r));
-      return;
-    }
-    r.low = marks->first;
-    r.high = marks->second;
     // Earliest/latest come with the watermarks; only a timestamp needs
     // another round trip.
     const int64_t time = options_.config.start_offset_time;
@@ -232,20 +224,18 @@ void KafkaMetadataWorker::Watermarks(const TopicPartition& tp, uint64_t tag, int
     r.partition = tp;
     r.tag = tag;
     r.requested = requested;
-    if (absl::Status s = EnsureReader(); !s.ok()) {
-      r.status = s;
-      Push(std::move(r));
-      return;
-    }
-    absl::StatusOr<std::pair<int64_t, int64_t>> marks = reader_->Watermarks(tp, options_.timeout);
-    if (!marks.ok()) {
-      r.status = marks.status();
-    } else {
-      r.low = marks->first;
-      r.high = marks->second;
-    }
+    r.status = FillWatermarks(tp, r);
     Push(std::move(r));
   });
+}
+
+absl::Status KafkaMetadataWorker::FillWatermarks(const TopicPartition& tp, MetadataResult& r) {
+  if (absl::Status s = EnsureReader(); !s.ok()) return s;
+  absl::StatusOr<std::pair<int64_t, int64_t>> marks = reader_->Watermarks(tp, options_.timeout);
+  if (!marks.ok()) return marks.status();
+  r.low = marks->first;
+  r.high = marks->second;
+  return absl::OkStatus();
 }
 
 }  // namespace tempest::spout

@@ -84,6 +84,8 @@ class KafkaMetadataWorker {
  private:
   void Push(MetadataResult r);
   absl::Status EnsureReader();
+  // The reader's watermarks of `tp` into r.low / r.high (untouched on error).
+  absl::Status FillWatermarks(const TopicPartition& tp, MetadataResult& r);
   absl::StatusOr<std::string> RegistryBootstrap();
   absl::StatusOr<std::vector<TopicPartition>> RegistryPartitions();
   absl::Status EnsureRegistrySession();
