@@ -49,7 +49,7 @@ forbid common/coord 'common/(kafka|net|multilang)/|worker/|spout/|bolts/|nimbus/
   "common/coord sits below the services"
 forbid common/net 'common/(kafka|coord|multilang)/|worker/|spout/|bolts/|nimbus/|supervisor/|cli/' \
   "common/net sits below the services"
-forbid common/kafka 'common/(multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|study/|cli/' \
+forbid common/kafka 'common/(multilang|coord|net)/|worker/|spout/|bolts/|nimbus/|supervisor/|devcluster/|study/|cli/' \
   "common/kafka depends only on common/api, common/core and common/os"
 forbid spout 'worker/|bolts/|nimbus/|supervisor/|cli/' "spout/ sits below worker/"
 forbid bolts 'worker/|spout/|nimbus/|supervisor/|cli/' "bolts/ sits below worker/"
