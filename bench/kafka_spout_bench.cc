@@ -33,7 +33,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // CPU time of the calling thread (the "executor"), to compare per-record cost
 // independently of how busy the machine is.
@@ -114,24 +114,24 @@ Rates BareConsumer(const std::string& bootstrap, const Args& a) {
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, "bench", nullptr);
   const int64_t total = int64_t{a.partitions} * a.records;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   const double cpu0 = ThreadCpuSeconds();
   for (int p = 0; p < a.partitions; ++p) rd_kafka_consume_start_queue(rkt, p, 0, q);
   int64_t got = 0;
   uint64_t checksum = 0;
-  Clock::time_point first{};
+  SteadyClock::time_point first{};
   rd_kafka_message_t* batch[2048];
   while (got < total) {
     ssize_t n = rd_kafka_consume_batch_queue(q, 100, batch, 2048);
     for (ssize_t i = 0; i < n; ++i) {
       if (batch[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        if (got++ == 0) first = Clock::now();
+        if (got++ == 0) first = SteadyClock::now();
         checksum += batch[i]->len + static_cast<uint64_t>(batch[i]->offset);
       }
       rd_kafka_message_destroy(batch[i]);
     }
   }
-  const auto end = Clock::now();
+  const auto end = SteadyClock::now();
   const double secs = std::chrono::duration<double>(end - start).count();
   const double steady = std::chrono::duration<double>(end - first).count();
   for (int p = 0; p < a.partitions; ++p) rd_kafka_consume_stop(rkt, p);
@@ -199,7 +199,7 @@ SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, cons
   KafkaSpout spout(std::move(*config));
   AckingCollector collector;
   const int64_t total = int64_t{a.partitions} * a.records;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   const double cpu0 = ThreadCpuSeconds();
   if (absl::Status s = spout.Open(ctx.config(), ctx, collector); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
@@ -211,18 +211,18 @@ SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, cons
     for (const auto& id : collector.ids) spout.Ack(id);
     collector.ids.clear();
     if (first == 0 && collector.emitted > 0) {
-      first = std::chrono::duration<double>(Clock::now() - start).count();
+      first = std::chrono::duration<double>(SteadyClock::now() - start).count();
     }
     if (secs == 0 && collector.emitted >= total) {
-      secs = std::chrono::duration<double>(Clock::now() - start).count();
+      secs = std::chrono::duration<double>(SteadyClock::now() - start).count();
     }
-    if (Clock::now() - start > std::chrono::seconds(300)) {
+    if (SteadyClock::now() - start > std::chrono::seconds(300)) {
       std::fprintf(stderr, "spout run timed out at %ld tuples\n",
                    static_cast<long>(collector.emitted));
       std::exit(1);
     }
   }
-  const double total_secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double total_secs = std::chrono::duration<double>(SteadyClock::now() - start).count();
   SpoutRun r;
   r.cpu_ns = (ThreadCpuSeconds() - cpu0) * 1e9 / static_cast<double>(total);
   r.rate = static_cast<double>(total) / secs;

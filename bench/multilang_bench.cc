@@ -33,7 +33,7 @@
 namespace tempest {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 class AckSink final : public api::Bolt {
  public:
@@ -79,13 +79,13 @@ double RunOnce(const api::ComponentRegistry& registry, bool python, int64_t tupl
     std::fprintf(stderr, "create: %s\n", cluster.status().ToString().c_str());
     return -1;
   }
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
   if (absl::Status s = (*cluster)->Start(); !s.ok()) {
     std::fprintf(stderr, "start: %s\n", s.ToString().c_str());
     return -1;
   }
   const bool finished = (*cluster)->WaitFinished(std::chrono::seconds(600));
-  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double secs = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const worker::LocalClusterStats stats = (*cluster)->Stats();
   (void)(*cluster)->Kill(std::chrono::seconds(5));
   if (!finished || stats.acked < tuples) {

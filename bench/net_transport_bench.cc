@@ -37,7 +37,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using tempest::net::Batch;
 
 struct Args {
@@ -101,7 +101,7 @@ Result RunTransport(const Args& args) {
   if (!(*client)->connected()) Die("client did not connect");
 
   const std::string payload(args.size, 'p');
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   Batch batch;
   batch.Reserve(static_cast<size_t>(args.batch) * (args.size + Batch::kPerMessageOverhead));
   int64_t expected_sum = 0;
@@ -119,12 +119,12 @@ Result RunTransport(const Args& args) {
     }
   }
   (*client)->Flush();
-  const auto give_up = Clock::now() + std::chrono::seconds(120);
+  const auto give_up = SteadyClock::now() + std::chrono::seconds(120);
   while (received.load(std::memory_order_acquire) < args.messages) {
-    if (Clock::now() > give_up) Die("messages did not all arrive");
+    if (SteadyClock::now() > give_up) Die("messages did not all arrive");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double secs = std::chrono::duration<double>(SteadyClock::now() - start).count();
   if (received.load() != args.messages || checksum.load() != expected_sum) {
     Die("lost, duplicated or corrupted messages");
   }
@@ -169,7 +169,7 @@ Result RunRawTcp(const Args& args) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   std::vector<char> buf(kChunk, 'r');
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   int64_t sent = 0;
   while (sent < total) {
     const size_t want = static_cast<size_t>(std::min<int64_t>(kChunk, total - sent));
@@ -178,7 +178,7 @@ Result RunRawTcp(const Args& args) {
     sent += w;
   }
   reader.join();
-  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double secs = std::chrono::duration<double>(SteadyClock::now() - start).count();
   ::close(fd);
   ::close(listener);
   if (got.load() != total) Die("raw tcp lost bytes");

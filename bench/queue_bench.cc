@@ -42,7 +42,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // A tuple-sized item: a 64-bit sequence number (as two 32-bit halves, so the
 // struct stays exactly 100 bytes) plus 92 bytes of payload.
@@ -93,7 +93,7 @@ class Backoff {
   int polls_ = 0;
 };
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 struct QueueResult {
   double items_per_sec = 0;
@@ -120,7 +120,7 @@ QueueResult BenchBoostSpsc(uint64_t items) {
   auto queue =
       std::make_unique<boost::lockfree::spsc_queue<Item, boost::lockfree::capacity<4096>>>();
   const int64_t cs0 = ContextSwitches();
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   std::thread producer([&] {
     PinTo(0);
     Item item;
@@ -143,7 +143,7 @@ QueueResult BenchBoostSpsc(uint64_t items) {
     }
   }
   producer.join();
-  const double secs = Seconds(Clock::now() - start);
+  const double secs = Seconds(SteadyClock::now() - start);
   CheckSum(sum, items, 1);
   QueueResult r;
   r.items_per_sec = items / secs;
@@ -156,7 +156,7 @@ QueueResult BenchSpscRingBatched(uint64_t items) {
   constexpr size_t kBatch = 128;
   tempest::worker::SpscRing<Item> ring(4096);
   const int64_t cs0 = ContextSwitches();
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   std::thread producer([&] {
     PinTo(0);
     std::vector<Item> batch(kBatch);
@@ -182,7 +182,7 @@ QueueResult BenchSpscRingBatched(uint64_t items) {
     got += n;
   }
   producer.join();
-  const double secs = Seconds(Clock::now() - start);
+  const double secs = Seconds(SteadyClock::now() - start);
   CheckSum(sum, items, 1);
   QueueResult r;
   r.items_per_sec = items / secs;
@@ -204,7 +204,7 @@ QueueResult BenchReceiveQueue(uint64_t items, int producers) {
   const uint64_t per_producer = items / producers;
   const uint64_t total = per_producer * producers;
   const int64_t cs0 = ContextSwitches();
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   std::vector<std::thread> threads;
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
@@ -226,7 +226,7 @@ QueueResult BenchReceiveQueue(uint64_t items, int producers) {
     got += n;
   }
   for (auto& t : threads) t.join();
-  const double secs = Seconds(Clock::now() - start);
+  const double secs = Seconds(SteadyClock::now() - start);
   CheckSum(sum, per_producer, producers);
   const auto stats = queue->Stats();
   QueueResult r;
@@ -259,7 +259,7 @@ double BenchLedger(uint64_t trees, size_t in_flight, uint64_t rotate_every) {
   Ledger ledger;
   uint64_t rng = 42;
   uint64_t completed = 0;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   for (uint64_t i = 0; i < trees + in_flight; ++i) {
     Tree& slot = window[i % in_flight];
     if (i >= in_flight) {
@@ -272,7 +272,7 @@ double BenchLedger(uint64_t trees, size_t in_flight, uint64_t rotate_every) {
     }
     if (rotate_every != 0 && i % rotate_every == rotate_every - 1) ledger.Rotate();
   }
-  const double secs = Seconds(Clock::now() - start);
+  const double secs = Seconds(SteadyClock::now() - start);
   if (completed != trees) Die("ledger lost or duplicated a tree");
   return secs * 1e9 / trees;
 }

@@ -48,7 +48,7 @@ absl::Status ShellBolt::Prepare(const api::Config& config, const api::TopologyCo
 absl::Status ShellBolt::StartChild() {
   TEMPEST_ASSIGN_OR_RETURN(shell_,
                            multilang::StartShellChild(spec_, *context_, timeout_, label_));
-  last_heartbeat_sent_ = Clock::now();
+  last_heartbeat_sent_ = SteadyClock::now();
   restarts_.Started(last_heartbeat_sent_);
   return absl::OkStatus();
 }
@@ -77,7 +77,7 @@ void ShellBolt::StageTuple(std::string_view id, const api::Tuple& input) {
 void ShellBolt::StageHeartbeat() {
   shell_->out() += R"({"id":"0","comp":null,"stream":"__heartbeat","task":-1,"tuple":[]})";
   shell_->EndMessage();
-  last_heartbeat_sent_ = Clock::now();
+  last_heartbeat_sent_ = SteadyClock::now();
 }
 
 bool ShellBolt::FlushToChild() {
@@ -103,12 +103,12 @@ void ShellBolt::Execute(const api::Tuple& input) {
 }
 
 bool ShellBolt::Poll() {
-  const Clock::time_point now = Clock::now();
+  const SteadyClock::time_point now = SteadyClock::now();
   if (shell_ == nullptr) {
     if (!restarts_.RestartDue(now)) return false;
     absl::Status started = StartChild();
     if (!started.ok()) {
-      restarts_.StartFailed(Clock::now());
+      restarts_.StartFailed(SteadyClock::now());
       spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restarts_.backoff().count(),
                     started.ToString());
       collector_->ReportError(started);
@@ -132,7 +132,7 @@ bool ShellBolt::Poll() {
   if (now - last_heartbeat_sent_ >= kHeartbeatInterval) StageHeartbeat();
   if (!FlushToChild()) return true;
   const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
-      Clock::now() - shell_->last_message_time());
+      SteadyClock::now() - shell_->last_message_time());
   if (silent > timeout_) {
     ChildFailed(absl::StrCat("subprocess heartbeat timeout: no message for ", silent.count(),
                              " ms (topology.subprocess.timeout.secs allows ", timeout_.count(),
@@ -149,7 +149,7 @@ void ShellBolt::ChildFailed(std::string_view reason) {
   shell_.reset();  // kills the process group, joins the reader
   for (auto& [id, tuple] : in_flight_) collector_->Fail(tuple);
   in_flight_.clear();
-  restarts_.Failed(Clock::now());
+  restarts_.Failed(SteadyClock::now());
 }
 
 void ShellBolt::ReportChildError(std::string_view what) {

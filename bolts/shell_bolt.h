@@ -59,7 +59,7 @@ class ShellBolt final : public api::Bolt {
   int64_t restarts() const { return restarts_.restarts(); }
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using SteadyClock = std::chrono::steady_clock;
 
   absl::Status StartChild();
   void ChildFailed(std::string_view reason);
@@ -81,7 +81,7 @@ class ShellBolt final : public api::Bolt {
   std::unique_ptr<multilang::ShellProcess> shell_;
   absl::flat_hash_map<uint64_t, api::Tuple> in_flight_;
   uint64_t next_id_ = 1;
-  Clock::time_point last_heartbeat_sent_;
+  SteadyClock::time_point last_heartbeat_sent_;
   multilang::ChildRestarts restarts_;
 
   // Reused per message, so the steady state allocates little.

@@ -41,7 +41,7 @@ absl::Status ShellSpout::Open(const api::Config& config, const api::TopologyCont
 absl::Status ShellSpout::StartChild() {
   TEMPEST_ASSIGN_OR_RETURN(shell_,
                            multilang::StartShellChild(spec_, *context_, timeout_, label_));
-  restarts_.Started(Clock::now());
+  restarts_.Started(SteadyClock::now());
   awaiting_syncs_ = 0;
   // A restarted child learns that its spout is active, as at start-up.
   if (active_) SendCommand("activate", nullptr);
@@ -61,7 +61,7 @@ void ShellSpout::SendCommand(std::string_view command, const api::MessageId* id)
   }
   out += '}';
   shell_->EndMessage();
-  if (awaiting_syncs_++ == 0) waiting_since_ = Clock::now();
+  if (awaiting_syncs_++ == 0) waiting_since_ = SteadyClock::now();
   absl::Status written = shell_->Flush();
   if (!written.ok()) ChildFailed(api::StdSv(written.message()));
 }
@@ -89,10 +89,10 @@ void ShellSpout::Fail(const api::MessageId& message_id) {
 
 void ShellSpout::NextTuple() {
   if (shell_ == nullptr) {
-    if (!restarts_.RestartDue(Clock::now())) return;
+    if (!restarts_.RestartDue(SteadyClock::now())) return;
     absl::Status started = StartChild();
     if (!started.ok()) {
-      restarts_.StartFailed(Clock::now());
+      restarts_.StartFailed(SteadyClock::now());
       spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restarts_.backoff().count(),
                     started.ToString());
       collector_->ReportError(started);
@@ -101,15 +101,15 @@ void ShellSpout::NextTuple() {
   }
   if (!Drain()) return;
   if (awaiting_syncs_ == 0) SendCommand("next", nullptr);
-  const Clock::time_point deadline = Clock::now() + kNextTupleWait;
-  while (shell_ != nullptr && awaiting_syncs_ > 0 && Clock::now() < deadline) {
+  const SteadyClock::time_point deadline = SteadyClock::now() + kNextTupleWait;
+  while (shell_ != nullptr && awaiting_syncs_ > 0 && SteadyClock::now() < deadline) {
     if (!shell_->WaitForMessage(deadline)) break;
     if (!Drain()) return;
   }
   if (shell_ == nullptr || awaiting_syncs_ == 0) return;
-  const Clock::time_point heard = std::max(waiting_since_, shell_->last_message_time());
+  const SteadyClock::time_point heard = std::max(waiting_since_, shell_->last_message_time());
   const auto silent =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - heard);
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - heard);
   if (silent > timeout_) {
     ChildFailed(absl::StrCat("subprocess heartbeat timeout: no sync for ", silent.count(),
                              " ms (topology.subprocess.timeout.secs allows ", timeout_.count(),
@@ -146,7 +146,7 @@ void ShellSpout::ChildFailed(std::string_view reason) {
   shell_.reset();
   in_flight_.clear();
   awaiting_syncs_ = 0;
-  restarts_.Failed(Clock::now());
+  restarts_.Failed(SteadyClock::now());
 }
 
 void ShellSpout::ReportChildError(std::string_view what) {
@@ -166,7 +166,7 @@ void ShellSpout::HandleMessage(const nlohmann::json& message) {
   }
   const std::string& command = command_it->get_ref<const std::string&>();
   if (command == "sync") {
-    if (awaiting_syncs_ > 0 && --awaiting_syncs_ > 0) waiting_since_ = Clock::now();
+    if (awaiting_syncs_ > 0 && --awaiting_syncs_ > 0) waiting_since_ = SteadyClock::now();
     return;
   }
   if (command == "emit") {

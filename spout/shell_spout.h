@@ -62,7 +62,7 @@ class ShellSpout final : public api::Spout {
   int64_t restarts() const { return restarts_.restarts(); }
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using SteadyClock = std::chrono::steady_clock;
 
   absl::Status StartChild();
   void SendCommand(std::string_view command, const api::MessageId* id);
@@ -80,7 +80,7 @@ class ShellSpout final : public api::Spout {
 
   std::unique_ptr<multilang::ShellProcess> shell_;
   int64_t awaiting_syncs_ = 0;
-  Clock::time_point waiting_since_;
+  SteadyClock::time_point waiting_since_;
   bool active_ = false;
   absl::flat_hash_set<api::MessageId> in_flight_;
   multilang::ChildRestarts restarts_;

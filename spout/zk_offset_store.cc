@@ -11,7 +11,7 @@
 namespace tempest::spout {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::string ParentOf(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -90,7 +90,7 @@ void ZkOffsetStore::Close(std::chrono::milliseconds timeout) {
     if (closed_) return;
     closed_ = true;
     closing_ = true;
-    close_deadline_ = Clock::now() + timeout;
+    close_deadline_ = SteadyClock::now() + timeout;
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
@@ -131,7 +131,7 @@ void ZkOffsetStore::Loop() {
     bool desired_changed = false;
     std::map<TopicPartition, OffsetCommit> requested;
     bool closing = false;
-    Clock::time_point close_deadline;
+    SteadyClock::time_point close_deadline;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(100), [this] {
@@ -152,7 +152,7 @@ void ZkOffsetStore::Loop() {
       if (closing) {
         // The final commit gets what is left of Close's budget.
         auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(close_deadline - Clock::now());
+            std::chrono::duration_cast<std::chrono::milliseconds>(close_deadline - SteadyClock::now());
         if (left.count() > 0) {
           auto saved = options_.op_timeout;
           options_.op_timeout = std::min(saved, left);
@@ -179,13 +179,13 @@ void ZkOffsetStore::Loop() {
     if (closing) {
       std::vector<TopicPartition> all;
       for (const auto& [tp, owned] : owned_) all.push_back(tp);
-      if (Clock::now() < close_deadline) {
+      if (SteadyClock::now() < close_deadline) {
         for (const TopicPartition& tp : all) Release(tp);
       }
       return;
     }
     if (session_->state() == coord::ZkSessionState::kConnected) {
-      const auto now = Clock::now();
+      const auto now = SteadyClock::now();
       for (const TopicPartition& tp : assignment_) {
         if (owned_.contains(tp)) continue;
         auto next = next_attempt_.find(tp);
@@ -227,7 +227,7 @@ void ZkOffsetStore::HandleSession() {
 void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
   const int64_t sid = session_->session_id();
   const coord::ZkCall call{options_.op_timeout, sid};
-  next_attempt_[tp] = Clock::now() + options_.retry_interval;
+  next_attempt_[tp] = SteadyClock::now() + options_.retry_interval;
   if (!EnsureParents(tp, call)) return;
   Owned o;
   o.session_id = sid;
@@ -310,7 +310,7 @@ bool ZkOffsetStore::ReadStoredOffset(const TopicPartition& tp, const coord::ZkCa
         absl::StrCat("malformed offset node ", path, ": ", decoded.status().message()));
     Post(std::move(u));
     next_attempt_[tp] =
-        Clock::now() + std::max(options_.retry_interval, std::chrono::milliseconds(2000));
+        SteadyClock::now() + std::max(options_.retry_interval, std::chrono::milliseconds(2000));
     return false;
   }
   stored = *decoded;
@@ -336,14 +336,14 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
   for (int round = 0; round < 64 && !commits.empty(); ++round) {
     CommitBatch batch = BuildCommitBatch(commits);
     if (batch.ops.empty()) return;
-    const auto start = Clock::now();
+    const auto start = SteadyClock::now();
     int failed_op = -1;
     absl::StatusOr<std::vector<coord::ZkOpResult>> result = session_->Multi(
         batch.ops, coord::ZkCall{options_.op_timeout, batch.session_id}, &failed_op);
     multis_.fetch_add(1);
     commits_->Add(1);
     commit_latency_us_->Record(
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start).count());
     if (result.ok()) {
       OnCommitApplied(batch.sent);
       return;

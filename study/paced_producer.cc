@@ -11,7 +11,7 @@
 namespace tempest::study {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -28,8 +28,8 @@ PacedProducer::~PacedProducer() {
   Join();
 }
 
-Clock::duration PacedProducer::DueAt(int64_t seq, double rate) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seq / rate));
+SteadyClock::duration PacedProducer::DueAt(int64_t seq, double rate) {
+  return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seq / rate));
 }
 
 size_t PacedProducer::BigKeyBytes(const RecordLayout& layout) {
@@ -38,7 +38,7 @@ size_t PacedProducer::BigKeyBytes(const RecordLayout& layout) {
       std::clamp<int64_t>(5 * kRetainedBytesPerPartition / per_partition, 1024, 900 * 1024));
 }
 
-void PacedProducer::Start(Clock::time_point t0) {
+void PacedProducer::Start(SteadyClock::time_point t0) {
   t0_ = t0;
   done_ = false;
   thread_ = std::thread([this] { Produce(); });
@@ -73,7 +73,7 @@ void PacedProducer::Produce() {
     };
     for (int64_t seq = 0; seq < layout.records && status.ok() && !stop_; ++seq) {
       const auto due = t0_ + DueAt(seq, options_.rate);
-      if (Clock::now() < due) {
+      if (SteadyClock::now() < due) {
         (*producer)->Poll();
         publish();
         std::this_thread::sleep_until(due);

@@ -12,7 +12,7 @@
 namespace tempest::study {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // How long a settled run must stay still before it counts as quiescent.
 constexpr double kStillFor = 2.0;
@@ -59,7 +59,7 @@ Sampler::Sampler(Options options) : options_(std::move(options)) {
 
 Sampler::~Sampler() { Stop(); }
 
-void Sampler::Start(Clock::time_point t0) {
+void Sampler::Start(SteadyClock::time_point t0) {
   t0_ = t0;
   stop_ = false;
   thread_ = std::thread([this] { Loop(); });
@@ -78,7 +78,7 @@ void Sampler::Loop() {
   if (!zk.ok()) return;
   (void)(*zk)->WaitConnected(std::chrono::seconds(10));
   while (!stop_) {
-    const auto next = Clock::now() + kEvery;
+    const auto next = SteadyClock::now() + kEvery;
     SampleOnce(**zk);
     std::this_thread::sleep_until(next);
   }
@@ -89,7 +89,7 @@ void Sampler::SampleOnce(coord::ZkSession& zk) {
   // The cheap readings first, all at one instant; then ZooKeeper, which may
   // be unreachable (quorum loss).
   const double t =
-      std::round(std::chrono::duration<double>(Clock::now() - t0_).count() * 1000.0) / 1000.0;
+      std::round(std::chrono::duration<double>(SteadyClock::now() - t0_).count() * 1000.0) / 1000.0;
   const int64_t log_end = options_.log_end();
   std::vector<Sample> taken;
   for (Pipeline& p : pipelines_) {

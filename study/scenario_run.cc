@@ -16,7 +16,7 @@
 namespace tempest::study {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -70,7 +70,7 @@ ScenarioRun::ScenarioRun(StudyWorld& world, const StudyOptions& options,
 }
 
 double ScenarioRun::Now() const {
-  return std::chrono::duration<double>(Clock::now() - t0_).count();
+  return std::chrono::duration<double>(SteadyClock::now() - t0_).count();
 }
 
 absl::Status ScenarioRun::Prepare() {
@@ -140,8 +140,8 @@ std::vector<StudyWorld::Worker> ScenarioRun::SpoutWorkers() const {
 }
 
 absl::Status ScenarioRun::WaitSpoutsReady(std::chrono::seconds timeout) {
-  const auto until = Clock::now() + timeout;
-  while (Clock::now() < until) {
+  const auto until = SteadyClock::now() + timeout;
+  while (SteadyClock::now() < until) {
     int ready = 0;
     std::vector<StudyWorld::Worker> workers = SpoutWorkers();
     for (const Pipeline& p : pipelines_) {
@@ -302,7 +302,7 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   progress_.Phase(absl::StrCat("producing ", options_.records, " records; ",
                                std::string(FaultKindName(scenario_.fault)), " at ",
                                absl::StrCat(plan_.start_s), " s"));
-  t0_ = Clock::now();
+  t0_ = SteadyClock::now();
   StartSampler();
   StartProducer();
   const absl::Status fault_status = DriveFault();

@@ -17,7 +17,7 @@
 namespace tempest::study {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::string NowIso8601() {
   const std::time_t now = std::time(nullptr);
@@ -99,7 +99,7 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
         absl::StrCat("--records must be at least ", options.partitions));
   }
   if (!(options.rate > 0)) return absl::InvalidArgumentError("--rate must be positive");
-  const auto started = Clock::now();
+  const auto started = SteadyClock::now();
   StudyResults results;
   results.seed = options.seed;
   results.records = options.records;
@@ -130,7 +130,7 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
       }
     }
   }
-  const double duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  const double duration_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
   results.duration_s = std::round(duration_s * 10) / 10;
   world->reset();
   if (zk_log != nullptr) {

@@ -403,13 +403,13 @@ void WorkerProcess::CollectKafkaLag() {
 }
 
 WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {
-  using Clock = std::chrono::steady_clock;
-  auto next_beat = Clock::now() + options_.heartbeat_interval;
-  auto next_sync = Clock::now() + options_.resync_interval;
+  using SteadyClock = std::chrono::steady_clock;
+  auto next_beat = SteadyClock::now() + options_.heartbeat_interval;
+  auto next_sync = SteadyClock::now() + options_.resync_interval;
   WorkerExit exit = WorkerExit::kStopRequested;
   for (;;) {
     if (stop()) break;
-    const auto now = Clock::now();
+    const auto now = SteadyClock::now();
     if (changed_->exchange(false) || now >= next_sync) {
       next_sync = now + options_.resync_interval;
       if (std::optional<WorkerExit> why = Sync(); why.has_value()) {

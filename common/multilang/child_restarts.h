@@ -16,16 +16,16 @@ namespace tempest::multilang {
 // least a second. Owned by one component; lives on its executor thread.
 class ChildRestarts {
  public:
-  using Clock = std::chrono::steady_clock;
+  using SteadyClock = std::chrono::steady_clock;
 
   static constexpr std::chrono::milliseconds kMaxBackoff{10000};
   static constexpr std::chrono::seconds kStableChildAge{5};
   static constexpr int64_t kLoggedWarnings = 20;
 
   // The child (re)started at `now`.
-  void Started(Clock::time_point now) { started_at_ = now; }
+  void Started(SteadyClock::time_point now) { started_at_ = now; }
   // The running child failed at `now`; schedules its restart.
-  void Failed(Clock::time_point now) {
+  void Failed(SteadyClock::time_point now) {
     ++restarts_;
     backoff_ = now - started_at_ < kStableChildAge
                    ? std::min(kMaxBackoff, std::max(std::chrono::milliseconds(250), backoff_ * 2))
@@ -33,11 +33,11 @@ class ChildRestarts {
     next_restart_ = now + backoff_;
   }
   // Starting a child failed at `now` (e.g. the command does not exist).
-  void StartFailed(Clock::time_point now) {
+  void StartFailed(SteadyClock::time_point now) {
     backoff_ = std::min(kMaxBackoff, std::max(std::chrono::milliseconds(1000), backoff_ * 2));
     next_restart_ = now + backoff_;
   }
-  bool RestartDue(Clock::time_point now) const { return now >= next_restart_; }
+  bool RestartDue(SteadyClock::time_point now) const { return now >= next_restart_; }
   std::chrono::milliseconds backoff() const { return backoff_; }
   int64_t restarts() const { return restarts_; }
 
@@ -49,8 +49,8 @@ class ChildRestarts {
   }
 
  private:
-  Clock::time_point started_at_{};
-  Clock::time_point next_restart_{};
+  SteadyClock::time_point started_at_{};
+  SteadyClock::time_point next_restart_{};
   std::chrono::milliseconds backoff_{0};
   int64_t restarts_ = 0;
   int64_t warnings_ = 0;

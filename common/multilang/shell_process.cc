@@ -19,10 +19,10 @@
 namespace tempest::multilang {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
       .count();
 }
 
@@ -176,7 +176,7 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
     return absl::Status(s.code(), absl::StrCat("multilang handshake with '", what, "': ",
                                                api::Sv(api::StdSv(s.message()))));
   }
-  std::optional<ShellMessage> reply = shell->PopMessage(Clock::now() + options.timeout);
+  std::optional<ShellMessage> reply = shell->PopMessage(SteadyClock::now() + options.timeout);
   auto fail = [&](std::string_view why) {
     return absl::UnavailableError(absl::StrCat("multilang handshake with '", what,
                                                "' failed: ", api::Sv(why), " (child ",
@@ -221,7 +221,7 @@ std::string ShellProcess::DescribeExit() {
 
 absl::Status ShellProcess::Flush() {
   size_t done = 0;
-  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  const SteadyClock::time_point deadline = SteadyClock::now() + options_.timeout;
   while (done < out_.size()) {
     const ssize_t n = ::write(stdin_fd_, out_.data() + done, out_.size() - done);
     if (n > 0) {
@@ -235,7 +235,7 @@ absl::Status ShellProcess::Flush() {
           absl::StrCat("writing to the child's stdin: ", std::strerror(errno)));
     }
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
     if (left <= 0) {
       out_.clear();
       return absl::DeadlineExceededError(absl::StrCat("the child has not read its stdin for ",
@@ -322,12 +322,12 @@ void ShellProcess::TakeMessages(std::vector<ShellMessage>& out) {
   }
 }
 
-bool ShellProcess::WaitForMessage(Clock::time_point deadline) {
+bool ShellProcess::WaitForMessage(SteadyClock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   return cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); });
 }
 
-std::optional<ShellMessage> ShellProcess::PopMessage(Clock::time_point deadline) {
+std::optional<ShellMessage> ShellProcess::PopMessage(SteadyClock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return std::nullopt;
   ShellMessage m = std::move(queue_.front());
@@ -335,8 +335,8 @@ std::optional<ShellMessage> ShellProcess::PopMessage(Clock::time_point deadline)
   return m;
 }
 
-Clock::time_point ShellProcess::last_message_time() const {
-  return Clock::time_point(std::chrono::nanoseconds(last_message_ns_.load()));
+SteadyClock::time_point ShellProcess::last_message_time() const {
+  return SteadyClock::time_point(std::chrono::nanoseconds(last_message_ns_.load()));
 }
 
 }  // namespace tempest::multilang
