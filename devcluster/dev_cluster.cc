@@ -182,9 +182,13 @@ absl::StatusOr<Daemon> DevCluster::MakeDaemon(const std::string& name,
 }
 
 absl::StatusOr<std::string> DevCluster::Launch(Daemon& daemon) {
+  std::error_code ec;
   if (options_.fresh_logs) {
-    std::error_code ec;
     std::filesystem::remove(daemon.log, ec);
+  } else if (std::filesystem::exists(daemon.log, ec)) {
+    std::filesystem::rename(daemon.log, daemon.log + ".1", ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot move the old log ", daemon.log,
+                                                    " aside: ", ec.message()));
   }
   os::ChildProcess::Options o;
   o.argv = daemon.argv;

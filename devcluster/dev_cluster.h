@@ -66,7 +66,8 @@ class DevCluster {
     std::string log_dir;  // daemon logs: <log_dir>/<name><log_suffix>
     std::string log_suffix = ".log";
     // A (re)started daemon's log is removed first, so only its new ready
-    // line counts; otherwise it is appended to.
+    // line counts; otherwise the old log is kept as <log>.1 (one earlier
+    // run), which also keeps a stale ready line from being read as new.
     bool fresh_logs = true;
     std::chrono::seconds start_timeout{90};  // per daemon, until its ready line
 
