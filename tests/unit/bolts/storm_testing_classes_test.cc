@@ -1,5 +1,5 @@
 // Storm's own test classes, implemented natively: TestWordCounter and
-// LogInfoBolt (here), TestWordSpout (tests/unit/builtin_spouts).
+// LogInfoBolt (here), TestWordSpout (tests/unit/spout).
 #include "bolts/builtin_bolts.h"
 #include "gtest/gtest.h"
 #include "tests/support/component_harness.h"

@@ -13,7 +13,7 @@
 #include "common/kafka/kafka_reader.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
-#include "tests/integration/kafka_spout/spout_harness.h"
+#include "tests/integration/spout/spout_harness.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/zk_ensemble.h"

@@ -11,7 +11,7 @@
 #include "bolts/builtin_bolts.h"
 #include "common/coord/zk_session.h"
 #include "spout/kafka_spout.h"
-#include "tests/integration/kafka_spout/spout_harness.h"
+#include "tests/integration/spout/spout_harness.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
