@@ -125,32 +125,55 @@ namespace {
 void IgnoreEvents(zhandle_t*, int, int, const char*, void*) {}
 }  // namespace
 
+namespace {
+
+enum class Attach { kConnected, kExpired, kTimedOut };
+
+// Waits until `zh` is connected to the session it was opened with, or the
+// server says that session has expired.
+Attach AwaitAttach(zhandle_t* zh, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const int state = zoo_state(zh);
+    if (state == ZOO_CONNECTED_STATE) return Attach::kConnected;
+    if (state == ZOO_EXPIRED_SESSION_STATE) return Attach::kExpired;
+    if (std::chrono::steady_clock::now() >= deadline) return Attach::kTimedOut;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
 absl::Status ZkEnsemble::ExpireSession(int64_t session_id, const std::string& password,
                                        std::chrono::milliseconds timeout) const {
   clientid_t id{};
   id.client_id = session_id;
   std::memcpy(id.passwd, password.data(), std::min(password.size(), sizeof(id.passwd)));
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-  zhandle_t* zh = zookeeper_init(ConnectString().c_str(), IgnoreEvents,
-                                 static_cast<int>(timeout.count()), &id, nullptr, 0);
-  if (zh == nullptr) return absl::InternalError("zookeeper_init failed");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int state = zoo_state(zh);
-  while (state != ZOO_CONNECTED_STATE && std::chrono::steady_clock::now() < deadline) {
-    if (state == ZOO_EXPIRED_SESSION_STATE) {
+  // The first attach that connects closes the session; the next one must
+  // find it expired. Bounded by the deadline (each try is one round trip).
+  bool closed_once = false;
+  while (true) {
+    zhandle_t* zh = zookeeper_init(ConnectString().c_str(), IgnoreEvents,
+                                   static_cast<int>(timeout.count()), &id, nullptr, 0);
+    if (zh == nullptr) return absl::InternalError("zookeeper_init failed");
+    const Attach attach = AwaitAttach(zh, deadline);
+    if (attach == Attach::kExpired) {
       zookeeper_close(zh);
-      return absl::OkStatus();  // already expired: the goal is met
+      return absl::OkStatus();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    state = zoo_state(zh);
+    if (attach == Attach::kTimedOut) {
+      zookeeper_close(zh);
+      return absl::DeadlineExceededError(
+          closed_once ? "closed the session, but could not confirm that it expired"
+                      : "could not attach to the session to expire it");
+    }
+    const int rc = zookeeper_close(zh);
+    if (rc != ZOK && rc != ZOPERATIONTIMEOUT && rc != ZCONNECTIONLOSS) {
+      return absl::InternalError(absl::StrCat("close: ", zerror(rc)));
+    }
+    closed_once = true;
   }
-  if (state != ZOO_CONNECTED_STATE) {
-    zookeeper_close(zh);
-    return absl::DeadlineExceededError("could not attach to the session to expire it");
-  }
-  int rc = zookeeper_close(zh);
-  if (rc != ZOK) return absl::InternalError(absl::StrCat("close: ", zerror(rc)));
-  return absl::OkStatus();
 }
 
 }  // namespace tempest::coord

@@ -75,7 +75,9 @@ class ZkEnsemble {
   // Really expires a session: opens a second handle with the same id and
   // password, waits until it is connected, and closes it. Closing ends the
   // session on the server, so its ephemeral nodes vanish and its original
-  // client sees SESSION_EXPIRED when it next talks to the ensemble.
+  // client sees SESSION_EXPIRED when it next talks to the ensemble. A close
+  // request can be lost on a loaded machine, so it attaches again until the
+  // server answers that the session has expired (or the timeout passes).
   absl::Status ExpireSession(int64_t session_id, const std::string& password,
                              std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
 

@@ -144,8 +144,35 @@ void ZkServer::Kill() {
   paused_ = false;
 }
 
+namespace {
+
+// True once every thread of `pid` is in the stopped state. SIGSTOP is
+// delivered asynchronously, and on a loaded machine a JVM thread may still
+// answer a request for a moment after kill() returned.
+bool AllThreadsStopped(pid_t pid) {
+  std::error_code ec;
+  const std::filesystem::path tasks = absl::StrCat("/proc/", pid, "/task");
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;  // the thread has exited
+    const size_t close = line.rfind(')');   // the name may hold spaces
+    if (close == std::string::npos || close + 2 >= line.size()) continue;
+    const char state = line[close + 2];
+    if (state != 'T' && state != 't') return false;
+  }
+  return !ec;
+}
+
+}  // namespace
+
 void ZkServer::Pause() {
-  if (process_ != nullptr && process_->SignalGroup(SIGSTOP)) paused_ = true;
+  if (process_ == nullptr || !process_->SignalGroup(SIGSTOP)) return;
+  paused_ = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!AllThreadsStopped(process_->pid()) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 void ZkServer::Resume() {

@@ -52,7 +52,7 @@ class ZkServer {
 
   void Stop();    // SIGTERM, then SIGKILL after a grace period
   void Kill();    // SIGKILL
-  void Pause();   // SIGSTOP: the process stays, answers nothing
+  void Pause();   // SIGSTOP, returning once every thread has stopped: the process stays, answers nothing
   void Resume();  // SIGCONT
   absl::Status Restart();  // Kill (if running) and start again on the same dir and port
   bool Running();
