@@ -311,7 +311,9 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   // Final committed offsets, read once more after everything stopped moving.
   std::vector<RunResult> results = Analyse();
   if (absl::Status s = KillTopologies(); !s.ok()) {
+    // Analyse has already copied the notes into each run: add this one too.
     notes_.push_back(absl::StrCat("kill: ", s.message()));
+    for (RunResult& r : results) r.violations.push_back(notes_.back());
   }
   world_.CollectWorkerLogs(OurTopologies(), (dir_ / "worker-logs").string());
   std::error_code ec;
