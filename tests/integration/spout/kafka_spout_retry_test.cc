@@ -24,6 +24,7 @@
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
 #include "tests/integration/spout/spout_harness.h"
+#include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/zk_ensemble.h"
@@ -83,35 +84,11 @@ class LogCapture {
   std::shared_ptr<Sink> sink_;
 };
 
-class KafkaSpoutRetryTest : public ::testing::Test {
+class KafkaSpoutRetryTest : public testing::SpoutClusterTest<1> {
  protected:
-  static void SetUpTestSuite() {
-    auto zk = ZkEnsemble::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = zk->release();
-    auto kafka = DevKafka::Start(1, {});
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = kafka->release();
-  }
-  static void TearDownTestSuite() {
-    delete kafka_;
-    delete zk_;
-  }
   void SetUp() override {
-    coord::ZkSession::Options o;
-    o.connect_string = zk_->ConnectString();
-    o.create_chroot = false;
-    auto s = coord::ZkSession::Create(o);
-    ASSERT_TRUE(s.ok());
-    client_ = std::move(*s);
-    ASSERT_TRUE(client_->WaitConnected(seconds(20)).ok());
-  }
-
-  static api::Config TopologyConfig() {
-    api::Config c;
-    c.Set(api::kStormZookeeperSessionTimeout, 4000);
-    c.Set(api::kStormZookeeperConnectionTimeout, 4000);
-    return c;
+    client_ = ConnectClient(seconds(20));
+    ASSERT_NE(client_, nullptr);
   }
 
   // Opens a spout of either form; the retry settings are the form's defaults
@@ -169,13 +146,9 @@ class KafkaSpoutRetryTest : public ::testing::Test {
     return values;
   }
 
-  static ZkEnsemble* zk_;
-  static DevKafka* kafka_;
   std::unique_ptr<coord::ZkSession> client_;
 };
 
-ZkEnsemble* KafkaSpoutRetryTest::zk_ = nullptr;
-DevKafka* KafkaSpoutRetryTest::kafka_ = nullptr;
 
 // The poison record fails on every delivery. Under the defaults (100 ms, x2,
 // 10 s max, limit 10, no dead-letter topic) its deliveries in 10 s are a

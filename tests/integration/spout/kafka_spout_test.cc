@@ -14,6 +14,7 @@
 #include "spout/kafka_spout_config.h"
 #include "spout/zk_offset_store.h"
 #include "tests/integration/spout/spout_harness.h"
+#include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/zk_ensemble.h"
@@ -28,41 +29,13 @@ using testing::SpoutUnderTest;
 using testing::StoredOffset;
 using testing::ZkEnsemble;
 
-std::vector<DevKafka::Record> Numbered(int from, int to) {
-  std::vector<DevKafka::Record> out;
-  for (int i = from; i < to; ++i) out.push_back({absl::StrCat("k", i), absl::StrCat(i)});
-  return out;
-}
+using testing::NumberedRecords;
 
-class KafkaSpoutTest : public ::testing::Test {
+class KafkaSpoutTest : public testing::SpoutClusterTest<1> {
  protected:
-  static void SetUpTestSuite() {
-    auto zk = ZkEnsemble::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = zk->release();
-    auto kafka = DevKafka::Start(1, {});
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = kafka->release();
-  }
-  static void TearDownTestSuite() {
-    delete kafka_;
-    delete zk_;
-  }
   void SetUp() override {
-    coord::ZkSession::Options o;
-    o.connect_string = zk_->ConnectString();
-    o.create_chroot = false;
-    auto s = coord::ZkSession::Create(o);
-    ASSERT_TRUE(s.ok());
-    client_ = std::move(*s);
-    ASSERT_TRUE(client_->WaitConnected(seconds(20)).ok());
-  }
-
-  static api::Config TopologyConfig() {
-    api::Config c;
-    c.Set(api::kStormZookeeperSessionTimeout, 4000);
-    c.Set(api::kStormZookeeperConnectionTimeout, 4000);
-    return c;
+    client_ = ConnectClient(seconds(20));
+    ASSERT_NE(client_, nullptr);
   }
 
   // A tempest.KafkaSpout with the test's cluster and `extra` properties.
@@ -110,18 +83,14 @@ class KafkaSpoutTest : public ::testing::Test {
     return OffsetNodePath(root, "spout", topic, p, false);
   }
 
-  static ZkEnsemble* zk_;
-  static DevKafka* kafka_;
   std::unique_ptr<coord::ZkSession> client_;
 };
 
-ZkEnsemble* KafkaSpoutTest::zk_ = nullptr;
-DevKafka* KafkaSpoutTest::kafka_ = nullptr;
 
 TEST_F(KafkaSpoutTest, ResumesFromOffsetsWrittenByLegacyClientAndWritesLegacyJson) {
   ASSERT_TRUE(kafka_->CreateTopic("legacy", 2).ok());
-  ASSERT_TRUE(kafka_->Produce("legacy", 0, Numbered(0, 100)).ok());
-  ASSERT_TRUE(kafka_->Produce("legacy", 1, Numbered(0, 100)).ok());
+  ASSERT_TRUE(kafka_->Produce("legacy", 0, NumberedRecords(0, 100)).ok());
+  ASSERT_TRUE(kafka_->Produce("legacy", 1, NumberedRecords(0, 100)).ok());
   // An independent client (kazoo) writes offsets exactly as storm-kafka did.
   const std::string hosts = zk_->ConnectString();
   auto [rc, out] = testing::RunKazoo(absl::StrCat(
@@ -171,7 +140,7 @@ TEST_F(KafkaSpoutTest, ResumesFromOffsetsWrittenByLegacyClientAndWritesLegacyJso
 
 TEST_F(KafkaSpoutTest, AtMostOnceCommitsBeforeEmitting) {
   ASSERT_TRUE(kafka_->CreateTopic("amo", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("amo", 0, Numbered(0, 30)).ok());
+  ASSERT_TRUE(kafka_->Produce("amo", 0, NumberedRecords(0, 30)).ok());
   auto t = Spout("amo", "/amo", {{"processingGuarantee", "AT_MOST_ONCE"}});
   int violations = 0, checked = 0;
   t->collector.on_emit = [&](const testing::RecordingCollector::Emitted& e) {
@@ -196,7 +165,7 @@ TEST_F(KafkaSpoutTest, AtMostOnceCommitsAtMostOnePollBatchAheadOfEmitting) {
   constexpr int kRecords = 20000;
   constexpr int64_t kPollBatch = 2048;
   ASSERT_TRUE(kafka_->CreateTopic("amo-window", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("amo-window", 0, Numbered(0, kRecords)).ok());
+  ASSERT_TRUE(kafka_->Produce("amo-window", 0, NumberedRecords(0, kRecords)).ok());
   auto t = Spout("amo-window", "/amo-window", {{"processingGuarantee", "AT_MOST_ONCE"}});
   int64_t widest = 0;
   t->collector.on_emit = [&](const testing::RecordingCollector::Emitted& e) {
@@ -212,14 +181,14 @@ TEST_F(KafkaSpoutTest, AtMostOnceCommitsAtMostOnePollBatchAheadOfEmitting) {
 
 TEST_F(KafkaSpoutTest, SessionExpiryReacquiresRereadsAndContinues) {
   ASSERT_TRUE(kafka_->CreateTopic("expiry", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("expiry", 0, Numbered(0, 50)).ok());
+  ASSERT_TRUE(kafka_->Produce("expiry", 0, NumberedRecords(0, 50)).ok());
   auto t = Spout("expiry", "/expiry");
   const std::string path = OffsetPath("/expiry", "expiry", 0);
   ASSERT_TRUE(t->RunUntil(seconds(60), [&] { return StoredOffset(*client_, path) == 50; }));
   coord::ZkSession* session = t->spout->offset_store()->session();
   const int64_t old_session = session->session_id();
   ASSERT_TRUE(zk_->ExpireSession(old_session, session->session_password()).ok());
-  ASSERT_TRUE(kafka_->Produce("expiry", 0, Numbered(50, 100)).ok());
+  ASSERT_TRUE(kafka_->Produce("expiry", 0, NumberedRecords(50, 100)).ok());
   ASSERT_TRUE(t->RunUntil(seconds(60), [&] {
     return StoredOffset(*client_, path) == 100 &&
            t->spout->Stats()[TopicPartition{"expiry", 0}].acquisitions >= 2;
@@ -330,7 +299,7 @@ TEST_F(KafkaSpoutTest, ZombieStoreCommitIsFencedAndOffsetNeverGoesBack) {
 
 TEST_F(KafkaSpoutTest, TwoSpoutsOnOnePartitionZombieNeverMovesOffsetBackwards) {
   ASSERT_TRUE(kafka_->CreateTopic("twin", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("twin", 0, Numbered(0, 300)).ok());
+  ASSERT_TRUE(kafka_->Produce("twin", 0, NumberedRecords(0, 300)).ok());
   const std::string path = OffsetPath("/twin", "twin", 0);
   auto a = Spout("twin", "/twin");
   int64_t last_seen = -1;
@@ -434,7 +403,7 @@ TEST_F(KafkaSpoutTest, RetentionPastCommittedOffsetAppliesPolicyAndCountsLoss) {
 TEST_F(KafkaSpoutTest, TupleFailingForeverGoesToDeadLetterTopicAndCommitsMovePast) {
   ASSERT_TRUE(kafka_->CreateTopic("dl", 1).ok());
   ASSERT_TRUE(kafka_->CreateTopic("dl-dead", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("dl", 0, Numbered(0, 20)).ok());
+  ASSERT_TRUE(kafka_->Produce("dl", 0, NumberedRecords(0, 20)).ok());
   auto t = Spout("dl", "/dl",
                  {{"deadLetterTopic", "dl-dead"}, {"retryLimit", 3}, {"retryInitialDelayMs", 1}});
   t->decide = [](const auto& e) { return SpoutUnderTest::OffsetOf(e) != 7; };
@@ -460,7 +429,7 @@ TEST_F(KafkaSpoutTest, TupleFailingForeverGoesToDeadLetterTopicAndCommitsMovePas
 
 TEST_F(KafkaSpoutTest, WithoutDeadLetterTopicAFailingTupleIsNeverAckedPast) {
   ASSERT_TRUE(kafka_->CreateTopic("stuck", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("stuck", 0, Numbered(0, 20)).ok());
+  ASSERT_TRUE(kafka_->Produce("stuck", 0, NumberedRecords(0, 20)).ok());
   // Past the limit retries come every retryDelayMaxMs (short here).
   auto t = Spout("stuck", "/stuck",
                  {{"retryLimit", 2}, {"retryInitialDelayMs", 1}, {"retryDelayMaxMs", 20}});
@@ -481,8 +450,8 @@ TEST_F(KafkaSpoutTest, WithoutDeadLetterTopicAFailingTupleIsNeverAckedPast) {
 
 TEST_F(KafkaSpoutTest, StopAtEndIsExhaustedOnceEverythingIsCommitted) {
   ASSERT_TRUE(kafka_->CreateTopic("finite", 2).ok());
-  ASSERT_TRUE(kafka_->Produce("finite", 0, Numbered(0, 40)).ok());
-  ASSERT_TRUE(kafka_->Produce("finite", 1, Numbered(0, 25)).ok());
+  ASSERT_TRUE(kafka_->Produce("finite", 0, NumberedRecords(0, 40)).ok());
+  ASSERT_TRUE(kafka_->Produce("finite", 1, NumberedRecords(0, 25)).ok());
   auto t = Spout("finite", "/finite", {{"stopAtEnd", true}});
   EXPECT_FALSE(t->spout->IsExhausted());
   ASSERT_TRUE(t->RunUntil(seconds(60), [&] { return t->spout->IsExhausted(); }));
@@ -491,7 +460,7 @@ TEST_F(KafkaSpoutTest, StopAtEndIsExhaustedOnceEverythingIsCommitted) {
   EXPECT_EQ(t->Unique(0).size(), 40u);
   EXPECT_EQ(t->Unique(1).size(), 25u);
   // Records produced after activation are not part of this finite run.
-  ASSERT_TRUE(kafka_->Produce("finite", 0, Numbered(40, 50)).ok());
+  ASSERT_TRUE(kafka_->Produce("finite", 0, NumberedRecords(40, 50)).ok());
   for (int i = 0; i < 500; ++i) t->Step();
   EXPECT_EQ(t->Unique(0).size(), 40u);
   EXPECT_TRUE(t->spout->IsExhausted());
@@ -499,7 +468,7 @@ TEST_F(KafkaSpoutTest, StopAtEndIsExhaustedOnceEverythingIsCommitted) {
 
 TEST_F(KafkaSpoutTest, MalformedStoredOffsetIsReportedNotGuessed) {
   ASSERT_TRUE(kafka_->CreateTopic("garbled", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("garbled", 0, Numbered(0, 10)).ok());
+  ASSERT_TRUE(kafka_->Produce("garbled", 0, NumberedRecords(0, 10)).ok());
   const std::string path = OffsetPath("/garbled", "garbled", 0);
   ASSERT_TRUE(client_->EnsurePath("/garbled/spout").ok());
   ASSERT_TRUE(client_->Create(path, "{not json").ok());
@@ -515,7 +484,7 @@ TEST_F(KafkaSpoutTest, MalformedStoredOffsetIsReportedNotGuessed) {
 
 TEST_F(KafkaSpoutTest, CleanCloseCommitsWhatIsComplete) {
   ASSERT_TRUE(kafka_->CreateTopic("closing", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("closing", 0, Numbered(0, 25)).ok());
+  ASSERT_TRUE(kafka_->Produce("closing", 0, NumberedRecords(0, 25)).ok());
   // A commit interval longer than the test: only Close can commit.
   auto t = Spout("closing", "/closing", {{"stateUpdateIntervalMs", 600000}});
   ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return t->Unique(0).size() == 25; }));
@@ -530,7 +499,7 @@ TEST_F(KafkaSpoutTest, CleanCloseCommitsWhatIsComplete) {
 
 TEST_F(KafkaSpoutTest, DeactivateCommits) {
   ASSERT_TRUE(kafka_->CreateTopic("deact", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("deact", 0, Numbered(0, 12)).ok());
+  ASSERT_TRUE(kafka_->Produce("deact", 0, NumberedRecords(0, 12)).ok());
   auto t = Spout("deact", "/deact", {{"stateUpdateIntervalMs", 600000}});
   ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return t->Unique(0).size() == 12; }));
   t->spout->Deactivate();
@@ -540,7 +509,7 @@ TEST_F(KafkaSpoutTest, DeactivateCommits) {
 
 TEST_F(KafkaSpoutTest, MetricsShowLagCommittedAndTheOffsetBlockingCommits) {
   ASSERT_TRUE(kafka_->CreateTopic("metered", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("metered", 0, Numbered(0, 10)).ok());
+  ASSERT_TRUE(kafka_->Produce("metered", 0, NumberedRecords(0, 10)).ok());
   auto t = Spout("metered", "/metered", {{"retryInitialDelayMs", 50}});
   t->decide = [](const auto& e) { return SpoutUnderTest::OffsetOf(e) != 3; };
   auto gauge = [&](const std::string& name) -> int64_t {
@@ -562,8 +531,8 @@ TEST_F(KafkaSpoutTest, MetricsShowLagCommittedAndTheOffsetBlockingCommits) {
 
 TEST_F(KafkaSpoutTest, PartitionRefreshPicksUpNewPartitions) {
   ASSERT_TRUE(kafka_->CreateTopic("grow", 2).ok());
-  ASSERT_TRUE(kafka_->Produce("grow", 0, Numbered(0, 10)).ok());
-  ASSERT_TRUE(kafka_->Produce("grow", 1, Numbered(0, 10)).ok());
+  ASSERT_TRUE(kafka_->Produce("grow", 0, NumberedRecords(0, 10)).ok());
+  ASSERT_TRUE(kafka_->Produce("grow", 1, NumberedRecords(0, 10)).ok());
   // Kafka's registry (ZkHosts) first lists only partition 0.
   std::vector<std::string> hp = absl::StrSplit(kafka_->bootstrap_servers(), ',');
   std::vector<std::string> host_port = absl::StrSplit(hp[0], ':');
@@ -603,7 +572,7 @@ TEST_F(KafkaSpoutTest, PartitionRefreshPicksUpNewPartitions) {
 
 TEST_F(KafkaSpoutTest, TwoTasksSplitPartitionsLikeStormKafka) {
   ASSERT_TRUE(kafka_->CreateTopic("split", 3).ok());
-  for (int p = 0; p < 3; ++p) ASSERT_TRUE(kafka_->Produce("split", p, Numbered(0, 10)).ok());
+  for (int p = 0; p < 3; ++p) ASSERT_TRUE(kafka_->Produce("split", p, NumberedRecords(0, 10)).ok());
   auto t0 = Spout("split", "/split", {}, 0, 2);
   auto t1 = Spout("split", "/split", {}, 1, 2);
   ASSERT_TRUE(t0->RunUntil(seconds(60), [&] {
@@ -617,7 +586,7 @@ TEST_F(KafkaSpoutTest, TwoTasksSplitPartitionsLikeStormKafka) {
 
 TEST_F(KafkaSpoutTest, LegacyStormFluxFormDiscoversBrokersThroughZkHosts) {
   ASSERT_TRUE(kafka_->CreateTopic("old", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("old", 0, Numbered(0, 15)).ok());
+  ASSERT_TRUE(kafka_->Produce("old", 0, NumberedRecords(0, 15)).ok());
   // Kafka's own registry, as brokers before KRaft wrote it.
   std::vector<std::string> hp = absl::StrSplit(kafka_->bootstrap_servers(), ',');
   std::vector<std::string> host_port = absl::StrSplit(hp[0], ':');

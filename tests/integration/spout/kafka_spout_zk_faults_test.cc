@@ -11,6 +11,7 @@
 #include "spout/kafka_spout.h"
 #include "spout/kafka_spout_config.h"
 #include "tests/integration/spout/spout_harness.h"
+#include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/zk_ensemble.h"
@@ -25,38 +26,11 @@ using testing::SpoutUnderTest;
 using testing::StoredOffset;
 using testing::ZkEnsemble;
 
-std::vector<DevKafka::Record> Numbered(int from, int to) {
-  std::vector<DevKafka::Record> out;
-  for (int i = from; i < to; ++i) out.push_back({absl::StrCat("k", i), absl::StrCat(i)});
-  return out;
-}
+using testing::NumberedRecords;
 
-class KafkaSpoutZkFaultsTest : public ::testing::Test {
+class KafkaSpoutZkFaultsTest : public testing::SpoutClusterTest<3> {
  protected:
-  static void SetUpTestSuite() {
-    ZkEnsemble::Options o;
-    o.size = 3;
-    auto zk = ZkEnsemble::Start(o);
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = zk->release();
-    auto kafka = DevKafka::Start(1, {});
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = kafka->release();
-  }
-  static void TearDownTestSuite() {
-    delete kafka_;
-    delete zk_;
-  }
-
-  std::unique_ptr<coord::ZkSession> Client() {
-    coord::ZkSession::Options o;
-    o.connect_string = zk_->ConnectString();
-    o.create_chroot = false;
-    auto s = coord::ZkSession::Create(o);
-    EXPECT_TRUE(s.ok());
-    EXPECT_TRUE((*s)->WaitConnected(seconds(30)).ok());
-    return std::move(*s);
-  }
+  std::unique_ptr<coord::ZkSession> Client() { return ConnectClient(seconds(30)); }
 
   std::unique_ptr<SpoutUnderTest> Spout(const std::string& topic, api::ValueMap extra) {
     api::ComponentArgs args;
@@ -84,12 +58,8 @@ class KafkaSpoutZkFaultsTest : public ::testing::Test {
     return t;
   }
 
-  static ZkEnsemble* zk_;
-  static DevKafka* kafka_;
 };
 
-ZkEnsemble* KafkaSpoutZkFaultsTest::zk_ = nullptr;
-DevKafka* KafkaSpoutZkFaultsTest::kafka_ = nullptr;
 
 TEST_F(KafkaSpoutZkFaultsTest, MemberStallDuringCommitsIsResolvedWithoutLossOrRegression) {
   ASSERT_TRUE(kafka_->CreateTopic("stall", 1).ok());
@@ -100,7 +70,7 @@ TEST_F(KafkaSpoutZkFaultsTest, MemberStallDuringCommitsIsResolvedWithoutLossOrRe
   int64_t last = -1;
   bool backwards = false;
   auto produce_some = [&] {
-    ASSERT_TRUE(kafka_->Produce("stall", 0, Numbered(produced, produced + 50)).ok());
+    ASSERT_TRUE(kafka_->Produce("stall", 0, NumberedRecords(produced, produced + 50)).ok());
     produced += 50;
   };
   // Each member in turn stops answering (SIGSTOP) while the spout commits
@@ -130,7 +100,7 @@ TEST_F(KafkaSpoutZkFaultsTest, MemberStallDuringCommitsIsResolvedWithoutLossOrRe
 
 TEST_F(KafkaSpoutZkFaultsTest, QuorumLossPausesAtUncommittedLimitAndResumes) {
   ASSERT_TRUE(kafka_->CreateTopic("quorum", 1).ok());
-  ASSERT_TRUE(kafka_->Produce("quorum", 0, Numbered(0, 100)).ok());
+  ASSERT_TRUE(kafka_->Produce("quorum", 0, NumberedRecords(0, 100)).ok());
   auto client = Client();
   const std::string path = OffsetNodePath("/quorum", "spout", "quorum", 0, false);
   auto t = Spout("quorum", {});
@@ -140,7 +110,7 @@ TEST_F(KafkaSpoutZkFaultsTest, QuorumLossPausesAtUncommittedLimitAndResumes) {
   // Two of three members down: no quorum, no commits.
   zk_->Kill(1);
   zk_->Kill(2);
-  ASSERT_TRUE(kafka_->Produce("quorum", 0, Numbered(100, 300)).ok());
+  ASSERT_TRUE(kafka_->Produce("quorum", 0, NumberedRecords(100, 300)).ok());
   bool paused_seen = false;
   int64_t max_emitted_during_outage = -1;
   // Longer than 3 commit intervals (200 ms each), and until the limit hits.
