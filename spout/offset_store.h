@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "spout/offset_journal.h"
 #include "spout/partition_assignment.h"
 #include "spout/storm_kafka_offset.h"
 
@@ -45,6 +46,11 @@ struct OffsetCommit {
   TopicPartition partition;
   uint64_t acquisition = 0;
   StormKafkaOffset state;  // state.offset is the offset to store
+  // Journal entries (out-of-range resets, dead letters, rewinds) written in
+  // the same multi as this commit, before its own commit entry; also sent
+  // when the offset itself does not move. A later request for the same
+  // partition keeps the entries of one that has not gone out yet.
+  std::vector<JournalEntry> journal;
 };
 
 // What a KafkaSpout needs from the place its offsets live: per-partition
