@@ -22,6 +22,8 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
   # the allocator of the tempest binary (docs/adr/0009-jemalloc.md)
   libjemalloc-dev
+  # libFuzzer targets of tests/fuzz (the `fuzz` preset)
+  clang libclang-rt-14-dev libfuzzer-14-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # independent peer clients used by tests to check our formats
