@@ -132,6 +132,7 @@ absl::StatusOr<HttpClientResponse> HttpClient::Request(std::string_view method,
   request.set(http::field::host, absl::StrCat(host_, ":", port_));
   request.set(http::field::user_agent, "tempest");
   request.set(http::field::connection, "close");
+  for (const auto& [name, value] : headers_) request.set(name, value);
   if (!content_type.empty()) {
     request.set(http::field::content_type,
                 beast::string_view(content_type.data(), content_type.size()));

@@ -39,12 +39,18 @@ class HttpClient {
                                              std::string_view content_type) const;
 
   void set_max_response_bytes(size_t n) { max_response_bytes_ = n; }
+  // A header field sent with every request (e.g. "Authorization"); a
+  // second call with the same name replaces the value.
+  void set_header(std::string name, std::string value) {
+    headers_[std::move(name)] = std::move(value);
+  }
 
  private:
   std::string host_;
   int port_;
   std::chrono::milliseconds deadline_;
   size_t max_response_bytes_ = 64u << 20;
+  std::map<std::string, std::string> headers_;
 };
 
 }  // namespace tempest::net

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +32,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Further header fields (e.g. WWW-Authenticate), sent as given.
+  std::vector<std::pair<std::string, std::string>> headers;
 
   static HttpResponse Json(int status, std::string body);
   // An error shaped like the Storm UI REST API's: {"error": ..., "errorMessage": ...}.

@@ -178,6 +178,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     response_.result(static_cast<unsigned>(response.status));
     response_.set(http::field::server, "tempest");
     response_.set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) response_.set(name, value);
     response_.keep_alive(keep_alive);
     response_.body() = std::move(response.body);
     response_.prepare_payload();

@@ -1,0 +1,193 @@
+#include "common/net/http_auth.h"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
+#include "common/net/frame_mac.h"
+#include "spdlog/spdlog.h"
+
+namespace tempest::net {
+namespace {
+
+using api::StdSv;
+using api::Sv;
+
+constexpr size_t kMaxTokenFileBytes = 4096;
+
+std::string Sha256(std::string_view text) {
+  std::string digest(SHA256_DIGEST_LENGTH, '\0');
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(),
+         reinterpret_cast<unsigned char*>(digest.data()));
+  return digest;
+}
+
+HttpResponse Unauthorized(std::string_view message) {
+  HttpResponse r = HttpResponse::Error(401, "Unauthorized", message);
+  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"tempest\"");
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedToken> LoadTokenFile(const std::string& path, std::string_view key) {
+  auto fail = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(Sv(key), " ", path, ": ", Sv(why)));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  std::string text(kMaxTokenFileBytes + 1, '\0');
+  size_t filled = 0;
+  while (filled < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (filled > kMaxTokenFileBytes) return fail("larger than 4 KiB; it should hold one token");
+  text.resize(filled);
+  std::string_view token = StdSv(absl::StripAsciiWhitespace(text));
+  if (const size_t nl = token.find('\n'); nl != std::string_view::npos) {
+    token = StdSv(absl::StripAsciiWhitespace(Sv(token.substr(0, nl))));
+  }
+  if (token.empty()) return fail("is empty; it should hold one token");
+  for (const char c : token) {
+    if (std::iscntrl(static_cast<unsigned char>(c)) || c == ' ') {
+      return fail("the token holds a space or a control character");
+    }
+  }
+  LoadedToken loaded{std::string(token), std::nullopt};
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    loaded.warning = absl::StrCat(Sv(key), " ", path, " has mode ", mode,
+                                  ": other users can read the API token; chmod 600 it");
+  }
+  return loaded;
+}
+
+std::string NewRandomToken() { return absl::BytesToHexString(FrameMac::RandomBytes(32)); }
+
+absl::Status WriteTokenFile(const std::string& path, const std::string& token) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write token file ", path, ": ", std::strerror(errno)));
+  }
+  const std::string text = token + "\n";
+  bool ok = ::fchmod(fd, 0600) == 0;
+  size_t written = 0;
+  while (ok && written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ok = false;
+    else written += static_cast<size_t>(n);
+  }
+  ok = (::close(fd) == 0) && ok;
+  if (!ok) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write token file ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::string_view> ParseBearer(std::string_view authorization) {
+  authorization = StdSv(absl::StripAsciiWhitespace(Sv(authorization)));
+  constexpr std::string_view kScheme = "bearer";
+  if (authorization.size() <= kScheme.size() ||
+      !absl::EqualsIgnoreCase(Sv(authorization.substr(0, kScheme.size())), Sv(kScheme)) ||
+      (authorization[kScheme.size()] != ' ' && authorization[kScheme.size()] != '\t')) {
+    return std::nullopt;
+  }
+  std::string_view token =
+      StdSv(absl::StripAsciiWhitespace(Sv(authorization.substr(kScheme.size()))));
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+bool TokensEqual(std::string_view a, std::string_view b) {
+  const std::string da = Sha256(a);
+  const std::string db = Sha256(b);
+  return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
+}
+
+absl::StatusOr<HttpAuthPolicy> HttpAuthPolicyFromConfig(const api::Config& config) {
+  HttpAuthPolicy policy;
+  const std::string file = config.GetString(kApiTokenFileKey, "");
+  if (!file.empty()) {
+    absl::StatusOr<LoadedToken> token = LoadTokenFile(file, kApiTokenFileKey);
+    if (!token.ok()) return token.status();
+    if (token->warning.has_value()) spdlog::warn("{}", *token->warning);
+    policy.token = std::move(token->token);
+  }
+  policy.protect_reads = config.GetBool(kApiAuthReadsKey, false);
+  constexpr std::string_view kStormAuthorizers = "org.apache.storm.security.auth.authorizer.";
+  const std::string authorizer = config.GetString(kNimbusAuthorizerKey, "");
+  if (authorizer.empty() || authorizer == absl::StrCat(Sv(kStormAuthorizers), "NoopAuthorizer")) {
+    return policy;
+  }
+  if (authorizer == absl::StrCat(Sv(kStormAuthorizers), "DenyAuthorizer")) {
+    policy.deny_writes = true;
+    return policy;
+  }
+  if (authorizer == "tempest.BearerTokenAuthorizer") {
+    if (policy.token.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kNimbusAuthorizerKey, " tempest.BearerTokenAuthorizer needs ",
+                       kApiTokenFileKey, " (a file holding the API token)"));
+    }
+    return policy;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      kNimbusAuthorizerKey, " '", authorizer,
+      "' is not supported: Tempest has no user principals; use tempest.BearerTokenAuthorizer "
+      "with ", kApiTokenFileKey, ", NoopAuthorizer or DenyAuthorizer"));
+}
+
+std::optional<HttpResponse> CheckAuth(const HttpAuthPolicy& policy, const HttpRequest& request) {
+  const bool read = request.method == "GET" || request.method == "HEAD";
+  if (!policy.enabled() || (read && !policy.protect_reads)) return std::nullopt;
+  if (!policy.token.empty()) {
+    auto header = request.headers.find("authorization");
+    if (header == request.headers.end()) {
+      return Unauthorized(
+          "authentication required: send the API token as 'Authorization: Bearer TOKEN'");
+    }
+    std::optional<std::string_view> token = ParseBearer(header->second);
+    if (!token.has_value() || !TokensEqual(*token, policy.token)) {
+      return Unauthorized("authentication required: the bearer token is not this cluster's");
+    }
+  }
+  if (!read && policy.deny_writes) {
+    return HttpResponse::Error(403, "Forbidden",
+                               "nimbus.authorizer DenyAuthorizer refuses every change");
+  }
+  return std::nullopt;
+}
+
+HttpHandler RequireAuth(HttpAuthPolicy policy, HttpHandler handler) {
+  return [policy = std::move(policy), handler = std::move(handler)](const HttpRequest& request) {
+    if (std::optional<HttpResponse> refused = CheckAuth(policy, request)) return *refused;
+    return handler(request);
+  };
+}
+
+}  // namespace tempest::net

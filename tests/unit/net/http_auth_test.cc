@@ -1,0 +1,175 @@
+// Bearer-token checks of the REST API: token files, the header, the
+// comparison, the policy from config and the 401/403 replies.
+
+#include "common/net/http_auth.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "common/core/config_loader.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/temp_dir.h"
+
+namespace tempest::net {
+namespace {
+
+using tempest::testing::TempDir;
+
+std::string WriteFile(const TempDir& dir, const std::string& name, const std::string& text,
+                      mode_t mode) {
+  const std::string path = dir.File(name);
+  std::ofstream(path, std::ios::binary) << text;
+  ::chmod(path.c_str(), mode);
+  return path;
+}
+
+HttpRequest Request(const std::string& method, const std::string& authorization = "") {
+  HttpRequest r;
+  r.method = method;
+  r.path = r.target = "/api/v1/topology";
+  if (!authorization.empty()) r.headers["authorization"] = authorization;
+  return r;
+}
+
+TEST(HttpAuthTest, LoadsTheFirstLineOfAPrivateTokenFile) {
+  TempDir dir("http-auth");
+  auto token = LoadTokenFile(WriteFile(dir, "t", "  s3cret-token \n# ignored\n", 0600), "k");
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(token->token, "s3cret-token");
+  EXPECT_FALSE(token->warning.has_value());
+}
+
+TEST(HttpAuthTest, WarnsAboutAReadableTokenFileAndRefusesUnusableOnes) {
+  TempDir dir("http-auth");
+  auto open = LoadTokenFile(WriteFile(dir, "open", "abc\n", 0644), "tempest.api.token.file");
+  ASSERT_TRUE(open.ok()) << open.status();
+  ASSERT_TRUE(open->warning.has_value());
+  EXPECT_NE(open->warning->find("0644"), std::string::npos) << *open->warning;
+  EXPECT_NE(open->warning->find("chmod 600"), std::string::npos) << *open->warning;
+
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"empty", "  \n"}, {"space", "ab cd\n"}, {"big", std::string(5000, 'x')}}) {
+    auto bad = LoadTokenFile(WriteFile(dir, name, text, 0600), "tempest.api.token.file");
+    ASSERT_FALSE(bad.ok()) << name;
+    EXPECT_NE(bad.status().message().find("tempest.api.token.file"), std::string::npos)
+        << bad.status();
+  }
+  auto missing = LoadTokenFile(dir.File("nope"), "tempest.api.token.file");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(dir.File("nope")), std::string::npos);
+}
+
+TEST(HttpAuthTest, WritesPrivateRandomTokens) {
+  TempDir dir("http-auth");
+  const std::string a = NewRandomToken();
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_NE(a, NewRandomToken());
+  const std::string path = dir.File("api.token");
+  ASSERT_TRUE(WriteTokenFile(path, a).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto loaded = LoadTokenFile(path, "k");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->token, a);
+  EXPECT_FALSE(loaded->warning.has_value());
+}
+
+TEST(HttpAuthTest, ParsesBearerHeadersAndComparesWholeTokens) {
+  EXPECT_EQ(ParseBearer("Bearer abc").value_or(""), "abc");
+  EXPECT_EQ(ParseBearer("  bearer   abc  ").value_or(""), "abc");
+  EXPECT_FALSE(ParseBearer("Basic YWJj").has_value());
+  EXPECT_FALSE(ParseBearer("Bearer").has_value());
+  EXPECT_FALSE(ParseBearer("Bearer ").has_value());
+  EXPECT_FALSE(ParseBearer("Bearerabc").has_value());
+  EXPECT_TRUE(TokensEqual("abc", "abc"));
+  EXPECT_FALSE(TokensEqual("abc", "abd"));
+  EXPECT_FALSE(TokensEqual("abc", "abcd"));
+  EXPECT_FALSE(TokensEqual("", "abc"));
+}
+
+TEST(HttpAuthTest, WritesNeedTheTokenAndReadsOnlyWhenConfigured) {
+  HttpAuthPolicy policy{"tok", false, false};
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH"}) {
+    std::optional<HttpResponse> none = CheckAuth(policy, Request(method));
+    ASSERT_TRUE(none.has_value()) << method;
+    EXPECT_EQ(none->status, 401);
+    ASSERT_EQ(none->headers.size(), 1u);
+    EXPECT_EQ(none->headers[0].first, "WWW-Authenticate");
+    EXPECT_EQ(none->headers[0].second.rfind("Bearer", 0), 0u);
+    auto body = nlohmann::json::parse(none->body);
+    EXPECT_EQ(body["error"], "Unauthorized");
+    EXPECT_EQ(CheckAuth(policy, Request(method, "Bearer nope"))->status, 401);
+    EXPECT_EQ(CheckAuth(policy, Request(method, "Basic dG9r"))->status, 401);
+    EXPECT_FALSE(CheckAuth(policy, Request(method, "Bearer tok")).has_value());
+  }
+  EXPECT_FALSE(CheckAuth(policy, Request("GET")).has_value());
+  policy.protect_reads = true;
+  EXPECT_EQ(CheckAuth(policy, Request("GET"))->status, 401);
+  EXPECT_FALSE(CheckAuth(policy, Request("GET", "Bearer tok")).has_value());
+  // No token configured: nothing is checked.
+  EXPECT_FALSE(CheckAuth(HttpAuthPolicy{}, Request("POST")).has_value());
+  // DenyAuthorizer: a valid token reads, but changes nothing.
+  HttpAuthPolicy deny{"tok", false, true};
+  EXPECT_EQ(CheckAuth(deny, Request("POST", "Bearer tok"))->status, 403);
+  EXPECT_EQ(CheckAuth(deny, Request("POST"))->status, 401);
+  EXPECT_FALSE(CheckAuth(deny, Request("GET")).has_value());
+  // The wrapper calls the handler only when allowed.
+  int calls = 0;
+  HttpHandler h = RequireAuth(HttpAuthPolicy{"tok"}, [&](const HttpRequest&) {
+    ++calls;
+    return HttpResponse::Json(200, "{}");
+  });
+  EXPECT_EQ(h(Request("POST")).status, 401);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(h(Request("POST", "Bearer tok")).status, 200);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(HttpAuthTest, PolicyFromConfigMapsStormsAuthorizerKey) {
+  TempDir dir("http-auth");
+  const std::string file = WriteFile(dir, "t", "tok\n", 0600);
+  auto config = [&](std::vector<std::string> kvs) {
+    api::Config c = core::ConfigLoader::Defaults();
+    for (const std::string& kv : kvs) EXPECT_TRUE(core::ConfigLoader::ApplyOverride(c, kv).ok());
+    return c;
+  };
+  auto open = HttpAuthPolicyFromConfig(config({}));
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_FALSE(open->enabled());
+
+  auto tok = HttpAuthPolicyFromConfig(config({"tempest.api.token.file=" + file,
+                                              "tempest.api.auth.reads=true"}));
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ(tok->token, "tok");
+  EXPECT_TRUE(tok->protect_reads);
+  EXPECT_FALSE(tok->deny_writes);
+
+  auto named = HttpAuthPolicyFromConfig(
+      config({"tempest.api.token.file=" + file, "nimbus.authorizer=tempest.BearerTokenAuthorizer"}));
+  ASSERT_TRUE(named.ok()) << named.status();
+  auto noop = HttpAuthPolicyFromConfig(config(
+      {"nimbus.authorizer=org.apache.storm.security.auth.authorizer.NoopAuthorizer"}));
+  ASSERT_TRUE(noop.ok()) << noop.status();
+  EXPECT_FALSE(noop->enabled());
+  auto deny = HttpAuthPolicyFromConfig(config(
+      {"nimbus.authorizer=org.apache.storm.security.auth.authorizer.DenyAuthorizer"}));
+  ASSERT_TRUE(deny.ok()) << deny.status();
+  EXPECT_TRUE(deny->deny_writes);
+
+  auto without_file =
+      HttpAuthPolicyFromConfig(config({"nimbus.authorizer=tempest.BearerTokenAuthorizer"}));
+  ASSERT_FALSE(without_file.ok());
+  EXPECT_NE(without_file.status().message().find("tempest.api.token.file"), std::string::npos);
+  auto acl = HttpAuthPolicyFromConfig(config(
+      {"nimbus.authorizer=org.apache.storm.security.auth.authorizer.SimpleACLAuthorizer"}));
+  ASSERT_FALSE(acl.ok());
+  EXPECT_NE(acl.status().message().find("not supported"), std::string::npos) << acl.status();
+  auto missing = HttpAuthPolicyFromConfig(config({"tempest.api.token.file=" + dir.File("x")}));
+  EXPECT_FALSE(missing.ok());
+}
+
+}  // namespace
+}  // namespace tempest::net
