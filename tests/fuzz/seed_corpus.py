@@ -58,6 +58,35 @@ streams:
       args: ["word"]
 """
 write("flux_loader", "words.yaml", FLUX)
+# Classes of the target's registry (tests/unit/core/test_components.h): validates and lays out.
+VALID = """name: valid
+config:
+  topology.workers: 2
+  topology.acker.executors: 2
+spouts:
+  - id: words
+    className: test.WordSpout
+    parallelism: 2
+bolts:
+  - id: split
+    className: test.SplitBolt
+    parallelism: 3
+    numTasks: 6
+  - id: count
+    className: test.CountBolt
+    parallelism: 2
+streams:
+  - from: words
+    to: split
+    grouping: {type: SHUFFLE}
+  - from: split
+    to: count
+    grouping: {type: FIELDS, args: [word]}
+"""
+write("flux_loader", "valid.yaml", VALID)
+write("flux_loader", "valid-huge-tasks.yaml", VALID.replace("numTasks: 6", "numTasks: 884750583"))
+write("flux_loader", "valid-huge-ackers.yaml", VALID.replace("topology.acker.executors: 2",
+                                                             "topology.acker.executors: 2000000000"))
 write("flux_loader", "filters.yaml", FLUX.replace("name: words", "name: ${ENV-TOPIC}")
       .replace("parallelism: 2", "parallelism: ${ENV-N}", 1))
 write("flux_loader", "includes.yaml", "includes:\n  - resource: false\n    file: other.yaml\n"

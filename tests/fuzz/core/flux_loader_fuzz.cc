@@ -1,8 +1,10 @@
 // Fuzzes the Flux loader with arbitrary YAML text, the way `tempest local`,
 // `submit` and nimbus read a topology: the text itself, with the --env-filter
 // substitution, and as a submitted source with config overrides. Every input
-// must give a TopologyDef or an error status, never a crash, and an accepted
-// topology must lay out its tasks.
+// must give a TopologyDef or an error status, never a crash. A loaded
+// topology then goes through what `local` and `submit` do next: the
+// validator (limits, streams, classes of the registry), and for a valid one
+// the task layout.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +15,8 @@
 #include "common/core/flux_loader.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
+#include "common/core/topology_validator.h"
+#include "tests/unit/core/test_components.h"
 
 namespace {
 
@@ -23,7 +27,13 @@ using tempest::core::FluxOptions;
 // exist keeps the target from reading whatever the working directory holds.
 constexpr char kFileName[] = "/nonexistent-fuzz-dir/topology.yaml";
 
-void LayOut(const tempest::core::TopologyDef& def) {
+// The validator's registry: the core unit tests' fake components
+// (test.WordSpout, test.SplitBolt, test.CountBolt, ...), which the seeds use.
+void ValidateAndLayOut(const tempest::core::TopologyDef& def) {
+  static const tempest::api::ComponentRegistry* registry =
+      tempest::core::testing::MakeTestRegistry().release();
+  const tempest::core::TopologyValidator validator(*registry);
+  if (!validator.Validate(def).ok()) return;
   absl::StatusOr<tempest::core::TaskLayout> layout =
       tempest::core::TaskLayout::Create(def, tempest::core::TaskLayout::AckerExecutors(def.config));
   (void)layout;
@@ -36,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const FluxLoader plain;
   absl::StatusOr<tempest::core::TopologyDef> def = plain.LoadString(text, kFileName);
-  if (def.ok()) LayOut(*def);
+  if (def.ok()) ValidateAndLayOut(*def);
 
   static const std::map<std::string, std::string> kEnv = {{"TOPIC", "events"}, {"N", "2"}};
   const FluxLoader filtered(FluxOptions{.env_filter = true, .env = &kEnv});
