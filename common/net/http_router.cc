@@ -31,7 +31,11 @@ int HexValue(char c) {
 }  // namespace
 
 HttpResponse HttpResponse::Json(int status, std::string body) {
-  return HttpResponse{status, "application/json", std::move(body)};
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = std::move(body);
+  return r;
 }
 
 HttpResponse HttpResponse::Error(int status, std::string_view error, std::string_view message) {

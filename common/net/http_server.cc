@@ -1,7 +1,10 @@
 #include "common/net/http_server.h"
 
+#include <algorithm>
 #include <cctype>
 #include <exception>
+#include <functional>
+#include <stdexcept>
 #include <map>
 #include <optional>
 #include <utility>
@@ -10,9 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/post.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
 #include "common/api/string_view_compat.h"
+#include "common/core/json_depth.h"
+#include "common/net/accept_backoff.h"
+#include "common/net/handler_pool.h"
 #include "common/net/static_files.h"
 #include "spdlog/spdlog.h"
 
@@ -32,6 +39,8 @@ namespace {
 constexpr size_t kMaxDrainBytes = 64u << 20;
 constexpr std::chrono::seconds kDrainTimeout(2);
 
+constexpr size_t kReadChunkBytes = 16 << 10;
+
 const char* ReasonFor(int status) {
   switch (status) {
     case 400:
@@ -46,6 +55,8 @@ const char* ReasonFor(int status) {
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
     default:
       return "Error";
   }
@@ -53,6 +64,18 @@ const char* ReasonFor(int status) {
 
 HttpResponse ErrorResponse(int status, std::string_view message) {
   return HttpResponse::Error(status, ReasonFor(status), message);
+}
+
+bool LooksLikeJson(const HttpRequest& request) {
+  auto it = request.headers.find("content-type");
+  if (it != request.headers.end() && absl::AsciiStrToLower(it->second).find("json") != std::string::npos) {
+    return true;
+  }
+  for (char c : request.body) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
 }
 
 }  // namespace
@@ -63,20 +86,26 @@ class HttpSession;
 class HttpListener : public std::enable_shared_from_this<HttpListener> {
  public:
   HttpListener(asio::io_context& io, HttpServerOptions options, HttpRouter router,
-               std::unique_ptr<StaticFiles> static_files)
+               std::unique_ptr<StaticFiles> static_files, HandlerPool* pool)
       : acceptor_(io),
         options_(std::move(options)),
         router_(std::move(router)),
         static_files_(std::move(static_files)),
         metrics_(options_.metrics != nullptr ? *options_.metrics
-                                             : core::MetricsRegistry::Global()) {}
+                                             : core::MetricsRegistry::Global()),
+        accept_backoff_(io, "http", metrics_),
+        pool_(pool) {}
 
   absl::StatusOr<int> Listen();
   void Accept();
   void Stop();
   void Remove(uint64_t id) { sessions_.erase(id); }
 
+  // Any thread (the router and the static files are read-only).
   HttpResponse Handle(HttpRequest& request);
+  // Runs Handle on the pool (or inline without one) and passes the response
+  // to `done` on the loop thread. False if the pool's queue is full.
+  bool Dispatch(std::shared_ptr<HttpRequest> request, std::function<void(HttpResponse)> done);
   const HttpServerOptions& options() const { return options_; }
   void Count(int status) {
     metrics_.GetCounter("tempest_net_http_requests_total", {{"status", std::to_string(status)}})
@@ -84,22 +113,33 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   }
 
  private:
+  void OnAccepted(tcp::socket socket);
+
   tcp::acceptor acceptor_;
   HttpServerOptions options_;
   HttpRouter router_;
   std::unique_ptr<StaticFiles> static_files_;
   core::MetricsRegistry& metrics_;
+  AcceptBackoff accept_backoff_;
+  HandlerPool* pool_;  // owned by the HttpServer; null once stopped
   std::map<uint64_t, std::weak_ptr<HttpSession>> sessions_;
   uint64_t next_id_ = 1;
   bool stopped_ = false;
 };
 
 // One connection: read a request, answer, repeat while keep-alive. Loop
-// thread only.
+// thread only. Reads by hand (read_some + parser.put) rather than with
+// http::async_read so that every exception of the parser is caught here,
+// and so that the bytes waiting for a complete head, chunk-size line or
+// trailer stay bounded.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(uint64_t id, tcp::socket socket, std::shared_ptr<HttpListener> owner)
-      : id_(id), stream_(std::move(socket)), owner_(std::move(owner)) {}
+  HttpSession(uint64_t id, tcp::socket socket, std::shared_ptr<HttpListener> owner,
+              bool over_capacity)
+      : id_(id),
+        stream_(std::move(socket)),
+        owner_(std::move(owner)),
+        over_capacity_(over_capacity) {}
 
   void Start() { ReadRequest(); }
 
@@ -121,57 +161,138 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (closed_) return;
     const auto& options = owner_->options();
     parser_.emplace();
+    parser_->eager(true);
     parser_->body_limit(options.body_limit_bytes);
     parser_->header_limit(static_cast<uint32_t>(options.header_limit_bytes));
+    request_started_ = false;
     stream_.expires_after(options.idle_timeout);
-    auto self = shared_from_this();
-    http::async_read(stream_, buffer_, *parser_,
-                     [self](beast::error_code ec, size_t) { self->OnRead(ec); });
+    if (buffer_.size() > 0) {
+      Parse();  // a pipelined request is already here
+    } else {
+      ReadSome();
+    }
   }
 
-  void OnRead(beast::error_code ec) {
+  void ReadSome() {
+    auto self = shared_from_this();
+    stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
+                            [self](beast::error_code ec, size_t n) { self->OnReadSome(ec, n); });
+  }
+
+  void OnReadSome(beast::error_code ec, size_t n) {
     if (closed_) return;
     if (ec) {
-      if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-          ec == asio::error::connection_reset || ec == asio::error::eof ||
-          ec == asio::error::operation_aborted) {
-        Finish();  // the client went away or idled out: nothing to answer
-      } else if (ec == http::error::body_limit) {
-        Reply(ErrorResponse(413, absl::StrCat("request body exceeds ",
-                                              owner_->options().body_limit_bytes, " bytes")),
-              /*keep_alive=*/false, /*drain=*/true);
-      } else if (ec == http::error::header_limit) {
-        Reply(ErrorResponse(431, "request head too large"), false, true);
-      } else if (ec.category() == http::make_error_code(http::error::bad_target).category() ||
-                 ec == http::error::partial_message) {
-        // Any other Beast parse error: a malformed request line or header.
-        Reply(ErrorResponse(400, absl::StrCat("malformed request: ", ec.message())), false, true);
-      } else {
-        Finish();  // socket error
-      }
+      // The client went away, idled out or was too slow: nothing to answer.
+      Finish();
       return;
     }
+    buffer_.commit(n);
+    if (!request_started_) {
+      // From the first byte on, the whole request has one deadline.
+      request_started_ = true;
+      stream_.expires_after(owner_->options().request_timeout);
+    }
+    Parse();
+  }
+
+  void Parse() {
+    beast::error_code ec;
+    try {
+      while (buffer_.size() > 0 && !parser_->is_done()) {
+        const size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec == http::error::need_more) {
+          ec = {};
+          break;
+        }
+        if (ec || used == 0) break;
+      }
+    } catch (const std::length_error& e) {
+      Reply(ErrorResponse(431, absl::StrCat("request field too large: ", e.what())), false, true);
+      return;
+    } catch (const std::exception& e) {
+      Reply(ErrorResponse(400, absl::StrCat("malformed request: ", e.what())), false, true);
+      return;
+    }
+    if (ec) {
+      OnParseError(ec);
+      return;
+    }
+    if (parser_->is_done()) {
+      OnRequest();
+      return;
+    }
+    const auto& options = owner_->options();
+    if (buffer_.size() >= std::max(options.header_limit_bytes, options.trailer_limit_bytes)) {
+      Reply(ErrorResponse(431, absl::StrCat("request head, chunk size line or trailer exceeds ",
+                                            std::max(options.header_limit_bytes,
+                                                     options.trailer_limit_bytes),
+                                            " bytes")),
+            false, true);
+      return;
+    }
+    ReadSome();
+  }
+
+  void OnParseError(beast::error_code ec) {
+    const auto& options = owner_->options();
+    if (ec == http::error::body_limit) {
+      Reply(ErrorResponse(413, absl::StrCat("request body exceeds ", options.body_limit_bytes,
+                                            " bytes")),
+            false, true);
+    } else if (ec == http::error::header_limit) {
+      Reply(ErrorResponse(431, absl::StrCat("request head exceeds ", options.header_limit_bytes,
+                                            " bytes")),
+            false, true);
+    } else {
+      Reply(ErrorResponse(400, absl::StrCat("malformed request: ", ec.message())), false, true);
+    }
+  }
+
+  void OnRequest() {
     auto& msg = parser_->get();
-    HttpRequest request;
-    request.method = std::string(msg.method_string());
-    request.target = std::string(msg.target());
-    const size_t q = request.target.find('?');
-    request.path = request.target.substr(0, q);
-    if (q != std::string::npos) request.query = request.target.substr(q + 1);
+    auto request = std::make_shared<HttpRequest>();
+    request->method = std::string(msg.method_string());
+    request->target = std::string(msg.target());
+    const size_t q = request->target.find('?');
+    request->path = request->target.substr(0, q);
+    if (q != std::string::npos) request->query = request->target.substr(q + 1);
     for (const auto& field : msg) {
-      request.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
+      request->headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
           std::string(field.value());
     }
-    request.body = std::move(msg.body());
+    request->body = std::move(msg.body());
     const bool keep_alive = msg.keep_alive();
-    if (request.path.empty() || request.path[0] != '/') {
+    if (over_capacity_) {
+      Reply(ErrorResponse(503, absl::StrCat("server busy: ", owner_->options().max_connections,
+                                            " connections open, try again later")),
+            false, false);
+      return;
+    }
+    if (request->path.empty() || request->path[0] != '/') {
       Reply(ErrorResponse(400, "request target must be an absolute path"), false, false);
       return;
     }
-    Reply(owner_->Handle(request), keep_alive, false);
+    if (LooksLikeJson(*request)) {
+      absl::Status depth = core::CheckJsonDepth(request->body, owner_->options().max_json_depth);
+      if (!depth.ok()) {
+        Reply(ErrorResponse(400, absl::StrCat("request body rejected: ", depth.message())),
+              keep_alive, false);
+        return;
+      }
+    }
+    std::weak_ptr<HttpSession> weak = shared_from_this();
+    const bool queued = owner_->Dispatch(request, [weak, keep_alive](HttpResponse response) {
+      if (auto self = weak.lock()) self->Reply(std::move(response), keep_alive, false);
+    });
+    if (!queued) {
+      Reply(ErrorResponse(503, "server busy: too many requests waiting, try again later"),
+            keep_alive, false);
+    }
   }
 
   void Reply(HttpResponse response, bool keep_alive, bool drain) {
+    if (closed_) return;
     owner_->Count(response.status);
     response_ = {};
     response_.version(11);
@@ -219,13 +340,32 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   const uint64_t id_;
   beast::tcp_stream stream_;
   std::shared_ptr<HttpListener> owner_;  // broken by Remove()/Stop()
+  const bool over_capacity_;             // answer 503 to the request, then close
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
   char drain_buf_[16 << 10];
   size_t drained_ = 0;
+  bool request_started_ = false;
   bool closed_ = false;
 };
+
+bool HttpListener::Dispatch(std::shared_ptr<HttpRequest> request,
+                            std::function<void(HttpResponse)> done) {
+  if (pool_ == nullptr) {
+    done(Handle(*request));
+    return true;
+  }
+  auto self = shared_from_this();
+  std::function<void()> task = [self, request, done = std::move(done)]() mutable {
+    HttpResponse response = self->Handle(*request);
+    asio::post(self->acceptor_.get_executor(),
+               [done = std::move(done), response = std::move(response)]() mutable {
+                 done(std::move(response));
+               });
+  };
+  return pool_->TrySubmit(task);
+}
 
 HttpResponse HttpListener::Handle(HttpRequest& request) {
   HttpRouter::Match match = router_.Route(request.method, request.path);
@@ -251,7 +391,12 @@ HttpResponse HttpListener::Handle(HttpRequest& request) {
   }
   if (static_files_ != nullptr && request.method == "GET") {
     auto file = static_files_->Read(request.path);
-    if (file.ok()) return HttpResponse{200, file->content_type, std::move(file->body)};
+    if (file.ok()) {
+      HttpResponse r;
+      r.content_type = file->content_type;
+      r.body = std::move(file->body);
+      return r;
+    }
     if (absl::IsPermissionDenied(file.status())) {
       return HttpResponse::Error(403, "Forbidden", api::StdSv(file.status().message()));
     }
@@ -292,23 +437,40 @@ void HttpListener::Accept() {
   if (stopped_) return;
   auto self = shared_from_this();
   acceptor_.async_accept([self](beast::error_code ec, tcp::socket socket) {
-    if (self->stopped_) return;
+    if (self->stopped_ || ec == asio::error::operation_aborted) return;
     if (ec) {
-      if (ec == asio::error::operation_aborted) return;
-      spdlog::error("http: accept failed: {}", ec.message());
-    } else {
-      const uint64_t id = self->next_id_++;
-      auto session = std::make_shared<HttpSession>(id, std::move(socket), self);
-      self->sessions_.emplace(id, session);
-      session->Start();
+      self->accept_backoff_.OnError(ec, [self] { self->Accept(); });
+      return;
     }
+    self->accept_backoff_.OnSuccess();
+    self->OnAccepted(std::move(socket));
     self->Accept();
   });
+}
+
+void HttpListener::OnAccepted(tcp::socket socket) {
+  // Beyond the cap a few more connections are read and answered 503 (so
+  // the client learns why); beyond those they are closed at once.
+  const size_t open = sessions_.size();
+  const size_t answered_busy = options_.max_connections / 8 + 8;
+  if (open >= options_.max_connections + answered_busy) {
+    Count(503);
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  const uint64_t id = next_id_++;
+  auto session = std::make_shared<HttpSession>(id, std::move(socket), shared_from_this(),
+                                               open >= options_.max_connections);
+  sessions_.emplace(id, session);
+  session->Start();
 }
 
 void HttpListener::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  pool_ = nullptr;
+  accept_backoff_.Cancel();
   beast::error_code ignored;
   acceptor_.close(ignored);
   auto sessions = std::move(sessions_);
@@ -318,8 +480,9 @@ void HttpListener::Stop() {
   }
 }
 
-HttpServer::HttpServer(EventLoop& loop, std::shared_ptr<HttpListener> listener, int port)
-    : loop_(loop), listener_(std::move(listener)), port_(port) {}
+HttpServer::HttpServer(EventLoop& loop, std::shared_ptr<HttpListener> listener,
+                       std::unique_ptr<HandlerPool> pool, int port)
+    : loop_(loop), listener_(std::move(listener)), pool_(std::move(pool)), port_(port) {}
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(EventLoop& loop,
                                                                HttpServerOptions options,
@@ -330,15 +493,29 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(EventLoop& loop,
     if (!files.ok()) return files.status();
     static_files = *std::move(files);
   }
+  if (options.max_connections == 0) {
+    return absl::InvalidArgumentError("HttpServer needs max_connections >= 1");
+  }
+  std::unique_ptr<HandlerPool> pool;
+  if (options.handler_threads > 0) {
+    pool = std::make_unique<HandlerPool>(options.handler_threads,
+                                         std::max<size_t>(1, options.max_queued_requests),
+                                         "http-handler");
+  }
   auto listener = std::make_shared<HttpListener>(loop.context(), std::move(options),
-                                                 std::move(router), std::move(static_files));
+                                                 std::move(router), std::move(static_files),
+                                                 pool.get());
   absl::StatusOr<int> port = absl::InternalError("not run");
   loop.RunSync([&] {
     port = listener->Listen();
     if (port.ok()) listener->Accept();
   });
-  if (!port.ok()) return port.status();
-  return std::unique_ptr<HttpServer>(new HttpServer(loop, std::move(listener), *port));
+  if (!port.ok()) {
+    loop.RunSync([&] { listener->Stop(); });
+    return port.status();
+  }
+  return std::unique_ptr<HttpServer>(
+      new HttpServer(loop, std::move(listener), std::move(pool), *port));
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -346,6 +523,9 @@ HttpServer::~HttpServer() { Stop(); }
 void HttpServer::Stop() {
   auto listener = listener_;
   loop_.RunSync([listener] { listener->Stop(); });
+  // After the listener: no new task is queued; a running handler finishes
+  // (its answer goes to a closed session and is dropped).
+  if (pool_ != nullptr) pool_->Stop();
 }
 
 }  // namespace tempest::net

@@ -13,18 +13,38 @@
 
 namespace tempest::net {
 
+class HandlerPool;
 class HttpListener;
 
 struct HttpServerOptions {
   std::string bind_address = "127.0.0.1";
   int port = 0;  // 0 = ephemeral; read the bound port with port()
   // Larger request bodies get 413 (checked against Content-Length before the
-  // body is read, and while reading chunked bodies).
+  // body is read, and against each chunk size of chunked bodies).
   size_t body_limit_bytes = 1 << 20;
   // Larger request heads get 431.
   size_t header_limit_bytes = 16 << 10;
-  // A keep-alive connection idle (or a request stalled) this long is closed.
+  // A chunked body's trailer (its header fields after the last chunk), or a
+  // chunk-size line, larger than this gets 431.
+  size_t trailer_limit_bytes = 16 << 10;
+  // A keep-alive connection idle this long between requests is closed.
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(30);
+  // A request must arrive completely (head and body) within this long of
+  // its first byte, or the connection is closed (slow-request clients).
+  std::chrono::milliseconds request_timeout = std::chrono::seconds(30);
+  // Open connections beyond this are answered 503 and closed; a small
+  // number more than that are closed at once.
+  size_t max_connections = 256;
+  // Bodies that look like JSON (Content-Type mentions json, or the body
+  // starts with '{' or '[') nesting deeper than this get 400 before any
+  // handler parses them (core::CheckJsonDepth).
+  int max_json_depth = 64;
+  // 0: handlers run on the EventLoop thread (they must be quick). N > 0:
+  // handlers run on a pool of N threads, so a slow handler does not delay
+  // other requests; at most `max_queued_requests` wait for a thread, more
+  // get 503. Handlers must then be safe to call concurrently.
+  size_t handler_threads = 0;
+  size_t max_queued_requests = 64;
   // If non-empty: GET requests that match no route are served from this
   // directory ("/" → index.html), with path-traversal protection.
   std::string static_dir;
@@ -33,15 +53,17 @@ struct HttpServerOptions {
 };
 
 // An HTTP/1.1 server (Boost.Beast) for the REST API and the web UI. Owns the
-// listening socket and every connection; all of them, and every handler
-// call, run on the EventLoop's thread, so handlers must be quick and must
-// not block (hand long work to another thread and answer 202, or run the
-// server on a dedicated EventLoop).
+// listening socket and every connection; all of them run on the EventLoop's
+// thread. Handlers run there too (then they must be quick) or, with
+// `handler_threads` > 0, on the server's own pool.
 //
-// Errors never escape: malformed requests get 400, unknown routes 404,
-// a wrong method 405, oversized bodies 413, oversized heads 431, handler
-// exceptions 500 — all with a JSON body {"error": ..., "errorMessage": ...}
-// shaped like the Storm UI REST API's errors. Keep-alive is honoured.
+// Errors never escape: malformed requests get 400, too deep JSON 400,
+// unknown routes 404, a wrong method 405, oversized bodies 413, oversized
+// heads or trailers 431, handler exceptions (and any exception of the
+// parser) 500 or 400, too many connections or a full handler queue 503 —
+// all with a JSON body {"error": ..., "errorMessage": ...} shaped like the
+// Storm UI REST API's errors. Keep-alive is honoured. Failed accepts (e.g.
+// out of descriptors) are retried with a growing delay (AcceptBackoff).
 //
 // Thread-safety: Create, port and Stop may be called from any thread. The
 // EventLoop must outlive the server; destroying the server stops it.
@@ -60,10 +82,12 @@ class HttpServer {
   void Stop();
 
  private:
-  HttpServer(EventLoop& loop, std::shared_ptr<HttpListener> listener, int port);
+  HttpServer(EventLoop& loop, std::shared_ptr<HttpListener> listener,
+             std::unique_ptr<HandlerPool> pool, int port);
 
   EventLoop& loop_;
   std::shared_ptr<HttpListener> listener_;
+  std::unique_ptr<HandlerPool> pool_;  // null without handler_threads
   int port_;
 };
 

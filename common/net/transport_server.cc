@@ -12,7 +12,10 @@
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/socket_base.hpp"
+#include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
+#include "common/net/accept_backoff.h"
+#include "common/net/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -21,6 +24,15 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 namespace {
+
+// Before the handshake a connection reads exactly one hello frame.
+constexpr size_t kHandshakeFrameBytes = FrameCodec::kHeaderSize + FrameCodec::kNonceSize;
+// How long a connection waits before asking again for receive memory the
+// process has run out of.
+constexpr std::chrono::milliseconds kMemoryRetry(10);
+
+// Receive-buffer bytes of every TransportServer of the process.
+std::atomic<size_t> g_buffered_bytes{0};
 
 // Metric handles resolved once per server; updates are lock-free.
 struct ServerMetrics {
@@ -31,6 +43,7 @@ struct ServerMetrics {
         messages_received(r.GetCounter("tempest_net_messages_received_total")),
         connections_accepted(r.GetCounter("tempest_net_connections_accepted_total")),
         receive_pauses(r.GetCounter("tempest_net_receive_pauses_total")),
+        memory_waits(r.GetCounter("tempest_net_receive_memory_waits_total")),
         open_connections(r.GetGauge("tempest_net_server_connections")) {}
 
   core::Counter& Error(const std::string& reason) {
@@ -44,10 +57,24 @@ struct ServerMetrics {
   core::Counter& messages_received;
   core::Counter& connections_accepted;
   core::Counter& receive_pauses;
+  core::Counter& memory_waits;
   core::Gauge& open_connections;
 };
 
 }  // namespace
+
+absl::StatusOr<size_t> MaxFrameBytesOf(const api::Config& config) {
+  constexpr int64_t kMin = 4096;
+  constexpr int64_t kMax = int64_t{1} << 30;
+  const int64_t v = config.GetInt(kMaxFrameBytesKey,
+                                  static_cast<int64_t>(FrameCodec::kDefaultMaxPayloadBytes));
+  if (v < kMin || v > kMax) {
+    return absl::InvalidArgumentError(absl::StrCat("config ", std::string(kMaxFrameBytesKey),
+                                                   " must be an integer from ", kMin, " to ",
+                                                   kMax, ", got ", v));
+  }
+  return static_cast<size_t>(v);
+}
 
 class FrameReaderConnection;
 
@@ -60,7 +87,8 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
         options_(std::move(options)),
         callback_(std::move(callback)),
         metrics_(options_.metrics != nullptr ? *options_.metrics
-                                             : core::MetricsRegistry::Global()) {}
+                                             : core::MetricsRegistry::Global()),
+        accept_backoff_(io, "transport", metrics_.registry) {}
 
   absl::StatusOr<int> Listen();
   void Accept();
@@ -72,20 +100,29 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   const TransportServerOptions& options() const { return options_; }
   ServerMetrics& metrics() { return metrics_; }
   ReceiveCallback& callback() { return callback_; }
+  // One line per closed connection, at most a few per 10 s: a peer decides
+  // how often its frames are malformed.
+  RateLimitedLog& fail_log() { return fail_log_; }
   std::atomic<size_t> open_count{0};
 
  private:
+  void OnAccepted(tcp::socket socket);
+
   tcp::acceptor acceptor_;
   TransportServerOptions options_;
   ReceiveCallback callback_;
   ServerMetrics metrics_;
+  AcceptBackoff accept_backoff_;
+  RateLimitedLog fail_log_{5, std::chrono::seconds(10)};
   std::map<ConnectionId, std::shared_ptr<FrameReaderConnection>> connections_;
   ConnectionId next_id_ = 1;
   bool stopped_ = false;
 };
 
-// One accepted socket: reads into a growable buffer, decodes frames in place
-// and hands them to the callback. Lives on the loop thread.
+// One accepted socket: reads into a buffer (80 bytes until the handshake is
+// done, then growable up to one frame plus a read chunk, within the process
+// budget), decodes frames in place and hands them to the callback. Lives on
+// the loop thread.
 class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderConnection> {
  public:
   FrameReaderConnection(ConnectionId id, tcp::socket socket, std::unique_ptr<FrameMac> mac,
@@ -96,7 +133,8 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
         owner_(std::move(owner)),
         options_(owner_->options()),
         metrics_(owner_->metrics()),
-        callback_(owner_->callback()) {
+        callback_(owner_->callback()),
+        timer_(socket_.get_executor()) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
     peer_ = ec ? std::string("?") : absl::StrCat(remote.address().to_string(), ":", remote.port());
@@ -109,6 +147,11 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     auto self = shared_from_this();
     asio::async_write(socket_, asio::buffer(challenge_),
                       [self](const boost::system::error_code&, size_t) {});
+    timer_.expires_after(options_.handshake_timeout);
+    timer_.async_wait([self](const boost::system::error_code& ec) {
+      if (ec || self->authenticated_) return;
+      self->Fail("handshake_timeout", "no handshake within the deadline");
+    });
     ReadMore();
   }
 
@@ -123,16 +166,59 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     if (closed_) return;
     closed_ = true;
     boost::system::error_code ignored;
+    timer_.cancel();
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
+    SetCapacity(0);
   }
+
+  ~FrameReaderConnection() { SetCapacity(0); }
 
  private:
   void Fail(const char* reason, const std::string& detail) {
     if (closed_) return;
-    spdlog::error("transport: closing connection {} from {}: {} ({})", id_, peer_, detail, reason);
+    uint64_t withheld = 0;
+    if (owner_->fail_log().Allow(&withheld)) {
+      spdlog::error("transport: closing connection {} from {}: {} ({}; {} similar lines withheld)",
+                    id_, peer_, detail, reason, withheld);
+    }
     metrics_.Error(reason).Add();
     CloseAndForget();
+  }
+
+  // Resizes the receive buffer, keeping the process-wide count; false (and
+  // nothing changed) if growing would pass the process budget (unless
+  // `force`: the 80 bytes of a handshake are always granted).
+  bool SetCapacity(size_t bytes, bool force = false) {
+    const size_t old = buffer_.size();
+    if (bytes > old) {
+      const size_t grow = bytes - old;
+      size_t cur = g_buffered_bytes.load(std::memory_order_relaxed);
+      do {
+        if (!force && cur > 0 && cur + grow > options_.process_buffer_limit_bytes) return false;
+      } while (!g_buffered_bytes.compare_exchange_weak(cur, cur + grow, std::memory_order_relaxed));
+      buffer_.resize(bytes);
+    } else if (bytes < old) {
+      if (bytes == 0) {
+        std::vector<char>().swap(buffer_);
+      } else {
+        buffer_.resize(bytes);
+      }
+      g_buffered_bytes.fetch_sub(old - bytes, std::memory_order_relaxed);
+    }
+    return true;
+  }
+
+  // Waits for receive memory: the socket is not read meanwhile.
+  void WaitForMemory() {
+    metrics_.memory_waits.Add();
+    waiting_for_memory_ = true;
+    timer_.expires_after(kMemoryRetry);
+    auto self = shared_from_this();
+    timer_.async_wait([self](const boost::system::error_code& ec) {
+      self->waiting_for_memory_ = false;
+      if (!ec && !self->closed_) self->ReadMore();
+    });
   }
 
   void CloseAndForget() {
@@ -141,7 +227,13 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   }
 
   void ReadMore() {
-    if (paused_ || closed_ || reading_) return;
+    if (paused_ || closed_ || reading_ || waiting_for_memory_) return;
+    if (!authenticated_) {
+      // Exactly the hello frame; the buffer is allocated once and small.
+      if (buffer_.empty()) SetCapacity(kHandshakeFrameBytes, /*force=*/true);
+      StartRead(kHandshakeFrameBytes - end_);
+      return;
+    }
     // Make room: the whole pending frame (once its size is known) must fit,
     // so a large frame is moved to the front at most once.
     const size_t want = std::max(options_.read_chunk_bytes, needed_);
@@ -151,12 +243,18 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
       begin_ = 0;
     }
     if (buffer_.size() - end_ < options_.read_chunk_bytes || buffer_.size() < needed_) {
-      buffer_.resize(std::max(end_ + options_.read_chunk_bytes, needed_));
+      if (!SetCapacity(std::max(end_ + options_.read_chunk_bytes, needed_))) {
+        return WaitForMemory();
+      }
     }
+    StartRead(buffer_.size() - end_);
+  }
+
+  void StartRead(size_t max_bytes) {
     reading_ = true;
     auto self = shared_from_this();
     socket_.async_read_some(
-        asio::buffer(buffer_.data() + end_, buffer_.size() - end_),
+        asio::buffer(buffer_.data() + end_, max_bytes),
         [self](const boost::system::error_code& ec, size_t n) { self->OnRead(ec, n); });
   }
 
@@ -190,6 +288,11 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
                              options_.max_payload_bytes, &messages_);
       if (result.kind == FrameCodec::DecodeResult::Kind::kNeedMore) {
         needed_ = result.frame_size;
+        if (!authenticated_ && needed_ > kHandshakeFrameBytes) {
+          Fail("unauthenticated",
+               absl::StrCat("first frame announces ", needed_, " bytes before the handshake"));
+          return;
+        }
         break;
       }
       if (result.kind == FrameCodec::DecodeResult::Kind::kError) {
@@ -208,6 +311,7 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
           return;
         }
         authenticated_ = true;
+        timer_.cancel();
         continue;
       }
       if (hello) {
@@ -227,9 +331,11 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     }
     if (begin_ == end_) {
       begin_ = end_ = 0;
-      // Give back the memory of an unusually large frame.
-      if (buffer_.size() > 4 * options_.read_chunk_bytes) {
-        std::vector<char>().swap(buffer_);
+      // Give back the handshake buffer, and the memory of an unusually
+      // large frame.
+      if (buffer_.size() < options_.read_chunk_bytes ||
+          buffer_.size() > 4 * options_.read_chunk_bytes) {
+        SetCapacity(0);
       }
     }
     ReadMore();
@@ -246,6 +352,8 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   ServerMetrics& metrics_;
   ReceiveCallback& callback_;
   std::string peer_;
+  // The handshake deadline, then the wait for receive memory.
+  asio::steady_timer timer_;
 
   std::vector<char> buffer_;
   size_t begin_ = 0;   // first undecoded byte
@@ -257,6 +365,7 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   bool authenticated_ = false;
   bool paused_ = false;
   bool reading_ = false;
+  bool waiting_for_memory_ = false;
   bool closed_ = false;
 };
 
@@ -297,29 +406,32 @@ void FrameAcceptor::Accept() {
   if (stopped_) return;
   auto self = shared_from_this();
   acceptor_.async_accept([self](const boost::system::error_code& ec, tcp::socket socket) {
-    if (self->stopped_) return;
+    if (self->stopped_ || ec == asio::error::operation_aborted) return;
     if (ec) {
-      if (ec == asio::error::operation_aborted) return;
-      // Typically EMFILE: log, count, keep accepting.
-      spdlog::error("transport: accept failed: {}", ec.message());
       self->metrics_.Error("accept").Add();
-    } else {
-      auto mac = FrameMac::Create(self->options_.secret);
-      if (!mac.ok()) {  // cannot happen: the secret was checked in Create
-        spdlog::critical("transport: {}", mac.status().ToString());
-        std::abort();
-      }
-      const ConnectionId id = self->next_id_++;
-      auto conn =
-          std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac), self);
-      self->connections_.emplace(id, conn);
-      self->open_count.store(self->connections_.size(), std::memory_order_relaxed);
-      self->metrics_.connections_accepted.Add();
-      self->metrics_.open_connections.Add(1);
-      conn->Start();
+      self->accept_backoff_.OnError(ec, [self] { self->Accept(); });
+      return;
     }
+    self->accept_backoff_.OnSuccess();
+    self->OnAccepted(std::move(socket));
     self->Accept();
   });
+}
+
+void FrameAcceptor::OnAccepted(tcp::socket socket) {
+  auto mac = FrameMac::Create(options_.secret);
+  if (!mac.ok()) {  // cannot happen: the secret was checked in Create
+    spdlog::critical("transport: {}", mac.status().ToString());
+    std::abort();
+  }
+  const ConnectionId id = next_id_++;
+  auto conn = std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac),
+                                                      shared_from_this());
+  connections_.emplace(id, conn);
+  open_count.store(connections_.size(), std::memory_order_relaxed);
+  metrics_.connections_accepted.Add();
+  metrics_.open_connections.Add(1);
+  conn->Start();
 }
 
 void FrameAcceptor::Resume(ConnectionId id) {
@@ -347,6 +459,7 @@ void FrameAcceptor::Remove(ConnectionId id) {
 void FrameAcceptor::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  accept_backoff_.Cancel();
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   for (auto& [id, conn] : connections_) conn->Close();
@@ -391,6 +504,10 @@ void TransportServer::ResumeAll() {
   loop_.Post([weak] {
     if (auto a = weak.lock()) a->ResumeAll();
   });
+}
+
+size_t TransportServer::process_buffered_bytes() {
+  return g_buffered_bytes.load(std::memory_order_relaxed);
 }
 
 size_t TransportServer::connection_count() const {

@@ -1,6 +1,7 @@
 #ifndef TEMPEST_COMMON_NET_TRANSPORT_SERVER_H_
 #define TEMPEST_COMMON_NET_TRANSPORT_SERVER_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/api/config.h"
 #include "common/core/metrics_registry.h"
 #include "common/net/batch.h"
 #include "common/net/event_loop.h"
@@ -17,6 +19,13 @@
 namespace tempest::net {
 
 class FrameAcceptor;
+
+// The largest frame payload a worker accepts (and sends):
+// `tempest.transport.max.frame.bytes` of the topology's config, 4096 to
+// 2^30, default FrameCodec::kDefaultMaxPayloadBytes (64 MiB). It must exceed
+// the largest serialized tuple. InvalidArgument outside that range.
+inline constexpr std::string_view kMaxFrameBytesKey = "tempest.transport.max.frame.bytes";
+absl::StatusOr<size_t> MaxFrameBytesOf(const api::Config& config);
 
 // Identifies one accepted connection of a TransportServer (unique per server).
 using ConnectionId = uint64_t;
@@ -41,8 +50,18 @@ struct TransportServerOptions {
   // TransportClientOptions::mac_every_frame). Costs ~0.6 ns/byte on each
   // side; see docs/adr/0002-openssl-for-frame-mac.md.
   bool require_frame_mac = false;
-  // A frame header announcing a larger payload closes the connection.
+  // A frame header announcing a larger payload closes the connection before
+  // anything is allocated for it (`tempest.transport.max.frame.bytes`).
+  // With read_chunk_bytes it bounds what one connection buffers.
   size_t max_payload_bytes = FrameCodec::kDefaultMaxPayloadBytes;
+  // A connection that has not completed the handshake this long after
+  // accept is closed. Until then it owns a fixed 80-byte buffer (one hello
+  // frame) and nothing else; a first frame announcing more is refused.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
+  // The receive buffers of all TransportServers of the process together stay
+  // under this; a connection that needs more waits (its socket unread, so TCP
+  // pushes back on the sender) until others have given memory back.
+  size_t process_buffer_limit_bytes = size_t{512} << 20;
   // Bytes asked from the kernel per read; many small frames arrive per read.
   size_t read_chunk_bytes = 256 << 10;
   // SO_RCVBUF for accepted sockets; 0 keeps the OS default. Tests shrink it
@@ -59,8 +78,9 @@ struct TransportServerOptions {
 // and every accepted connection; all of them live on the EventLoop's thread,
 // where `callback` runs. A connection that sends garbage, a frame with a
 // wrong MAC or an oversized frame is closed with one logged error and a
-// `tempest_net_connection_errors_total{reason=...}` increment; the server
-// and its other connections keep running.
+// `tempest_net_connection_errors_total{reason=...}` increment (log lines are
+// rate-limited, see RateLimitedLog); the server and its other connections
+// keep running. Failed accepts (out of descriptors) back off (AcceptBackoff).
 //
 // Thread-safety: Create, Resume, ResumeAll, Stop, port and connection_count
 // may be called from any thread. Destroying the server (or Stop) closes all
@@ -83,6 +103,8 @@ class TransportServer {
   void ResumeAll();
   // Open connections right now.
   size_t connection_count() const;
+  // Bytes of receive buffers held by every TransportServer of this process.
+  static size_t process_buffered_bytes();
   // Closes the listener and every connection. Idempotent.
   void Stop();
 

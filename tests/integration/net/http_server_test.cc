@@ -108,7 +108,10 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_TRUE(router
                     .Add("GET", "/text/:word",
                          [](const HttpRequest& r) {
-                           return HttpResponse{200, "text/plain", "word=" + r.params.at("word")};
+                           HttpResponse response;
+                           response.content_type = "text/plain";
+                           response.body = "word=" + r.params.at("word");
+                           return response;
                          })
                     .ok());
 
