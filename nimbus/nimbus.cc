@@ -160,6 +160,11 @@ absl::Status Nimbus::Start() {
   // A submission carries its resources base64-encoded in the body
   // (core::kMaxResourceBytes = 16 MiB, 4/3 of that encoded).
   ho.body_limit_bytes = 24 << 20;
+  // Handlers run on a small pool, so a submission waiting on ZooKeeper (up
+  // to op_timeout) holds one thread while reads are answered on the others.
+  // Reads are thread-safe (TopologyStore, ZkSession); writes still run one
+  // at a time on the control thread.
+  ho.handler_threads = 4;
   absl::StatusOr<std::unique_ptr<net::HttpServer>> http =
       net::HttpServer::Create(*loop_, std::move(ho), *std::move(router));
   if (!http.ok()) return http.status();
