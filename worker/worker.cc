@@ -124,6 +124,8 @@ absl::Status Worker::ConnectRemoteWorkers(const WorkerPlan& plan) {
     co.host = rw.host;
     co.port = rw.port;
     co.secret = plan.secret;
+    ASSIGN_OR_RETURN(const size_t max_frame, net::MaxFrameBytesOf(plan.def.config));
+    co.max_frame_payload_bytes = std::min(co.max_frame_payload_bytes, max_frame);
     co.max_queued_bytes = options_.max_queued_bytes;
     co.flush_interval = options_.flush_interval;
     co.reconnect_initial = options_.reconnect_initial;
@@ -149,6 +151,7 @@ absl::Status Worker::Listen(const WorkerPlan& plan) {
   so.bind_address = plan.bind_host;
   so.port = plan.port;
   so.secret = plan.secret;
+  ASSIGN_OR_RETURN(so.max_payload_bytes, net::MaxFrameBytesOf(plan.def.config));
   so.metrics = options_.metrics;
   RemoteReceiver* r = receiver_.get();
   absl::StatusOr<std::unique_ptr<net::TransportServer>> server = net::TransportServer::Create(

@@ -30,6 +30,7 @@ constexpr ConfigKeyReader kKeysRead[] = {
     {"supervisor.worker.shutdown.sleep.secs", "supervisor"},
     {"supervisor.worker.start.timeout.secs", "supervisor"},
     {"supervisor.worker.timeout.secs", "supervisor"},
+    {"tempest.transport.max.frame.bytes", "workers (transport server)"},
     {"topology.acker.executors", "scheduler and workers"},
     {"topology.debug", "workers"},
     {"topology.enable.message.timeouts", "workers (acker)"},
