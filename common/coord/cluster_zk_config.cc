@@ -53,6 +53,9 @@ absl::StatusOr<ClusterZkConfig> ClusterZkConfig::FromConfig(const api::Config& c
   if (c.root == "/") c.root = "";
   c.client = ZkClientConfig::FromLookup(
       [&config](std::string_view key) { return config.GetOptionalInt(key); });
+  absl::StatusOr<ZkAuthConfig> auth = ZkAuthConfig::FromConfig(config);
+  if (!auth.ok()) return auth.status();
+  c.client.auth = *std::move(auth);
   return c;
 }
 

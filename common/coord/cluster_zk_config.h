@@ -13,7 +13,8 @@ namespace tempest::coord {
 // Where a daemon (nimbus, supervisor, worker) finds the cluster state, read
 // from Storm's keys: storm.zookeeper.servers (a host or a list; "host" gets
 // storm.zookeeper.port, "host:port" keeps its port), storm.zookeeper.root
-// (default /tempest) and the storm.zookeeper.* timeouts and retries.
+// (default /tempest), the storm.zookeeper.* timeouts and retries, and the
+// credentials (storm.zookeeper.auth.scheme / .payload, in client.auth).
 struct ClusterZkConfig {
   std::string connect;  // "host:port,host:port"
   std::string root;     // "" for "/", otherwise absolute without a trailing '/'

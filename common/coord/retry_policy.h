@@ -8,6 +8,8 @@
 #include <random>
 #include <string_view>
 
+#include "common/coord/zk_auth.h"
+
 namespace tempest::coord {
 
 // Client settings with Storm's key names and defaults.
@@ -18,6 +20,8 @@ struct ZkClientConfig {
   // storm.zookeeper.retry.intervalceiling.millis
   std::chrono::milliseconds session_timeout{20000};     // storm.zookeeper.session.timeout
   std::chrono::milliseconds connection_timeout{15000};  // storm.zookeeper.connection.timeout
+  // storm.zookeeper.auth.*: not read by FromLookup (ZkAuthConfig::FromConfig).
+  ZkAuthConfig auth;
 
   // Reads the keys above through `lookup` (which returns nullopt for an
   // absent key); absent keys keep Storm's defaults. Negative or zero values

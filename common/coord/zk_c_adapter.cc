@@ -211,7 +211,8 @@ int ZkCAdapter::Delete(zhandle_t* zh, const std::string& path, int version, cons
   return zoo_adelete(zh, path.c_str(), version, &ZkCAdapter::VoidDone, ctx);
 }
 
-void ZkCAdapter::PrepareMulti(const std::vector<ZkOp>& ops, ZkSession::Pending& p) {
+void ZkCAdapter::PrepareMulti(const std::vector<ZkOp>& ops, const ZkAclPolicy& policy,
+                              ZkSession::Pending& p) {
   const size_t n = ops.size();
   p.op_storage = ops;
   p.ops.resize(n);
@@ -222,7 +223,8 @@ void ZkCAdapter::PrepareMulti(const std::vector<ZkOp>& ops, ZkSession::Pending& 
     const ZkOp& op = p.op_storage[i];
     switch (op.kind) {
       case ZkOp::Kind::kCreate: {
-        p.acls.push_back(std::make_unique<CAcl>(op.acl));
+        if (!op.acl.has_value()) p.op_storage[i].acl = policy.For(op.access);
+        p.acls.push_back(std::make_unique<CAcl>(*p.op_storage[i].acl));
         p.path_bufs[i].resize(op.path.size() + 16);
         zoo_create_op_init(&p.ops[i], op.path.c_str(), op.data.data(),
                            static_cast<int>(op.data.size()), &p.acls.back()->vector,

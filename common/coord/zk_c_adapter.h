@@ -87,8 +87,10 @@ struct ZkCAdapter {
   static int Create(zhandle_t* zh, const std::string& path, std::string_view data, const CAcl& acl,
                     ZkCreateMode mode, const void* ctx);
   static int Delete(zhandle_t* zh, const std::string& path, int version, const void* ctx);
-  // Fills `p`'s multi buffers from `ops`; then SubmitMulti sends them.
-  static void PrepareMulti(const std::vector<ZkOp>& ops, ZkSession::Pending& p);
+  // Fills `p`'s multi buffers from `ops` (creates without an ACL of their
+  // own get `policy`'s); then SubmitMulti sends them.
+  static void PrepareMulti(const std::vector<ZkOp>& ops, const ZkAclPolicy& policy,
+                           ZkSession::Pending& p);
   static int SubmitMulti(zhandle_t* zh, ZkSession::Pending& p, const void* ctx);
   // The per-op results of a completed multi (statuses, created paths, set stats).
   static std::vector<ZkOpResult> MultiResults(const std::vector<ZkOp>& ops, int rc,

@@ -50,19 +50,15 @@ bool IsSequential(ZkCreateMode mode) {
   return mode == ZkCreateMode::kPersistentSequential || mode == ZkCreateMode::kEphemeralSequential;
 }
 
-ZkAcl OpenAcl() { return {{kZkPermAll, "world", "anyone"}}; }
-ZkAcl CreatorAllAcl() { return {{kZkPermAll, "auth", ""}}; }
-ZkAcl CreatorAllWorldReadAcl() {
-  return {{kZkPermAll, "auth", ""}, {kZkPermRead, "world", "anyone"}};
-}
-
-ZkOp ZkOp::Create(std::string path, std::string data, ZkCreateMode mode, ZkAcl acl) {
+ZkOp ZkOp::Create(std::string path, std::string data, ZkCreateMode mode,
+                  std::optional<ZkAcl> acl, ZkNodeAccess access) {
   ZkOp op;
   op.kind = Kind::kCreate;
   op.path = std::move(path);
   op.data = std::move(data);
   op.mode = mode;
   op.acl = std::move(acl);
+  op.access = access;
   return op;
 }
 ZkOp ZkOp::Delete(std::string path, int version) {
@@ -155,6 +151,9 @@ std::unique_ptr<ZkSession::Handle> ZkSession::NewHandle(uint64_t generation) {
   for (const auto& [scheme, credential] : options_.auth) {
     ZkCAdapter::AddAuth(h->zh, scheme, credential);
   }
+  if (options_.config.auth.enabled()) {
+    ZkCAdapter::AddAuth(h->zh, options_.config.auth.scheme, options_.config.auth.payload);
+  }
   metrics_->SessionCreated();
   return h;
 }
@@ -189,6 +188,13 @@ void ZkSession::Close() {
 // ---------------------------------------------------------------------------
 // Accessors
 
+ZkAclPolicy ZkSession::acl_policy() const {
+  ZkAclPolicy p;
+  p.authenticated = !options_.auth.empty() || options_.config.auth.enabled();
+  p.legacy_world_readable = options_.config.auth.offsets_world_readable;
+  return p;
+}
+
 ZkSessionState ZkSession::state() const {
   std::lock_guard<std::mutex> lock(state_mu_);
   return state_;
@@ -217,6 +223,11 @@ absl::Status ZkSession::WaitConnected(milliseconds timeout) const {
            state_ == ZkSessionState::kAuthFailed;
   });
   if (ok && state_ == ZkSessionState::kConnected) return absl::OkStatus();
+  if (state_ == ZkSessionState::kAuthFailed) {
+    return absl::PermissionDeniedError(
+        "ZooKeeper rejected this client's credentials (storm.zookeeper.auth.scheme / "
+        "storm.zookeeper.auth.payload)");
+  }
   return absl::UnavailableError(
       absl::StrCat("ZooKeeper session not connected (state ", Av(ZkSessionStateName(state_)), ")"));
 }

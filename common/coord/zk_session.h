@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/coord/retry_policy.h"
+#include "common/coord/zk_auth.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
 
@@ -79,22 +80,13 @@ enum class ZkCreateMode { kPersistent, kEphemeral, kPersistentSequential, kEphem
 bool IsEphemeral(ZkCreateMode mode);
 bool IsSequential(ZkCreateMode mode);
 
-inline constexpr int kZkPermRead = 1, kZkPermWrite = 2, kZkPermCreate = 4, kZkPermDelete = 8,
-                     kZkPermAdmin = 16, kZkPermAll = 31;
-struct ZkAclEntry {
-  int perms = kZkPermAll;
-  std::string scheme;  // "world", "auth", "digest", "ip", ...
-  std::string id;
-};
-using ZkAcl = std::vector<ZkAclEntry>;
-ZkAcl OpenAcl();        // world:anyone, all permissions
-ZkAcl CreatorAllAcl();  // auth: all permissions to the identities (e.g. digest) we authenticated
-                        // with
-ZkAcl CreatorAllWorldReadAcl();  // as CreatorAllAcl, plus read for everyone
-
+// ZkAcl, OpenAcl, CreatorAllAcl and ZkAclPolicy are in zk_auth.h.
 struct ZkCreateOptions {
   ZkCreateMode mode = ZkCreateMode::kPersistent;
-  ZkAcl acl = OpenAcl();
+  // nullopt: the session's policy decides (ZkSession::acl_policy()), from
+  // `access`. Only tests and tools that mean a particular ACL set one.
+  std::optional<ZkAcl> acl;
+  ZkNodeAccess access = ZkNodeAccess::kPrivate;
   bool create_parents = false;  // missing ancestors are created persistent, empty, same ACL
 };
 
@@ -128,10 +120,13 @@ struct ZkOp {
   std::string data;
   int version = -1;
   ZkCreateMode mode = ZkCreateMode::kPersistent;
-  ZkAcl acl = OpenAcl();
+  std::optional<ZkAcl> acl;  // kCreate; nullopt: the session's policy, from `access`
+  ZkNodeAccess access = ZkNodeAccess::kPrivate;
 
   static ZkOp Create(std::string path, std::string data,
-                     ZkCreateMode mode = ZkCreateMode::kPersistent, ZkAcl acl = OpenAcl());
+                     ZkCreateMode mode = ZkCreateMode::kPersistent,
+                     std::optional<ZkAcl> acl = std::nullopt,
+                     ZkNodeAccess access = ZkNodeAccess::kPrivate);
   static ZkOp Delete(std::string path, int version = -1);
   static ZkOp Set(std::string path, std::string data, int version = -1);
   static ZkOp Check(std::string path, int version);
@@ -195,7 +190,9 @@ class ZkSession {
     // Default deadline of one call; 0 means config.connection_timeout.
     std::chrono::milliseconds operation_timeout{0};
     // (scheme, credential) pairs passed to zoo_add_auth on every new handle,
-    // e.g. {"digest", "user:password"}.
+    // e.g. {"digest", "user:password"}, besides config.auth (Storm's
+    // storm.zookeeper.auth.* keys). Any credentials make every node this
+    // session creates creator-only (see acl_policy()).
     std::vector<std::pair<std::string, std::string>> auth;
     // Ask for read-only mode (ZOO_READONLY) so a partitioned server with
     // readonlymode.enabled keeps serving reads; reported as kReadOnly.
@@ -227,6 +224,9 @@ class ZkSession {
   std::string session_password() const;
   uint64_t generation() const;
   std::chrono::milliseconds negotiated_timeout() const;
+  // The ACL rule of this session's creates: creator-only when it has
+  // credentials, open otherwise (zk_auth.h).
+  ZkAclPolicy acl_policy() const;
   // True while writes can be sent: kConnected.
   bool IsConnected() const { return state() == ZkSessionState::kConnected; }
 
@@ -260,7 +260,14 @@ class ZkSession {
                                                             ZkWatchFn watch,
                                                             const ZkCall& call = {});
   // Creates `path` and its ancestors (persistent, empty) where missing.
-  absl::Status EnsurePath(const std::string& path, const ZkCall& call = {});
+  absl::Status EnsurePath(const std::string& path, const ZkCall& call = {},
+                          ZkNodeAccess access = ZkNodeAccess::kPrivate);
+  // Whether this session's credentials may read `path`: OK when it is
+  // readable or absent; PermissionDenied naming the path and the identity
+  // when the node's ACL shuts us out (e.g. a wrong
+  // storm.zookeeper.auth.payload) or the server rejected the credentials.
+  // Daemons call it at start so wrong credentials fail there, once.
+  absl::Status VerifyAccess(const std::string& path, const ZkCall& call = {});
   // Atomic multi. On failure, `failed_op` (if given) receives the index of
   // the first failing op.
   absl::StatusOr<std::vector<ZkOpResult>> Multi(const std::vector<ZkOp>& ops,

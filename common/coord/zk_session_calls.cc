@@ -402,7 +402,8 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
                                                   const ZkCreateOptions& options,
                                                   const ZkCall& call) {
   const auto deadline = DeadlineOf(call);
-  const CAcl acl(options.acl);
+  const ZkAcl chosen = options.acl.has_value() ? *options.acl : acl_policy().For(options.access);
+  const CAcl acl(chosen);
   bool parents_done = false;
   std::string created;
   ZkRetrySpec spec = WriteSpec("create", path, deadline, call);
@@ -416,7 +417,7 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
     }
     if (rc != ZNONODE || !options.create_parents || parents_done) return ZkReply::Failed();
     parents_done = true;
-    absl::Status parents = CreateAncestors(path, options.acl, deadline);
+    absl::Status parents = CreateAncestors(path, chosen, deadline);
     return parents.ok() ? ZkReply::ResendNow() : ZkReply::Final(std::move(parents));
   };
   spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
@@ -493,13 +494,31 @@ absl::StatusOr<std::string> ZkSession::Create(const std::string& path, std::stri
   });
 }
 
-absl::Status ZkSession::EnsurePath(const std::string& path, const ZkCall& call) {
+absl::Status ZkSession::EnsurePath(const std::string& path, const ZkCall& call,
+                                   ZkNodeAccess access) {
   if (path == "/") return absl::OkStatus();
   ZkCreateOptions opts;
   opts.create_parents = true;
+  opts.access = access;
   auto r = Create(path, "", opts, call);
   if (r.ok() || absl::IsAlreadyExists(r.status())) return absl::OkStatus();
   return r.status();
+}
+
+absl::Status ZkSession::VerifyAccess(const std::string& path, const ZkCall& call) {
+  absl::StatusOr<ZkNode> node = Get(path, call);
+  if (node.ok() || absl::IsNotFound(node.status())) return absl::OkStatus();
+  if (!absl::IsPermissionDenied(node.status())) return node.status();
+  std::string who = "no credentials";
+  if (options_.config.auth.enabled()) {
+    who = absl::StrCat("credentials ", options_.config.auth.Identity());
+  } else if (!options_.auth.empty()) {
+    who = absl::StrCat("credentials of scheme ", options_.auth.front().first);
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "ZooKeeper denies ", who, " access to ", path,
+      " (its ACL belongs to another identity: check storm.zookeeper.auth.scheme and "
+      "storm.zookeeper.auth.payload)"));
 }
 
 // ---------------------------------------------------------------------------
@@ -555,7 +574,7 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::MultiOnce(const std::vector<Z
   std::vector<ZkOpResult> results;
   ZkRetrySpec spec = WriteSpec("multi", ops[0].path, deadline, call);
   spec.submit = [&](zhandle_t* zh, Handle*, const void* ctx, Pending& p) {
-    ZkCAdapter::PrepareMulti(ops, p);
+    ZkCAdapter::PrepareMulti(ops, acl_policy(), p);
     return ZkCAdapter::SubmitMulti(zh, p, ctx);
   };
   spec.on_reply = [&](int rc, Pending& p) {

@@ -1,0 +1,90 @@
+// Storm's storm.zookeeper.auth.* keys and the ACL rule that follows from them.
+#include "common/coord/zk_auth.h"
+
+#include <gtest/gtest.h>
+
+#include "common/api/config.h"
+#include "common/coord/cluster_zk_config.h"
+
+namespace tempest::coord {
+namespace {
+
+api::Config WithAuth(std::string scheme, std::string payload) {
+  api::Config c;
+  if (!scheme.empty()) c.Set(kZkAuthSchemeKey, scheme);
+  if (!payload.empty()) c.Set(kZkAuthPayloadKey, payload);
+  return c;
+}
+
+TEST(ZkAuthConfigTest, NoKeysMeansNoCredentials) {
+  auto a = ZkAuthConfig::FromConfig(api::Config());
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->enabled());
+  EXPECT_FALSE(a->offsets_world_readable);
+}
+
+TEST(ZkAuthConfigTest, DigestPayloadIsKeptAndIdentityHidesThePassword) {
+  auto a = ZkAuthConfig::FromConfig(WithAuth("digest", "tempest:s3cret:with:colons"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->enabled());
+  EXPECT_EQ(a->payload, "tempest:s3cret:with:colons");
+  EXPECT_EQ(a->Identity(), "digest:tempest");
+}
+
+TEST(ZkAuthConfigTest, UnusableValuesAreRefusedNamingTheKey) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"sasl", "u:p"}, {"digest", ""}, {"", "u:p"}, {"digest", "nocolon"},
+      {"digest", ":p"}, {"digest", "u:"}};
+  for (const auto& [scheme, payload] : bad) {
+    auto a = ZkAuthConfig::FromConfig(WithAuth(scheme, payload));
+    ASSERT_FALSE(a.ok()) << scheme << " " << payload;
+    EXPECT_TRUE(absl::IsInvalidArgument(a.status()));
+    EXPECT_NE(std::string(a.status().message()).find("storm.zookeeper.auth."), std::string::npos)
+        << a.status();
+    EXPECT_EQ(std::string(a.status().message()).find("p:"), std::string::npos);  // no password
+  }
+  api::Config not_a_string;
+  not_a_string.Set(kZkAuthSchemeKey, int64_t{3});
+  EXPECT_FALSE(ZkAuthConfig::FromConfig(not_a_string).ok());
+  api::Config not_a_bool;
+  not_a_bool.Set(kZkOffsetsWorldReadableKey, "sometimes");
+  EXPECT_FALSE(ZkAuthConfig::FromConfig(not_a_bool).ok());
+}
+
+TEST(ZkAuthConfigTest, ClusterConfigCarriesTheCredentialsToEverySession) {
+  api::Config c = WithAuth("digest", "tempest:pw");
+  c.Set(kZkOffsetsWorldReadableKey, true);
+  auto cluster = ClusterZkConfig::FromConfig(c);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ(cluster->client.auth.payload, "tempest:pw");
+  EXPECT_TRUE(cluster->client.auth.offsets_world_readable);
+  EXPECT_FALSE(ClusterZkConfig::FromConfig(WithAuth("digest", "nopassword")).ok());
+}
+
+bool HasWorld(const ZkAcl& acl, int perms) {
+  for (const ZkAclEntry& e : acl) {
+    if (e.scheme == "world" && e.perms == perms) return true;
+  }
+  return false;
+}
+
+TEST(ZkAclPolicyTest, OpenWithoutCredentialsCreatorOnlyWithThem) {
+  ZkAclPolicy open;
+  EXPECT_TRUE(HasWorld(open.For(ZkNodeAccess::kPrivate), kZkPermAll));
+  ZkAclPolicy secured{true, false};
+  const ZkAcl priv = secured.For(ZkNodeAccess::kPrivate);
+  ASSERT_EQ(priv.size(), 1u);
+  EXPECT_EQ(priv[0].scheme, "auth");
+  EXPECT_EQ(priv[0].perms, kZkPermAll);
+  // Legacy readers get nothing unless the operator asked for it ...
+  EXPECT_EQ(secured.For(ZkNodeAccess::kLegacyReadable).size(), 1u);
+  // ... and then read only, never write.
+  ZkAclPolicy legacy{true, true};
+  const ZkAcl offsets = legacy.For(ZkNodeAccess::kLegacyReadable);
+  EXPECT_TRUE(HasWorld(offsets, kZkPermRead));
+  EXPECT_FALSE(HasWorld(offsets, kZkPermAll));
+  EXPECT_EQ(legacy.For(ZkNodeAccess::kPrivate).size(), 1u);
+}
+
+}  // namespace
+}  // namespace tempest::coord
