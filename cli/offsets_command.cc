@@ -42,9 +42,16 @@ absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hos
   options.connect_string = hosts;
   options.create_chroot = false;
   options.config.connection_timeout = std::chrono::seconds(10);
+  // The spouts' credentials (storm.zookeeper.auth.*) from --config / -c.
+  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<coord::ZkAuthConfig> auth = coord::ZkAuthConfig::FromConfig(*config);
+  if (!auth.ok()) return auth.status();
+  options.config.auth = *std::move(auth);
   auto session = coord::ZkSession::Create(options);
   if (!session.ok()) return session.status();
   if (auto s = (*session)->WaitConnected(std::chrono::seconds(10)); !s.ok()) {
+    if (absl::IsPermissionDenied(s)) return s;
     return absl::UnavailableError(
         absl::StrCat("cannot reach ZooKeeper at ", hosts, ": ", s.message()));
   }

@@ -117,6 +117,9 @@ absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& confi
       PositiveSecs(config, api::kNimbusSupervisorTimeoutSecs, 60, false);
   if (!supervisor_timeout.ok()) return supervisor_timeout.status();
   o.liveness = LivenessTimeouts{*task_timeout, *task_launch, *supervisor_timeout};
+  absl::StatusOr<net::HttpAuthPolicy> auth = net::HttpAuthPolicyFromConfig(config);
+  if (!auth.ok()) return auth.status();
+  o.api_auth = *std::move(auth);
   return o;
 }
 
@@ -145,6 +148,16 @@ absl::Status Nimbus::Start() {
   if (absl::Status s = session_->WaitConnected(options_.zk.connection_timeout); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect,
                                                ": ", s.message()));
+  }
+  if (absl::Status s = session_->VerifyAccess(options_.root.empty() ? "/" : options_.root);
+      !s.ok()) {
+    return s;
+  }
+  if (!options_.zk.auth.enabled()) {
+    spdlog::warn(
+        "nimbus: ZooKeeper digest auth is not configured (storm.zookeeper.auth.scheme / "
+        "storm.zookeeper.auth.payload): every znode, including each topology's transport "
+        "secret, can be read and written by any ZooKeeper client (docs/security.md)");
   }
   store_ = std::make_unique<TopologyStore>(*session_, options_.root, *options_.registry,
                                            *options_.clock);

@@ -64,8 +64,12 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   const api::Config& topo = context.config();
   absl::StatusOr<std::string> connect = ResolveKafkaSpoutConfig(config_, topo);
   if (!connect.ok()) return connect.status();
-  const coord::ZkClientConfig zk_config = coord::ZkClientConfig::FromLookup(
+  coord::ZkClientConfig zk_config = coord::ZkClientConfig::FromLookup(
       [&topo](auto key) { return topo.GetOptionalInt(std::string_view(key.data(), key.size())); });
+  // storm.zookeeper.auth.*: the topology's, else the worker's (it adds its own).
+  absl::StatusOr<coord::ZkAuthConfig> zk_auth = coord::ZkAuthConfig::FromConfig(topo);
+  if (!zk_auth.ok()) return zk_auth.status();
+  zk_config.auth = *std::move(zk_auth);
 
   KafkaSpoutSite site;
   site.config = &config_;

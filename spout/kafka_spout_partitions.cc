@@ -64,8 +64,14 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
       }
       if (now - commit_error_logged_ >= std::chrono::seconds(10)) {
         commit_error_logged_ = now;
-        spdlog::warn("kafka spout {}: offset commit failed ({} failures so far), will retry: {}",
-                     config_.id, commit_failures_, u.status.ToString());
+        if (absl::IsPermissionDenied(u.status)) {
+          // An ACL change shut this spout out: commits wait, nothing advances
+          // (the store logged the node's path).
+          collector_->ReportError(u.status);
+        } else {
+          spdlog::warn("kafka spout {}: offset commit failed ({} failures so far), will retry: {}",
+                       config_.id, commit_failures_, u.status.ToString());
+        }
       }
       return;
     case Kind::kReadFailed:

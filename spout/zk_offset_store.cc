@@ -34,6 +34,7 @@ absl::StatusOr<std::unique_ptr<ZkOffsetStore>> ZkOffsetStore::Create(Options opt
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
   if (!session.ok()) return session.status();
   store->session_ = std::move(*session);
+  if (absl::Status s = store->CheckCredentials(); !s.ok()) return s;
   ZkOffsetStore* self = store.get();
   // Runs on the session's dispatcher: only flags and wakes the store thread.
   store->subscription_ = store->session_->Subscribe([self](const coord::ZkSessionEvent&) {
@@ -45,11 +46,45 @@ absl::StatusOr<std::unique_ptr<ZkOffsetStore>> ZkOffsetStore::Create(Options opt
   return store;
 }
 
+absl::Status ZkOffsetStore::CheckCredentials() {
+  // With credentials, a spout whose identity may not read its own offsets
+  // fails at open instead of running without commits. (Without them, or
+  // with ZooKeeper unreachable for now, the store's own retries apply.)
+  if (!options_.zk_config.auth.enabled()) return absl::OkStatus();
+  const auto wait =
+      std::min(options_.zk_config.connection_timeout, std::chrono::milliseconds(10000));
+  if (absl::Status s = session_->WaitConnected(wait); absl::IsPermissionDenied(s)) return s;
+  if (!session_->IsConnected()) return absl::OkStatus();
+  // The spout's directory, {zkRoot}/{id}: the parent of its offset nodes
+  // (topic-level layouts have one more level).
+  std::string dir = ParentOf(OffsetNodePath(options_.zk_root, options_.spout_id, "t", 0, false));
+  absl::Status s = session_->VerifyAccess(dir, coord::ZkCall{options_.op_timeout});
+  return absl::IsPermissionDenied(s) ? s : absl::OkStatus();
+}
+
+void ZkOffsetStore::ReportCommitDenied(const CommitBatch& batch, int failed_op,
+                                       const absl::Status& st) {
+  // An ACL that shuts us out (NOAUTH): nothing was written and nothing is
+  // advanced; the commit is retried every round until the ACL allows it.
+  commit_denied_->Add(1);
+  const auto now = SteadyClock::now();
+  if (now - denied_logged_ < std::chrono::seconds(10)) return;
+  denied_logged_ = now;
+  const std::string path = failed_op >= 0 && failed_op < static_cast<int>(batch.ops.size())
+                               ? batch.ops[failed_op].path
+                               : batch.ops.front().path;
+  spdlog::error(
+      "kafka spout {}: ZooKeeper denies writing {} (NOAUTH: its ACL does not admit this "
+      "spout's credentials); commits are paused, nothing is skipped, retrying: {}",
+      options_.spout_id, path, std::string(st.message()));
+}
+
 ZkOffsetStore::ZkOffsetStore(Options options) : options_(std::move(options)) {
   metrics_ = options_.metrics != nullptr ? options_.metrics : &core::MetricsRegistry::Global();
   commit_latency_us_ =
       &metrics_->GetHistogram("tempest_kafka_spout_commit_latency_us", options_.labels);
   commit_failures_ = &metrics_->GetCounter("tempest_kafka_spout_commit_failures", options_.labels);
+  commit_denied_ = &metrics_->GetCounter("tempest_kafka_spout_commit_denied", options_.labels);
   commits_ = &metrics_->GetCounter("tempest_kafka_spout_zk_multis", options_.labels);
 }
 
@@ -253,8 +288,12 @@ bool ZkOffsetStore::EnsureParents(const TopicPartition& tp, const coord::ZkCall&
   const std::string owner_parent = ParentOf(OwnerPath(tp));
   const std::string offset_parent = ParentOf(OffsetPath(tp));
   if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent)) {
+    // Offsets (and their parents) first: legacy monitoring tools may read
+    // them (tempest.zookeeper.offsets.world.readable); owner nodes are private.
+    if (!session_->EnsurePath(offset_parent, call, coord::ZkNodeAccess::kLegacyReadable).ok()) {
+      return false;
+    }
     if (!session_->EnsurePath(owner_parent, call).ok()) return false;
-    if (!session_->EnsurePath(offset_parent, call).ok()) return false;
     ensured_.insert(owner_parent);
     ensured_.insert(offset_parent);
   }
@@ -368,6 +407,7 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
       continue;  // the others were not applied: send them again
     }
     commit_failures_->Add(1);
+    if (absl::IsPermissionDenied(st)) ReportCommitDenied(batch, failed_op, st);
     OffsetStoreUpdate u;
     u.kind = OffsetStoreUpdate::Kind::kCommitFailed;
     u.status = st;
@@ -410,7 +450,9 @@ ZkOffsetStore::CommitBatch ZkOffsetStore::BuildCommitBatch(
     batch.op_partition.push_back(tp);
     const std::string data = EncodeStormKafkaOffset(c.state);
     if (o.offset_version < 0) {
-      batch.ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data));
+      batch.ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data,
+                                              coord::ZkCreateMode::kPersistent, std::nullopt,
+                                              coord::ZkNodeAccess::kLegacyReadable));
     } else {
       batch.ops.push_back(coord::VersionedSetOp(OffsetPath(tp), data, o.offset_version));
     }

@@ -101,6 +101,11 @@ class ZkOffsetStore : public OffsetStore {
   void Post(OffsetStoreUpdate update);
   void HandleSession();
   void CommitRound(std::map<TopicPartition, OffsetCommit> commits);
+  // NOAUTH on a commit: counts it and logs one error line per 10 s.
+  void ReportCommitDenied(const CommitBatch& batch, int failed_op, const absl::Status& st);
+  // With credentials: PermissionDenied when they may not read the spout's
+  // directory (wrong storm.zookeeper.auth.payload), so open fails.
+  absl::Status CheckCredentials();
   // Drops stale and already-stored requests from `commits` (answering the
   // latter) and batches the rest.
   CommitBatch BuildCommitBatch(std::map<TopicPartition, OffsetCommit>& commits);
@@ -121,6 +126,8 @@ class ZkOffsetStore : public OffsetStore {
   core::MetricsRegistry* metrics_;
   core::Histogram* commit_latency_us_ = nullptr;
   core::Counter* commit_failures_ = nullptr;
+  core::Counter* commit_denied_ = nullptr;  // tempest_kafka_spout_commit_denied (NOAUTH)
+  std::chrono::steady_clock::time_point denied_logged_{};
   core::Counter* commits_ = nullptr;
 
   // Mailbox (guarded by mu_).

@@ -39,6 +39,10 @@ absl::Status ClusterSync::Connect() {
     return absl::UnavailableError(
         absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect, ": ", s.message()));
   }
+  if (absl::Status s = session_->VerifyAccess(options_.root.empty() ? "/" : options_.root);
+      !s.ok()) {
+    return s;
+  }
   // From here on a new session (after an expiry) re-registers and re-arms
   // the watches.
   std::weak_ptr<coord::SerialExecutor> weak = zk_;

@@ -135,6 +135,20 @@ void SetProcessTitle(int argc, char** argv, const std::vector<std::string>& word
   // argv[i] now point into the new words or at NULs; nobody reads them.
 }
 
+namespace {
+
+// The cluster's ZooKeeper credentials reach the topology's components (the
+// KafkaSpout's offset store) through its config, unless the topology names
+// its own; they are never stored with the topology.
+void AddClusterCredentials(const coord::ZkAuthConfig& auth, api::Config& config) {
+  if (!auth.enabled() || config.Has(coord::kZkAuthSchemeKey)) return;
+  config.Set(coord::kZkAuthSchemeKey, auth.scheme);
+  config.Set(coord::kZkAuthPayloadKey, auth.payload);
+  config.Set(coord::kZkOffsetsWorldReadableKey, auth.offsets_world_readable);
+}
+
+}  // namespace
+
 absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api::Config& config) {
   WorkerProcessOptions o;
   absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
@@ -239,6 +253,8 @@ absl::Status WorkerProcess::Launch() {
   }
   absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
   if (!def.ok()) return def.status();
+  AddClusterCredentials(options_.zk.client.auth, def->config);
+  def->config.Set(api::kTempestClusterZookeeperConnect, options_.zk.connect);
   if (!base.resources_key().empty()) {
     absl::StatusOr<std::string> dir = FetchResources(base);
     if (!dir.ok()) return dir.status();

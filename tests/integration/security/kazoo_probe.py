@@ -1,0 +1,59 @@
+"""An independent ZooKeeper client (kazoo) for the ACL tests.
+
+usage: kazoo_probe.py HOSTS AUTH OP:PATH...
+AUTH is "user:password" (digest) or "-" for none. OP is get, set, create
+(a child named "forged"), children, delete, readonly (the node's ACL becomes
+read for everyone, read and admin for AUTH's identity) or restore (ACL back to all permissions for AUTH's digest
+identity). Prints one line per probe: "OP PATH RESULT", RESULT being "ok" or
+the name of the kazoo exception (NoAuthError, NoNodeError, ...).
+"""
+import sys
+
+from kazoo.client import KazooClient
+from kazoo.security import make_acl, make_digest_acl
+
+
+def probe(zk, op, path, auth):
+    if op == "get":
+        zk.get(path)
+    elif op == "set":
+        zk.set(path, b"forged")
+    elif op == "create":
+        zk.create(path.rstrip("/") + "/forged", b"forged")
+    elif op == "children":
+        zk.get_children(path)
+    elif op == "delete":
+        zk.delete(path)
+    elif op == "readonly":
+        # Like an operator freezing a node: everyone reads, AUTH's identity
+        # may still change the ACL back, nobody writes.
+        user, password = auth.split(":", 1)
+        zk.set_acls(path, [make_acl("world", "anyone", read=True),
+                           make_digest_acl(user, password, read=True, admin=True)])
+    elif op == "restore":
+        user, password = auth.split(":", 1)
+        zk.set_acls(path, [make_digest_acl(user, password, all=True)])
+    else:
+        raise ValueError(op)
+
+
+def main():
+    hosts, auth = sys.argv[1], sys.argv[2]
+    auth_data = [] if auth == "-" else [("digest", auth)]
+    zk = KazooClient(hosts=hosts, timeout=10, auth_data=auth_data)
+    zk.start(timeout=20)
+    try:
+        for spec in sys.argv[3:]:
+            op, path = spec.split(":", 1)
+            try:
+                probe(zk, op, path, auth)
+                print(op, path, "ok", flush=True)
+            except Exception as e:  # the exception's name is the result
+                print(op, path, type(e).__name__, flush=True)
+    finally:
+        zk.stop()
+        zk.close()
+
+
+if __name__ == "__main__":
+    main()

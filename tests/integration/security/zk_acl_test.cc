@@ -1,0 +1,355 @@
+// ZooKeeper digest ACLs against a real ZooKeeper server and DevKafka: with
+// storm.zookeeper.auth.* set, an independent client without credentials
+// (kazoo) can neither read the transport secret nor write any cluster or
+// offset node; the KafkaSpout and `tempest offsets` work with credentials;
+// a NOAUTH on commit is reported, loses nothing, and commits resume once the
+// ACL is restored.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "bolts/builtin_bolts.h"
+#include "common/api/component_registry.h"
+#include "common/coord/zk_auth.h"
+#include "common/coord/zk_session.h"
+#include "common/core/metrics_registry.h"
+#include "nimbus/nimbus.h"
+#include "spout/builtin_spouts.h"
+#include "spout/kafka_spout.h"
+#include "spout/kafka_spout_config.h"
+#include "spout/storm_kafka_offset.h"
+#include "tests/integration/spout/spout_cluster_fixture.h"
+#include "tests/integration/spout/spout_harness.h"
+#include "tests/support/demo_flux.h"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+
+namespace tempest {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::Eventually;
+using testing::NumberedRecords;
+using testing::SpoutUnderTest;
+using testing::StoredOffset;
+
+constexpr char kCredentials[] = "tempest:cluster-secret";
+constexpr auto kWait = seconds(40);
+
+class ZkAclTest : public testing::SpoutClusterTest<1> {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    root_ = absl::StrCat("/acl-test-", ++counter);
+    admin_ = Client(kCredentials);
+    ASSERT_NE(admin_, nullptr);
+  }
+
+  static coord::ZkAuthConfig Auth(const std::string& payload) {
+    coord::ZkAuthConfig a;
+    a.scheme = "digest";
+    a.payload = payload;
+    return a;
+  }
+
+  // A connected session with `payload` as its digest credentials.
+  static std::unique_ptr<coord::ZkSession> Client(const std::string& payload) {
+    coord::ZkSession::Options o;
+    o.connect_string = zk_->ConnectString();
+    o.create_chroot = false;
+    o.config.auth = Auth(payload);
+    auto s = coord::ZkSession::Create(o);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) return nullptr;
+    EXPECT_TRUE((*s)->WaitConnected(seconds(20)).ok());
+    return std::move(*s);
+  }
+
+  // Runs kazoo_probe.py; returns "OP PATH" -> result ("ok", "NoAuthError", ...).
+  std::map<std::string, std::string> Kazoo(const std::string& auth,
+                                           const std::vector<std::string>& probes) {
+    std::vector<std::string> argv = {
+        "/usr/bin/python3",
+        absl::StrCat(std::getenv("TEMPEST_SOURCE_DIR"),
+                     "/tests/integration/security/kazoo_probe.py"),
+        zk_->ConnectString(), auth};
+    argv.insert(argv.end(), probes.begin(), probes.end());
+    testing::CommandRun run = testing::RunCommand(argv, dir_.File("kazoo"), seconds(60));
+    EXPECT_TRUE(run.finished && run.exit_code == 0) << run.err;
+    std::map<std::string, std::string> out;
+    for (absl::string_view line : absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
+      const size_t last = line.rfind(' ');
+      if (last == absl::string_view::npos) continue;
+      out[std::string(line.substr(0, last))] = std::string(line.substr(last + 1));
+    }
+    return out;
+  }
+
+  // Every node under `path` (itself included), read with credentials.
+  void Walk(const std::string& path, std::vector<std::string>& out, int depth = 0) {
+    out.push_back(path);
+    if (depth > 8 || out.size() > 400) return;
+    auto children = admin_->Children(path);
+    ASSERT_TRUE(children.ok()) << path << ": " << children.status();
+    for (const std::string& c : *children) Walk(absl::StrCat(path, "/", c), out, depth + 1);
+  }
+
+  nimbus::NimbusOptions NimbusConfig() {
+    nimbus::NimbusOptions o;
+    o.zk_connect = zk_->ConnectString();
+    o.root = root_;
+    o.zk.session_timeout = milliseconds(4000);
+    o.zk.connection_timeout = milliseconds(10000);
+    o.zk.retry_interval = milliseconds(100);
+    o.zk.retry_interval_ceiling = milliseconds(1000);
+    o.zk.auth = Auth(kCredentials);
+    o.bind_host = "127.0.0.1";
+    o.port = 0;
+    o.monitor_interval = milliseconds(200);
+    o.op_timeout = milliseconds(15000);
+    o.registry = &registry_;
+    return o;
+  }
+
+  std::unique_ptr<nimbus::Nimbus> StartNimbus() {
+    EXPECT_TRUE(spout::RegisterBuiltinSpouts(registry_).ok());
+    EXPECT_TRUE(bolts::RegisterBuiltinBolts(registry_).ok());
+    auto n = nimbus::Nimbus::Create(NimbusConfig());
+    EXPECT_TRUE(n.ok()) << n.status();
+    if (!n.ok()) return nullptr;
+    // A supervisor offering two slots, registered as a supervisor would
+    // (with the cluster's credentials).
+    v1::SupervisorInfo info;
+    info.set_supervisor_id("sup-a");
+    info.set_hostname("127.0.0.1");
+    info.add_slot_ports(6700);
+    info.add_slot_ports(6701);
+    coord::ZkCreateOptions create;
+    create.mode = coord::ZkCreateMode::kEphemeral;
+    create.create_parents = true;
+    auto created = admin_->Create(root_ + "/supervisors/sup-a", info.SerializeAsString(), create);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return std::move(*n);
+  }
+
+  // The transport secret of `id`'s assignment, once nimbus has written one.
+  std::string SecretOf(const std::string& id) {
+    std::string secret;
+    EXPECT_TRUE(Eventually(kWait, [&] {
+      auto node = admin_->Get(absl::StrCat(root_, "/assignments/", id));
+      v1::Assignment a;
+      if (!node.ok() || !a.ParseFromString(node->data)) return false;
+      secret = a.transport_secret();
+      return a.executors_size() > 0;
+    }));
+    return secret;
+  }
+
+  // A tempest.KafkaSpout on `topic` whose offsets live under `zk_root`, with
+  // `payload` as its credentials; `open_status` gets Open's result.
+  std::unique_ptr<SpoutUnderTest> Spout(const std::string& topic, const std::string& zk_root,
+                                        const std::string& payload,
+                                        absl::Status* open_status = nullptr) {
+    api::ComponentArgs args;
+    args.class_name = "tempest.KafkaSpout";
+    args.id = api::ComponentId("kafka");
+    args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
+                       {"topics", topic},
+                       {"zkRoot", zk_root},
+                       {"id", "spout"},
+                       {"zkServers", zk_->ConnectString()},
+                       {"stateUpdateIntervalMs", 200}};
+    auto config = spout::ParseKafkaSpoutArgs(args);
+    EXPECT_TRUE(config.ok()) << config.status();
+    auto t = std::make_unique<SpoutUnderTest>();
+    t->spout = std::make_unique<spout::KafkaSpout>(std::move(*config));
+    api::Config topo = TopologyConfig();
+    topo.Set(coord::kZkAuthSchemeKey, "digest");
+    topo.Set(coord::kZkAuthPayloadKey, payload);
+    api::TopologyContext ctx = testing::SpoutContext(topo);
+    absl::Status s = t->spout->Open(ctx.config(), ctx, t->collector);
+    if (open_status != nullptr) {
+      *open_status = s;
+    } else {
+      EXPECT_TRUE(s.ok()) << s;
+    }
+    return t;
+  }
+
+  std::string OffsetPath(const std::string& zk_root, const std::string& topic) {
+    return spout::OffsetNodePath(zk_root, "spout", topic, 0, false);
+  }
+
+  static int64_t CounterValue(const std::string& name, const std::string& topic_or_empty) {
+    int64_t total = 0;
+    for (const auto& m : core::MetricsRegistry::Global().Snapshot()) {
+      if (m.name != name) continue;
+      if (!topic_or_empty.empty() &&
+          (!m.labels.count("topic") || m.labels.at("topic") != topic_or_empty)) {
+        continue;
+      }
+      total += m.value;
+    }
+    return total;
+  }
+
+  std::string root_;
+  std::unique_ptr<coord::ZkSession> admin_;
+  api::ComponentRegistry registry_;
+  testing::TempDir dir_{"tempest-zk-acl"};
+};
+
+TEST_F(ZkAclTest, WithoutCredentialsNoClusterNodeIsReadableOrWritableAndTheSecretRotates) {
+  auto n = StartNimbus();
+  ASSERT_NE(n, nullptr);
+  nimbus::SubmitRequest r;
+  r.flux_text = testing::kGenSinkFlux;
+  r.file_name = "demo.yaml";
+  auto id = n->Submit(r);
+  ASSERT_TRUE(id.ok()) << id.status();
+  const std::string secret = SecretOf(*id);
+  ASSERT_EQ(secret.size(), 32u);
+  const std::string assignment = absl::StrCat(root_, "/assignments/", *id);
+
+  std::vector<std::string> nodes;
+  Walk(root_, nodes);
+  ASSERT_GE(nodes.size(), 7u);  // root, storms/<id>, assignments/<id>, supervisors/sup-a, ...
+  std::vector<std::string> probes = {"get:" + assignment, "children:" + root_,
+                                     "create:" + root_, "create:" + root_ + "/storms"};
+  for (const std::string& node : nodes) probes.push_back("set:" + node);
+  const auto anonymous = Kazoo("-", probes);
+  for (const std::string& p : probes) {
+    std::string key = p;
+    key[key.find(':')] = ' ';
+    EXPECT_EQ(anonymous.count(key) ? anonymous.at(key) : "missing", "NoAuthError") << p;
+  }
+  // Another identity (a wrong password) is shut out just the same ...
+  const auto stranger = Kazoo("tempest:guess", {"get:" + assignment, "set:" + assignment});
+  EXPECT_EQ(stranger.at("get " + assignment), "NoAuthError");
+  EXPECT_EQ(stranger.at("set " + assignment), "NoAuthError");
+  // ... while the cluster's identity reads it (the denials are about the ACL).
+  EXPECT_EQ(Kazoo(kCredentials, {"get:" + assignment}).at("get " + assignment), "ok");
+  // Nothing was forged: the assignment still holds the same secret.
+  EXPECT_EQ(SecretOf(*id), secret);
+
+  // A daemon with the wrong password fails at start, naming the cause.
+  nimbus::NimbusOptions wrong = NimbusConfig();
+  wrong.zk.auth = Auth("tempest:guess");
+  auto refused = nimbus::Nimbus::Create(wrong);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(refused.status())) << refused.status();
+  EXPECT_NE(std::string(refused.status().message()).find("storm.zookeeper.auth.payload"),
+            std::string::npos);
+
+  // Every submission gets a secret of its own: kill, submit again.
+  ASSERT_TRUE(n->Kill(*id, 0).ok());
+  ASSERT_TRUE(
+      Eventually(kWait, [&] { return absl::IsNotFound(admin_->Get(assignment).status()); }));
+  auto again = n->Submit(r);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NE(*again, *id);
+  const std::string rotated = SecretOf(*again);
+  EXPECT_EQ(rotated.size(), 32u);
+  EXPECT_NE(rotated, secret);
+}
+
+TEST_F(ZkAclTest, SpoutAndOffsetsCommandWorkWithCredentialsWrongOnesFailAtOpen) {
+  ASSERT_TRUE(kafka_->CreateTopic("acl-ok", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("acl-ok", 0, NumberedRecords(0, 20)).ok());
+  const std::string zk_root = root_ + "-offsets";
+  const std::string path = OffsetPath(zk_root, "acl-ok");
+  {
+    auto t = Spout("acl-ok", zk_root, kCredentials);
+    ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 20; }));
+    EXPECT_EQ(t->Unique(0).size(), 20u);
+    EXPECT_TRUE(t->collector.errors.empty());
+    t->spout->Close();
+  }
+  // Offset, owner and parent nodes: nobody else reads or writes them.
+  const std::string owners = zk_root + "/spout/@owners";
+  const auto anonymous =
+      Kazoo("-", {"get:" + path, "set:" + path, "create:" + zk_root + "/spout", "set:" + zk_root,
+                  "create:" + owners, "children:" + zk_root + "/spout"});
+  for (const auto& [probe, result] : anonymous) EXPECT_EQ(result, "NoAuthError") << probe;
+  EXPECT_EQ(StoredOffset(*admin_, path), 20);
+
+  const std::string binary = testing::TempestBinary();
+  const std::vector<std::string> show = {"offsets", "show", "--zk", zk_->ConnectString(),
+                                         "--root", zk_root, "--id", "spout", "--json"};
+  std::vector<std::string> with_auth = {
+      binary, "-c", "storm.zookeeper.auth.scheme=digest", "-c",
+      absl::StrCat("storm.zookeeper.auth.payload=", kCredentials)};
+  with_auth.insert(with_auth.end(), show.begin(), show.end());
+  testing::CommandRun shown =
+      testing::RunCommand(with_auth, dir_.File("offsets-auth"), seconds(60));
+  ASSERT_TRUE(shown.finished);
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("\"committed_offset\":20"), std::string::npos) << shown.out;
+  std::vector<std::string> without = {binary};
+  without.insert(without.end(), show.begin(), show.end());
+  testing::CommandRun denied = testing::RunCommand(without, dir_.File("offsets-anon"), seconds(60));
+  ASSERT_TRUE(denied.finished);
+  EXPECT_NE(denied.exit_code, 0) << denied.out;
+  EXPECT_EQ(denied.out.find("\"committed_offset\":20"), std::string::npos);
+
+  // A spout with a wrong password fails at open, not later without commits.
+  absl::Status open;
+  auto wrong = Spout("acl-ok", zk_root, "tempest:guess", &open);
+  EXPECT_TRUE(absl::IsPermissionDenied(open)) << open;
+  EXPECT_NE(std::string(open.message()).find(zk_root), std::string::npos) << open;
+}
+
+TEST_F(ZkAclTest, NoAuthOnCommitIsReportedLosesNothingAndCommitsResumeAfterRestore) {
+  ASSERT_TRUE(kafka_->CreateTopic("acl-denied", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("acl-denied", 0, NumberedRecords(0, 30)).ok());
+  const std::string zk_root = root_ + "-offsets";
+  const std::string path = OffsetPath(zk_root, "acl-denied");
+  auto t = Spout("acl-denied", zk_root, kCredentials);
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 30; }));
+
+  // An operator takes write access away from the offset node.
+  EXPECT_EQ(Kazoo(kCredentials, {"readonly:" + path}).at("readonly " + path), "ok");
+  const int64_t denied_before = CounterValue("tempest_kafka_spout_commit_denied", "");
+  ASSERT_TRUE(kafka_->Produce("acl-denied", 0, NumberedRecords(30, 60)).ok());
+  ASSERT_TRUE(t->RunUntil(kWait, [&] {
+    return t->Unique(0).size() == 60 && !t->collector.errors.empty() &&
+           CounterValue("tempest_kafka_spout_commit_denied", "") > denied_before;
+  }));
+  EXPECT_TRUE(absl::IsPermissionDenied(t->collector.errors.back())) << t->collector.errors.back();
+  // Some more commit rounds: still denied, and the stored offset did not move.
+  const int64_t denied_now = CounterValue("tempest_kafka_spout_commit_denied", "");
+  ASSERT_TRUE(t->RunUntil(kWait, [&] {
+    return CounterValue("tempest_kafka_spout_commit_denied", "") >= denied_now + 2;
+  }));
+  EXPECT_EQ(StoredOffset(*admin_, path), 30);
+
+  // The ACL comes back: the next commit stores everything that was acked.
+  EXPECT_EQ(Kazoo(kCredentials, {"restore:" + path}).at("restore " + path), "ok");
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 60; }));
+  std::set<int64_t> expected;
+  for (int64_t i = 0; i < 60; ++i) expected.insert(i);
+  EXPECT_EQ(t->Unique(0), expected);  // nothing lost, nothing skipped
+  t->spout->Close();
+
+  // A restarted spout resumes at 60: no record is read again or missed.
+  ASSERT_TRUE(kafka_->Produce("acl-denied", 0, NumberedRecords(60, 65)).ok());
+  auto next = Spout("acl-denied", zk_root, kCredentials);
+  ASSERT_TRUE(next->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 65; }));
+  EXPECT_EQ(*next->Unique(0).begin(), 60);
+  next->spout->Close();
+}
+
+}  // namespace
+}  // namespace tempest
