@@ -57,6 +57,9 @@ for bin in "${binaries[@]}"; do
   mkdir -p "$work/$name/new"
   log=$work/$name/log
   # Every stored input once, at full size: a fixed crash stays fixed.
+  # Files a target makes (the HTTP target's static folder) go under its work
+  # folder, removed with it.
+  export TMPDIR=$work/$name
   "$bin" -runs=0 -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$work/$name/" "$corpus" \
     >"$log" 2>&1 || fail "$name" "$log"
   if [ "$seconds" -gt 0 ]; then

@@ -45,8 +45,12 @@ void WriteFile(const std::string& path, std::string_view text) {
 
 Server* Start() {
   auto* s = new Server;
-  char pattern[] = "/tmp/tempest-fuzz-http-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) std::abort();
+  // Under $TMPDIR: run.sh points it into its own work folder, which it
+  // removes even when a crash skipped this process's exit handler.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                        "/tempest-fuzz-http-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) std::abort();
   s->dir = pattern;
   std::filesystem::create_directory(s->dir + "/www");
   WriteFile(s->dir + "/www/index.html", "<html>tempest</html>");
