@@ -46,8 +46,8 @@ absl::Status ShellBolt::Prepare(const api::Config& config, const api::TopologyCo
 }
 
 absl::Status ShellBolt::StartChild() {
-  TEMPEST_ASSIGN_OR_RETURN(shell_,
-                           multilang::StartShellChild(spec_, *context_, timeout_, label_));
+  TEMPEST_ASSIGN_OR_RETURN(shell_, multilang::StartShellChild(spec_, *context_, timeout_, label_,
+                                                              waker_));
   last_heartbeat_sent_ = SteadyClock::now();
   restarts_.Started(last_heartbeat_sent_);
   return absl::OkStatus();
@@ -89,11 +89,22 @@ bool ShellBolt::FlushToChild() {
 }
 
 void ShellBolt::Execute(const api::Tuple& input) {
-  if (shell_ == nullptr) {
-    // No child right now (a restart is pending): let the spout replay it.
-    collector_->Fail(input);
+  if (shell_ != nullptr) {
+    SendToChild(input);
     return;
   }
+  // No child right now (a restart is pending): the next one gets it.
+  if (held_.size() < kMaxHeldInputs) {
+    held_.push_back(input);
+    return;
+  }
+  ++overflow_failures_;
+  ReportChildError(absl::StrCat("failing an input: ", kMaxHeldInputs,
+                                " inputs already wait for the child's restart"));
+  collector_->Fail(input);
+}
+
+void ShellBolt::SendToChild(const api::Tuple& input) {
   const uint64_t id = next_id_++;
   in_flight_.emplace(id, input);
   char id_text[24];
@@ -104,18 +115,7 @@ void ShellBolt::Execute(const api::Tuple& input) {
 
 bool ShellBolt::Poll() {
   const SteadyClock::time_point now = SteadyClock::now();
-  if (shell_ == nullptr) {
-    if (!restarts_.RestartDue(now)) return false;
-    absl::Status started = StartChild();
-    if (!started.ok()) {
-      restarts_.StartFailed(SteadyClock::now());
-      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restarts_.backoff().count(),
-                    started.ToString());
-      collector_->ReportError(started);
-      return false;
-    }
-    return true;
-  }
+  if (shell_ == nullptr) return RestartChild();
   if (!FlushToChild()) return true;
   bool progress = false;
   inbox_.clear();
@@ -140,6 +140,25 @@ bool ShellBolt::Poll() {
     return true;
   }
   return progress;
+}
+
+bool ShellBolt::RestartChild() {
+  std::optional<absl::Status> started =
+      multilang::RestartWhenDue(restarts_, label_, [this] { return StartChild(); });
+  if (!started) return false;
+  if (!started->ok()) {
+    collector_->ReportError(*started);
+    return false;
+  }
+  if (!held_.empty()) {
+    spdlog::info("{}: handing {} held input(s) to the new child", label_, held_.size());
+  }
+  while (!held_.empty() && shell_ != nullptr) {
+    SendToChild(held_.front());
+    held_.pop_front();
+  }
+  if (shell_ != nullptr) FlushToChild();
+  return true;
 }
 
 void ShellBolt::ChildFailed(std::string_view reason) {
@@ -179,6 +198,7 @@ bool ShellBolt::HandleMessage(const nlohmann::json& message) {
                                     multilang::Excerpt(message)));
       return false;
     }
+    restarts_.Progressed();
     if (command == "ack") {
       collector_->Ack(tuple_it->second);
     } else {

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,14 +37,24 @@ inline constexpr char kFluxShellBoltClass[] =
 // out every second; a child that writes nothing for
 // topology.subprocess.timeout.secs, dies, or writes something that breaks
 // the protocol is reported once (ReportError plus a log line), its in-flight
-// inputs are failed (so spouts replay them) and it is restarted. Inputs that
-// arrive while no child runs are failed.
+// inputs are failed (so spouts replay them) and it is restarted, with a
+// growing delay for a child that fails soon after starting
+// (multilang::ChildRestarts). Inputs that arrive while no child runs (the
+// spouts' replays among them) are held, up to kMaxHeldInputs, and handed to
+// the next child; only beyond that are they failed, so a restarting child
+// causes no replay storm.
+//
+// The child's reader thread wakes the executor (SetPollWaker) whenever a
+// message arrives, so an emit's task ids go back without waiting for the
+// next poll interval.
 //
 // Lives on its executor thread; the child runs in tempest.resources.dir.
 class ShellBolt final : public api::Bolt {
  public:
   // Its Flux properties; any other name is rejected (CheckKnownProperties).
   static constexpr std::string_view kPropertyNames[] = {"command", "fields"};
+  // Inputs held while no child runs; more than this are failed.
+  static constexpr size_t kMaxHeldInputs = 10000;
   static absl::StatusOr<std::unique_ptr<ShellBolt>> Create(const api::ComponentArgs& args);
   explicit ShellBolt(multilang::ShellComponentSpec spec);
   ~ShellBolt() override;
@@ -53,15 +65,21 @@ class ShellBolt final : public api::Bolt {
   void Cleanup() override;
   std::optional<std::chrono::milliseconds> PollInterval() const override;
   bool Poll() override;
+  void SetPollWaker(std::function<void()> wake) override { waker_ = std::move(wake); }
   void DeclareOutputFields(api::OutputFieldsDeclarer& declarer) const override;
 
   // How many times the child was restarted (for tests and metrics).
   int64_t restarts() const { return restarts_.restarts(); }
+  // Inputs failed because kMaxHeldInputs were already held.
+  int64_t overflow_failures() const { return overflow_failures_; }
 
  private:
   using SteadyClock = std::chrono::steady_clock;
 
   absl::Status StartChild();
+  // Restarts the child when its delay has passed and sends it the held inputs.
+  bool RestartChild();
+  void SendToChild(const api::Tuple& input);
   void ChildFailed(std::string_view reason);
   bool HandleMessage(const nlohmann::json& message);
   bool HandleEmit(const nlohmann::json& message);
@@ -78,8 +96,11 @@ class ShellBolt final : public api::Bolt {
   std::string label_;  // "ShellBolt 'split' task 3"
   std::chrono::milliseconds timeout_{30000};
 
+  std::function<void()> waker_;
   std::unique_ptr<multilang::ShellProcess> shell_;
   absl::flat_hash_map<uint64_t, api::Tuple> in_flight_;
+  std::deque<api::Tuple> held_;  // inputs waiting for a child
+  int64_t overflow_failures_ = 0;
   uint64_t next_id_ = 1;
   SteadyClock::time_point last_heartbeat_sent_;
   multilang::ChildRestarts restarts_;

@@ -13,6 +13,8 @@ namespace {
 
 // How long one NextTuple waits for the child's answer before returning.
 constexpr std::chrono::milliseconds kNextTupleWait(5);
+// How long Deactivate and Close wait for the child to answer what was sent.
+constexpr std::chrono::milliseconds kSettleWait(1000);
 
 }  // namespace
 
@@ -48,7 +50,19 @@ absl::Status ShellSpout::StartChild() {
   return absl::OkStatus();
 }
 
-void ShellSpout::Close() { shell_.reset(); }
+void ShellSpout::Close() {
+  // Let the child see the last acks and fails before it is killed.
+  AwaitSyncs(SteadyClock::now() + std::min(timeout_, kSettleWait));
+  shell_.reset();
+}
+
+void ShellSpout::AwaitSyncs(SteadyClock::time_point deadline) {
+  if (shell_ == nullptr || !Drain()) return;
+  while (shell_ != nullptr && awaiting_syncs_ > 0 && SteadyClock::now() < deadline) {
+    if (!shell_->WaitForMessage(deadline)) break;
+    if (!Drain()) return;
+  }
+}
 
 void ShellSpout::SendCommand(std::string_view command, const api::MessageId* id) {
   if (shell_ == nullptr) return;
@@ -73,39 +87,36 @@ void ShellSpout::Activate() {
 
 void ShellSpout::Deactivate() {
   active_ = false;
+  // NextTuple is no longer called: answer what the child sent before (an
+  // emit blocked on its task ids) and wait for its answer to deactivate.
   SendCommand("deactivate", nullptr);
+  AwaitSyncs(SteadyClock::now() + std::min(timeout_, kSettleWait));
 }
 
 void ShellSpout::Ack(const api::MessageId& message_id) {
   // Ids of an earlier child mean nothing to this one.
   if (shell_ == nullptr || in_flight_.erase(message_id) == 0) return;
   SendCommand("ack", &message_id);
+  // Read without waiting: while deactivated, nothing else reads the child.
+  if (shell_ != nullptr) Drain();
 }
 
 void ShellSpout::Fail(const api::MessageId& message_id) {
   if (shell_ == nullptr || in_flight_.erase(message_id) == 0) return;
   SendCommand("fail", &message_id);
+  if (shell_ != nullptr) Drain();
 }
 
 void ShellSpout::NextTuple() {
   if (shell_ == nullptr) {
-    if (!restarts_.RestartDue(SteadyClock::now())) return;
-    absl::Status started = StartChild();
-    if (!started.ok()) {
-      restarts_.StartFailed(SteadyClock::now());
-      spdlog::error("{}: restart failed, retrying in {} ms: {}", label_, restarts_.backoff().count(),
-                    started.ToString());
-      collector_->ReportError(started);
-    }
+    std::optional<absl::Status> started =
+        multilang::RestartWhenDue(restarts_, label_, [this] { return StartChild(); });
+    if (started && !started->ok()) collector_->ReportError(*started);
     return;
   }
   if (!Drain()) return;
   if (awaiting_syncs_ == 0) SendCommand("next", nullptr);
-  const SteadyClock::time_point deadline = SteadyClock::now() + kNextTupleWait;
-  while (shell_ != nullptr && awaiting_syncs_ > 0 && SteadyClock::now() < deadline) {
-    if (!shell_->WaitForMessage(deadline)) break;
-    if (!Drain()) return;
-  }
+  AwaitSyncs(SteadyClock::now() + kNextTupleWait);
   if (shell_ == nullptr || awaiting_syncs_ == 0) return;
   const SteadyClock::time_point heard = std::max(waiting_since_, shell_->last_message_time());
   const auto silent =

@@ -30,9 +30,13 @@ inline constexpr char kFluxShellSpoutClass[] =
 // Synchronous, as in Storm: `next`, `ack`, `fail`, `activate` and
 // `deactivate` are each answered by the child with emits and logs ending in
 // `sync`. Commands are written in order and their syncs counted, so Ack and
-// Fail never wait; NextTuple asks for more only once every earlier command
-// was answered, and waits at most a few milliseconds for the answer before
-// returning (the rest is read on the next call).
+// Fail never wait (they read what is already there); NextTuple asks for more
+// only once every earlier command was answered, and waits at most a few
+// milliseconds for the answer before returning (the rest is read on the next
+// call). A deactivated spout keeps talking to its child: Deactivate answers
+// what the child sent before (e.g. an emit waiting for its task ids) and
+// waits up to a second for the child's sync; acks and fails still reach the
+// child; Close waits up to a second for the child to answer them.
 //
 // A child that dies, breaks the protocol, or leaves a command unanswered for
 // topology.subprocess.timeout.secs is reported once (ReportError plus a log
@@ -68,6 +72,8 @@ class ShellSpout final : public api::Spout {
   void SendCommand(std::string_view command, const api::MessageId* id);
   // Applies queued messages; false when the child failed meanwhile.
   bool Drain();
+  // Drains until every command sent was answered (sync) or `deadline`.
+  void AwaitSyncs(SteadyClock::time_point deadline);
   void HandleMessage(const nlohmann::json& message);
   void ChildFailed(std::string_view reason);
   void ReportChildError(std::string_view what);

@@ -68,6 +68,7 @@ std::vector<api::TaskId> BoltExecutor::Downstream() const { return DownstreamOf(
 
 absl::Status BoltExecutor::Setup() {
   for (auto& task : tasks_) {
+    if (queue_ != nullptr) task->bolt->SetPollWaker([queue = queue_.get()] { queue->Wake(); });
     absl::Status s = CallUser("Bolt::Prepare", [&] {
       return task->bolt->Prepare(task->context->config(), *task->context, *task->collector);
     });

@@ -24,7 +24,7 @@ namespace tempest::worker {
 // copy out of the ring); flush the outbound batches; park on the queue (until
 // input or the next tick) when it was empty. Tasks whose bolt asks for
 // polling (Bolt::PollInterval) are polled after each pass, and the park is
-// capped at the shortest interval.
+// capped at the shortest interval; their Bolt::SetPollWaker wakes the park.
 //
 // Acking (storm-facts.md §3.1): an emit anchored to inputs gets, per target
 // task and per anchor, a fresh random edge id e: the anchor's ack value ^= e

@@ -218,8 +218,13 @@ class ReceiveQueue {
       const size_t got = TryDrain(max, fn);
       if (got > 0) return got;
       if (closed_.load(std::memory_order_acquire)) return TryDrain(max, fn);
+      if (woken_.exchange(false, std::memory_order_acq_rel)) return 0;
       const bool ready = consumer_wait_.Await(
-          not_empty_, [this] { return AnyPublished() || closed_.load(std::memory_order_acquire); },
+          not_empty_,
+          [this] {
+            return AnyPublished() || closed_.load(std::memory_order_acquire) ||
+                   woken_.load(std::memory_order_acquire);
+          },
           deadline);
       if (!ready) return 0;
     }
@@ -236,6 +241,15 @@ class ReceiveQueue {
   }
 
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+  // Makes a blocking Drain() return (0 when nothing was published) once,
+  // now or at its next wait, so the consumer can do work that arrived
+  // outside the queue. Only for consumers that read 0 as "nothing yet" and
+  // check closed() (Drain with a deadline), not PopBatch's "closed".
+  void Wake() {
+    woken_.store(true, std::memory_order_seq_cst);
+    not_empty_.Notify();
+  }
 
   // Published items not yet consumed (an estimate while threads run).
   size_t size() const {
@@ -281,6 +295,7 @@ class ReceiveQueue {
   const std::unique_ptr<std::unique_ptr<Producer>[]> producers_;
   std::atomic<size_t> num_producers_{0};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> woken_{false};
 
   // Consumer-only state, kept off the lines producers write.
   alignas(kFalseSharingRange) size_t next_ring_ = 0;

@@ -2,6 +2,7 @@
 #define TEMPEST_COMMON_API_BOLT_H_
 
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -37,6 +38,11 @@ class Bolt {
   virtual std::optional<std::chrono::milliseconds> PollInterval() const { return std::nullopt; }
   // Returns true when it emitted, acked or failed anything.
   virtual bool Poll() { return false; }
+  // Given once, before Prepare: for a bolt that asks for polling, calling
+  // `wake` from any thread makes the executor call Poll soon instead of at
+  // the end of its idle wait (e.g. when a multilang child wrote a message).
+  // Valid until Cleanup returns; cheap when the executor is busy.
+  virtual void SetPollWaker(std::function<void()> wake) { (void)wake; }
   virtual void DeclareOutputFields(OutputFieldsDeclarer& declarer) const = 0;
 };
 

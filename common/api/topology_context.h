@@ -13,6 +13,16 @@
 
 namespace tempest::api {
 
+// One subscription: `to` receives `stream` of `from`, grouped by `grouping`
+// (Flux's name: SHUFFLE, FIELDS, ...; `fields` for FIELDS / PARTIAL_KEY).
+struct StreamSubscription {
+  ComponentId from;
+  StreamId stream;
+  ComponentId to;
+  std::string grouping;
+  std::vector<std::string> fields;
+};
+
 // Static facts about a running topology shared by every task of a worker:
 // which task runs which component, each component's declared streams, and
 // the topology configuration. Built once by the runtime
@@ -27,6 +37,8 @@ struct TopologyInfo {
   std::map<ComponentId, std::map<StreamId, StreamDeclaration>> component_streams;
   // Per-component config overrides (Flux `config:` of a spout/bolt).
   std::map<ComponentId, Config> component_config;
+  // Every stream of the topology, in definition order.
+  std::vector<StreamSubscription> subscriptions;
 };
 
 // What a component instance knows about its place in the topology: its task

@@ -90,6 +90,11 @@ std::shared_ptr<const api::TopologyInfo> MakeTopologyInfo(const TopologyDef& def
   for (const ComponentDef* c : def.AllComponents()) {
     if (!c->config.empty()) info->component_config[c->id] = c->config;
   }
+  for (const StreamDef& s : def.streams) {
+    info->subscriptions.push_back({s.from, s.stream, s.to,
+                                   std::string(GroupingTypeName(s.grouping.type)),
+                                   s.grouping.fields});
+  }
   return info;
 }
 

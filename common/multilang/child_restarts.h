@@ -10,26 +10,38 @@ namespace tempest::multilang {
 // Paces the restarts of a multilang child and rate-limits the warnings about
 // what it writes, the same way for ShellBolt and ShellSpout.
 //
-// A child that fails soon after starting is restarted ever more slowly (a
-// broken script must not keep the executor busy restarting it); one that ran
-// for a while is restarted at once. A failed restart attempt backs off at
-// least a second. Owned by one component; lives on its executor thread.
+// A child that fails soon after starting without finishing any input is
+// restarted ever more slowly (a broken script must not keep the executor busy
+// restarting it); one that ran for a while is restarted at once, and one that
+// finished inputs (Progressed) after a short fixed pause. A failed restart
+// attempt backs off at least a second. Owned by one component; lives on its
+// executor thread.
 class ChildRestarts {
  public:
   using SteadyClock = std::chrono::steady_clock;
 
   static constexpr std::chrono::milliseconds kMaxBackoff{10000};
   static constexpr std::chrono::seconds kStableChildAge{5};
+  static constexpr std::chrono::milliseconds kProgressBackoff{100};
   static constexpr int64_t kLoggedWarnings = 20;
 
   // The child (re)started at `now`.
-  void Started(SteadyClock::time_point now) { started_at_ = now; }
+  void Started(SteadyClock::time_point now) {
+    started_at_ = now;
+    progressed_ = false;
+  }
+  // The running child finished an input (acked or failed it).
+  void Progressed() { progressed_ = true; }
   // The running child failed at `now`; schedules its restart.
   void Failed(SteadyClock::time_point now) {
     ++restarts_;
-    backoff_ = now - started_at_ < kStableChildAge
-                   ? std::min(kMaxBackoff, std::max(std::chrono::milliseconds(250), backoff_ * 2))
-                   : std::chrono::milliseconds(0);
+    if (now - started_at_ >= kStableChildAge) {
+      backoff_ = std::chrono::milliseconds(0);
+    } else if (progressed_) {
+      backoff_ = kProgressBackoff;
+    } else {
+      backoff_ = std::min(kMaxBackoff, std::max(std::chrono::milliseconds(250), backoff_ * 2));
+    }
     next_restart_ = now + backoff_;
   }
   // Starting a child failed at `now` (e.g. the command does not exist).
@@ -54,6 +66,7 @@ class ChildRestarts {
   std::chrono::milliseconds backoff_{0};
   int64_t restarts_ = 0;
   int64_t warnings_ = 0;
+  bool progressed_ = false;
 };
 
 }  // namespace tempest::multilang

@@ -194,9 +194,11 @@ std::string ShellTaskLabel(std::string_view component_class, const api::Topology
 absl::StatusOr<std::unique_ptr<ShellProcess>> StartShellChild(const ShellComponentSpec& spec,
                                                               const api::TopologyContext& context,
                                                               std::chrono::milliseconds timeout,
-                                                              const std::string& label) {
+                                                              const std::string& label,
+                                                              std::function<void()> on_message) {
   TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<ShellProcess> shell,
-                           ShellProcess::StartForComponent(spec.command, context, timeout, label));
+                           ShellProcess::StartForComponent(spec.command, context, timeout, label,
+                                                           std::move(on_message)));
   spdlog::info("{}: started '{}' (pid {})", label, absl::StrJoin(spec.command, " "),
                shell->reported_pid());
   return shell;
@@ -218,6 +220,18 @@ absl::Status ChildWarning(ChildRestarts& restarts, std::string_view label, std::
   const std::string text = absl::StrCat(api::Sv(label), ": ", api::Sv(what));
   spdlog::warn("{}", text);
   return absl::InvalidArgumentError(text);
+}
+
+std::optional<absl::Status> RestartWhenDue(ChildRestarts& restarts, std::string_view label,
+                                           const std::function<absl::Status()>& start) {
+  if (!restarts.RestartDue(std::chrono::steady_clock::now())) return std::nullopt;
+  absl::Status started = start();
+  if (!started.ok()) {
+    restarts.StartFailed(std::chrono::steady_clock::now());
+    spdlog::error("{}: restart failed, retrying in {} ms: {}", label, restarts.backoff().count(),
+                  started.ToString());
+  }
+  return started;
 }
 
 }  // namespace tempest::multilang

@@ -2,6 +2,7 @@
 #define TEMPEST_COMMON_MULTILANG_SHELL_COMPONENT_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,7 +54,8 @@ std::string ShellTaskLabel(std::string_view component_class, const api::Topology
 absl::StatusOr<std::unique_ptr<ShellProcess>> StartShellChild(const ShellComponentSpec& spec,
                                                               const api::TopologyContext& context,
                                                               std::chrono::milliseconds timeout,
-                                                              const std::string& label);
+                                                              const std::string& label,
+                                                              std::function<void()> on_message = {});
 
 // A child that died or broke the protocol, logged as an error: Unavailable
 // "<label>: multilang child '<command>' failed: <reason> (child <exit>);
@@ -66,6 +68,12 @@ absl::Status ChildFailure(std::string_view label, const ShellComponentSpec& spec
 // (ChildRestarts::ShouldReportWarning): InvalidArgument "<label>: <what>",
 // logged, for the collector's ReportError; OK when this one is not reported.
 absl::Status ChildWarning(ChildRestarts& restarts, std::string_view label, std::string_view what);
+
+// Once `restarts` says a restart is due, calls `start`; a failure is logged
+// ("<label>: restart failed, retrying in N ms"), backs off and is returned
+// for the caller to report. nullopt while the restart is not due yet.
+std::optional<absl::Status> RestartWhenDue(ChildRestarts& restarts, std::string_view label,
+                                           const std::function<absl::Status()>& start);
 
 // Applies a `log` message (`msg`, `level` 0=trace .. 4=error, default info)
 // to spdlog, prefixed with `label`.

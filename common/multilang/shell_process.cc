@@ -58,6 +58,35 @@ absl::StatusOr<std::string> MakePidDir() {
   return pattern;
 }
 
+nlohmann::json GroupingJson(const api::StreamSubscription& s) {
+  nlohmann::json grouping{{"type", s.grouping}};
+  if (!s.fields.empty()) grouping["fields"] = s.fields;
+  return grouping;
+}
+
+// Storm's subscription keys of the handshake context, for this component:
+// stream->target->grouping (its outputs), source->stream->grouping and
+// source->stream->fields (its inputs).
+void AddSubscriptions(const api::TopologyContext& context, nlohmann::json& out) {
+  const api::ComponentId& self = context.ThisComponentId();
+  nlohmann::json targets = nlohmann::json::object();
+  nlohmann::json source_groupings = nlohmann::json::object();
+  nlohmann::json source_fields = nlohmann::json::object();
+  for (const api::StreamSubscription& s : context.info().subscriptions) {
+    if (s.from == self) targets[s.stream.value()][s.to.value()] = GroupingJson(s);
+    if (s.to != self) continue;
+    source_groupings[s.from.value()][s.stream.value()] = GroupingJson(s);
+    nlohmann::json fields = nlohmann::json::array();
+    if (const api::Fields* declared = context.OutputFields(s.from, s.stream)) {
+      for (const std::string& f : declared->names()) fields.push_back(f);
+    }
+    source_fields[s.from.value()][s.stream.value()] = std::move(fields);
+  }
+  out["stream->target->grouping"] = std::move(targets);
+  out["source->stream->grouping"] = std::move(source_groupings);
+  out["source->stream->fields"] = std::move(source_fields);
+}
+
 }  // namespace
 
 std::chrono::milliseconds SubprocessTimeout(const api::Config& config) {
@@ -104,17 +133,21 @@ nlohmann::json HandshakeContext(const api::TopologyContext& context) {
       streams.push_back(stream.value());
     }
   }
-  return nlohmann::json{{"taskid", context.ThisTaskId().value()},
-                        {"componentid", context.ThisComponentId().value()},
-                        {"task->component", std::move(task_to_component)},
-                        {"streams", std::move(streams)},
-                        {"stream->outputfields", std::move(output_fields)}};
+  nlohmann::json out{{"taskid", context.ThisTaskId().value()},
+                     {"componentid", context.ThisComponentId().value()},
+                     {"task->component", std::move(task_to_component)},
+                     {"streams", std::move(streams)},
+                     {"stream->outputfields", std::move(output_fields)}};
+  AddSubscriptions(context, out);
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::StartForComponent(
     const std::vector<std::string>& command, const api::TopologyContext& context,
-    std::chrono::milliseconds timeout, std::string_view label) {
+    std::chrono::milliseconds timeout, std::string_view label,
+    std::function<void()> on_message) {
   ShellOptions options;
+  options.on_message = std::move(on_message);
   options.command = command;
   options.working_dir = context.config().GetString(kResourcesDirKey, "");
   options.timeout = timeout;
@@ -257,6 +290,7 @@ void ShellProcess::Push(ShellMessage message) {
   }
   last_message_ns_.store(NowNs(), std::memory_order_relaxed);
   cv_.notify_one();
+  if (options_.on_message) options_.on_message();
 }
 
 void ShellProcess::ReadLoop() {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,9 @@ struct ShellOptions {
   // A message (all lines before its "end") larger than this breaks the
   // stream instead of growing without bound.
   size_t max_message_bytes = 16u << 20;
+  // Called by the reader thread after it queued each message (or the error
+  // that ends the stream), e.g. to wake the owner's executor.
+  std::function<void()> on_message;
 };
 
 // One message from the child: a JSON object, or (error non-empty) the
@@ -74,7 +78,8 @@ class ShellProcess {
   // tempest.resources.dir, bounded by `timeout`; an error names `label`.
   static absl::StatusOr<std::unique_ptr<ShellProcess>> StartForComponent(
       const std::vector<std::string>& command, const api::TopologyContext& context,
-      std::chrono::milliseconds timeout, std::string_view label);
+      std::chrono::milliseconds timeout, std::string_view label,
+      std::function<void()> on_message = {});
   ShellProcess(const ShellProcess&) = delete;
   ShellProcess& operator=(const ShellProcess&) = delete;
   ~ShellProcess();
@@ -133,7 +138,9 @@ class ShellProcess {
 };
 
 // The handshake's context object: this task and component, every task's
-// component, and this component's declared output fields per stream.
+// component, this component's declared output fields per stream, and its
+// subscriptions under Storm's keys (stream->target->grouping,
+// source->stream->grouping, source->stream->fields).
 nlohmann::json HandshakeContext(const api::TopologyContext& context);
 
 // Reads topology.subprocess.timeout.secs (default 30; fractions allowed, at

@@ -1,6 +1,7 @@
 // ShellBolt and ShellSpout against real Python children (python3 from PATH):
-// the example split bolt and sentence spout, and a bolt that misbehaves on
-// purpose (tests/integration/multilang/scripts/faulty_bolt.py).
+// the example split bolt and sentence spout, bolts that misbehave on purpose
+// (tests/integration/multilang/scripts/faulty_bolt.py, storm_like_bolt.py) and
+// a spout that records the commands it gets (recording_spout.py).
 
 #include <signal.h>
 #include <unistd.h>
@@ -15,12 +16,14 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "bolts/builtin_bolts.h"
 #include "common/api/component_registry.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "spout/builtin_spouts.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
@@ -410,6 +413,183 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FaultCase{"exit", "exited 3"},
                       FaultCase{"malformed", "malformed JSON from the child"}),
     [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.mode; });
+
+}  // namespace
+}  // namespace tempest
+
+// Restarts and deactivation against children on the Storm-like adapter
+// (examples/legacy/multilang/storm.py): each emit blocks until its task ids
+// arrive, commands arriving before them are queued, heartbeats get `sync`,
+// bolt emits are anchored to the input.
+namespace tempest {
+namespace {
+
+constexpr int64_t kRestartPending = 20;
+
+core::TopologyDef StormLikeSplit(const std::string& mode, int n) {
+  core::TopologyDef def = SplitTopology(
+      {Python3(), TestScript("storm_like_bolt.py"), mode, std::to_string(n)}, kRestartPending);
+  def.bolts[0].parallelism = 1;
+  def.bolts[1].parallelism = 1;
+  def.config.Set("topology.subprocess.timeout.secs", api::Value(2));
+  return def;
+}
+
+int64_t Failed(Rig& run) {
+  std::lock_guard<std::mutex> lock(run.shared->mu);
+  return run.shared->failed;
+}
+
+// Runs `count` sentences through storm_like_bolt.py MODE N until all are acked.
+void RunUntilAllAcked(Rig& run, int64_t count, const std::string& mode, int n) {
+  run.AddSpout(count);
+  run.AddCounter(0);
+  run.Start(StormLikeSplit(mode, n));
+  ASSERT_NE(run.cluster, nullptr);
+  ASSERT_TRUE(testing::Eventually(
+      kWait, [&] { return static_cast<int64_t>(run.shared->NumAcked()) == count; }))
+      << run.shared->NumAcked() << " acked; errors:\n" << run.Errors();
+}
+
+TEST(ShellBoltRestartTest, HungChildIsRestartedWithoutAReplayStorm) {
+  Rig run;
+  RunUntilAllAcked(run, 300, "hang", 50);
+  EXPECT_NE(run.Errors().find("subprocess heartbeat timeout"), std::string::npos) << run.Errors();
+  EXPECT_EQ(run.Pids().size(), 2u);
+  // Only the tuples in flight when the child hung failed; their replays
+  // waited for the new child.
+  EXPECT_LE(Failed(run), kRestartPending);
+  EXPECT_GT(Failed(run), 0);
+}
+
+TEST(ShellBoltRestartTest, ChildDyingEveryFewInputsMakesProgressWithoutAReplayStorm) {
+  Rig run;
+  constexpr int64_t kCount = 200;
+  RunUntilAllAcked(run, kCount, "die", 40);
+  const size_t children = run.Pids().size();
+  EXPECT_GE(children, kCount / 40u);
+  EXPECT_NE(run.Errors().find("exited 5"), std::string::npos) << run.Errors();
+  // At most what was in flight fails per death.
+  EXPECT_LE(Failed(run), static_cast<int64_t>(children) * kRestartPending);
+  std::lock_guard<std::mutex> lock(run.shared->mu);
+  for (int64_t id = 0; id < kCount; ++id) EXPECT_TRUE(run.shared->acked.contains(id)) << id;
+}
+
+TEST(ShellBoltRestartTest, ChildWritingGarbageIsRestartedEverSlowerAndFailsLittle) {
+  Rig run;
+  run.AddSpout(1000);
+  run.AddCounter(0);
+  run.Start(StormLikeSplit("garbage", 1));
+  ASSERT_NE(run.cluster, nullptr);
+  // Restart delays 250, 500, 1000 ms: four children within a few seconds.
+  ASSERT_TRUE(testing::Eventually(kWait, [&] { return run.Pids().size() >= 4; }))
+      << run.Errors();
+  const size_t children = run.Pids().size();
+  EXPECT_NE(run.Errors().find("malformed JSON from the child"), std::string::npos)
+      << run.Errors();
+  // Every child fails what it was given (at most the spout's pending
+  // tuples); nothing fails while no child runs.
+  EXPECT_LE(Failed(run), static_cast<int64_t>(children + 1) * kRestartPending);
+  EXPECT_EQ(run.shared->NumAcked(), 0u);
+}
+
+TEST(ShellBoltRestartTest, HandshakeContextCarriesStormsSubscriptionKeys) {
+  Rig run;
+  RunUntilAllAcked(run, 10, "die", 1000);
+  std::ifstream in(run.dir.File("context.json"));
+  const nlohmann::json context = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(context.is_object());
+  EXPECT_EQ(context["componentid"], "split");
+  EXPECT_EQ(context["stream->target->grouping"]["default"]["count"]["type"], "FIELDS");
+  EXPECT_EQ(context["stream->target->grouping"]["default"]["count"]["fields"],
+            nlohmann::json::array({"word"}));
+  EXPECT_EQ(context["source->stream->grouping"]["sentences"]["default"]["type"], "SHUFFLE");
+  EXPECT_EQ(context["source->stream->fields"]["sentences"]["default"],
+            nlohmann::json::array({"sentence"}));
+  EXPECT_EQ(context["stream->outputfields"]["default"], nlohmann::json::array({"word"}));
+}
+
+// Acks every input but fails those whose sentence number is a multiple of 3,
+// 3 ms each, so tuples are still in flight when the spout is deactivated.
+class SlowJudgeBolt final : public api::Bolt {
+ public:
+  absl::Status Prepare(const api::Config&, const api::TopologyContext&,
+                       api::OutputCollector& collector) override {
+    collector_ = &collector;
+    return absl::OkStatus();
+  }
+  void Execute(const api::Tuple& input) override {
+    if (input.IsTick()) return;
+    std::this_thread::sleep_for(milliseconds(3));
+    const std::string sentence = input.GetString(0);
+    const int64_t n = std::atoll(sentence.substr(sentence.rfind(' ') + 1).c_str());
+    if (n % 3 == 0) {
+      collector_->Fail(input);
+    } else {
+      collector_->Ack(input);
+    }
+  }
+  void DeclareOutputFields(api::OutputFieldsDeclarer&) const override {}
+
+ private:
+  api::OutputCollector* collector_ = nullptr;
+};
+
+TEST(ShellSpoutDeactivateTest, DeactivateAcksAndFailsAfterItReachTheChild) {
+  Rig run;
+  ASSERT_TRUE(run.registry
+                  .RegisterBolt("test.SlowJudge",
+                                &api::registry_internal::Make<api::Bolt, SlowJudgeBolt>)
+                  .ok());
+  TopologyBuilder b("multilang-deactivate");
+  b.SetSpout("sentences", "tempest.ShellSpout");
+  b.SetBolt("judge", "test.SlowJudge").ShuffleGrouping("sentences");
+  b.Config(api::kTopologyMaxSpoutPending, api::Value(30));
+  core::TopologyDef def = b.Build();
+  def.spouts[0].args.constructor_args = {
+      StringList({Python3(), TestScript("recording_spout.py"), "100000"}),
+      StringList({"sentence"})};
+  run.Start(std::move(def));
+  ASSERT_NE(run.cluster, nullptr);
+  ASSERT_TRUE(testing::Eventually(kWait, [&] {
+    const worker::LocalClusterStats s = run.cluster->Stats();
+    return s.acked + s.failed >= 60;
+  })) << run.Errors();
+  run.cluster->Deactivate();
+  // What the child saw, from its own record.
+  struct Seen {
+    std::set<std::string> emitted, answered;
+    int64_t acks = 0, fails = 0, after_deactivate = 0, deactivates = 0, duplicates = 0;
+  };
+  auto read_seen = [&] {
+    Seen seen;
+    std::ifstream in(run.dir.File("commands.txt"));
+    for (std::string line; std::getline(in, line);) {
+      if (line == "deactivate") ++seen.deactivates;
+      if (line.rfind("emit ", 0) == 0) seen.emitted.insert(line.substr(5));
+      const bool ack = line.rfind("ack ", 0) == 0;
+      const bool fail = line.rfind("fail ", 0) == 0;
+      if (!ack && !fail) continue;
+      seen.acks += ack ? 1 : 0;
+      seen.fails += fail ? 1 : 0;
+      seen.after_deactivate += seen.deactivates > 0 ? 1 : 0;
+      if (!seen.answered.insert(line.substr(ack ? 4 : 5)).second) ++seen.duplicates;
+    }
+    return seen;
+  };
+  Seen seen;
+  ASSERT_TRUE(testing::Eventually(kWait, [&] {
+    seen = read_seen();
+    const worker::LocalClusterStats s = run.cluster->Stats();
+    return seen.deactivates == 1 && seen.answered == seen.emitted && s.pending == 0 &&
+           s.acked == seen.acks && s.failed == seen.fails;
+  })) << seen.emitted.size() << " emitted, " << seen.answered.size() << " answered; errors:\n"
+      << run.Errors();
+  EXPECT_GT(seen.after_deactivate, 0) << "tuples in flight at deactivate were answered";
+  EXPECT_GT(seen.fails, 0);
+  EXPECT_EQ(seen.duplicates, 0);
+  EXPECT_EQ(run.cluster->Stats().errors, 0) << run.Errors();
+}
 
 }  // namespace
 }  // namespace tempest
