@@ -34,7 +34,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(
         "Global options (before or after the subcommand): --config FILE, -c key=value, "
-        "--nimbus HOST:PORT, --verbose; see tempest --help.");
+        "--nimbus HOST:PORT, --token-file FILE, --verbose; see tempest --help.");
   }
   return set;
 }

@@ -18,6 +18,7 @@ struct GlobalOptions {
   std::string config_file;
   std::vector<std::string> overrides;  // "key=value"
   std::string nimbus;                  // HOST:PORT
+  std::string token_file;              // the REST API token (client verbs)
   bool verbose = false;                // client verbs: keep libraries' own logging
   // main's, for `tempest worker`'s process title (worker::SetProcessTitle).
   int argc = 0;

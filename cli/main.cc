@@ -47,3 +47,6 @@ int main(int argc, char** argv) {
   }
   return commands.Run();
 }
+  app.add_option("--token-file", globals.token_file,
+                 "client verbs: file holding nimbus's API token (default: the config's "
+                 "tempest.api.token.file, else $TEMPEST_TOKEN)");

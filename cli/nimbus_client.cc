@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config_loader.h"
+#include "common/net/http_auth.h"
 #include "common/net/http_client.h"
 
 namespace tempest::cli {
@@ -28,44 +29,60 @@ absl::Status ParseHostPort(const std::string& text, std::string* host, int* port
   return absl::OkStatus();
 }
 
+// The token from --token-file, else tempest.api.token.file, else
+// $TEMPEST_TOKEN; empty if none is set.
+absl::StatusOr<std::string> ResolveToken(const GlobalOptions& globals,
+                                         const api::Config& config) {
+  std::string file = globals.token_file;
+  const char* source = "--token-file";
+  if (file.empty()) {
+    file = config.GetString(net::kApiTokenFileKey, "");
+    source = net::kApiTokenFileKey;
+  }
+  if (!file.empty()) {
+    absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, source);
+    if (!token.ok()) return token.status();
+    return token->token;
+  }
+  const char* env = std::getenv(kTokenEnv);
+  return std::string(env != nullptr ? env : "");
+}
+
 }  // namespace
 
-NimbusClient::NimbusClient(std::string host, int port)
-    : host_(std::move(host)), port_(port), address_(absl::StrCat(host_, ":", port_)) {}
+NimbusClient::NimbusClient(std::string host, int port, std::string token)
+    : host_(std::move(host)),
+      port_(port),
+      address_(absl::StrCat(host_, ":", port_)),
+      token_(std::move(token)) {}
 
 absl::StatusOr<NimbusClient> NimbusClient::FromGlobals(const GlobalOptions& globals) {
+  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<std::string> token = ResolveToken(globals, *config);
+  if (!token.ok()) return token.status();
   std::string host;
   int port = 0;
   if (!globals.nimbus.empty()) {
     if (absl::Status s = ParseHostPort(globals.nimbus, &host, &port); !s.ok()) return s;
-    return NimbusClient(host, port);
+    return NimbusClient(host, port, *std::move(token));
   }
   // `tempest dev` prints `export TEMPEST_NIMBUS=H:P`; an empty value counts
   // as unset, as in most shells' idiom `TEMPEST_NIMBUS= tempest list`.
   if (const char* env = std::getenv(kNimbusEnv); env != nullptr && env[0] != '\0') {
     if (absl::Status s = ParseHostPort(env, &host, &port, kNimbusEnv); !s.ok()) return s;
-    return NimbusClient(host, port);
-  }
-  api::Config config = core::ConfigLoader::Defaults();
-  if (!globals.config_file.empty()) {
-    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(loaded->config);
-  }
-  for (const std::string& kv : globals.overrides) {
-    absl::StatusOr<std::string> applied = core::ConfigLoader::ApplyOverride(config, kv);
-    if (!applied.ok()) return applied.status();
+    return NimbusClient(host, port, *std::move(token));
   }
   host = "127.0.0.1";
-  if (const api::Value* seeds = config.Find(api::kNimbusSeeds)) {
+  if (const api::Value* seeds = config->Find(api::kNimbusSeeds)) {
     if (const api::ValueList* list = seeds->TryList(); list != nullptr && !list->empty()) {
       if (const std::string* first = list->front().TryString()) host = *first;
     } else if (const std::string* one = seeds->TryString()) {
       host = *one;
     }
   }
-  port = static_cast<int>(config.GetInt("ui.port", 8080));
-  return NimbusClient(host, port);
+  port = static_cast<int>(config->GetInt("ui.port", 8080));
+  return NimbusClient(host, port, *std::move(token));
 }
 
 absl::StatusOr<json> NimbusClient::Get(std::string_view path) const {
@@ -79,6 +96,7 @@ absl::StatusOr<json> NimbusClient::Post(std::string_view path, const json& body)
 absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_view path,
                                         const std::string& body, bool follow_leader) const {
   net::HttpClient http(host_, port_, std::chrono::seconds(30));
+  if (!token_.empty()) http.set_header("Authorization", absl::StrCat("Bearer ", token_));
   absl::StatusOr<net::HttpClientResponse> response =
       http.Request(method, path, body, "application/json");
   if (!response.ok()) {
@@ -105,12 +123,14 @@ absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_vie
     std::string host;
     int port = 0;
     if (ParseHostPort(doc["leader"].get<std::string>(), &host, &port).ok()) {
-      return NimbusClient(host, port).Call(method, path, body, /*follow_leader=*/false);
+      return NimbusClient(host, port, token_).Call(method, path, body, /*follow_leader=*/false);
     }
   }
+  if (response->status == 401) return absl::UnauthenticatedError(kAuthRequiredMessage);
   const absl::StatusCode code = response->status == 404   ? absl::StatusCode::kNotFound
                                 : response->status == 400 ? absl::StatusCode::kInvalidArgument
                                 : response->status == 409 ? absl::StatusCode::kFailedPrecondition
+                                : response->status == 403 ? absl::StatusCode::kPermissionDenied
                                 : response->status == 503 ? absl::StatusCode::kUnavailable
                                                           : absl::StatusCode::kInternal;
   absl::Status s(code, message);

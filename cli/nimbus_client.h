@@ -12,15 +12,25 @@ namespace tempest::cli {
 
 // The environment variable client verbs read when --nimbus is not given.
 inline constexpr char kNimbusEnv[] = "TEMPEST_NIMBUS";
+// The API token, read when neither --token-file nor the config's
+// tempest.api.token.file names a file.
+inline constexpr char kTokenEnv[] = "TEMPEST_TOKEN";
+// What a client verb prints when nimbus answers 401.
+inline constexpr char kAuthRequiredMessage[] =
+    "nimbus refused: authentication required; set TEMPEST_TOKEN or tempest.api.token.file";
 
 // The client verbs' view of nimbus's REST API. Resolves the nimbus from
 // --nimbus, else from $TEMPEST_NIMBUS, else from the config (first of
-// nimbus.seeds, ui.port). A write
+// nimbus.seeds, ui.port). Sends the API token as "Authorization: Bearer"
+// on every call: from --token-file, else the config's
+// tempest.api.token.file, else $TEMPEST_TOKEN (none: no header). A write
 // answered by a standby with 503 and a "leader" is retried once at that
-// leader. Errors carry nimbus's errorMessage. Calling thread only.
+// leader. Errors carry nimbus's errorMessage; a 401 is Unauthenticated
+// with kAuthRequiredMessage. Calling thread only.
 class NimbusClient {
  public:
-  // InvalidArgument for a malformed HOST:PORT or config.
+  // InvalidArgument for a malformed HOST:PORT or config, or an unreadable
+  // token file.
   static absl::StatusOr<NimbusClient> FromGlobals(const GlobalOptions& globals);
 
   absl::StatusOr<nlohmann::json> Get(std::string_view path) const;
@@ -41,13 +51,14 @@ class NimbusClient {
   static constexpr char kNotReadyPayload[] = "tempest.cli/nimbus-not-ready";
   static void MarkNotReady(absl::Status& status);
 
-  NimbusClient(std::string host, int port);
+  NimbusClient(std::string host, int port, std::string token);
   absl::StatusOr<nlohmann::json> Call(std::string_view method, std::string_view path,
                                       const std::string& body, bool follow_leader) const;
 
   std::string host_;
   int port_;
   std::string address_;
+  std::string token_;  // empty: none sent
 };
 
 }  // namespace tempest::cli

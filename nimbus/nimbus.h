@@ -19,6 +19,7 @@
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
+#include "common/net/http_auth.h"
 #include "nimbus/heartbeat_cache.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/topology_store.h"
@@ -48,6 +49,9 @@ struct NimbusOptions {
   // Validates submissions; must outlive the nimbus.
   const api::ComponentRegistry* registry = nullptr;
   core::Clock* clock = &core::RealClock();
+  // Who may call the REST API: tempest.api.token.file, tempest.api.auth.reads,
+  // nimbus.authorizer (net::HttpAuthPolicyFromConfig).
+  net::HttpAuthPolicy api_auth;
 
   // storm.zookeeper.servers/port/root/session.timeout/retry.*, ui.host,
   // ui.port, nimbus.monitor.freq.secs, nimbus.task.timeout.secs,
@@ -118,6 +122,7 @@ class Nimbus {
   absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }
+  const net::HttpAuthPolicy& api_auth() const { return options_.api_auth; }
 
   // Runs one reconcile round on the control thread and waits for it (tests
   // and tools; the loop runs by itself anyway).

@@ -398,7 +398,13 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
       {"GET", "/", [](const HttpRequest&) { return WebUi(); }},
   };
   for (const Route& route : routes) {
-    if (absl::Status s = router.Add(route.method, route.pattern, route.handler); !s.ok()) return s;
+    // The UI page stays open: it asks for the token when the API answers 401.
+    const bool ui_page = std::string_view(route.pattern) == "/";
+    net::HttpHandler handler =
+        ui_page ? route.handler : net::RequireAuth(nimbus.api_auth(), route.handler);
+    if (absl::Status s = router.Add(route.method, route.pattern, std::move(handler)); !s.ok()) {
+      return s;
+    }
   }
   return router;
 }

@@ -27,6 +27,11 @@ class Nimbus;
 // the state machine does not allow), 503 (not the leader; the body also has
 // "leader") or 500/504.
 //
+// With nimbus.api_auth() set, every route but the UI page "/" is behind
+// net::RequireAuth: writes (and reads with protect_reads) without the
+// bearer token get 401 {"error": "Unauthorized", ...} and
+// `WWW-Authenticate: Bearer`.
+//
 // The handlers call `nimbus` synchronously, so they block the HTTP event
 // loop for at most the nimbus's op timeout; the nimbus gives the server a
 // loop of its own. `nimbus` must outlive the router.
