@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "nlohmann/json.hpp"
 
 namespace tempest::cli {
 
@@ -93,6 +94,76 @@ std::string RunningWaitReason(const RunningProgress& p) {
   return absl::StrCat(p.executors_running, "/", p.executors_total, " executors running in ",
                       p.workers_beating, p.workers_beating == 1 ? " worker" : " workers",
                       "; waiting");
+}
+
+absl::StatusOr<std::vector<std::string>> StormRebalanceOverrideNotes(
+    const std::string& resources, const std::string& topology_conf) {
+  std::vector<std::string> notes;
+  const struct {
+    const char* flag;
+    const std::string& value;
+    const char* note;
+  } given[] = {
+      {"-r", resources,
+       "-r (component resources) accepted but not applied: Tempest schedules by worker slots, "
+       "not by CPU or memory"},
+      {"-t", topology_conf,
+       "-t (topology config overrides) accepted but not applied: a running topology keeps its "
+       "config; resubmit it with -c key=value to change it"},
+  };
+  for (const auto& g : given) {
+    if (g.value.empty()) continue;
+    const nlohmann::json parsed = nlohmann::json::parse(g.value, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(g.flag, " expects a JSON object such as '{\"component\": {...}}', not '",
+                       g.value.substr(0, 80), "'"));
+    }
+    notes.push_back(g.note);
+  }
+  return notes;
+}
+
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = a[i - 1] == b[j - 1] ||
+                        ((a[i - 1] == '_' || a[i - 1] == '-') && (b[j - 1] == '_' || b[j - 1] == '-'));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string ClosestName(const std::string& word, const std::vector<std::string>& names) {
+  const size_t limit = std::max<size_t>(2, word.size() / 2);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& name : names) {
+    const size_t d = EditDistance(word, name);
+    if (d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string UnknownCommandMessage(const std::string& word, const std::vector<std::string>& names) {
+  const std::string closest = ClosestName(word, names);
+  if (closest.empty()) return absl::StrCat("unknown command '", word, "' (tempest --help)");
+  return absl::StrCat("unknown command '", word, "'; did you mean '", closest,
+                      "'? (tempest --help)");
 }
 
 }  // namespace tempest::cli

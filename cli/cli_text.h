@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 
 namespace tempest::cli {
 
@@ -59,6 +60,20 @@ struct RunningProgress {
 // "0 free slots of 4; waiting" or "3/5 executors running in 1 worker; waiting".
 // The text changes only when the reason does (no counters of time in it).
 std::string RunningWaitReason(const RunningProgress& p);
+
+// Storm 2's `rebalance -r RESOURCES_JSON` and `-t TOPOLOGY_CONF_JSON`: each
+// given value must be a JSON object (else an error naming the flag); they
+// are accepted but not applied, and the returned notes say so and why.
+absl::StatusOr<std::vector<std::string>> StormRebalanceOverrideNotes(
+    const std::string& resources, const std::string& topology_conf);
+
+// The entry of `names` closest to `word` (edit distance, ties: the first),
+// or "" when none is within half the word's length (at least 2).
+std::string ClosestName(const std::string& word, const std::vector<std::string>& names);
+
+// "unknown command 'X'; did you mean 'Y'? (tempest --help)", without the
+// "did you mean" part when nothing is close.
+std::string UnknownCommandMessage(const std::string& word, const std::vector<std::string>& names);
 
 }  // namespace tempest::cli
 

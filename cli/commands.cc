@@ -31,6 +31,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
   RegisterStudyCommand(app, set);
+  RegisterStormVerbs(app, set, globals);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(
         "Global options (before or after the subcommand): --config FILE, -c key=value, "

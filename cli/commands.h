@@ -58,6 +58,9 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
 void RegisterStudyCommand(CLI::App& app, CommandSet& set);
 
 // Declares the global --config and -c on a subcommand too, so its --help
+// localconfvalue, and one line of explanation for each Storm verb without a
+// counterpart (jar, sql, drpc, ...): storm_verbs_command.cc.
+void RegisterStormVerbs(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 // lists them; values given after the subcommand land here and Apply() adds
 // them to the globals (after the ones given before it) when it runs.
 class SubcommandConfigOptions {

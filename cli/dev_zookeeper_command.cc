@@ -57,16 +57,42 @@ int RunDevZookeeper(const DevZookeeperOptions& opts) {
   return rc;
 }
 
+// Without --port, a config given with --config or -c decides the port
+// (storm.zookeeper.port, 2181 by Storm's defaults), as Storm's dev-zookeeper
+// does; with neither, a free port.
+int PortFromConfig(const GlobalOptions& globals, int& port) {
+  if (globals.config_file.empty() && globals.overrides.empty()) return 0;
+  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+  if (!config.ok()) return Fail(std::string(config.status().message()), 2);
+  const int64_t configured = config->GetInt("storm.zookeeper.port", 2181);
+  if (configured < 1 || configured > 65535) {
+    return Fail(absl::StrCat("storm.zookeeper.port: ", RangeMessage(1, 65535,
+                                                                    absl::StrCat(configured))),
+                2);
+  }
+  port = static_cast<int>(configured);
+  return 0;
+}
+
 }  // namespace
 
-void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions&) {
+void RegisterDevZookeeperCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto opts = std::make_shared<DevZookeeperOptions>();
   auto* sub = app.add_subcommand(
       "dev-zookeeper", "Run a real standalone ZooKeeper server on 127.0.0.1 in the foreground");
-  sub->add_option("--port", opts->port, "client port (default: a free one)")
+  sub->add_option("--port", opts->port,
+                  "client port (default: storm.zookeeper.port when --config or -c is given, "
+                  "else a free one)")
       ->check(Bounded(1, 65535));
   sub->add_option("--dir", opts->dir, "data directory (default: a temp dir removed at exit)");
-  set.Add(sub, [opts] { return RunDevZookeeper(*opts); });
+  auto config_options = std::make_shared<SubcommandConfigOptions>(sub, globals);
+  set.Add(sub, [opts, config_options, &globals] {
+    config_options->Apply();
+    if (opts->port == 0) {
+      if (int rc = PortFromConfig(globals, opts->port); rc != 0) return rc;
+    }
+    return RunDevZookeeper(*opts);
+  });
 }
 
 }  // namespace tempest::cli

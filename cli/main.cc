@@ -1,11 +1,48 @@
 // The single `tempest` binary: global options and subcommand dispatch. Each
 // subcommand lives in its own *_command.cc and only parses its arguments and
 // calls into a library; the logic lives in the modules.
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "common/api/api.h"
+
+namespace {
+
+// The first argument that is not a global option or its value: the verb.
+const char* FindVerb(int argc, char** argv) {
+  static const char* const kWithValue[] = {"--config", "-c", "--nimbus", "--token-file"};
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (a[0] != '-') return a;
+    if (std::find_if(std::begin(kWithValue), std::end(kWithValue),
+                     [a](const char* o) { return std::strcmp(a, o) == 0; }) !=
+        std::end(kWithValue)) {
+      ++i;
+    }
+  }
+  return nullptr;
+}
+
+// "unknown command 'X'; did you mean 'Y'?" for a verb no subcommand has.
+bool ReportUnknownVerb(CLI::App& app, int argc, char** argv) {
+  const char* verb = FindVerb(argc, argv);
+  if (verb == nullptr) return false;
+  std::vector<std::string> names;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name() == verb) return false;
+    names.push_back(sub->get_name());
+  }
+  std::fprintf(stderr, "tempest: %s\n", tempest::cli::UnknownCommandMessage(verb, names).c_str());
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tempest: a Storm-style stream-processing runtime"};
@@ -13,6 +50,7 @@ int main(int argc, char** argv) {
   // Global options work after the subcommand too (`tempest local X --config F`).
   app.fallthrough();
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", std::string("tempest ") + tempest::api::TempestVersion());
 
   // Every --help shows each option's default (subcommands inherit this).
   app.option_defaults()->always_capture_default();
@@ -35,6 +73,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+  if (ReportUnknownVerb(app, argc, argv)) return 2;
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);

@@ -276,10 +276,11 @@ int RunList(bool as_json, const GlobalOptions& globals) {
   for (const json& t : topologies) {
     rows.push_back({t.value("name", ""), t.value("status", ""),
                     absl::StrCat(t.value("tasksTotal", 0)), absl::StrCat(t.value("workersTotal", 0)),
-                    absl::StrCat(t.value("uptimeSeconds", int64_t{0})), t.value("id", "")});
+                    absl::StrCat(t.value("uptimeSeconds", int64_t{0})), t.value("id", ""),
+                    t.value("owner", "")});
   }
   std::fputs(FormatTable({"Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs",
-                          "Topology_Id"},
+                          "Topology_Id", "Owner"},
                          rows)
                  .c_str(),
              stdout);
@@ -328,6 +329,8 @@ struct RebalanceArgs {
   int wait_secs = -1;
   int num_workers = -1;
   std::vector<std::string> executors;  // COMPONENT=PARALLELISM
+  std::string resources;               // Storm 2's -r JSON (not applied here)
+  std::string topology_conf;           // Storm 2's -t JSON (not applied here)
 };
 
 // rebalance NAME [-w SECS] [-n WORKERS] [-e COMPONENT=PARALLELISM]...
@@ -349,6 +352,12 @@ int RunRebalance(const RebalanceArgs& args, const GlobalOptions& globals) {
     executors[kv.substr(0, eq)] = n;
   }
   if (!executors.empty()) options["executors"] = executors;
+  absl::StatusOr<std::vector<std::string>> notes =
+      StormRebalanceOverrideNotes(args.resources, args.topology_conf);
+  if (!notes.ok()) return Fail(std::string(notes.status().message()), 2);
+  for (const std::string& note : *notes) {
+    std::fprintf(stderr, "tempest: note: %s\n", note.c_str());
+  }
   absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
   if (!client.ok()) return Fail(std::string(client.status().message()), 2);
   absl::StatusOr<std::string> id = client->IdOf(args.name);
@@ -359,6 +368,33 @@ int RunRebalance(const RebalanceArgs& args, const GlobalOptions& globals) {
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
   std::printf("Rebalancing topology: %s\n", args.name.c_str());
   return 0;
+}
+
+// rebalance NAME [-w SECS] [-n WORKERS] [-e COMPONENT=PARALLELISM]... [-r JSON] [-t JSON]
+void RegisterRebalance(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
+  auto rebalance_args = std::make_shared<RebalanceArgs>();
+  CLI::App* rebalance = app.add_subcommand(
+      "rebalance",
+      "Rebalance a topology: REBALANCING now; after the wait (default: its message timeout) "
+      "nimbus applies the new counts and reschedules it");
+  rebalance->add_option("name", rebalance_args->name, "topology name")->required();
+  rebalance->add_option("-w,--wait,--wait-time-secs", rebalance_args->wait_secs,
+                        "seconds before rescheduling (default: its topology.message.timeout.secs)")
+      ->check(Bounded(0, kMaxSeconds))
+      ->default_str("");
+  rebalance->add_option("-n,--num-workers", rebalance_args->num_workers,
+                        "new number of workers (default: unchanged)")
+      ->check(Bounded(1, kMaxParallelism))
+      ->default_str("");
+  rebalance->add_option("-e,--executor", rebalance_args->executors,
+                        "COMPONENT=PARALLELISM: new executor count (repeatable)");
+  rebalance->add_option("-r,--resources", rebalance_args->resources,
+                        "Storm 2's component resources JSON; accepted, not applied (Tempest "
+                        "schedules by worker slots)");
+  rebalance->add_option("-t,--topology-conf", rebalance_args->topology_conf,
+                        "Storm 2's topology config overrides JSON; accepted, not applied (resubmit "
+                        "with -c key=value instead)");
+  set.Add(rebalance, [rebalance_args, &globals] { return RunRebalance(*rebalance_args, globals); });
 }
 
 }  // namespace
@@ -401,7 +437,7 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   CLI::App* kill = app.add_subcommand(
       "kill", "Kill a topology: KILLED now, removed after the wait (default: its message timeout)");
   kill->add_option("name", *kill_name, "topology name")->required();
-  kill->add_option("-w,--wait", *kill_wait,
+  kill->add_option("-w,--wait,--wait-time-secs", *kill_wait,
                    "seconds before nimbus removes it (default: its topology.message.timeout.secs)")
       ->check(Bounded(0, kMaxSeconds))
       ->default_str("");
@@ -412,23 +448,7 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
     return RunTransition("kill", *kill_name, *kill_wait, *kill_until_removed, globals);
   });
 
-  auto rebalance_args = std::make_shared<RebalanceArgs>();
-  CLI::App* rebalance = app.add_subcommand(
-      "rebalance",
-      "Rebalance a topology: REBALANCING now; after the wait (default: its message timeout) "
-      "nimbus applies the new counts and reschedules it");
-  rebalance->add_option("name", rebalance_args->name, "topology name")->required();
-  rebalance->add_option("-w,--wait", rebalance_args->wait_secs,
-                        "seconds before rescheduling (default: its topology.message.timeout.secs)")
-      ->check(Bounded(0, kMaxSeconds))
-      ->default_str("");
-  rebalance->add_option("-n,--num-workers", rebalance_args->num_workers,
-                        "new number of workers (default: unchanged)")
-      ->check(Bounded(1, kMaxParallelism))
-      ->default_str("");
-  rebalance->add_option("-e,--executor", rebalance_args->executors,
-                        "COMPONENT=PARALLELISM: new executor count (repeatable)");
-  set.Add(rebalance, [rebalance_args, &globals] { return RunRebalance(*rebalance_args, globals); });
+  RegisterRebalance(app, set, globals);
 
   for (const char* verb : {"activate", "deactivate"}) {
     auto name = std::make_shared<std::string>();

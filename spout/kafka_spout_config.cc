@@ -626,8 +626,30 @@ std::optional<std::string> ImmediateRetryWarning(const KafkaSpoutConfig& c) {
 }
 
 absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,
+namespace {
+
+// Whether the topology left storm.zookeeper.servers/port at Storm's defaults
+// ("localhost", 2181), i.e. named no ZooKeeper of its own.
+bool ZookeeperLeftAtDefaults(const api::Config& config) {
+  const Value* servers = config.Find(api::kStormZookeeperServers);
+  const bool default_servers = servers == nullptr ||
+                               (servers->is_list() && servers->AsList().size() == 1 &&
+                                servers->AsList()[0].TryString() != nullptr &&
+                                *servers->AsList()[0].TryString() == "localhost");
+  return default_servers && config.GetInt(api::kStormZookeeperPort, 2181) == 2181;
+}
+
+}  // namespace
+
                                                     const api::Config& topology_config) {
   if (c.zk_servers.empty()) {
+  // In a cluster, a spout and topology that name no ZooKeeper keep offsets in
+  // the cluster's own, as Storm does (not at localhost:2181).
+  const std::string cluster_zk =
+      topology_config.GetString(api::kTempestClusterZookeeperConnect, "");
+  if (c.zk_servers.empty() && !cluster_zk.empty() && ZookeeperLeftAtDefaults(topology_config)) {
+    c.zk_servers = absl::StrSplit(cluster_zk, ',', absl::SkipEmpty());
+  }
     if (const Value* servers = topology_config.Find(api::kStormZookeeperServers)) {
       absl::StatusOr<std::vector<std::string>> l = StringList(*servers);
       if (!l.ok()) {

@@ -29,6 +29,11 @@ inline constexpr std::string_view kTopologyTickTupleFreqSecs = "topology.tick.tu
 inline constexpr std::string_view kTopologyDebug = "topology.debug";
 inline constexpr std::string_view kTopologyMaxTaskParallelism = "topology.max.task.parallelism";
 inline constexpr std::string_view kStormZookeeperServers = "storm.zookeeper.servers";
+// Set by a cluster worker in the config of the topology it runs: the
+// cluster's own ZooKeeper ("host:port,..."), where storm-kafka spouts keep
+// their offsets unless the topology names another ZooKeeper.
+inline constexpr std::string_view kTempestClusterZookeeperConnect =
+    "tempest.cluster.zookeeper.connect";
 inline constexpr std::string_view kStormZookeeperPort = "storm.zookeeper.port";
 inline constexpr std::string_view kStormZookeeperRoot = "storm.zookeeper.root";
 inline constexpr std::string_view kStormZookeeperSessionTimeout = "storm.zookeeper.session.timeout";

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <string_view>
 
+#include "common/core/storm_default_keys.h"
+
 namespace tempest::core {
 namespace {
 
@@ -183,8 +185,9 @@ bool TempestReadsKey(std::string_view key) {
 }
 
 bool TempestAcceptsKey(std::string_view key) {
-  return TempestReadsKey(key) || std::binary_search(std::begin(kKeysAcceptedWithoutEffect),
-                                                    std::end(kKeysAcceptedWithoutEffect), key);
+  return TempestReadsKey(key) || IsStormDefaultKey(key) ||
+         std::binary_search(std::begin(kKeysAcceptedWithoutEffect),
+                            std::end(kKeysAcceptedWithoutEffect), key);
 }
 
 }  // namespace tempest::core

@@ -13,6 +13,7 @@
 #include "common/core/config_loader.h"
 #include "common/core/topology_validator.h"
 #include "common/core/config_keys.h"
+#include "common/core/storm_default_keys.h"
 #include "common/core/yaml_value.h"
 #include "common/core/status_macros.h"
 #include "yaml-cpp/yaml.h"
@@ -43,9 +44,11 @@ std::string ScalarOr(const YAML::Node& node, const char* key, std::string fallba
   return v && v.IsScalar() ? v.Scalar() : fallback;
 }
 
-ConfigFinding::Effect EffectOf(const std::string& key) {
+// A map value (`hbase.conf: {...}`) is a connector's settings, read by the
+// component that names the key, not a misspelt Storm key.
+ConfigFinding::Effect EffectOf(const std::string& key, const YAML::Node& value) {
   if (ConfigKeyTakesEffect(key)) return ConfigFinding::Effect::kApplied;
-  if (ConfigLoader::IsKnownKey(key)) return ConfigFinding::Effect::kNoEffect;
+  if (ConfigLoader::IsKnownKey(key) || value.IsMap()) return ConfigFinding::Effect::kNoEffect;
   return ConfigFinding::Effect::kUnknown;
 }
 
@@ -55,7 +58,8 @@ void ScanConfigMap(const YAML::Node& map, const std::string& file, const std::st
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) continue;
     const std::string key = kv.first.Scalar();
-    out.push_back({prefix + key, SourceLocation{file, YamlLine(kv.first)}, EffectOf(key)});
+    out.push_back(
+        {prefix + key, SourceLocation{file, YamlLine(kv.first)}, EffectOf(key, kv.second)});
   }
 }
 
@@ -138,7 +142,7 @@ class Scanner {
     bool native = false;
     if (section == "spouts") native = registry.HasSpout(cls);
     if (section == "bolts") native = registry.HasBolt(cls);
-    if (section == "components") native = beans_.contains(cls);
+    if (section == "components") native = beans_.contains(cls) || IsStormCoreClass(cls);
     if (native && multilang_.contains(cls)) return ClassFinding::Verdict::kMultilang;
     return native ? ClassFinding::Verdict::kNative : ClassFinding::Verdict::kNeedsPlugin;
   }
@@ -292,8 +296,14 @@ std::string FormatMigrationReport(const MigrationReport& report) {
         [](const ConfigFinding& f) { return absl::StrCat(f.location.Prefix(), f.key); });
   };
   keys("Config keys that take effect", ConfigFinding::Effect::kApplied);
-  keys("Config keys ignored: Storm settings Tempest accepts but does not use",
-       ConfigFinding::Effect::kNoEffect);
+  // Accepted-but-unused keys are many in a Storm config: one summary line.
+  std::vector<std::string> unused;
+  for (const ConfigFinding& f : report.config) {
+    if (f.effect == ConfigFinding::Effect::kNoEffect) unused.push_back(f.key);
+  }
+  absl::StrAppend(&out, "\nConfig keys ignored: Storm settings Tempest accepts but does not use (",
+                  unused.size(), ")", unused.empty() ? "" : ": ", absl::StrJoin(unused, ", "),
+                  "\n");
   keys("Config keys ignored: unknown (check the spelling)", ConfigFinding::Effect::kUnknown);
 
   absl::StrAppend(&out, "\nProblems (", report.problems.size(), ")\n");

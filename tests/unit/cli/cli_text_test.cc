@@ -111,5 +111,35 @@ TEST(RunningWaitReasonTest, SaysWhyItWaits) {
   EXPECT_EQ(RunningWaitReason(starting), "3/5 executors running in 1 worker; waiting");
 }
 
+TEST(CliTextTest, UnknownVerbSuggestsTheClosestCommand) {
+  const std::vector<std::string> verbs = {"list", "kill", "rebalance", "localconfvalue",
+                                          "kill_workers", "dev-zookeeper"};
+  EXPECT_EQ(UnknownCommandMessage("lst", verbs),
+            "unknown command 'lst'; did you mean 'list'? (tempest --help)");
+  EXPECT_EQ(ClosestName("rebalnce", verbs), "rebalance");
+  EXPECT_EQ(ClosestName("kill-workers", verbs), "kill_workers");  // - and _ alike
+  EXPECT_EQ(ClosestName("dev_zookeeper", verbs), "dev-zookeeper");
+  EXPECT_EQ(UnknownCommandMessage("frobnicate", verbs),
+            "unknown command 'frobnicate' (tempest --help)");
+}
+
+TEST(CliTextTest, StormRebalanceOverridesAreCheckedAndNotedAsNotApplied) {
+  auto none = StormRebalanceOverrideNotes("", "");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto both = StormRebalanceOverrideNotes(R"({"split": {"cpu": 50}})",
+                                          R"({"topology.debug": true})");
+  ASSERT_TRUE(both.ok()) << both.status();
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_NE((*both)[0].find("-r (component resources) accepted but not applied"),
+            std::string::npos);
+  EXPECT_NE((*both)[1].find("-t (topology config overrides) accepted but not applied"),
+            std::string::npos);
+  auto bad = StormRebalanceOverrideNotes("", "topology.debug=true");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("-t expects a JSON object"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tempest::cli

@@ -247,6 +247,27 @@ TEST(KafkaSpoutConfigTest, ZooKeeperFallsBackToTopologyConfig) {
   EXPECT_EQ(d->partition_refresh_secs, 60);
 }
 
+// In a cluster the worker names the cluster's ZooKeeper; a spout and
+// topology that name none keep offsets there (as Storm does), not at
+// localhost:2181.
+TEST(KafkaSpoutConfigTest, OffsetsFallBackToTheClusterZookeeperInACluster) {
+  api::Config topo;
+  topo.Set(api::kStormZookeeperServers, ValueList{"localhost"});  // Storm's defaults
+  topo.Set(api::kStormZookeeperPort, 2181);
+  topo.Set(api::kTempestClusterZookeeperConnect, "127.0.0.1:2999,127.0.0.2:2998");
+  auto c = ParseKafkaSpoutArgs(Tempest({}));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*ResolveKafkaSpoutConfig(*c, topo), "127.0.0.1:2999,127.0.0.2:2998");
+  // A topology or spout that names its own ZooKeeper keeps it.
+  auto own = ParseKafkaSpoutArgs(Tempest({{"zkServers", "mine"}}));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(*ResolveKafkaSpoutConfig(*own, topo), "mine:2181");
+  topo.Set(api::kStormZookeeperServers, ValueList{"zk1"});
+  auto named = ParseKafkaSpoutArgs(Tempest({}));
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(*ResolveKafkaSpoutConfig(*named, topo), "zk1:2181");
+}
+
 TEST(KafkaSpoutConfigTest, BothClassNamesAreRegisteredAndDeclareTheirFields) {
   api::ComponentRegistry registry;
   ASSERT_TRUE(RegisterKafkaSpout(registry).ok());
