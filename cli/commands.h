@@ -49,6 +49,8 @@ void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& glob
 void RegisterLocalCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+// `offsets history` and `offsets explain` (offsets_journal_command.cc), under `offsets`.
+void RegisterOffsetsJournalCommands(CLI::App& offsets, CommandSet& set, GlobalOptions& globals);
 void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
 void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
@@ -56,11 +58,11 @@ void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
 void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterStudyCommand(CLI::App& app, CommandSet& set);
-
-// Declares the global --config and -c on a subcommand too, so its --help
 // localconfvalue, and one line of explanation for each Storm verb without a
 // counterpart (jar, sql, drpc, ...): storm_verbs_command.cc.
 void RegisterStormVerbs(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+
+// Declares the global --config and -c on a subcommand too, so its --help
 // lists them; values given after the subcommand land here and Apply() adds
 // them to the globals (after the ones given before it) when it runs.
 class SubcommandConfigOptions {

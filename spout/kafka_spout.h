@@ -136,6 +136,8 @@ class KafkaSpout : public api::Spout {
     std::pair<std::string, int> leader{"", 0};
     bool commit_in_flight = false;
     int64_t requested_commit = -1;
+    // Journal entries (resets, dead letters) sent with the next commit.
+    std::vector<JournalEntry> journal;
     core::Clock::TimePoint amo_retry_at{};
     int64_t blocked_offset = -1;
     core::Clock::TimePoint blocked_since{};

@@ -32,6 +32,11 @@ absl::StatusOr<std::unique_ptr<OffsetStore>> MakeZkOffsetStore(const KafkaSpoutS
   so.owner_description = site.owner_description;
   so.metrics = site.metrics;
   so.labels = site.labels;
+  so.journal = site.config->journal_max_entries > 0;
+  so.journal_max_entries = site.config->journal_max_entries;
+  so.journal_retention = std::chrono::seconds(site.config->journal_retention_secs);
+  so.topology_id = site.topology_id;
+  so.guarantee = std::string(ProcessingGuaranteeName(site.config->guarantee));
   absl::StatusOr<std::unique_ptr<ZkOffsetStore>> store = ZkOffsetStore::Create(so);
   if (!store.ok()) return store.status();
   return std::unique_ptr<OffsetStore>(std::move(*store));

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "spout/offset_journal.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -625,7 +626,6 @@ std::optional<std::string> ImmediateRetryWarning(const KafkaSpoutConfig& c) {
       "defaults back off");
 }
 
-absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,
 namespace {
 
 // Whether the topology left storm.zookeeper.servers/port at Storm's defaults
@@ -641,8 +641,8 @@ bool ZookeeperLeftAtDefaults(const api::Config& config) {
 
 }  // namespace
 
+absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,
                                                     const api::Config& topology_config) {
-  if (c.zk_servers.empty()) {
   // In a cluster, a spout and topology that name no ZooKeeper keep offsets in
   // the cluster's own, as Storm does (not at localhost:2181).
   const std::string cluster_zk =
@@ -650,6 +650,7 @@ bool ZookeeperLeftAtDefaults(const api::Config& config) {
   if (c.zk_servers.empty() && !cluster_zk.empty() && ZookeeperLeftAtDefaults(topology_config)) {
     c.zk_servers = absl::StrSplit(cluster_zk, ',', absl::SkipEmpty());
   }
+  if (c.zk_servers.empty()) {
     if (const Value* servers = topology_config.Find(api::kStormZookeeperServers)) {
       absl::StatusOr<std::vector<std::string>> l = StringList(*servers);
       if (!l.ok()) {
@@ -672,6 +673,10 @@ bool ZookeeperLeftAtDefaults(const api::Config& config) {
     int64_t r = topology_config.GetInt(kPartitionRefreshSecsKey, 60);
     c.partition_refresh_secs = r > 0 ? r : 60;
   }
+  c.journal_max_entries = std::max<int64_t>(
+      0, topology_config.GetInt(kJournalMaxEntriesKey, kDefaultJournalMaxEntries));
+  c.journal_retention_secs = std::max<int64_t>(
+      0, topology_config.GetInt(kJournalRetentionSecsKey, kDefaultJournalRetentionSecs));
   std::vector<std::string> hosts;
   for (const std::string& s : c.zk_servers) {
     // A server given with its own port keeps it (Tempest extension).

@@ -69,6 +69,9 @@ struct KafkaSpoutConfig {
   std::string dead_letter_topic;
   std::optional<int64_t> max_uncommitted_offsets;  // unset: topology key, then default
   std::optional<int64_t> partition_refresh_secs;   // unset: topology key, then 60
+  // Offset journal bounds (spout/offset_journal.h keys); 0 entries: no journal.
+  int64_t journal_max_entries = 1000;
+  int64_t journal_retention_secs = 7 * 24 * 3600;
   bool stop_at_end = false;
   std::string output_stream;  // empty: default stream
   RecordScheme scheme = RecordScheme::kRecord;

@@ -83,7 +83,7 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
   if (!children.ok()) return children.status();
   std::vector<StoredPartitionOffset> out;
   for (const auto& child : *children) {
-    if (child == "@owners") continue;
+    if (child.rfind('@', 0) == 0) continue;  // @owners, @journal: never a Kafka topic
     if (auto p = PartitionNumber(child)) {
       StoredPartitionOffset entry;
       if (auto s = ReadPartitionNode(session, base + "/" + child, "", *p, entry); !s.ok()) {
