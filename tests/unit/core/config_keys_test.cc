@@ -24,10 +24,12 @@ namespace fs = std::filesystem;
 // Storm-style key literals in the product's sources, with one place each.
 std::map<std::string, std::string> KeyLiteralsInSources() {
   const fs::path root = TEMPEST_CORE_SOURCE_ROOT;
-  // The table itself and the list of every other Storm key ConfigLoader
-  // accepts (both in config_keys.cc) spell keys without reading them.
+  // The table itself, the list of every other Storm key ConfigLoader
+  // accepts (config_keys.cc) and Storm's defaults.yaml key names
+  // (storm_default_keys.cc) spell keys without reading them.
   const std::set<std::string> skip = {"common/core/config_keys.cc",
-                                      "common/core/config_loader.cc"};
+                                      "common/core/config_loader.cc",
+                                      "common/core/storm_default_keys.cc"};
   const std::regex literal(R"re("((?:storm|topology|nimbus|supervisor|worker|ui|task)\.[a-z0-9.\-]+)")re");
   std::map<std::string, std::string> found;
   for (const char* dir : {"common", "worker", "nimbus", "supervisor", "spout", "bolts", "cli",
