@@ -171,6 +171,7 @@ void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globa
   put->add_flag("--to-earliest", opts->to_earliest, "the partition's earliest offset");
   put->add_flag("--to-latest", opts->to_latest, "the partition's log-end offset");
   put->add_flag("--force", opts->force, "write even while a live spout owns the partition");
+  RegisterOffsetsJournalCommands(*offsets, set, globals);
   set.Add(show, [opts, &globals] { return RunShow(*opts, globals); });
   set.Add(put, [opts, &globals] { return RunSet(*opts, globals); });
 }

@@ -391,13 +391,19 @@ void KafkaSpout::OnDeadLetterReport(const DeadLetterProducer::Ref& ref, std::str
     dead_letter_retry_.emplace_back(ref.slot, ref.offset);
     return;
   }
+  const int64_t failures = p.state->RetryFailures(ref.offset);  // OnDeadLettered forgets them
   if (p.state->OnDeadLettered(ref.offset)) {
     p.window.Release(ref.offset);
     p.metrics.dead_lettered->Add(1);
     p.totals.dead_lettered++;
+    JournalEntry e;
+    e.type = JournalEntryType::kDeadLetter;
+    e.offset = ref.offset;
+    e.target_topic = config_.dead_letter_topic;
+    e.failures = failures;
+    p.journal.push_back(std::move(e));
     spdlog::warn("kafka spout {}: offset {} of {} sent to dead-letter topic {} after {} failures",
-                 config_.id, ref.offset, Describe(p.tp), config_.dead_letter_topic,
-                 p.state->RetryFailures(ref.offset));
+                 config_.id, ref.offset, Describe(p.tp), config_.dead_letter_topic, failures);
   }
 }
 

@@ -182,6 +182,14 @@ void KafkaSpout::OnWatermarks(const MetadataResult& r) {
   p->totals.dropped_pending += rep.dropped_pending;
   p->repositioning = false;
   p->end_offset = std::max<int64_t>(std::min(p->end_offset, r.high), rep.position);
+  JournalEntry reset;
+  reset.type = JournalEntryType::kReset;
+  reset.from = r.requested;
+  reset.to = rep.skipped > 0 ? r.requested + rep.skipped : rep.position;
+  reset.reason = absl::StrCat("offset ", r.requested, " out of range, log holds [", r.low, ", ",
+                              r.high, "); outOfRangePolicy ",
+                              std::string(OutOfRangePolicyName(config_.out_of_range)));
+  p->journal.push_back(std::move(reset));
   spdlog::warn(
       "kafka spout {}: offset {} of {} is out of range (log holds [{}, {})); policy {}: "
       "continuing at {}; {} offsets lost [{}, {}), {} in-flight offsets dropped",
@@ -233,6 +241,7 @@ void KafkaSpout::DropOwnership(Partition& p, const std::string& why) {
   p.repositioning = false;
   p.commit_in_flight = false;
   p.requested_commit = -1;
+  p.journal.clear();  // the next owner meets the same resets and failures again
   p.blocked_offset = -1;
   p.phase = Phase::kUnowned;
   p.epoch++;  // late acks and fails of the old epoch find nothing
@@ -257,6 +266,7 @@ std::optional<OffsetCommit> KafkaSpout::MakeCommit(Partition& p) {
   c.state.topic = p.tp.topic;
   p.commit_in_flight = true;
   p.requested_commit = *candidate;
+  c.journal.swap(p.journal);
   return c;
 }
 

@@ -13,6 +13,12 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
+int64_t WallMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string ParentOf(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
@@ -100,7 +106,15 @@ void ZkOffsetStore::SetAssignment(std::vector<TopicPartition> partitions) {
 
 void ZkOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (OffsetCommit& c : commits) requested_[c.partition] = std::move(c);
+  for (OffsetCommit& c : commits) {
+    auto it = requested_.find(c.partition);
+    if (it != requested_.end() && !it->second.journal.empty()) {
+      // The replaced request's entries go first: they happened first.
+      c.journal.insert(c.journal.begin(), std::make_move_iterator(it->second.journal.begin()),
+                       std::make_move_iterator(it->second.journal.end()));
+    }
+    requested_[c.partition] = std::move(c);
+  }
   cv_.notify_all();
 }
 
@@ -149,6 +163,11 @@ std::string ZkOffsetStore::OffsetPath(const TopicPartition& tp) const {
 std::string ZkOffsetStore::OwnerPath(const TopicPartition& tp) const {
   return OwnerNodePath(options_.zk_root, options_.spout_id, tp.topic, tp.partition,
                        options_.topic_level);
+}
+
+std::string ZkOffsetStore::JournalDir(const TopicPartition& tp) const {
+  return JournalDirPath(options_.zk_root, options_.spout_id, tp.topic, tp.partition,
+                        options_.topic_level);
 }
 
 void ZkOffsetStore::MarkLost(const TopicPartition& tp, absl::Status why) {
@@ -221,6 +240,7 @@ void ZkOffsetStore::Loop() {
     }
     if (session_->state() == coord::ZkSessionState::kConnected) {
       const auto now = SteadyClock::now();
+      TrimJournals();
       for (const TopicPartition& tp : assignment_) {
         if (owned_.contains(tp)) continue;
         auto next = next_attempt_.find(tp);
@@ -287,15 +307,19 @@ bool ZkOffsetStore::EnsureParents(const TopicPartition& tp, const coord::ZkCall&
   // costs two round trips (create owner, read offset).
   const std::string owner_parent = ParentOf(OwnerPath(tp));
   const std::string offset_parent = ParentOf(OffsetPath(tp));
-  if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent)) {
+  const std::string journal = options_.journal ? JournalDir(tp) : offset_parent;
+  if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent) ||
+      !ensured_.contains(journal)) {
     // Offsets (and their parents) first: legacy monitoring tools may read
     // them (tempest.zookeeper.offsets.world.readable); owner nodes are private.
     if (!session_->EnsurePath(offset_parent, call, coord::ZkNodeAccess::kLegacyReadable).ok()) {
       return false;
     }
     if (!session_->EnsurePath(owner_parent, call).ok()) return false;
+    if (!EnsureJournalDir(*session_, journal, call).ok()) return false;
     ensured_.insert(owner_parent);
     ensured_.insert(offset_parent);
+    ensured_.insert(journal);
   }
   return true;
 }
@@ -307,13 +331,30 @@ bool ZkOffsetStore::ClaimOwnerNode(const TopicPartition& tp, const coord::ZkCall
   create.create_parents = true;
   const std::string record = absl::StrCat("{\"session\":\"", absl::Hex(o.session_id),
                                           "\",\"owner\":\"", options_.owner_description, "\"}");
-  absl::StatusOr<std::string> created = session_->Create(owner, record, create, call);
+  absl::Status created;
+  if (options_.journal) {
+    // The acquisition entry rides in the owner node's create: one round trip
+    // as before, and no entry unless the claim succeeded.
+    JournalEntry e;
+    e.type = JournalEntryType::kAcquired;
+    e.time_ms = WallMillis();
+    e.owner = options_.owner_description;
+    e.session = absl::StrCat(absl::Hex(o.session_id));
+    e.topology = options_.topology_id;
+    std::vector<coord::ZkOp> ops{coord::ZkOp::Create(owner, record, coord::ZkCreateMode::kEphemeral),
+                                 JournalAppendOp(JournalDir(tp), e)};
+    int failed_op = -1;
+    created = session_->Multi(ops, call, &failed_op).status();
+    if (absl::IsNotFound(created) && failed_op == 1) ensured_.erase(JournalDir(tp));
+  } else {
+    created = session_->Create(owner, record, create, call).status();
+  }
   // (A create that succeeded was made on our session, bound by the call:
   // ours, at version 0.)
   o.owner_version = 0;
   o.owner_czxid = 0;
   if (created.ok()) return true;
-  if (!absl::IsAlreadyExists(created.status())) return false;
+  if (!absl::IsAlreadyExists(created)) return false;
   // ephemeralOwner decides who holds an existing node (KAFKA-1387: a node
   // of our own session may survive a quick reconnect).
   absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
@@ -399,6 +440,8 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
       // Someone else changed this partition's owner or offset node: we are
       // not its owner any more (or never were); re-acquire and re-read.
       const TopicPartition bad = batch.op_partition[failed_op];
+      // A journal directory removed under us is made again at re-acquisition.
+      if (batch.op_journal[failed_op]) ensured_.erase(JournalDir(bad));
       commit_failures_->Add(1);
       spdlog::warn("kafka spout {}: commit of {} rejected ({}); re-acquiring", options_.spout_id,
                    Describe(bad), std::string(st.message()));
@@ -407,6 +450,11 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
       continue;  // the others were not applied: send them again
     }
     commit_failures_->Add(1);
+    for (const OffsetCommit& c : batch.sent) {
+      // Not applied (or not known to be): keep the entries for the next try.
+      auto owned = owned_.find(c.partition);
+      if (owned != owned_.end()) owned->second.unsent_journal = c.journal;
+    }
     if (absl::IsPermissionDenied(st)) ReportCommitDenied(batch, failed_op, st);
     OffsetStoreUpdate u;
     u.kind = OffsetStoreUpdate::Kind::kCommitFailed;
@@ -428,7 +476,13 @@ ZkOffsetStore::CommitBatch ZkOffsetStore::BuildCommitBatch(
       continue;
     }
     Owned& o = owned->second;
-    if (c.state.offset <= o.stored_offset) {
+    OffsetCommit& req = it->second;
+    if (!o.unsent_journal.empty()) {
+      req.journal.insert(req.journal.begin(), o.unsent_journal.begin(), o.unsent_journal.end());
+      o.unsent_journal.clear();
+    }
+    const bool moves = c.state.offset > o.stored_offset;
+    if (!moves && (c.journal.empty() || !options_.journal)) {
       // Never backwards (and nothing to do when equal): report what is
       // stored, which covers the request.
       OffsetStoreUpdate u;
@@ -448,31 +502,88 @@ ZkOffsetStore::CommitBatch ZkOffsetStore::BuildCommitBatch(
     coord::FencingToken token{OwnerPath(tp), o.session_id, o.owner_czxid, o.owner_version};
     batch.ops.push_back(coord::OwnershipCheckOp(token));
     batch.op_partition.push_back(tp);
-    const std::string data = EncodeStormKafkaOffset(c.state);
-    if (o.offset_version < 0) {
-      batch.ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data,
-                                              coord::ZkCreateMode::kPersistent, std::nullopt,
-                                              coord::ZkNodeAccess::kLegacyReadable));
-    } else {
-      batch.ops.push_back(coord::VersionedSetOp(OffsetPath(tp), data, o.offset_version));
+    batch.op_journal.push_back(false);
+    if (moves) {
+      const std::string data = EncodeStormKafkaOffset(c.state);
+      if (o.offset_version < 0) {
+        batch.ops.push_back(coord::ZkOp::Create(OffsetPath(tp), data,
+                                                coord::ZkCreateMode::kPersistent, std::nullopt,
+                                                coord::ZkNodeAccess::kLegacyReadable));
+      } else {
+        batch.ops.push_back(coord::VersionedSetOp(OffsetPath(tp), data, o.offset_version));
+      }
+      batch.op_partition.push_back(tp);
+      batch.op_journal.push_back(false);
     }
-    batch.op_partition.push_back(tp);
+    if (options_.journal) AddJournalOps(c, o, moves, batch);
     batch.sent.push_back(c);
     ++it;
   }
   return batch;
 }
 
+JournalEntry ZkOffsetStore::Stamped(JournalEntry e, const Owned& o, const OffsetCommit& c) const {
+  if (e.time_ms <= 0) e.time_ms = WallMillis();
+  if (e.owner.empty()) e.owner = options_.owner_description;
+  if (e.session.empty()) e.session = absl::StrCat(absl::Hex(o.session_id));
+  if (e.topology.empty()) e.topology = c.state.topology_id;
+  return e;
+}
+
+void ZkOffsetStore::AddJournalOps(const OffsetCommit& c, Owned& o, bool moves, CommitBatch& batch) {
+  const std::string dir = JournalDir(c.partition);
+  for (const JournalEntry& queued : c.journal) {
+    batch.ops.push_back(JournalAppendOp(dir, Stamped(queued, o, c)));
+    batch.op_partition.push_back(c.partition);
+    batch.op_journal.push_back(true);
+  }
+  if (!moves) return;
+  JournalEntry e;
+  e.type = JournalEntryType::kCommit;
+  e.from = o.stored_offset;
+  e.to = c.state.offset;
+  e.guarantee = options_.guarantee;
+  batch.ops.push_back(JournalAppendOp(dir, Stamped(std::move(e), o, c)));
+  batch.op_partition.push_back(c.partition);
+  batch.op_journal.push_back(true);
+}
+
+void ZkOffsetStore::TrimJournals() {
+  if (!options_.journal) return;
+  const int64_t every =
+      std::clamp<int64_t>(options_.journal_max_entries / 10, 1, kJournalTrimBatch);
+  for (auto& [tp, o] : owned_) {
+    if (!o.trim_due && o.appends_since_trim < every) continue;
+    absl::StatusOr<int> trimmed =
+        TrimJournal(*session_, JournalDir(tp), options_.journal_max_entries,
+                    options_.journal_retention, WallMillis(),
+                    coord::ZkCall{options_.op_timeout, o.session_id});
+    if (!trimmed.ok()) {
+      spdlog::debug("kafka spout {}: trimming the journal of {} failed: {}", options_.spout_id,
+                    Describe(tp), std::string(trimmed.status().message()));
+      continue;  // tried again after the next append
+    }
+    if (*trimmed > 0) trims_.fetch_add(1);
+    // A full batch means more may be waiting: trim again on the next pass.
+    o.trim_due = *trimmed >= kJournalTrimBatch;
+    o.appends_since_trim = 0;
+  }
+}
+
 void ZkOffsetStore::OnCommitApplied(const std::vector<OffsetCommit>& sent) {
   for (const OffsetCommit& c : sent) {
     Owned& o = owned_[c.partition];
-    // A create leaves version 0; a set at version v leaves v + 1.
-    o.offset_version = o.offset_version < 0 ? 0 : o.offset_version + 1;
-    o.stored_offset = c.state.offset;
+    const bool moved = c.state.offset > o.stored_offset;
+    o.appends_since_trim += static_cast<int64_t>(c.journal.size()) + (moved ? 1 : 0);
+    if (moved) {
+      // A create leaves version 0; a set at version v leaves v + 1.
+      o.offset_version = o.offset_version < 0 ? 0 : o.offset_version + 1;
+      o.stored_offset = c.state.offset;
+    }
     OffsetStoreUpdate u;
     u.kind = OffsetStoreUpdate::Kind::kCommitted;
     u.partition = c.partition;
-    u.offset = c.state.offset;
+    u.offset = o.stored_offset;  // entries only: what is stored covers the request
     Post(std::move(u));
   }
 }

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
+#include "spout/offset_journal.h"
 #include "spout/offset_store.h"
 #include "spout/partition_assignment.h"
 #include "spout/storm_kafka_offset.h"
@@ -59,6 +60,13 @@ class ZkOffsetStore : public OffsetStore {
     std::chrono::milliseconds retry_interval{500};
     core::MetricsRegistry* metrics = nullptr;  // nullptr: the global registry
     core::MetricLabels labels;                 // component / task
+    // Offset journal (spout/offset_journal.h): entries ride in the commit
+    // multis; trimmed at acquisition and after every trim_every appends.
+    bool journal = true;
+    int64_t journal_max_entries = kDefaultJournalMaxEntries;
+    std::chrono::seconds journal_retention{kDefaultJournalRetentionSecs};
+    std::string topology_id;  // written into acquisition entries
+    std::string guarantee;    // written into commit entries (e.g. AT_LEAST_ONCE)
   };
 
   static absl::StatusOr<std::unique_ptr<ZkOffsetStore>> Create(Options options);
@@ -75,8 +83,12 @@ class ZkOffsetStore : public OffsetStore {
 
   // The store's session (tests expire it).
   coord::ZkSession* session() const { return session_.get(); }
-  // Multis sent (for the one-multi-per-interval check).
+  // Commit multis sent (for the one-multi-per-interval check); journal
+  // entries ride in them.
   int64_t multi_count() const;
+  // Journal trim passes that deleted something (each one list + one multi,
+  // off the commit path).
+  int64_t journal_trim_count() const { return trims_.load(); }
 
  private:
   struct Owned {
@@ -86,12 +98,18 @@ class ZkOffsetStore : public OffsetStore {
     int64_t owner_czxid = 0;
     int32_t offset_version = -1;  // -1: node absent
     int64_t stored_offset = -1;   // highest offset known stored (never go below)
+    // Journal entries of a commit that failed without a verdict: sent again
+    // with the partition's next commit.
+    std::vector<JournalEntry> unsent_journal;
+    int64_t appends_since_trim = 0;
+    bool trim_due = true;  // trim once after acquisition
   };
 
   // One multi: per partition an ownership check and the offset write.
   struct CommitBatch {
     std::vector<coord::ZkOp> ops;
     std::vector<TopicPartition> op_partition;  // the partition of each op
+    std::vector<bool> op_journal;              // op appends a journal entry
     std::vector<OffsetCommit> sent;
     int64_t session_id = 0;  // every op is bound to this owning session
   };
@@ -110,6 +128,12 @@ class ZkOffsetStore : public OffsetStore {
   // latter) and batches the rest.
   CommitBatch BuildCommitBatch(std::map<TopicPartition, OffsetCommit>& commits);
   void OnCommitApplied(const std::vector<OffsetCommit>& sent);
+  // Adds one partition's journal ops (its queued entries, then the commit
+  // entry when the offset moves) to `batch`.
+  void AddJournalOps(const OffsetCommit& c, Owned& o, bool moves, CommitBatch& batch);
+  // Fills the writer fields of an entry the spout queued.
+  JournalEntry Stamped(JournalEntry e, const Owned& o, const OffsetCommit& c) const;
+  void TrimJournals();
   void Release(const TopicPartition& tp);
   void TryAcquire(const TopicPartition& tp);
   // The steps of TryAcquire; each false means "not now, try again later".
@@ -120,6 +144,7 @@ class ZkOffsetStore : public OffsetStore {
   void MarkLost(const TopicPartition& tp, absl::Status why);
   std::string OffsetPath(const TopicPartition& tp) const;
   std::string OwnerPath(const TopicPartition& tp) const;
+  std::string JournalDir(const TopicPartition& tp) const;
 
   Options options_;
   std::unique_ptr<coord::ZkSession> session_;
@@ -150,6 +175,7 @@ class ZkOffsetStore : public OffsetStore {
   int64_t ensured_session_ = 0;
   uint64_t next_acquisition_ = 1;
   std::atomic<int64_t> multis_{0};
+  std::atomic<int64_t> trims_{0};
   std::atomic<bool> has_updates_{false};
   int subscription_ = 0;
   std::thread thread_;
