@@ -34,6 +34,8 @@ constexpr ConfigKeyReader kKeysRead[] = {
     {"supervisor.worker.shutdown.sleep.secs", "supervisor"},
     {"supervisor.worker.start.timeout.secs", "supervisor"},
     {"supervisor.worker.timeout.secs", "supervisor"},
+    {"tempest.kafka.offset.journal.max.entries", "KafkaSpout (offset journal bound)"},
+    {"tempest.kafka.offset.journal.retention.secs", "KafkaSpout (offset journal retention)"},
     {"tempest.transport.max.frame.bytes", "workers (transport server)"},
     {"tempest.zookeeper.offsets.world.readable", "KafkaSpout offset nodes (digest ACLs)"},
     {"topology.acker.executors", "scheduler and workers"},
