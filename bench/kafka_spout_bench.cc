@@ -168,9 +168,28 @@ struct SpoutRun {
   double rate = 0;
   double steady = 0;
   int64_t multis = 0;
+  int64_t journal_entries = 0;  // offset journal nodes left after the run (all partitions)
+  int64_t trims = 0;            // journal trim passes (off the commit path)
   double seconds = 0;
   double first = 0;  // seconds from Open to the first tuple
 };
+
+// How many offset journal entries the spout left under `root` (read after the
+// run, outside the measured time).
+int64_t JournalEntries(const std::string& zk, const std::string& root, int partitions) {
+  tempest::coord::ZkSession::Options o;
+  o.connect_string = zk;
+  o.create_chroot = false;
+  auto session = tempest::coord::ZkSession::Create(o);
+  if (!session.ok() || !(*session)->WaitConnected(std::chrono::seconds(10)).ok()) return -1;
+  int64_t n = 0;
+  for (int p = 0; p < partitions; ++p) {
+    auto children = (*session)->Children(
+        tempest::spout::JournalDirPath(root, "spout", "bench", p, false));
+    if (children.ok()) n += static_cast<int64_t>(children->size());
+  }
+  return n;
+}
 
 SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, const Args& a,
                        int run) {
@@ -228,9 +247,11 @@ SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, cons
   r.rate = static_cast<double>(total) / secs;
   r.steady = static_cast<double>(total) / (secs - first);
   r.multis = spout.offset_store()->multi_count();
+  r.trims = spout.offset_store()->journal_trim_count();
   r.seconds = total_secs;
   r.first = first;
   spout.Close();
+  r.journal_entries = JournalEntries(zk, absl::StrCat("/bench-", run), a.partitions);
   return r;
 }
 
@@ -262,7 +283,7 @@ int main(int argc, char** argv) {
   const int64_t total = int64_t{a.partitions} * a.records;
   std::printf("kafka_spout_bench: %d partitions x %d records of %d B = %ld records\n", a.partitions,
               a.records, a.value_bytes, static_cast<long>(total));
-  std::vector<double> bare, spout, bare_steady, spout_steady, ratio, ratio_steady;
+  std::vector<double> bare, spout, bare_steady, spout_steady, ratio, ratio_steady, per_interval;
   for (int run = 0; run < a.runs; ++run) {
     const Rates b = BareConsumer(bootstrap, a);
     const SpoutRun s = SpoutConsumer(bootstrap, (*zk)->ConnectString(), a, run);
@@ -273,6 +294,7 @@ int main(int argc, char** argv) {
     ratio.push_back(s.rate / b.total);
     ratio_steady.push_back(s.steady / b.steady);
     const double intervals = s.seconds * 1000.0 / a.interval_ms;
+    per_interval.push_back(s.multis / std::max(1.0, intervals));
     std::printf(
         "run %d: from start: bare %.0f rec/s, spout %.0f rec/s (%.2fx); first to last "
         "record: bare %.0f, spout %.0f (%.2fx); spout first tuple after %.0f ms; "
@@ -281,7 +303,13 @@ int main(int argc, char** argv) {
         run, b.total, s.rate, s.rate / b.total, b.steady, s.steady, s.steady / b.steady,
         s.first * 1000, static_cast<long>(s.multis), s.seconds, s.multis / std::max(1.0, intervals),
         a.interval_ms, b.cpu_ns, s.cpu_ns);
+    std::printf("run %d: offset journal: %ld entries left (one per acquisition, in the owner "
+                "node's create, and one per partition per commit, in the commit multi), %ld "
+                "trim passes\n",
+                run, static_cast<long>(s.journal_entries), static_cast<long>(s.trims));
   }
+  std::printf("median ZooKeeper multis per %d ms commit interval: %.2f\n", a.interval_ms,
+              Median(per_interval));
   std::printf(
       "median from start: bare %.0f rec/s, spout %.0f rec/s, ratio %.2f (median of "
       "per-run ratios %.2f; target >= 0.80)\n",
