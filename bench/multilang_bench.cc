@@ -12,6 +12,9 @@
 //
 // Usage: multilang_bench [--reps R] [--tuples N] [--max-pending P]
 //                        [--python-tuples M]   (default: N / 4 for Python)
+//                        [--no-task-ids]       (the Python emit awaits no reply)
+// By default every Python emit blocks until its task ids arrive, as with
+// Storm's storm.py, so the figure includes one round trip per tuple.
 // Run from the repository root (the Python script path is relative to it),
 // or set TEMPEST_SOURCE_DIR.
 
@@ -57,7 +60,7 @@ api::Value StringList(std::vector<std::string> items) {
 
 // Returns tuples/s, or a negative number on failure.
 double RunOnce(const api::ComponentRegistry& registry, bool python, int64_t tuples,
-               int64_t max_pending, const std::string& source_dir) {
+               int64_t max_pending, const std::string& source_dir, bool task_ids) {
   worker::testing::TopologyBuilder b(python ? "multilang-python" : "multilang-native");
   b.SetSpout("spout", "tempest.SequenceSpout");
   b.SetBolt("pass", python ? "tempest.ShellBolt" : "tempest.IdentityBolt").ShuffleGrouping("spout");
@@ -68,9 +71,11 @@ double RunOnce(const api::ComponentRegistry& registry, bool python, int64_t tupl
   def.spouts[0].args.properties["count"] = api::Value(tuples);
   def.spouts[0].args.properties["payloadBytes"] = api::Value(100);
   if (python) {
-    def.bolts[0].args.constructor_args = {
-        StringList({"python3", source_dir + "/bench/multilang/passthrough.py"}),
-        StringList({"seq", "key", "payload"})};
+    std::vector<std::string> command = {"python3",
+                                        source_dir + "/bench/multilang/passthrough.py"};
+    if (!task_ids) command.push_back("--no-task-ids");
+    def.bolts[0].args.constructor_args = {StringList(std::move(command)),
+                                          StringList({"seq", "key", "payload"})};
   }
   worker::LocalClusterOptions options;
   options.registry = &registry;
@@ -111,6 +116,7 @@ int main(int argc, char** argv) {
   int64_t tuples = 400000;
   int64_t python_tuples = -1;
   int64_t max_pending = 5000;
+  bool task_ids = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -125,10 +131,12 @@ int main(int argc, char** argv) {
       python_tuples = std::atoll(next());
     } else if (a == "--max-pending") {
       max_pending = std::atoll(next());
+    } else if (a == "--no-task-ids") {
+      task_ids = false;
     } else {
       std::fprintf(stderr,
                    "usage: multilang_bench [--reps R] [--tuples N] [--python-tuples M] "
-                   "[--max-pending P]\n");
+                   "[--max-pending P] [--no-task-ids]\n");
       return 2;
     }
   }
@@ -147,7 +155,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 2; ++k) {
       const bool run_python = (k == 0) == (r % 2 == 1);
       const double rate = RunOnce(registry, run_python, run_python ? python_tuples : tuples,
-                                  max_pending, source_dir);
+                                  max_pending, source_dir, task_ids);
       if (rate < 0) return 1;
       (run_python ? p : n) = rate;
     }
