@@ -4,6 +4,8 @@
 #include <iterator>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
 #include "common/core/storm_default_keys.h"
 
 namespace tempest::core {
@@ -176,7 +178,83 @@ constexpr std::string_view kKeysAcceptedWithoutEffect[] = {
 static_assert(std::is_sorted(std::begin(kKeysAcceptedWithoutEffect),
                              std::end(kKeysAcceptedWithoutEffect)));
 
+constexpr int64_t kIntMax = 2147483647;  // read as int (Java's Integer)
+constexpr int64_t kDay = 86400;
+constexpr int64_t kHourMillis = 3600 * 1000;
+
+// Sorted by key. Durations are bounded so that none overflows a
+// millisecond count; ports are TCP ports (ui.port 0: any free port).
+constexpr ConfigKeyRange kRanges[] = {
+    {"nimbus.monitor.freq.secs", 1, kDay},
+    {"nimbus.supervisor.timeout.secs", 1, kDay},
+    {"nimbus.task.launch.secs", 1, kDay},
+    {"nimbus.task.timeout.secs", 1, kDay},
+    {"storm.zookeeper.connection.timeout", 1, kHourMillis},
+    {"storm.zookeeper.port", 1, 65535},
+    {"storm.zookeeper.retry.interval", 0, kHourMillis},
+    {"storm.zookeeper.retry.intervalceiling.millis", 0, kHourMillis},
+    {"storm.zookeeper.retry.times", 0, 1000000},
+    {"storm.zookeeper.session.timeout", 1, kHourMillis},
+    {"supervisor.heartbeat.frequency.secs", 1, kDay},
+    {"supervisor.monitor.frequency.secs", 1, kDay},
+    {"supervisor.slots.ports", 1, 65535, false, true},
+    {"supervisor.worker.shutdown.sleep.secs", 0, kDay},
+    {"supervisor.worker.start.timeout.secs", 1, kDay},
+    {"supervisor.worker.timeout.secs", 1, kDay},
+    {"tempest.transport.max.frame.bytes", 4096, 1 << 30},
+    {"topology.acker.executors", 0, kIntMax, true},
+    {"topology.max.spout.pending", 1, kIntMax, true},
+    {"topology.max.task.parallelism", 1, kIntMax, true},
+    {"topology.message.timeout.secs", 1, kIntMax},
+    {"topology.subprocess.timeout.secs", 1, kIntMax, true},
+    {"topology.tick.tuple.freq.secs", 1, kIntMax, true},
+    {"topology.workers", 1, kIntMax},
+    {"ui.port", 0, 65535},
+    {"worker.heartbeat.frequency.secs", 1, kDay},
+};
+static_assert(std::is_sorted(std::begin(kRanges), std::end(kRanges),
+                             [](const ConfigKeyRange& a, const ConfigKeyRange& b) {
+                               return a.key < b.key;
+                             }));
+
+// A value as quoted in a message: at most 80 characters of it.
+std::string Shown(const api::Value& v) {
+  std::string text = v.DebugString();
+  if (text.size() > 80) text = absl::StrCat(text.substr(0, 80), "...");
+  return text;
+}
+
+bool InRange(const api::Value& v, const ConfigKeyRange& r) {
+  absl::StatusOr<int64_t> i = v.CoerceInt();
+  return i.ok() && *i >= r.min && *i <= r.max;
+}
+
 }  // namespace
+
+std::optional<ConfigKeyRange> RangeOfKey(std::string_view key) {
+  auto it = std::lower_bound(std::begin(kRanges), std::end(kRanges), key,
+                             [](const ConfigKeyRange& r, std::string_view k) { return r.key < k; });
+  if (it == std::end(kRanges) || it->key != key) return std::nullopt;
+  return *it;
+}
+
+absl::Status CheckConfigValue(std::string_view key, const api::Value& value) {
+  std::optional<ConfigKeyRange> range = RangeOfKey(key);
+  if (!range) return absl::OkStatus();
+  if (value.is_nil() && range->nullable) return absl::OkStatus();
+  bool ok = !value.is_nil();
+  if (ok && range->list) {
+    ok = value.is_list();
+    for (size_t i = 0; ok && i < value.AsList().size(); ++i) ok = InRange(value.AsList()[i], *range);
+  } else if (ok) {
+    ok = InRange(value, *range);
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "config ", api::Sv(key), " must be ", range->list ? "a list of integers" : "an integer",
+      " from ", range->min, " to ", range->max, range->nullable ? " or null" : "", ", got ",
+      Shown(value)));
+}
 
 std::span<const ConfigKeyReader> KeysTempestReads() { return kKeysRead; }
 

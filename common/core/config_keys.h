@@ -1,8 +1,13 @@
 #ifndef TEMPEST_COMMON_CORE_CONFIG_KEYS_H_
 #define TEMPEST_COMMON_CORE_CONFIG_KEYS_H_
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
+
+#include "absl/status/status.h"
+#include "common/api/value.h"
 
 namespace tempest::core {
 
@@ -27,6 +32,25 @@ bool TempestReadsKey(std::string_view key);
 // warning: it takes effect, or it is one of the Storm keys a storm.yaml
 // commonly sets (listed next to the keys read, in config_keys.cc).
 bool TempestAcceptsKey(std::string_view key);
+
+// The values an integer key may take: every key listed in config_keys.cc's
+// range table is an integer from `min` to `max` (or a list of them), null
+// allowed only where Storm's default is null.
+struct ConfigKeyRange {
+  std::string_view key;
+  int64_t min;
+  int64_t max;
+  bool nullable = false;
+  bool list = false;  // a list of such integers (supervisor.slots.ports)
+};
+
+// The range of `key`, if it has one.
+std::optional<ConfigKeyRange> RangeOfKey(std::string_view key);
+
+// OK, or InvalidArgument "config KEY must be ..., got VALUE" when `key` has
+// a range and `value` is outside it (not an integer, out of range, a
+// fraction, an unexpected null). Keys without a range are always OK.
+absl::Status CheckConfigValue(std::string_view key, const api::Value& value);
 
 }  // namespace tempest::core
 

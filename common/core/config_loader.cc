@@ -7,6 +7,7 @@
 #include "absl/strings/strip.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config_keys.h"
+#include "common/core/yaml_checks.h"
 #include "common/core/yaml_value.h"
 
 namespace tempest::core {
@@ -61,13 +62,9 @@ absl::StatusOr<LoadedConfig> ConfigLoader::Parse(std::string_view yaml_text,
                                                  std::string_view file_name) {
   LoadedConfig out;
   out.config = Defaults();
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return ParseError(file_name, e.mark.is_null() ? 0 : e.mark.line + 1,
-                      absl::StrCat("YAML syntax error: ", e.msg));
-  }
+  absl::StatusOr<YAML::Node> parsed = LoadCheckedYaml(yaml_text, file_name);
+  if (!parsed.ok()) return parsed.status();
+  const YAML::Node& root = *parsed;
   if (root.IsNull()) return out;  // empty file
   if (!root.IsMap()) return ParseError(file_name, YamlLine(root), "expected a map of config keys");
   for (const auto& kv : root) {
@@ -76,6 +73,9 @@ absl::StatusOr<LoadedConfig> ConfigLoader::Parse(std::string_view yaml_text,
     const std::string& key = kv.first.Scalar();
     absl::StatusOr<api::Value> v = YamlToValue(kv.second);
     if (!v.ok()) return ParseError(file_name, line, api::StdSv(v.status().message()));
+    if (absl::Status s = CheckConfigValue(key, *v); !s.ok()) {
+      return ParseError(file_name, YamlLine(kv.second), api::StdSv(s.message()));
+    }
     if (!IsKnownKey(key)) {
       out.warnings.push_back(
           absl::StrCat(Sv(file_name), ":", line, ": unknown config key '", key, "'"));
@@ -105,6 +105,9 @@ absl::StatusOr<std::string> ConfigLoader::ApplyOverride(api::Config& config,
   if (!v.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("config override '", key, "': ", v.status().message()));
+  }
+  if (absl::Status s = CheckConfigValue(key, *v); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("config override '", key, "': ", s.message()));
   }
   config.Set(key, std::move(*v));
   if (!IsKnownKey(key)) return absl::StrCat("unknown config key '", key, "'");

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/yaml_checks.h"
 #include "common/core/yaml_value.h"
 #include "yaml-cpp/yaml.h"
 
@@ -95,6 +97,18 @@ class FileParser {
     diag_.Error(Loc(n), absl::StrCat("'", Sv(what), "' must be an integer, got '",
                                      n.IsScalar() ? n.Scalar() : std::string("a collection"), "'"));
     return std::nullopt;
+  }
+
+  // An integer that fits an int, never truncated (2^32+1 is an error, not 1).
+  std::optional<int> Int32(const YAML::Node& n, std::string_view what) {
+    std::optional<int64_t> i = Int(n, what);
+    if (!i) return std::nullopt;
+    if (*i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max()) {
+      diag_.Error(Loc(n), absl::StrCat("'", Sv(what), "' ", *i, " is out of range (at most ",
+                                       std::numeric_limits<int>::max(), ")"));
+      return std::nullopt;
+    }
+    return static_cast<int>(*i);
   }
 
   std::optional<bool> Bool(const YAML::Node& n, std::string_view what) {
@@ -252,9 +266,9 @@ class FileParser {
       const std::string key = kv.first.Scalar();
       if (BeanKey(key, kv.second, vx.bean)) continue;
       if (key == "parallelism") {
-        if (auto i = Int(kv.second, "parallelism")) vx.parallelism = static_cast<int>(*i);
+        if (auto i = Int32(kv.second, "parallelism")) vx.parallelism = *i;
       } else if (key == "numTasks") {
-        if (auto i = Int(kv.second, "numTasks")) vx.num_tasks = static_cast<int>(*i);
+        if (auto i = Int32(kv.second, "numTasks")) vx.num_tasks = *i;
       } else if (key == "config") {
         vx.config = ConfigMap(kv.second, "config");
       } else if (key == "onHeapMemoryLoad" || key == "offHeapMemoryLoad" || key == "cpuLoad") {
@@ -383,23 +397,13 @@ class FileParser {
 
 std::optional<RawFile> ParseFluxFile(const std::string& text, const std::string& path,
                                      Diagnostics& diag) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp marks errors at end of input one line past the last line.
-    int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-    int last_line = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-    if (!text.empty() && text.back() != '\n') ++last_line;
-    if (line > last_line) line = last_line;
-    diag.Error(SourceLocation{path, line}, absl::StrCat("YAML syntax error: ", e.msg));
-    return std::nullopt;
-  } catch (const std::exception& e) {
-    diag.Error(SourceLocation{path, 0}, absl::StrCat("YAML error: ", e.what()));
+  absl::StatusOr<YAML::Node> root = LoadCheckedYaml(text, path);
+  if (!root.ok()) {
+    diag.Raw(std::string(root.status().message()));
     return std::nullopt;
   }
   try {
-    return FileParser(path, diag).Parse(root);
+    return FileParser(path, diag).Parse(*root);
   } catch (const std::exception& e) {
     // yaml-cpp may throw on odd documents (e.g. non-scalar keys).
     diag.Error(SourceLocation{path, 0}, absl::StrCat("malformed Flux document: ", e.what()));

@@ -77,6 +77,8 @@ class Diagnostics {
   void Error(const SourceLocation& loc, std::string_view msg) {
     errors_.push_back(absl::StrCat(loc.Prefix(), api::Sv(msg)));
   }
+  // An error already formatted "file:line: message".
+  void Raw(std::string error) { errors_.push_back(std::move(error)); }
   void Warning(const SourceLocation& loc, std::string_view msg) {
     warnings_.push_back(absl::StrCat(loc.Prefix(), api::Sv(msg)));
   }

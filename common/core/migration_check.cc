@@ -11,9 +11,11 @@
 #include "absl/strings/str_split.h"
 #include "common/api/config.h"
 #include "common/core/config_loader.h"
+#include "common/core/topology_limits.h"
 #include "common/core/topology_validator.h"
 #include "common/core/config_keys.h"
 #include "common/core/storm_default_keys.h"
+#include "common/core/yaml_checks.h"
 #include "common/core/yaml_value.h"
 #include "common/core/status_macros.h"
 #include "yaml-cpp/yaml.h"
@@ -31,12 +33,7 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
 }
 
 absl::StatusOr<YAML::Node> ParseYaml(const std::string& text, const std::string& file) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ":", e.mark.is_null() ? 0 : e.mark.line + 1,
-                                                   ": YAML syntax error: ", e.msg));
-  }
+  return LoadCheckedYaml(text, file);
 }
 
 std::string ScalarOr(const YAML::Node& node, const char* key, std::string fallback) {
@@ -262,9 +259,12 @@ absl::StatusOr<MigrationReport> CheckMigration(const MigrationCheckOptions& opti
   }
   report.warnings.insert(report.warnings.end(), def->warnings.begin(), def->warnings.end());
   scanner.AddIncluded(*def);
-  // Full validation constructs every component: only meaningful once every
-  // class exists, or it repeats each missing class as a cascade of errors.
-  if (!report.NeedsPlugins()) {
+  // Sizes and names are checked whatever the classes; full validation
+  // constructs every component: only meaningful once every class exists, or
+  // it repeats each missing class as a cascade of errors.
+  std::vector<std::string> limits = CheckTopologyLimits(*def);
+  report.problems.insert(report.problems.end(), limits.begin(), limits.end());
+  if (limits.empty() && !report.NeedsPlugins()) {
     ValidationReport validation = TopologyValidator(*options.registry).Check(*def);
     for (const std::string& e : validation.errors) {
       if (!RepeatsPluginFinding(e)) report.problems.push_back(e);

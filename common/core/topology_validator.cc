@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/config_keys.h"
 #include "common/core/status_macros.h"
+#include "common/core/topology_limits.h"
 
 namespace tempest::core {
 namespace {
@@ -147,25 +149,13 @@ void CheckInputRequirements(const TopologyDef& def, const Declarers& declarers,
 
 void CheckConfig(const TopologyDef& def, std::vector<std::string>& errors) {
   const std::string where = def.location.Prefix();
-  auto check_int = [&](std::string_view key, int64_t min, bool nullable) {
-    const api::Value* v = def.config.Find(key);
-    if (v == nullptr) return;
-    if (v->is_nil()) {
-      if (!nullable) errors.push_back(absl::StrCat(where, "config ", Sv(key), " must not be null"));
-      return;
+  // Integer keys against their ranges (config_keys.cc): 2^31 must not wrap
+  // around where a value is read as an int.
+  for (const auto& [key, value] : def.config.entries()) {
+    if (absl::Status s = CheckConfigValue(key, value); !s.ok()) {
+      errors.push_back(absl::StrCat(where, s.message()));
     }
-    absl::StatusOr<int64_t> i = v->CoerceInt();
-    if (!i.ok() || *i < min) {
-      errors.push_back(absl::StrCat(where, "config ", Sv(key), " must be an integer >= ", min,
-                                    nullable ? " or null" : "", ", got ", v->DebugString()));
-    }
-  };
-  check_int(api::kTopologyWorkers, 1, false);
-  check_int(api::kTopologyAckerExecutors, 0, true);
-  check_int(api::kTopologyMessageTimeoutSecs, 1, false);
-  check_int(api::kTopologyMaxSpoutPending, 1, true);
-  check_int(api::kTopologyTickTupleFreqSecs, 1, true);
-  check_int(api::kTopologyMaxTaskParallelism, 1, true);
+  }
   for (std::string_view key : {api::kTopologyDebug, api::kTopologyEnableMessageTimeouts}) {
     const api::Value* v = def.config.Find(key);
     if (v != nullptr && !v->is_nil() && !v->CoerceBool().ok()) {
@@ -184,6 +174,10 @@ class ValidationRun {
 
   ValidationReport Run() && {
     const std::string top = def_.location.Prefix();
+    // Sizes and names first: past a limit nothing more is checked, so no
+    // instance or per-task structure is made for an oversized topology.
+    errors_ = CheckTopologyLimits(def_);
+    if (!errors_.empty()) return std::move(report_);
     if (def_.name.empty()) errors_.push_back(absl::StrCat(top, "topology has no name"));
     if (def_.spouts.empty()) errors_.push_back(absl::StrCat(top, "topology has no spouts"));
     CheckConfig(def_, errors_);

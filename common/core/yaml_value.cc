@@ -1,5 +1,6 @@
 #include "common/core/yaml_value.h"
 #include "common/core/status_macros.h"
+#include "common/core/yaml_checks.h"
 
 #include <cmath>
 #include <exception>
@@ -170,10 +171,8 @@ absl::StatusOr<api::Value> YamlToValue(const YAML::Node& node) {
 
 absl::StatusOr<api::Value> ParseYamlValue(std::string_view text) {
   try {
-    YAML::Node node = YAML::Load(std::string(text));
+    TEMPEST_ASSIGN_OR_RETURN(YAML::Node node, LoadCheckedYaml(text, ""));
     return Convert(node, 0);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("YAML syntax error: ", e.msg));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("YAML error: ", e.what()));
   }

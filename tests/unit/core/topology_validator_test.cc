@@ -116,9 +116,10 @@ TEST_F(TopologyValidatorTest, ConfigValuesAreChecked) {
   def.config.Set(api::kTopologyDebug, "maybe");
   ValidationReport r = validator_.Check(def);
   EXPECT_THAT(r.errors, ::testing::UnorderedElementsAre(
-                            "t.yaml: config topology.workers must be an integer >= 1, got 0",
-                            "t.yaml: config topology.max.spout.pending must be an integer >= 1 "
-                            "or null, got \"lots\"",
+                            "t.yaml: config topology.workers must be an integer from 1 to "
+                            "2147483647, got 0",
+                            "t.yaml: config topology.max.spout.pending must be an integer from 1 "
+                            "to 2147483647 or null, got \"lots\"",
                             "t.yaml: config topology.debug must be a boolean, got \"maybe\""));
 }
 

@@ -1,0 +1,65 @@
+#ifndef TEMPEST_COMMON_CORE_TOPOLOGY_LIMITS_H_
+#define TEMPEST_COMMON_CORE_TOPOLOGY_LIMITS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/api/config.h"
+#include "common/core/topology_def.h"
+
+namespace tempest::core {
+
+// Config keys that raise (or lower) the size limits of a topology. Each is
+// capped by a hard ceiling (kHardMax*), which keeps every allocation made
+// for a topology's tasks, executors and workers bounded.
+inline constexpr std::string_view kTempestLimitsMaxParallelism = "tempest.limits.max.parallelism";
+inline constexpr std::string_view kTempestLimitsMaxTasks = "tempest.limits.max.tasks";
+inline constexpr std::string_view kTempestLimitsMaxComponents = "tempest.limits.max.components";
+inline constexpr std::string_view kTempestLimitsMaxStreams = "tempest.limits.max.streams";
+inline constexpr std::string_view kTempestLimitsMaxWorkers = "tempest.limits.max.workers";
+inline constexpr std::string_view kTempestLimitsMaxAckers = "tempest.limits.max.ackers";
+
+// The limits one topology is checked against (defaults; FromConfig reads
+// the keys above, clamped to the hard ceilings).
+struct TopologyLimits {
+  static constexpr int64_t kHardMaxParallelism = 10000;
+  static constexpr int64_t kHardMaxTasks = 100000;
+  static constexpr int64_t kHardMaxComponents = 10000;
+  static constexpr int64_t kHardMaxStreams = 100000;
+  static constexpr int64_t kHardMaxWorkers = 10000;
+  static constexpr int64_t kHardMaxAckers = 10000;
+  // Names (topology, component id, stream id): fixed, not configurable,
+  // because they end up in ZooKeeper paths, URLs and process arguments.
+  static constexpr size_t kMaxNameLength = 128;
+
+  int64_t max_parallelism = 1000;  // executors of one component
+  int64_t max_tasks = 10000;       // tasks of one component, and of the topology
+  int64_t max_components = 1000;   // spouts + bolts
+  int64_t max_streams = 10000;     // subscriptions (Flux streams)
+  int64_t max_workers = 1000;      // topology.workers
+  int64_t max_ackers = 1000;       // topology.acker.executors
+
+  // Defaults overridden by the tempest.limits.* keys found in `config`; a
+  // key that is not an integer in 1..ceiling is reported into `errors`.
+  static TopologyLimits FromConfig(const api::Config& config, std::vector<std::string>* errors);
+};
+
+// What a name may hold: 1..kMaxNameLength characters. A topology name is
+// ASCII letters, digits, '-' and '_' (it becomes part of ZooKeeper paths,
+// topology ids, URLs and worker arguments); component and stream ids may
+// also hold '.', '$' and ':'. `what` names the thing in the message, e.g.
+// "topology name".
+absl::Status CheckTopologyName(std::string_view name);
+absl::Status CheckComponentOrStreamId(std::string_view what, std::string_view id);
+
+// Every limit `def` exceeds, each "file:line: message", in definition order;
+// checked before anything is allocated per task or executor. Reads the
+// limits and topology.workers / topology.acker.executors from def.config.
+std::vector<std::string> CheckTopologyLimits(const TopologyDef& def);
+
+}  // namespace tempest::core
+
+#endif  // TEMPEST_COMMON_CORE_TOPOLOGY_LIMITS_H_
