@@ -108,16 +108,7 @@ class KafkaSpoutRetryTest : public testing::SpoutClusterTest<1> {
   // tempest.KafkaSpout with nothing about retries but `extra`.
   std::unique_ptr<SpoutUnderTest> TempestSpout(const std::string& topic, const std::string& root,
                                                api::ValueMap extra = {}) {
-    api::ComponentArgs args;
-    args.class_name = "tempest.KafkaSpout";
-    args.id = api::ComponentId("kafka");
-    args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
-                       {"topics", topic},
-                       {"zkRoot", root},
-                       {"id", "spout"},
-                       {"zkServers", zk_->ConnectString()},
-                       {"stateUpdateIntervalMs", 200}};
-    for (auto& [k, v] : extra) args.properties[k] = v;
+    api::ComponentArgs args = KafkaSpoutArgs(topic, root, extra);
     return Open(args);
   }
 

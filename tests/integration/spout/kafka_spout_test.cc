@@ -42,16 +42,7 @@ class KafkaSpoutTest : public testing::SpoutClusterTest<1> {
   std::unique_ptr<SpoutUnderTest> Spout(const std::string& topics, const std::string& root,
                                         api::ValueMap extra = {}, int index = 0, int count = 1,
                                         const std::string& topology_id = "topo-1-100") {
-    api::ComponentArgs args;
-    args.class_name = "tempest.KafkaSpout";
-    args.id = api::ComponentId("kafka");
-    args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
-                       {"topics", topics},
-                       {"zkRoot", root},
-                       {"id", "spout"},
-                       {"zkServers", zk_->ConnectString()},
-                       {"stateUpdateIntervalMs", 200}};
-    for (auto& [k, v] : extra) args.properties[k] = v;
+    api::ComponentArgs args = KafkaSpoutArgs(topics, root, extra);
     auto config = ParseKafkaSpoutArgs(args);
     EXPECT_TRUE(config.ok()) << config.status();
     return Open(std::move(*config), index, count, topology_id);
@@ -134,8 +125,10 @@ TEST_F(KafkaSpoutTest, ResumesFromOffsetsWrittenByLegacyClientAndWritesLegacyJso
   ASSERT_EQ(rc2, 0) << out2;
   EXPECT_NE(out2.find("0 100 topo-1-100 topo legacy True True"), std::string::npos) << out2;
   EXPECT_NE(out2.find("1 100 topo-1-100 topo legacy True True"), std::string::npos) << out2;
-  // Owner nodes live outside the partition_N names (and are gone after Close).
-  EXPECT_NE(out2.find("['@owners', 'partition_0', 'partition_1']"), std::string::npos) << out2;
+  // Owner nodes and the offset journal live outside the partition_N names
+  // (owner nodes are gone after Close).
+  EXPECT_NE(out2.find("['@journal', '@owners', 'partition_0', 'partition_1']"), std::string::npos)
+      << out2;
 }
 
 TEST_F(KafkaSpoutTest, AtMostOnceCommitsBeforeEmitting) {

@@ -42,16 +42,7 @@ class OffsetJournalTest : public testing::SpoutClusterTest<1> {
 
   std::unique_ptr<SpoutUnderTest> Spout(const std::string& topic, const std::string& root,
                                         api::ValueMap extra = {}) {
-    api::ComponentArgs args;
-    args.class_name = "tempest.KafkaSpout";
-    args.id = api::ComponentId("kafka");
-    args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
-                       {"topics", topic},
-                       {"zkRoot", root},
-                       {"id", "spout"},
-                       {"zkServers", zk_->ConnectString()},
-                       {"stateUpdateIntervalMs", 200}};
-    for (auto& [k, v] : extra) args.properties[k] = v;
+    api::ComponentArgs args = KafkaSpoutArgs(topic, root, extra);
     auto config = ParseKafkaSpoutArgs(args);
     EXPECT_TRUE(config.ok()) << config.status();
     auto t = std::make_unique<SpoutUnderTest>();

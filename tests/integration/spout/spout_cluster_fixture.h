@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/api/component_registry.h"
 #include "common/api/config.h"
 #include "common/coord/zk_session.h"
 #include "tests/support/dev_kafka.h"
@@ -56,6 +58,23 @@ class SpoutClusterTest : public ::testing::Test {
     if (!s.ok()) return nullptr;
     EXPECT_TRUE((*s)->WaitConnected(timeout).ok());
     return std::move(*s);
+  }
+
+  // A tempest.KafkaSpout on this cluster: spout id "spout" under `root`,
+  // 200 ms commit interval, plus `extra` properties.
+  static api::ComponentArgs KafkaSpoutArgs(const std::string& topics, const std::string& root,
+                                           const api::ValueMap& extra = {}) {
+    api::ComponentArgs args;
+    args.class_name = "tempest.KafkaSpout";
+    args.id = api::ComponentId("kafka");
+    args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
+                       {"topics", topics},
+                       {"zkRoot", root},
+                       {"id", "spout"},
+                       {"zkServers", zk_->ConnectString()},
+                       {"stateUpdateIntervalMs", 200}};
+    for (const auto& [k, v] : extra) args.properties[k] = v;
+    return args;
   }
 
   // Short ZooKeeper timeouts, so the faults these tests inject play out fast.
