@@ -1,6 +1,7 @@
 // `tempest offsets show|set`: read and write KafkaSpout offsets where they
 // live (ZooKeeper, storm-kafka's JSON), talking to ZooKeeper and Kafka
-// directly, so it works whether or not a cluster is running.
+// directly, so it works whether or not a cluster is running. `set` is in
+// offsets_set_command.cc.
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/offsets_command.h"
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
 
@@ -15,10 +17,6 @@ namespace tempest::cli {
 namespace {
 
 constexpr auto kKafkaTimeout = std::chrono::seconds(10);
-// Kafka's partition ids are int32; offsets int64 (bounded far below its
-// maximum so the message stays readable).
-constexpr double kMaxPartition = 2147483647;
-constexpr double kMaxOffset = 1e18;
 
 struct OffsetsOptions {
   std::string zk;
@@ -26,13 +24,7 @@ struct OffsetsOptions {
   std::string id;
   std::string bootstrap;
   bool json = false;
-  // set
-  std::string topic;
-  int partition = -1;
-  int64_t offset = -1;
-  bool to_earliest = false;
-  bool to_latest = false;
-  bool force = false;
+  std::vector<std::string> topics;  // show: list these topics' partitions too
 };
 
 absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hosts,
@@ -58,12 +50,26 @@ absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hos
   return session;
 }
 
+nlohmann::json OptionalJson(const std::optional<int64_t>& v) {
+  return v.has_value() ? nlohmann::json(*v) : nlohmann::json();
+}
+
+// One key style (snake_case) throughout.
 nlohmann::json ToJson(const spout::StoredPartitionOffset& e) {
-  nlohmann::json j = {{"topic", e.topic}, {"partition", e.partition}, {"path", e.path}};
+  nlohmann::json j = {{"topic", e.topic}, {"partition", e.partition}, {"path", e.path},
+                      {"stored", e.stored}};
   j["committed_offset"] = e.state ? nlohmann::json(e.state->offset) : nlohmann::json();
-  j["log_end_offset"] = e.log_end_offset ? nlohmann::json(*e.log_end_offset) : nlohmann::json();
-  j["lag"] = e.lag ? nlohmann::json(*e.lag) : nlohmann::json();
+  j["log_start_offset"] = OptionalJson(e.log_start_offset);
+  j["log_end_offset"] = OptionalJson(e.log_end_offset);
+  j["lag"] = OptionalJson(e.lag);
+  j["out_of_range"] = e.out_of_range;
   j["owner"] = e.owner.empty() ? nlohmann::json() : nlohmann::json(e.owner);
+  if (!e.owner.empty()) {
+    j["owner_host"] = e.owner_host;
+    j["owner_topology"] = e.owner_topology;
+    j["owner_task"] = e.owner_task;
+    j["owner_session"] = absl::StrCat("0x", absl::Hex(e.owner_session));
+  }
   j["topology_id"] = e.state ? nlohmann::json(e.state->topology_id) : nlohmann::json();
   j["topology_name"] = e.state ? nlohmann::json(e.state->topology_name) : nlohmann::json();
   if (!e.parse_error.empty()) j["error"] = e.parse_error;
@@ -74,70 +80,90 @@ std::string OrDash(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : std::string("-");
 }
 
+std::string CommittedText(const spout::StoredPartitionOffset& e) {
+  if (!e.stored) return "none";
+  return e.state ? std::to_string(e.state->offset) : "unreadable";
+}
+
+std::string LagText(const spout::StoredPartitionOffset& e) {
+  if (e.out_of_range) return "OUT-OF-RANGE";
+  return OrDash(e.lag);
+}
+
+void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
+  std::printf("%-20s %9s %12s %12s %12s %12s  %-24s %s\n", "TOPIC", "PARTITION", "LOG-START",
+              "COMMITTED", "LOG-END", "LAG", "LAST-COMMIT-BY", "OWNER");
+  int64_t total = 0;
+  int unknown = 0;
+  for (const auto& e : offsets) {
+    std::string topology = e.state ? e.state->topology_id : (e.stored ? "(unreadable)" : "-");
+    std::printf("%-20s %9d %12s %12s %12s %12s  %-24s %s\n", e.topic.empty() ? "?" : e.topic.c_str(),
+                e.partition, OrDash(e.log_start_offset).c_str(), CommittedText(e).c_str(),
+                OrDash(e.log_end_offset).c_str(), LagText(e).c_str(), topology.c_str(),
+                e.owner.empty() ? "none" : e.owner.c_str());
+    if (e.lag && !e.out_of_range) {
+      total += *e.lag;
+    } else {
+      ++unknown;
+    }
+  }
+  for (const auto& e : offsets) {
+    if (!e.parse_error.empty()) {
+      std::printf("%s/%d: stored node unreadable: %s\n", e.topic.c_str(), e.partition,
+                  e.parse_error.c_str());
+    }
+    if (e.out_of_range) {
+      std::printf("%s/%d: committed offset %lld is outside the log [%lld, %lld]; the spout "
+                  "handles it under its outOfRangePolicy\n",
+                  e.topic.c_str(), e.partition, static_cast<long long>(e.state->offset),
+                  static_cast<long long>(e.log_start_offset.value_or(-1)),
+                  static_cast<long long>(e.log_end_offset.value_or(-1)));
+    }
+  }
+  std::printf("TOTAL LAG %lld", static_cast<long long>(total));
+  if (unknown > 0) std::printf(" (%d partitions without a known lag)", unknown);
+  std::printf("\n");
+}
+
 int RunShow(const OffsetsOptions& o, const GlobalOptions& globals) {
   auto session = Connect(o.zk, globals);
   if (!session.ok()) return Fail(std::string(session.status().message()));
   auto offsets = spout::ListStoredOffsets(**session, o.root, o.id);
-  if (!offsets.ok()) {
+  if (!offsets.ok() && !(offsets.status().code() == absl::StatusCode::kNotFound &&
+                         !o.bootstrap.empty() && !o.topics.empty())) {
     if (offsets.status().code() == absl::StatusCode::kNotFound) {
       return Fail(absl::StrCat("no offsets under ", o.root, "/", o.id));
     }
     return Fail(std::string(offsets.status().message()));
   }
+  std::vector<spout::StoredPartitionOffset> rows;
+  if (offsets.ok()) rows = std::move(*offsets);
   if (!o.bootstrap.empty()) {
-    if (auto s = spout::AddKafkaLag(o.bootstrap, *offsets, kKafkaTimeout); !s.ok()) {
+    if (auto s = spout::AddKafkaLag(o.bootstrap, rows, kKafkaTimeout, o.topics, o.root, o.id);
+        !s.ok()) {
       return Fail(std::string(s.message()));
+    }
+    const bool topic_level = !rows.empty() && rows.front().path.find(
+        absl::StrCat("/", rows.front().topic, "/partition_")) != std::string::npos;
+    for (auto& e : rows) {
+      if (e.stored) continue;  // an owner may hold it before its first commit
+      spout::ReadOwner(**session,
+                       spout::OwnerNodePath(o.root, o.id, e.topic, e.partition, topic_level), e);
     }
   }
   if (o.json) {
     nlohmann::json doc = {
-        {"zkRoot", o.root}, {"id", o.id}, {"partitions", nlohmann::json::array()}};
-    for (const auto& e : *offsets) doc["partitions"].push_back(ToJson(e));
+        {"zk_root", o.root}, {"id", o.id}, {"partitions", nlohmann::json::array()}};
+    int64_t total = 0;
+    for (const auto& e : rows) {
+      doc["partitions"].push_back(ToJson(e));
+      if (e.lag && !e.out_of_range) total += *e.lag;
+    }
+    doc["total_lag"] = o.bootstrap.empty() ? nlohmann::json() : nlohmann::json(total);
     std::printf("%s\n", doc.dump().c_str());
     return 0;
   }
-  std::printf("%-24s %9s %14s %14s %10s  %-28s %s\n", "TOPIC", "PARTITION", "COMMITTED", "LOG-END",
-              "LAG", "LAST-COMMIT-BY", "OWNER");
-  for (const auto& e : *offsets) {
-    std::string committed = e.state ? std::to_string(e.state->offset) : "unreadable";
-    std::string topology = e.state ? e.state->topology_id : ("(" + e.parse_error + ")");
-    std::printf("%-24s %9d %14s %14s %10s  %-28s %s\n", e.topic.empty() ? "?" : e.topic.c_str(),
-                e.partition, committed.c_str(), OrDash(e.log_end_offset).c_str(),
-                OrDash(e.lag).c_str(), topology.c_str(),
-                e.owner.empty() ? "none" : e.owner.c_str());
-  }
-  return 0;
-}
-
-int RunSet(const OffsetsOptions& o, const GlobalOptions& globals) {
-  const int modes = (o.offset >= 0) + o.to_earliest + o.to_latest;
-  if (modes != 1) return Fail("give exactly one of --offset, --to-earliest, --to-latest", 2);
-  if ((o.to_earliest || o.to_latest) && o.bootstrap.empty()) {
-    return Fail("--to-earliest/--to-latest need --bootstrap", 2);
-  }
-  int64_t target = o.offset;
-  if (o.to_earliest || o.to_latest) {
-    auto marks = spout::KafkaWatermarks(o.bootstrap, o.topic, o.partition, kKafkaTimeout);
-    if (!marks.ok()) return Fail(std::string(marks.status().message()));
-    target = o.to_earliest ? marks->first : marks->second;
-  }
-  auto session = Connect(o.zk, globals);
-  if (!session.ok()) return Fail(std::string(session.status().message()));
-  spout::SetOffsetRequest request;
-  request.zk_root = o.root;
-  request.spout_id = o.id;
-  request.topic = o.topic;
-  request.partition = o.partition;
-  request.offset = target;
-  request.force = o.force;
-  auto written = spout::SetStoredOffset(**session, request);
-  if (!written.ok()) return Fail(std::string(written.status().message()));
-  if (o.json) {
-    std::printf("%s\n", ToJson(*written).dump().c_str());
-  } else {
-    std::printf("%s/%d committed offset set to %lld at %s\n", o.topic.c_str(), o.partition,
-                static_cast<long long>(target), written->path.c_str());
-  }
+  PrintTable(rows);
   return 0;
 }
 
@@ -146,34 +172,32 @@ void AddCommon(CLI::App* sub, OffsetsOptions& o) {
   sub->add_option("--root", o.root, "the spout's zkRoot, e.g. /kafkaspout")->required();
   sub->add_option("--id", o.id, "the spout's id (SpoutConfig id)")->required();
   sub->add_option("--bootstrap", o.bootstrap,
-                  "Kafka bootstrap servers (for lag / earliest / latest)");
+                  "Kafka bootstrap servers (log range, lag, every partition of the topics)");
   sub->add_flag("--json", o.json, "one JSON document on stdout");
 }
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<coord::ZkSession>> ConnectOffsetsZookeeper(
+    const std::string& hosts, const GlobalOptions& globals) {
+  return Connect(hosts, globals);
+}
+
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto opts = std::make_shared<OffsetsOptions>();
   auto* offsets = app.add_subcommand("offsets", "Show or set KafkaSpout offsets in ZooKeeper");
   offsets->require_subcommand(1);
-  auto* show = offsets->add_subcommand("show", "Committed offsets, lag and owners per partition");
+  auto* show = offsets->add_subcommand("show", "Committed offsets, log range, lag and owners");
   AddCommon(show, *opts);
-  auto* put = offsets->add_subcommand("set", "Write one partition's committed offset");
-  AddCommon(put, *opts);
-  put->add_option("--topic", opts->topic, "topic")->required();
-  put->add_option("--partition", opts->partition, "partition")
-      ->required()
-      ->check(Bounded(0, kMaxPartition))
-      ->default_str("");
-  put->add_option("--offset", opts->offset, "the offset to resume from")
-      ->check(Bounded(0, kMaxOffset))
-      ->default_str("");
-  put->add_flag("--to-earliest", opts->to_earliest, "the partition's earliest offset");
-  put->add_flag("--to-latest", opts->to_latest, "the partition's log-end offset");
-  put->add_flag("--force", opts->force, "write even while a live spout owns the partition");
+  show->add_option("--topic", opts->topics,
+                   "with --bootstrap: also list this topic's partitions (repeatable)");
+  auto set_opts = std::make_shared<OffsetsSetOptions>();
+  auto* put = offsets->add_subcommand(
+      "set", "Move committed offsets (a dry run unless --execute; fenced for a live owner)");
+  AddOffsetsSetOptions(put, *set_opts);
   RegisterOffsetsJournalCommands(*offsets, set, globals);
   set.Add(show, [opts, &globals] { return RunShow(*opts, globals); });
-  set.Add(put, [opts, &globals] { return RunSet(*opts, globals); });
+  set.Add(put, [set_opts, &globals] { return RunOffsetsSet(*set_opts, globals); });
 }
 
 }  // namespace tempest::cli

@@ -77,7 +77,7 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   site.zk_config = zk_config;
   site.topology_id = topology_id_;
   site.owner_description = absl::StrCat(topology_id_, ":", context.ThisComponentId().value(), ":",
-                                        context.ThisTaskId().value());
+                                        context.ThisTaskId().value(), "@", LocalHostName());
   site.metrics = metrics_;
   site.labels = labels_;
   const KafkaSpoutBackends& backends = hooks_.backends;
@@ -85,6 +85,7 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
       backends.offset_store ? backends.offset_store(site) : MakeZkOffsetStore(site);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
+  StartRewindWatcher(site.owner_description);
   source_ =
       backends.partition_source ? backends.partition_source(site) : MakeKafkaPartitionSource(site);
   if (!config_.bootstrap_servers.empty()) {
@@ -421,6 +422,7 @@ void KafkaSpout::Close() {
     // Unlike storm-kafka, a clean close commits what is complete.
     Drain(clock_->Now());
     CommitNow(true);
+    rewind_watcher_.reset();  // before the store closes the session it uses
     store_->Close(hooks_.close_timeout);
     source_->StopMetadata();
   }

@@ -21,6 +21,7 @@
 #include "spout/kafka_spout_backends.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/kafka_spout_metrics.h"
+#include "spout/offset_rewind.h"
 #include "spout/offset_store.h"
 #include "spout/partition_assignment.h"
 #include "spout/partition_source.h"
@@ -99,6 +100,8 @@ class KafkaSpout : public api::Spout {
     int64_t dropped_pending = 0;
     int64_t dead_lettered = 0;
     int64_t acquisitions = 0;  // how often ownership was (re)acquired
+    int64_t rewinds = 0;       // fenced moves applied on request (tempest offsets set)
+    int64_t stored_out_of_range = 0;  // stored offsets found outside the log
   };
   std::map<TopicPartition, PartitionStats> Stats() const;
   // Lines written so far about tuples failing repeatedly (at most one per
@@ -114,6 +117,16 @@ class KafkaSpout : public api::Spout {
 
  private:
   enum class Phase { kUnowned, kResolving, kActive, kFailed };
+  // A fenced move requested by `tempest offsets set` (kafka_spout_rewind.cc):
+  // the owner's write, then a release and re-acquisition that re-reads the
+  // moved offset.
+  enum class RewindStage { kNone, kWriting, kReleasing, kReacquiring };
+  struct Rewind {
+    RewindStage stage = RewindStage::kNone;
+    int64_t target = -1;  // -1: not applied, accept any re-acquisition
+    int cycles = 0;
+    core::Clock::TimePoint since{};
+  };
   struct Partition {
     Partition(TopicPartition tp_in, int slot_in, KafkaPartitionMetrics metrics_in)
         : tp(std::move(tp_in)), slot(slot_in), metrics(metrics_in) {}
@@ -143,6 +156,7 @@ class KafkaSpout : public api::Spout {
     core::Clock::TimePoint blocked_since{};
     core::Clock::TimePoint blocked_logged{};
     core::Clock::TimePoint read_error_reported{};
+    Rewind rewind;
     PartitionStats totals;
     KafkaPartitionMetrics metrics;
   };
@@ -175,6 +189,20 @@ class KafkaSpout : public api::Spout {
   // The partition of an ack's or fail's id, if it is of its current epoch.
   Partition* PartitionOfId(const api::MessageId& id, int64_t* offset);
   absl::Status StartReader(const std::string& bootstrap);
+  // Fenced rewinds (kafka_spout_rewind.cc).
+  void StartRewindWatcher(const std::string& owner_description);
+  void DrainRewinds(core::Clock::TimePoint now);
+  void OnRewindRequest(const RewindWatcher::Pending& request, core::Clock::TimePoint now);
+  void OnRewindOutcome(const RewindWatcher::Outcome& outcome, core::Clock::TimePoint now);
+  // True when a rewind in progress consumes this store update.
+  bool RewindTakes(Partition& p, const OffsetStoreUpdate& u);
+  // A stored offset past the log end, handled under outOfRangePolicy: the
+  // position to start from now, or nullopt (stopped, or being moved in the
+  // store first).
+  std::optional<int64_t> StoredBeyondLogEnd(Partition& p, const MetadataResult& r);
+  // The assignment handed to the store: ours minus partitions being released
+  // for a rewind.
+  std::vector<TopicPartition> StoreAssignment();
 
   KafkaSpoutConfig config_;
   Hooks hooks_;
@@ -193,6 +221,7 @@ class KafkaSpout : public api::Spout {
   std::unique_ptr<OffsetStore> store_;
   std::unique_ptr<PartitionSource> source_;
   std::unique_ptr<DeadLetterSink> dead_letter_;
+  std::unique_ptr<RewindWatcher> rewind_watcher_;  // with a ZkOffsetStore only
   std::vector<std::pair<int, int64_t>> dead_letter_retry_;  // (slot, offset) to resend
 
   std::vector<std::unique_ptr<Partition>> partitions_;  // by slot, never shrinks

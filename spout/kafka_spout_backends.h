@@ -22,7 +22,7 @@ struct KafkaSpoutSite {
   std::string offsets_connect;               // ZooKeeper connect string for offsets
   coord::ZkClientConfig zk_config;
   std::string topology_id;
-  std::string owner_description;  // "topology:component:task", written into owner nodes
+  std::string owner_description;  // "topology:component:task@host", written into owner nodes
   core::MetricsRegistry* metrics = nullptr;
   core::MetricLabels labels;  // component / task
 };

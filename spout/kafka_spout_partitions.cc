@@ -29,6 +29,7 @@ void KafkaSpout::Drain(Clock::TimePoint now) {
 void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
   using Kind = OffsetStoreUpdate::Kind;
   Partition* p = u.kind == Kind::kCommitFailed ? nullptr : Find(u.partition);
+  if (p != nullptr && RewindTakes(*p, u)) return;
   switch (u.kind) {
     case Kind::kAcquired:
       if (p == nullptr || !p->assigned) return;  // the store releases it
@@ -41,9 +42,11 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
                    u.stored.has_value() ? absl::StrCat(u.stored->offset) : "none", u.session_id);
       p->stored = u.stored;
       source_->Resolve(u.partition, u.acquisition, u.stored);
+      if (rewind_watcher_ != nullptr) rewind_watcher_->Watch(u.partition, u.session_id);
       return;
     case Kind::kLost:
       if (p == nullptr) return;
+      if (rewind_watcher_ != nullptr) rewind_watcher_->Unwatch(u.partition);
       if (p->phase != Phase::kUnowned) {
         DropOwnership(*p, std::string(u.status.message()));
       }
@@ -135,7 +138,15 @@ void KafkaSpout::OnResolved(const MetadataResult& r) {
   so.retry = config_.retry;
   so.max_uncommitted = *config_.max_uncommitted_offsets;
   so.has_dead_letter = !config_.dead_letter_topic.empty();
-  p->state.emplace(so, r.decision.committed, r.decision.start);
+  int64_t committed = r.decision.committed;
+  int64_t start = r.decision.start;
+  if (r.high >= 0 && start > r.high) {
+    // Never used silently: handled under outOfRangePolicy (kafka_spout_rewind.cc).
+    std::optional<int64_t> moved = StoredBeyondLogEnd(*p, r);
+    if (!moved.has_value()) return;
+    committed = start = *moved;
+  }
+  p->state.emplace(so, committed, start);
   p->window.Clear();
   p->end_offset = r.high;
   p->log_end = r.high;
@@ -147,7 +158,7 @@ void KafkaSpout::OnResolved(const MetadataResult& r) {
   p->commit_in_flight = false;
   p->metrics.committed->Set(p->state->committed());
   spdlog::info("kafka spout {}: {} starts at {} ({}; log [{}, {}))", config_.id,
-               Describe(r.partition), r.decision.start, r.decision.reason, r.low, r.high);
+               Describe(r.partition), start, r.decision.reason, r.low, r.high);
   UpdateFetching(*p);
 }
 
@@ -210,6 +221,7 @@ void KafkaSpout::ApplyAssignment(const std::vector<TopicPartition>& all) {
     if (std::optional<OffsetCommit> c = MakeCommit(p)) final_commits.push_back(*c);
     DropOwnership(p, "reassigned to another task");
     p.assigned = false;
+    p.rewind = Rewind{};
     spdlog::info("kafka spout {}: {} moved to another task", config_.id, Describe(tp));
   }
   // Commit-then-release: the store handles the commits before the change.
@@ -222,7 +234,7 @@ void KafkaSpout::ApplyAssignment(const std::vector<TopicPartition>& all) {
   assignment_ = std::move(mine);
   assigned_slots_.clear();
   for (const TopicPartition& tp : assignment_) assigned_slots_.push_back(SlotFor(tp).slot);
-  store_->SetAssignment(assignment_);
+  store_->SetAssignment(StoreAssignment());
 }
 
 void KafkaSpout::DropOwnership(Partition& p, const std::string& why) {
@@ -346,6 +358,7 @@ void KafkaSpout::ReportRepeatedFailures(Clock::TimePoint now) {
 }
 
 void KafkaSpout::Housekeeping(Clock::TimePoint now) {
+  DrainRewinds(now);
   if (failure_reporter_.Due(now)) ReportRepeatedFailures(now);
   if (now >= next_commit_) {
     CommitNow(false);

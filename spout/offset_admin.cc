@@ -4,9 +4,12 @@
 #include <charconv>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_paths.h"
 #include "common/kafka/kafka_reader.h"
+#include "spout/offset_journal.h"
 #include "tempest/v1/cluster.pb.h"
 
 namespace tempest::spout {
@@ -38,21 +41,52 @@ std::string Root(const std::string& zk_root) {
   return root == "/" ? "" : root;
 }
 
+// A KafkaSpout's owner record: {"session":"<hex>","owner":"topology:component:task[@host]"}.
+bool ParseSpoutOwner(const std::string& data, StoredPartitionOffset& out) {
+  nlohmann::json j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("owner") || !j["owner"].is_string()) return false;
+  std::string owner = j["owner"].get<std::string>();
+  if (const size_t at = owner.rfind('@'); at != std::string::npos) {
+    out.owner_host = owner.substr(at + 1);
+    owner.resize(at);
+  }
+  // topology ids contain no ':'; the component may not either.
+  const size_t first = owner.find(':');
+  if (first == std::string::npos) {
+    out.owner_topology = owner;
+  } else {
+    out.owner_topology = owner.substr(0, first);
+    out.owner_task = owner.substr(first + 1);
+  }
+  out.owner = absl::StrCat(out.owner_host.empty() ? "?" : out.owner_host, "/",
+                           out.owner_topology, "/", out.owner_task.empty() ? "?" : out.owner_task);
+  return true;
+}
+
+std::string Printable(const std::string& data) {
+  std::string out;
+  for (char c : data.substr(0, 60)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  return out;
+}
+
+}  // namespace
+
 // Who holds the ownership node at `path`, if anyone.
 void ReadOwner(coord::ZkSession& session, const std::string& path, StoredPartitionOffset& out) {
   auto node = session.Get(path);
   if (!node.ok()) return;
   out.owner_session = node->stat.ephemeral_owner;
   tempest::v1::OwnerRecord record;
+  if (ParseSpoutOwner(node->data, out)) return;
   if (record.ParseFromString(node->data) && !record.owner_id().empty()) {
-    out.owner = absl::StrCat(record.owner_id(), "@", record.host(), " pid ", record.pid());
+    out.owner_host = record.host();
+    out.owner = absl::StrCat(record.host(), "/", record.owner_id(), "/pid ", record.pid());
   } else {
-    out.owner = node->data.empty() ? "(unnamed)" : node->data.substr(0, 120);
-  }
-  if (out.owner_session != 0) {
-    absl::StrAppend(&out.owner, " session 0x", absl::Hex(out.owner_session));
+    out.owner = node->data.empty() ? "(unnamed)" : Printable(node->data);
   }
 }
+
+namespace {
 
 absl::Status ReadPartitionNode(coord::ZkSession& session, const std::string& path,
                                const std::string& topic_level, int partition,
@@ -118,16 +152,51 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
 
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
-                         std::chrono::milliseconds timeout) {
+                         std::chrono::milliseconds timeout,
+                         const std::vector<std::string>& extra_topics, const std::string& zk_root,
+                         const std::string& spout_id) {
   auto reader = OffsetsToolReader(bootstrap_servers);
   if (!reader.ok()) return reader.status();
+  std::vector<std::string> topics = extra_topics;
+  for (const auto& e : offsets) {
+    if (!e.topic.empty()) topics.push_back(e.topic);
+  }
+  std::sort(topics.begin(), topics.end());
+  topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
+  if (!topics.empty()) {
+    auto all = (*reader)->Partitions(topics, timeout);
+    if (!all.ok()) return all.status();
+    const bool topic_level = topics.size() > 1;
+    for (const auto& tp : *all) {
+      const bool known = std::any_of(offsets.begin(), offsets.end(), [&](const auto& e) {
+        return e.topic == tp.topic && e.partition == tp.partition;
+      });
+      if (known) continue;
+      StoredPartitionOffset row;
+      row.topic = tp.topic;
+      row.partition = tp.partition;
+      row.stored = false;
+      if (!spout_id.empty()) {
+        // An owner may hold it before its first commit.
+        row.path = OffsetNodePath(zk_root, spout_id, tp.topic, tp.partition, topic_level);
+      }
+      offsets.push_back(std::move(row));
+    }
+  }
   for (auto& entry : offsets) {
     if (entry.topic.empty()) continue;
     auto marks = (*reader)->Watermarks({entry.topic, entry.partition}, timeout);
     if (!marks.ok()) continue;  // shown as unknown
+    entry.log_start_offset = marks->first;
     entry.log_end_offset = marks->second;
-    if (entry.state) entry.lag = std::max<int64_t>(0, marks->second - entry.state->offset);
+    if (!entry.state) continue;
+    const int64_t committed = entry.state->offset;
+    entry.out_of_range = committed > marks->second || committed < marks->first;
+    if (committed <= marks->second) entry.lag = marks->second - committed;
   }
+  std::sort(offsets.begin(), offsets.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
+  });
   return absl::OkStatus();
 }
 
@@ -169,25 +238,37 @@ absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
   } else if (existing.status().code() != absl::StatusCode::kNotFound) {
     return existing.status();
   }
+  const int64_t from = version >= 0 ? state.offset : -1;
   state.offset = request.offset;
   state.partition = request.partition;
   state.topic = request.topic;
   const std::string json = EncodeStormKafkaOffset(state);
-  if (version >= 0) {
-    auto set = session.Set(path, json, version);
-    if (!set.ok()) {
-      if (set.status().code() == absl::StatusCode::kFailedPrecondition ||
-          set.status().code() == absl::StatusCode::kAborted) {
-        return absl::AbortedError(
-            absl::StrCat(path, " changed while writing (a spout committed?); try again"));
-      }
-      return set.status();
+  if (version < 0) {
+    if (auto s = session.EnsurePath(path.substr(0, path.rfind('/'))); !s.ok()) return s;
+  }
+  const std::string journal = JournalDirPath(request.zk_root, request.spout_id, request.topic,
+                                             request.partition, topic_level);
+  if (auto s = EnsureJournalDir(session, journal); !s.ok()) return s;
+  JournalEntry entry;
+  entry.type = JournalEntryType::kManualSet;
+  entry.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  entry.from = from;
+  entry.to = request.offset;
+  entry.owner = request.actor.empty() ? "tempest offsets set" : request.actor;
+  entry.topology = state.topology_id;
+  entry.reason = current.owner_session != 0 ? "forced while an owner node existed" : "no live owner";
+  std::vector<coord::ZkOp> ops;
+  ops.push_back(version >= 0 ? coord::ZkOp::Set(path, json, version) : coord::ZkOp::Create(path, json));
+  ops.push_back(JournalAppendOp(journal, entry));
+  auto written = session.Multi(ops);
+  if (!written.ok()) {
+    if (absl::IsAborted(written.status()) || absl::IsAlreadyExists(written.status())) {
+      return absl::AbortedError(
+          absl::StrCat(path, " changed while writing (a spout committed?); try again"));
     }
-  } else {
-    coord::ZkCreateOptions options;
-    options.create_parents = true;
-    auto created = session.Create(path, json, options);
-    if (!created.ok()) return created.status();
+    return written.status();
   }
   StoredPartitionOffset result = current;
   if (auto s = ReadPartitionNode(session, path, request.topic, request.partition, result);
@@ -203,6 +284,42 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& b
   auto reader = OffsetsToolReader(bootstrap_servers);
   if (!reader.ok()) return reader.status();
   return (*reader)->Watermarks({topic, partition}, timeout);
+}
+
+struct OffsetsKafka::Impl {
+  std::unique_ptr<kafka::KafkaReader> reader;
+};
+
+absl::StatusOr<std::unique_ptr<OffsetsKafka>> OffsetsKafka::Connect(
+    const std::string& bootstrap, std::chrono::milliseconds timeout) {
+  auto reader = OffsetsToolReader(bootstrap);
+  if (!reader.ok()) return reader.status();
+  std::unique_ptr<OffsetsKafka> out(new OffsetsKafka());
+  out->impl_ = std::make_unique<Impl>();
+  out->impl_->reader = std::move(*reader);
+  out->timeout_ = timeout;
+  return out;
+}
+
+OffsetsKafka::~OffsetsKafka() = default;
+
+absl::StatusOr<std::vector<int>> OffsetsKafka::Partitions(const std::string& topic) {
+  auto all = impl_->reader->Partitions({topic}, timeout_);
+  if (!all.ok()) return all.status();
+  std::vector<int> out;
+  for (const auto& tp : *all) out.push_back(tp.partition);
+  if (out.empty()) return absl::NotFoundError(absl::StrCat("Kafka has no topic ", topic));
+  return out;
+}
+
+absl::StatusOr<std::pair<int64_t, int64_t>> OffsetsKafka::Watermarks(const std::string& topic,
+                                                                     int partition) {
+  return impl_->reader->Watermarks({topic, partition}, timeout_);
+}
+
+absl::StatusOr<int64_t> OffsetsKafka::OffsetForTime(const std::string& topic, int partition,
+                                                    int64_t time_ms) {
+  return impl_->reader->OffsetForTime({topic, partition}, time_ms, timeout_);
 }
 
 }  // namespace tempest::spout

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,14 +23,25 @@ struct StoredPartitionOffset {
   std::optional<StormKafkaOffset> state;  // nullopt when the node does not parse
   std::string parse_error;                // why it did not parse
   int version = 0;                        // the node's version
+  bool stored = true;                     // false: Kafka has the partition, ZooKeeper no node
   // The live owner (ephemeral node under @owners), if any: its ZooKeeper
   // session and a description of who holds it.
   int64_t owner_session = 0;
-  std::string owner;
+  std::string owner;           // readable: "host/topology/component:task" (or the raw record)
+  std::string owner_host;      // parsed from the owner record when it has them
+  std::string owner_topology;
+  std::string owner_task;      // "component:task"
   // Filled when a Kafka endpoint was given.
+  std::optional<int64_t> log_start_offset;
   std::optional<int64_t> log_end_offset;
   std::optional<int64_t> lag;
+  // The stored offset lies outside [log start, log end]: the spout handles
+  // it under its outOfRangePolicy; lag is then not meaningful.
+  bool out_of_range = false;
 };
+
+// Reads the owner node at `path` into `out` (owner_session 0: none).
+void ReadOwner(coord::ZkSession& session, const std::string& path, StoredPartitionOffset& out);
 
 // Lists every partition_N node under {zk_root}/{spout_id} (and under its
 // {topic}/ children for multi-topic spouts), sorted by (topic, partition).
@@ -38,10 +50,14 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
                                                                      const std::string& zk_root,
                                                                      const std::string& spout_id);
 
-// Adds log-end offsets and lag from Kafka (bootstrap servers) to `offsets`.
+// Adds log-start and log-end offsets and lag from Kafka (bootstrap servers)
+// to `offsets`, and a row (stored = false) for every partition of the topics
+// (those of `offsets` and `extra_topics`) that has no stored node; sorted.
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
-                         std::chrono::milliseconds timeout);
+                         std::chrono::milliseconds timeout,
+                         const std::vector<std::string>& extra_topics = {},
+                         const std::string& zk_root = "", const std::string& spout_id = "");
 
 struct SetOffsetRequest {
   std::string zk_root;
@@ -53,12 +69,14 @@ struct SetOffsetRequest {
   // when unset.
   std::optional<bool> topic_level;
   bool force = false;  // write even while a live owner holds the partition
+  std::string actor;   // who writes, for the journal ("tempest offsets set (user@host)")
 };
 
-// Writes a committed offset in storm-kafka's JSON. Refuses (FailedPrecondition)
-// while a live owner holds the partition unless `force`. Keeps the topology
-// id/name and broker of an existing node; the write is a versioned set, so a
-// concurrent commit makes it fail (Aborted) instead of being lost.
+// Writes a committed offset in storm-kafka's JSON, with a "manual set"
+// journal entry in the same multi. Refuses (FailedPrecondition) while a live
+// owner holds the partition unless `force`. Keeps the topology id/name and
+// broker of an existing node; the write is versioned, so a concurrent commit
+// makes it fail (Aborted) instead of being lost.
 absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
                                                       const SetOffsetRequest& request);
 
@@ -66,6 +84,25 @@ absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& bootstrap_servers,
                                                             const std::string& topic, int partition,
                                                             std::chrono::milliseconds timeout);
+
+// One Kafka connection for the lookups of `tempest offsets set`.
+class OffsetsKafka {
+ public:
+  static absl::StatusOr<std::unique_ptr<OffsetsKafka>> Connect(const std::string& bootstrap,
+                                                               std::chrono::milliseconds timeout);
+  ~OffsetsKafka();
+  // The topic's partition numbers, sorted (NotFound: no such topic).
+  absl::StatusOr<std::vector<int>> Partitions(const std::string& topic);
+  absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(const std::string& topic, int partition);
+  // The first offset with a timestamp >= time_ms, else the log end.
+  absl::StatusOr<int64_t> OffsetForTime(const std::string& topic, int partition, int64_t time_ms);
+
+ private:
+  OffsetsKafka() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::chrono::milliseconds timeout_{10000};
+};
 
 }  // namespace tempest::spout
 
