@@ -83,7 +83,7 @@ TEST_F(OffsetRewindTest, RefusedInputsGetOneLineAndDryRunChangesNothing) {
                                "--execute"});
   ASSERT_EQ(seed.exit_code, 0) << seed.out << seed.err;
   // An independent client sees the write.
-  auto raw = testing::RawZkClient::Connect(zk_->ConnectString(), 10000);
+  auto raw = testing::RawZkClient::Connect(zk_->ConnectString(), 10000, seconds(20));
   ASSERT_NE(raw, nullptr);
   auto stored = [&] {
     auto [rc, data] = raw->Get(node);
@@ -126,7 +126,7 @@ TEST_F(OffsetRewindTest, RefusedInputsGetOneLineAndDryRunChangesNothing) {
 
   // An owner node whose holder never answers: refused after the timeout,
   // nothing changed, and the request withdrawn.
-  auto holder = testing::RawZkClient::Connect(zk_->ConnectString(), 10000);
+  auto holder = testing::RawZkClient::Connect(zk_->ConnectString(), 10000, seconds(20));
   ASSERT_NE(holder, nullptr);
   ASSERT_TRUE(client_->EnsurePath(root + "/spout/@owners").ok());
   ASSERT_EQ(holder->Create(OwnerNodePath(root, "spout", "refusals", 0, false),
