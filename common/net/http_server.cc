@@ -281,9 +281,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return;
       }
     }
-    std::weak_ptr<HttpSession> weak = shared_from_this();
-    const bool queued = owner_->Dispatch(request, [weak, keep_alive](HttpResponse response) {
-      if (auto self = weak.lock()) self->Reply(std::move(response), keep_alive, false);
+    // Strong: while a handler runs on the pool no socket operation is
+    // pending, so this callback is what keeps the session alive.
+    auto self = shared_from_this();
+    const bool queued = owner_->Dispatch(request, [self, keep_alive](HttpResponse response) {
+      self->Reply(std::move(response), keep_alive, false);
     });
     if (!queued) {
       Reply(ErrorResponse(503, "server busy: too many requests waiting, try again later"),

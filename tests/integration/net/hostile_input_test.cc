@@ -1,0 +1,411 @@
+// Hostile network input against the HTTP server and the transport:
+//
+// * HttpLimitsTest: an HttpServer in this process with short limits
+//   (request deadline, connection cap, handler pool) over loopback TCP.
+// * HostileClusterTest: a real cluster (ZooKeeper, `tempest nimbus`, a
+//   supervisor and its two `tempest worker` processes) running a paced
+//   topology, attacked on nimbus's REST port and a worker's transport port.
+//   After every attack nimbus answers a healthy request, the workers are the
+//   same processes, and at the end every tuple arrived (0 missing).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/net/event_loop.h"
+#include "common/net/http_client.h"
+#include "common/net/http_router.h"
+#include "common/net/http_server.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/system/cluster/cluster_fixture.h"
+
+namespace tempest::testing {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// A raw loopback TCP connection, closed on destruction.
+class RawConn {
+ public:
+  explicit RawConn(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~RawConn() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawConn(const RawConn&) = delete;
+  RawConn& operator=(const RawConn&) = delete;
+
+  bool connected() const { return connected_; }
+  // Sends everything; false if the peer refused part of it.
+  bool Send(const std::string& bytes) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // Reads until the peer closes or `deadline` passes; true if it closed.
+  // What arrived is in `received`.
+  bool ReadUntilClosed(milliseconds deadline, std::string* received = nullptr) {
+    const auto until = std::chrono::steady_clock::now() + deadline;
+    for (int i = 0; i < 100000; ++i) {
+      const auto left = std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+      char buf[8192];
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return true;  // EOF or reset: closed by the server
+      if (received != nullptr) received->append(buf, static_cast<size_t>(n));
+    }
+    return false;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+// The status code of a raw HTTP reply ("HTTP/1.1 431 ..."), 0 if none.
+int StatusOf(const std::string& reply) {
+  if (reply.size() < 12 || reply.compare(0, 5, "HTTP/") != 0) return 0;
+  return std::atoi(reply.substr(9, 3).c_str());
+}
+
+std::string ChunkedWithTrailer(size_t trailer_bytes) {
+  return absl::StrCat("POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n",
+                      "Content-Type: application/json\r\n\r\n", "2\r\n{}\r\n0\r\n", "X-Pad: ",
+                      std::string(trailer_bytes, 'a'), "\r\n\r\n");
+}
+
+std::string DeepJsonPost(size_t depth) {
+  const std::string body = absl::StrCat("{\"flux\": \"x\", \"config\": {\"k\": ",
+                                        std::string(depth, '['), std::string(depth, ']'), "}}");
+  return absl::StrCat("POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
+                      "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
+}
+
+// One raw request; the reply's status (0: closed without one).
+int RawStatus(int port, const std::string& request) {
+  RawConn c(port);
+  std::string reply;
+  if (!c.connected() || !c.Send(request)) return 0;
+  c.ReadUntilClosed(seconds(10), &reply);
+  return StatusOf(reply);
+}
+
+// ---------------------------------------------------------------------------
+// In-process HttpServer with short limits.
+
+class HttpLimitsTest : public ::testing::Test {
+ protected:
+  void Start(net::HttpServerOptions options) {
+    auto loop = net::EventLoop::Create("http-limits");
+    ASSERT_TRUE(loop.ok());
+    loop_ = *std::move(loop);
+    net::HttpRouter router;
+    ASSERT_TRUE(router.Add("GET", "/fast", [](const net::HttpRequest&) {
+      return net::HttpResponse::Json(200, "{\"ok\":true}");
+    }).ok());
+    ASSERT_TRUE(router.Add("POST", "/slow", [this](const net::HttpRequest&) {
+      slow_started_.set_value();
+      release_.wait();
+      return net::HttpResponse::Json(200, "{\"slow\":true}");
+    }).ok());
+    auto server = net::HttpServer::Create(*loop_, std::move(options), std::move(router));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  void TearDown() override {
+    if (!released_) release_promise_.set_value();
+    server_.reset();
+    loop_.reset();
+  }
+  bool Healthy() {
+    auto r = net::HttpClient("127.0.0.1", server_->port(), seconds(5)).Get("/fast");
+    return r.ok() && r->status == 200;
+  }
+
+  std::unique_ptr<net::EventLoop> loop_;
+  std::unique_ptr<net::HttpServer> server_;
+  std::promise<void> slow_started_;
+  std::promise<void> release_promise_;
+  std::shared_future<void> release_ = release_promise_.get_future().share();
+  bool released_ = false;
+};
+
+TEST_F(HttpLimitsTest, SlowRequestIsClosedAtItsDeadline) {
+  net::HttpServerOptions o;
+  o.request_timeout = milliseconds(300);
+  Start(o);
+  RawConn slow(server_->port());
+  ASSERT_TRUE(slow.connected());
+  // Slowloris: a head that never ends, a byte now and then.
+  ASSERT_TRUE(slow.Send("GET /fast HTTP/1.1\r\nHost: x\r\n"));
+  bool closed = false;
+  for (int i = 0; i < 50 && !closed; ++i) {
+    slow.Send("X");
+    closed = slow.ReadUntilClosed(milliseconds(100));
+  }
+  EXPECT_TRUE(closed) << "a request trickling in was not closed";
+  EXPECT_TRUE(Healthy());
+}
+
+TEST_F(HttpLimitsTest, ConnectionsBeyondTheCapAreAnswered503) {
+  net::HttpServerOptions o;
+  o.max_connections = 4;
+  Start(o);
+  std::vector<std::unique_ptr<RawConn>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<RawConn>(server_->port()));
+    ASSERT_TRUE(idle.back()->connected());
+  }
+  // The server accepts asynchronously: wait until all four are its sessions,
+  // i.e. until one more is refused.
+  int status = 0;
+  ASSERT_TRUE(Eventually(seconds(10), [&] {
+    status = RawStatus(server_->port(), "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    return status == 503;
+  })) << status;
+  idle.clear();
+  EXPECT_TRUE(Eventually(seconds(10), [&] { return Healthy(); }));
+}
+
+TEST_F(HttpLimitsTest, ASlowHandlerDoesNotHoldUpOtherRequests) {
+  net::HttpServerOptions o;
+  o.handler_threads = 2;
+  Start(o);
+  auto slow = std::async(std::launch::async, [this] {
+    return net::HttpClient("127.0.0.1", server_->port(), seconds(30)).Post("/slow", "{}");
+  });
+  slow_started_.get_future().wait();
+  // The slow handler is running and blocked: others are still answered.
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Healthy());
+  release_promise_.set_value();
+  released_ = true;
+  auto r = slow.get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpLimitsTest, HugeTrailerAndDeepJsonAreRefusedAndTheServerStaysUp) {
+  Start({});
+  EXPECT_EQ(RawStatus(server_->port(), ChunkedWithTrailer(70 << 10)), 431);
+  EXPECT_EQ(RawStatus(server_->port(), DeepJsonPost(100000)), 400);
+  EXPECT_TRUE(Healthy());
+}
+
+// ---------------------------------------------------------------------------
+// A real cluster.
+
+int64_t StatusField(pid_t pid, const std::string& name) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + ":", 0) == 0) return std::atoll(line.c_str() + name.size() + 1);
+  }
+  return -1;
+}
+
+// utime + stime of a process, in clock ticks.
+int64_t CpuTicks(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string f;
+  int64_t ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14 || i == 15) ticks += std::atoll(f.c_str());
+  }
+  return ticks;
+}
+
+int OpenFds(pid_t pid) {
+  std::error_code ec;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/fd"), ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+int CountLines(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) n += line.find(needle) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+struct ExhaustionOutcome {
+  bool limited = false;
+  int64_t cpu_ticks = -1;  // used by the process while out of descriptors
+  int accepted_after = 0;  // connections answered once descriptors were back
+};
+
+// Lowers `pid`'s descriptor limit to what it uses plus a few, opens
+// connections to `port` until it cannot accept any more, keeps that up for
+// 3 s, closes them and restores the limit.
+ExhaustionOutcome ExhaustDescriptors(pid_t pid, int port) {
+  ExhaustionOutcome out;
+  rlimit old{};
+  if (::prlimit(pid, RLIMIT_NOFILE, nullptr, &old) != 0) return out;
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(OpenFds(pid) + 6);
+  if (::prlimit(pid, RLIMIT_NOFILE, &low, nullptr) != 0) return out;
+  out.limited = true;
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < 40; ++i) conns.push_back(std::make_unique<RawConn>(port));
+  std::this_thread::sleep_for(milliseconds(200));
+  const int64_t before = CpuTicks(pid);
+  std::this_thread::sleep_for(seconds(3));
+  out.cpu_ticks = CpuTicks(pid) - before;
+  conns.clear();
+  ::prlimit(pid, RLIMIT_NOFILE, &old, nullptr);
+  return out;
+}
+
+class HostileClusterTest : public ClusterFixture {
+ protected:
+  bool NimbusHealthy() {
+    json s = RestGet("/api/v1/cluster/summary");
+    return s.is_object() && s.contains("supervisors");
+  }
+  int NimbusPort() {
+    const std::string a = NimbusAddress(0);
+    return std::stoi(a.substr(a.rfind(':') + 1));
+  }
+  std::vector<pid_t> WorkerPids(const std::string& id) {
+    std::vector<pid_t> pids;
+    for (const WorkerSlot& w : WorkersOf(id)) pids.push_back(w.pid);
+    std::sort(pids.begin(), pids.end());
+    return pids;
+  }
+  void AttackNimbus();
+  void AttackWorker(const WorkerSlot& worker);
+};
+
+void HostileClusterTest::AttackNimbus() {
+  const int port = NimbusPort();
+  const pid_t pid = nimbuses_[0]->pid();
+  EXPECT_EQ(RawStatus(port, ChunkedWithTrailer(70 << 10)), 431) << "chunked trailer > 64 KiB";
+  EXPECT_TRUE(NimbusHealthy());
+  EXPECT_EQ(RawStatus(port, DeepJsonPost(100000)), 400) << "100k-deep JSON body";
+  EXPECT_TRUE(NimbusHealthy());
+
+  // Descriptor exhaustion: the accept loop backs off instead of spinning.
+  const int lines_before = CountLines(cluster_->nimbus(0).log, "accept failed");
+  const ExhaustionOutcome ex = ExhaustDescriptors(pid, port);
+  ASSERT_TRUE(ex.limited) << "cannot lower nimbus's RLIMIT_NOFILE";
+  const int lines = CountLines(cluster_->nimbus(0).log, "accept failed") - lines_before;
+  std::printf("nimbus out of descriptors for 3 s: %lld CPU ticks, %d log lines\n",
+              static_cast<long long>(ex.cpu_ticks), lines);
+  EXPECT_GE(lines, 1) << "the accept failures were not reported at all";
+  EXPECT_LE(lines, 8) << "accept failures flood the log";
+  EXPECT_LT(ex.cpu_ticks, sysconf(_SC_CLK_TCK)) << "nimbus spun while out of descriptors";
+  EXPECT_TRUE(Eventually(seconds(20), [&] { return NimbusHealthy(); })) << "no recovery";
+}
+
+std::string FrameHeader(uint32_t payload_bytes) {
+  std::string h(48, '\0');
+  h.replace(0, 4, "TMPF");
+  h[4] = 1;
+  for (int i = 0; i < 4; ++i) h[8 + i] = static_cast<char>((payload_bytes >> (8 * i)) & 0xff);
+  return h;
+}
+
+void HostileClusterTest::AttackWorker(const WorkerSlot& worker) {
+  // 16 unauthenticated headers announcing 64 MiB each: refused from the
+  // header, nothing allocated.
+  const int64_t rss_before = StatusField(worker.pid, "VmRSS");
+  std::vector<std::unique_ptr<RawConn>> big;
+  for (int i = 0; i < 16; ++i) {
+    big.push_back(std::make_unique<RawConn>(worker.port));
+    big.back()->Send(FrameHeader(64u << 20));
+  }
+  int closed = 0;
+  for (auto& c : big) closed += c->ReadUntilClosed(seconds(10)) ? 1 : 0;
+  const int64_t rss_after = StatusField(worker.pid, "VmRSS");
+  std::printf("worker VmRSS %lld kB -> %lld kB after 16 x 64 MiB headers\n",
+              static_cast<long long>(rss_before), static_cast<long long>(rss_after));
+  EXPECT_EQ(closed, 16);
+  EXPECT_LT(rss_after - rss_before, 8 * 1024) << "kB grown by unauthenticated headers";
+
+  // Garbage instead of a handshake: closed.
+  RawConn garbage(worker.port);
+  garbage.Send(std::string(200, '\x7f'));
+  EXPECT_TRUE(garbage.ReadUntilClosed(seconds(10)));
+
+  // 200 idle connections: closed by the handshake deadline (10 s).
+  std::vector<std::unique_ptr<RawConn>> idle;
+  for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConn>(worker.port));
+  int idle_closed = 0;
+  for (auto& c : idle) idle_closed += c->ReadUntilClosed(seconds(30)) ? 1 : 0;
+  EXPECT_EQ(idle_closed, 200) << "idle unauthenticated connections left open";
+  idle.clear();
+
+}
+
+TEST_F(HostileClusterTest, HostileInputLeavesNimbusAndWorkersServing) {
+  ClusterSpec spec;
+  spec.supervisors = 1;
+  StartCluster(spec);
+  ASSERT_FALSE(HasFatalFailure());
+  const int64_t count = 30000;
+  const std::string id = Submit(PacedExample(count, 1000), "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  std::vector<WorkerSlot> workers;
+  ASSERT_TRUE(Eventually(seconds(90), [&] {
+    workers = WorkersOf(id);
+    return workers.size() == 2 && workers[0].beat && workers[1].beat &&
+           workers[0].beat->acked() + workers[1].beat->acked() > 0;
+  }, milliseconds(200))) << "the topology never acked";
+  const std::vector<pid_t> pids = WorkerPids(id);
+
+  AttackNimbus();
+  AttackWorker(workers[0]);
+
+  EXPECT_TRUE(NimbusHealthy());
+  EXPECT_EQ(WorkerPids(id), pids) << "a worker was restarted";
+  json v;
+  EXPECT_TRUE(Eventually(seconds(120), [&] {
+    v = Verify(VerifierLog(), count);
+    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
+  }, milliseconds(1000))) << v.dump();
+  std::printf("verifier log: %s\n", v.dump().c_str());
+}
+
+}  // namespace
+}  // namespace tempest::testing
