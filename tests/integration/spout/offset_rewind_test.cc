@@ -232,7 +232,9 @@ TEST_F(OffsetRewindTest, ZombieOwnerCannotRewind) {
   RewindRequest request;
   request.offset = 10;
   const std::string path = RewindRequestPath(root, "spout", "z", 0, false);
-  ASSERT_TRUE(client_->Create(path, EncodeRewindRequest(request)).ok());
+  coord::ZkCreateOptions parents;
+  parents.create_parents = true;
+  ASSERT_TRUE(client_->Create(path, EncodeRewindRequest(request), parents).ok());
   std::vector<RewindWatcher::Pending> seen;
   ASSERT_TRUE(testing::Eventually(seconds(10), [&] {
     for (auto& p : watcher.TakeRequests()) seen.push_back(p);
