@@ -30,7 +30,7 @@ std::map<std::string, std::string> KeyLiteralsInSources() {
   const std::set<std::string> skip = {"common/core/config_keys.cc",
                                       "common/core/config_loader.cc",
                                       "common/core/storm_default_keys.cc"};
-  const std::regex literal(R"re("((?:storm|topology|nimbus|supervisor|worker|ui|task)\.[a-z0-9.\-]+)")re");
+  const std::regex literal(R"re("((?:storm|topology|nimbus|supervisor|worker|ui|task|tempest)\.[a-z0-9.\-]+)")re");
   std::map<std::string, std::string> found;
   for (const char* dir : {"common", "worker", "nimbus", "supervisor", "spout", "bolts", "cli",
                           "study"}) {

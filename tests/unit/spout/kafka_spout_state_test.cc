@@ -331,7 +331,7 @@ TEST_F(KafkaSpoutStateTest, UnreadableStoredOffsetIsReportedAtMostEvery30Seconds
 
 TEST_F(KafkaSpoutStateTest, OutOfRangeRepositionsAtTheLogStartAndCountsTheLoss) {
   Open();
-  OwnAll({kP0}, 0, 5);
+  OwnAll({kP0}, 5, 5);  // stored offset 5 = the log end at acquisition, so it is in range
   spout_->NextTuple();
   source_->events.push_back({kafka::PartitionEvent::Kind::kOutOfRange, kP0, 5, ""});
   spout_->NextTuple();
