@@ -6,11 +6,14 @@
 #include <signal.h>
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -127,6 +130,41 @@ std::string RunUntilStop(worker::LocalCluster& c, const LocalOptions& opts, Prog
   }
 }
 
+// How long closing may take after the wait for in-flight trees.
+constexpr auto kDrainBound = std::chrono::seconds(10);
+
+// The clean kill, on a thread of its own so that this one can bound it: a
+// stop signal while stopping, or a drain that outlasts `wait` + kDrainBound
+// (a bolt in a cycle keeps feeding itself), ends the process at once with
+// one error line. Sinks may then not have written their reports.
+absl::Status BoundedKill(worker::LocalCluster& c, std::chrono::milliseconds wait) {
+  std::atomic<bool> done{false};
+  absl::Status status;
+  std::thread killer([&] {
+    status = c.Kill(wait);
+    done.store(true, std::memory_order_release);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + wait + kDrainBound;
+  while (!done.load(std::memory_order_acquire)) {
+    const int sig = WaitStopSignalFor(std::chrono::milliseconds(100));
+    const bool late = std::chrono::steady_clock::now() >= deadline;
+    if (sig == 0 && !late) continue;
+    std::fflush(stdout);
+    std::fprintf(stderr, "tempest: error: %s\n",
+                 sig != 0 ? "stopped at once by a second signal while draining; components were "
+                            "not closed"
+                          : absl::StrCat("the topology did not drain within ",
+                                         std::chrono::duration_cast<std::chrono::seconds>(
+                                             wait + kDrainBound).count(),
+                                         " s (a bolt in a cycle keeps tuples moving); stopped "
+                                         "without closing its components").c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  killer.join();
+  return status;
+}
+
 int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
   BlockStopSignals();  // before any thread starts
   core::TopologyDef def;
@@ -155,7 +193,7 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
   // (Storm's default kill wait), then drain and close every component.
   std::fprintf(stderr, "tempest: stopping (%s): deactivating, draining, closing\n",
                reason.c_str());
-  if (absl::Status s = c.Kill(std::chrono::seconds(std::min<int64_t>(timeout_secs, 30)));
+  if (absl::Status s = BoundedKill(c, std::chrono::seconds(std::min<int64_t>(timeout_secs, 30)));
       !s.ok()) {
     return Fail(std::string(s.message()));
   }

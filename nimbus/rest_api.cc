@@ -45,7 +45,9 @@ HttpResponse ErrorResponse(Nimbus& nimbus, const absl::Status& status) {
     absl::StatusOr<std::string> leader = nimbus.Leader();
     if (leader.ok()) body["leader"] = *leader;
   }
-  return HttpResponse::Json(code, body.dump());
+  // A message may quote request bytes that are not UTF-8: replaced, never
+  // thrown from the JSON writer.
+  return HttpResponse::Json(code, body.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 HttpResponse Ok(const json& body) { return HttpResponse::Json(200, body.dump()); }

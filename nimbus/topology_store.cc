@@ -5,6 +5,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -13,6 +14,7 @@
 #include "common/coord/chunked_blob.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
+#include "common/core/topology_limits.h"
 #include "common/core/topology_resources.h"
 #include "common/core/topology_validator.h"
 #include "nimbus/rebalance.h"
@@ -30,6 +32,22 @@ uint64_t RandomWord() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ ++sequence;
 }
 
+// `text` as quoted in a message: escaped (so always valid UTF-8), at most
+// 64 bytes of it.
+std::string Quoted(std::string_view text) {
+  std::string out = absl::CHexEscape(Sv(text.substr(0, 64)));
+  if (text.size() > 64) out += "...";
+  return out;
+}
+
+bool IsTopologyIdShape(std::string_view id) {
+  if (id.empty() || id.size() > core::TopologyLimits::kMaxNameLength + 42) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_';
+  });
+}
+
 }  // namespace
 
 TopologyStore::TopologyStore(coord::ZkSession& session, std::string root,
@@ -38,13 +56,7 @@ TopologyStore::TopologyStore(coord::ZkSession& session, std::string root,
 
 absl::Status TopologyStore::ValidateName(std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("the topology has no name");
-  for (char c : name) {
-    if (c == '/' || c == '.' || c == ':' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "topology name '", Sv(name), "' may not contain '/', '.', ':', '\\' or control characters"));
-    }
-  }
-  return absl::OkStatus();
+  return core::CheckTopologyName(name);
 }
 
 absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& request,
@@ -57,8 +69,10 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   source.config_overrides = &request.config_overrides;
   absl::StatusOr<core::TopologyDef> def = core::LoadTopologySource(source);
   if (!def.ok()) return def.status();
-  if (absl::Status s = ValidateName(def->name); !s.ok()) return s;
   const std::string file_name = request.file_name.empty() ? "topology.yaml" : request.file_name;
+  if (absl::Status s = ValidateName(def->name); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", s.message()));
+  }
   const api::Config& config = def->config;
 
   if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;
@@ -80,6 +94,14 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   base.set_flux_file_name(file_name);
   for (const auto& [key, value] : request.config_overrides) {
     (*base.mutable_config_overrides())[key] = value;
+  }
+  // Checked before any write: ZooKeeper refuses a node over its buffer size
+  // only after the session has carried the whole request.
+  if (base.ByteSizeLong() > kMaxRecordBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file_name, ": the topology is too large for ZooKeeper: its record would be ",
+        base.ByteSizeLong(), " bytes, over the limit of ", kMaxRecordBytes,
+        " bytes of one znode (ZooKeeper's 1 MiB jute.maxbuffer less room for the request)"));
   }
   return base;
 }
@@ -150,8 +172,10 @@ absl::StatusOr<std::vector<StoredTopology>> TopologyStore::List() {
 }
 
 absl::StatusOr<StoredTopology> TopologyStore::Get(const std::string& id) {
-  if (id.empty() || id.find('/') != std::string::npos) {
-    return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
+  // An id is {name}-{counter}-{secs}: anything else cannot name a znode of
+  // ours, and is never passed on to ZooKeeper.
+  if (!IsTopologyIdShape(id)) {
+    return absl::NotFoundError(absl::StrCat("no topology with id '", Quoted(id), "'"));
   }
   absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.Storm(id));
   if (absl::IsNotFound(node.status())) {
@@ -173,7 +197,7 @@ absl::StatusOr<StoredTopology> TopologyStore::FindByName(const std::string& name
   for (StoredTopology& t : *all) {
     if (t.base.name() == name) return std::move(t);
   }
-  return absl::NotFoundError(absl::StrCat("no topology named '", name, "'"));
+  return absl::NotFoundError(absl::StrCat("no topology named '", Quoted(name), "'"));
 }
 
 absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, TopologyEvent event,

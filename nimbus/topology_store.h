@@ -78,9 +78,12 @@ class TopologyStore {
   static absl::StatusOr<v1::StormBase> Prepare(const SubmitRequest& request,
                                                const api::ComponentRegistry& registry,
                                                int64_t now_secs);
-  // Storm's rules for topology names: non-empty, none of / . : \ and no
-  // control characters (the name becomes part of a znode name).
+  // Topology names: non-empty, core::CheckTopologyName's characters and
+  // length (the name becomes part of znode names, URLs and worker arguments).
   static absl::Status ValidateName(std::string_view name);
+  // The largest topology record Submit writes (one znode; ZooKeeper's
+  // default jute.maxbuffer is 1 MiB for the whole request).
+  static constexpr size_t kMaxRecordBytes = 1000 * 1000;
 
   // Prepare, then reject a name already in use (AlreadyExists, whatever the
   // other topology's status) and store it as {name}-{counter}-{secs}.

@@ -160,6 +160,30 @@ absl::StatusOr<api::Value> JsonToValue(const nlohmann::json& json, int max_depth
   return api::Value(std::move(map));
 }
 
+absl::StatusOr<nlohmann::json> ParseChildJson(std::string_view text, int max_depth) {
+  bool too_deep = false;
+  // `depth` counts the containers around the event: an object or array
+  // opened at depth max_depth would hold values nested deeper than allowed.
+  nlohmann::json::parser_callback_t keep = [&](int depth, nlohmann::json::parse_event_t event,
+                                               nlohmann::json&) {
+    if (too_deep) return false;
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= max_depth) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  };
+  nlohmann::json parsed = nlohmann::json::parse(text, keep, /*allow_exceptions=*/false);
+  if (too_deep) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON nested deeper than ", max_depth, " levels"));
+  }
+  if (parsed.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
+  return parsed;
+}
+
 nlohmann::json ValueToJson(const api::Value& value) {
   std::string text;
   AppendJsonValue(value, text);

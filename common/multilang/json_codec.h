@@ -30,6 +30,12 @@ void AppendJsonArray(const api::Values& values, std::string& out);
 // trusted).
 absl::StatusOr<api::Value> JsonToValue(const nlohmann::json& json, int max_depth = 64);
 
+// Parses one message of a child: InvalidArgument for text that is not JSON
+// and for documents nested deeper than `max_depth`. Parsing is iterative and
+// a value past the depth is dropped as it is read, so even a document nested
+// 100k deep costs no recursion and no more memory than its text.
+absl::StatusOr<nlohmann::json> ParseChildJson(std::string_view text, int max_depth = 64);
+
 // A tuple value as a nlohmann document (for handshakes and spout ids, not
 // the per-tuple path).
 nlohmann::json ValueToJson(const api::Value& value);

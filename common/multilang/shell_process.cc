@@ -320,12 +320,13 @@ void ShellProcess::ReadLoop() {
         chunk.remove_prefix(nl + 1);
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line == "end") {
-          nlohmann::json json = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
-          if (json.is_discarded()) {
-            Push({{}, absl::StrCat("malformed JSON from the child: ",
-                                   absl::CHexEscape(message.substr(0, 120)))});
+          absl::StatusOr<nlohmann::json> parsed = ParseChildJson(message);
+          if (!parsed.ok()) {
+            Push({{}, absl::StrCat("malformed JSON from the child (", parsed.status().message(),
+                                   "): ", absl::CHexEscape(message.substr(0, 120)))});
             return;
           }
+          nlohmann::json json = *std::move(parsed);
           if (!json.is_object() && !json.is_array()) {
             Push({{}, absl::StrCat("a message from the child is not a JSON object: ",
                                    absl::CHexEscape(message.substr(0, 120)))});
