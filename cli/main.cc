@@ -66,14 +66,17 @@ int main(int argc, char** argv) {
   app.add_option("--nimbus", globals.nimbus,
                  "nimbus HOST:PORT for client verbs (default: $TEMPEST_NIMBUS, else the first "
                  "nimbus.seeds and ui.port of the config)");
+  app.add_option("--token-file", globals.token_file,
+                 "client verbs: file holding nimbus's API token (default: the config's "
+                 "tempest.api.token.file, else $TEMPEST_TOKEN)");
   app.add_flag("--verbose", globals.verbose,
                "client verbs: show the ZooKeeper client's own log lines too");
 
   auto commands = tempest::cli::RegisterCommands(app, globals);
+  if (ReportUnknownVerb(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-  if (ReportUnknownVerb(app, argc, argv)) return 2;
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
@@ -86,6 +89,3 @@ int main(int argc, char** argv) {
   }
   return commands.Run();
 }
-  app.add_option("--token-file", globals.token_file,
-                 "client verbs: file holding nimbus's API token (default: the config's "
-                 "tempest.api.token.file, else $TEMPEST_TOKEN)");

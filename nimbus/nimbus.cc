@@ -51,6 +51,20 @@ absl::StatusOr<std::chrono::seconds> PositiveSecs(const api::Config& config, std
   return std::chrono::seconds(v);
 }
 
+// Wrong credentials fail here, once; no credentials are said out loud.
+absl::Status CheckZooKeeperAccess(coord::ZkSession& session, const NimbusOptions& options) {
+  if (absl::Status s = session.VerifyAccess(options.root.empty() ? "/" : options.root); !s.ok()) {
+    return s;
+  }
+  if (!options.zk.auth.enabled()) {
+    spdlog::warn(
+        "nimbus: ZooKeeper digest auth is not configured (storm.zookeeper.auth.scheme / "
+        "storm.zookeeper.auth.payload): every znode, including each topology's transport "
+        "secret, can be read and written by any ZooKeeper client (docs/security.md)");
+  }
+  return absl::OkStatus();
+}
+
 std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }
 
 // The assignment of a topology the scheduler placed as `placed`:
@@ -149,16 +163,7 @@ absl::Status Nimbus::Start() {
     return absl::UnavailableError(absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect,
                                                ": ", s.message()));
   }
-  if (absl::Status s = session_->VerifyAccess(options_.root.empty() ? "/" : options_.root);
-      !s.ok()) {
-    return s;
-  }
-  if (!options_.zk.auth.enabled()) {
-    spdlog::warn(
-        "nimbus: ZooKeeper digest auth is not configured (storm.zookeeper.auth.scheme / "
-        "storm.zookeeper.auth.payload): every znode, including each topology's transport "
-        "secret, can be read and written by any ZooKeeper client (docs/security.md)");
-  }
+  if (absl::Status s = CheckZooKeeperAccess(*session_, options_); !s.ok()) return s;
   store_ = std::make_unique<TopologyStore>(*session_, options_.root, *options_.registry,
                                            *options_.clock);
 
