@@ -7,6 +7,7 @@
 //
 //   kafka_spout_bench [--partitions 16] [--records-per-partition 30000]
 //                     [--value-bytes 100] [--runs 5] [--interval-ms 200]
+//                     [--journal-max-entries N (0: journal off)]
 //
 // The baseline includes librdkafka directly (the only place outside spout/
 // and bolts/ that does): it is the thing being compared against.
@@ -28,6 +29,7 @@
 #include "common/kafka/dev_kafka_cluster.h"
 #include "spout/kafka_spout.h"
 #include "spout/kafka_spout_config.h"
+#include "spout/offset_journal.h"
 #include "spout/zk_offset_store.h"
 #include "tests/support/zk_ensemble.h"
 
@@ -50,6 +52,9 @@ struct Args {
   int value_bytes = 100;
   int runs = 5;
   int interval_ms = 200;
+  // -1: the spout's default bound; 0 turns the journal off, for a same-run
+  // baseline of what the journal costs on the commit path.
+  int journal_max_entries = -1;
 };
 
 Args Parse(int argc, char** argv) {
@@ -62,6 +67,7 @@ Args Parse(int argc, char** argv) {
     if (k == "--value-bytes") a.value_bytes = v;
     if (k == "--runs") a.runs = v;
     if (k == "--interval-ms") a.interval_ms = v;
+    if (k == "--journal-max-entries") a.journal_max_entries = v;
   }
   return a;
 }
@@ -211,6 +217,9 @@ SpoutRun SpoutConsumer(const std::string& bootstrap, const std::string& zk, cons
   auto info = std::make_shared<tempest::api::TopologyInfo>();
   info->topology_id = "bench-1-1";
   info->topology_name = "bench";
+  if (a.journal_max_entries >= 0) {
+    info->config.Set(tempest::spout::kJournalMaxEntriesKey, int64_t{a.journal_max_entries});
+  }
   const tempest::api::ComponentId comp("kafka");
   info->task_to_component[tempest::api::TaskId(1)] = comp;
   info->component_tasks[comp] = {tempest::api::TaskId(1)};
