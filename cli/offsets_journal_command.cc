@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/offsets_command.h"
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
 #include "spout/offset_journal.h"
@@ -40,22 +41,6 @@ struct JournalPartition {
   std::string dir;
   std::optional<int64_t> stored;
 };
-
-absl::StatusOr<std::unique_ptr<coord::ZkSession>> ConnectJournalZk(const JournalOptions& o,
-                                                                   const GlobalOptions& globals) {
-  QuietZkClientLogUnlessVerbose(globals);
-  coord::ZkSession::Options options;
-  options.connect_string = o.zk;
-  options.create_chroot = false;
-  options.config.connection_timeout = std::chrono::seconds(10);
-  auto session = coord::ZkSession::Create(options);
-  if (!session.ok()) return session.status();
-  if (auto s = (*session)->WaitConnected(std::chrono::seconds(10)); !s.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot reach ZooKeeper at ", o.zk, ": ",
-                                               std::string(s.message())));
-  }
-  return session;
-}
 
 std::optional<int> PartitionOf(const std::string& name) {
   constexpr std::string_view kPrefix = "partition_";
@@ -149,7 +134,7 @@ int RunHistory(const JournalOptions& o, const GlobalOptions& globals) {
     if (!since.ok()) return Fail(std::string(since.status().message()), 2);
     since_ms = *since;
   }
-  auto zk = ConnectJournalZk(o, globals);
+  auto zk = ConnectOffsetsZookeeper(o.zk, globals);
   if (!zk.ok()) return Fail(std::string(zk.status().message()));
   auto journals = FindJournals(**zk, o);
   if (!journals.ok()) return Fail(std::string(journals.status().message()));
@@ -197,7 +182,7 @@ int RunHistory(const JournalOptions& o, const GlobalOptions& globals) {
 }
 
 int RunExplain(const JournalOptions& o, const GlobalOptions& globals) {
-  auto zk = ConnectJournalZk(o, globals);
+  auto zk = ConnectOffsetsZookeeper(o.zk, globals);
   if (!zk.ok()) return Fail(std::string(zk.status().message()));
   auto journals = FindJournals(**zk, o);
   if (!journals.ok()) return Fail(std::string(journals.status().message()));

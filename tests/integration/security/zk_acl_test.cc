@@ -304,6 +304,24 @@ TEST_F(ZkAclTest, SpoutAndOffsetsCommandWorkWithCredentialsWrongOnesFailAtOpen) 
   EXPECT_NE(denied.exit_code, 0) << denied.out;
   EXPECT_EQ(denied.out.find("\"committed_offset\":20"), std::string::npos);
 
+  // The journal is read with the same credentials, and refused without them.
+  const std::vector<std::string> history = {"offsets", "history", "--zk", zk_->ConnectString(),
+                                            "--root", zk_root, "--id", "spout", "--json"};
+  std::vector<std::string> history_with_auth(with_auth.begin(), with_auth.begin() + 5);
+  history_with_auth.insert(history_with_auth.end(), history.begin(), history.end());
+  testing::CommandRun journal =
+      testing::RunCommand(history_with_auth, dir_.File("history-auth"), seconds(60));
+  ASSERT_TRUE(journal.finished);
+  EXPECT_EQ(journal.exit_code, 0) << journal.err;
+  EXPECT_NE(journal.out.find("\"commit\""), std::string::npos) << journal.out;
+  std::vector<std::string> history_without = {binary};
+  history_without.insert(history_without.end(), history.begin(), history.end());
+  testing::CommandRun journal_denied =
+      testing::RunCommand(history_without, dir_.File("history-anon"), seconds(60));
+  ASSERT_TRUE(journal_denied.finished);
+  EXPECT_NE(journal_denied.exit_code, 0) << journal_denied.out;
+  EXPECT_EQ(journal_denied.out.find("\"commit\""), std::string::npos) << journal_denied.out;
+
   // A spout with a wrong password fails at open, not later without commits.
   absl::Status open;
   auto wrong = Spout("acl-ok", zk_root, "tempest:guess", &open);
