@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <functional>
+#include <sstream>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -110,6 +113,82 @@ TEST_F(OffsetsCommandTest, ShowsCommittedOffsetsLagAndOwners) {
   CommandResult table = RunCommand(dir_, Offsets({"show"}));
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("legacy-7-1466000000"), std::string::npos) << table.out;
+}
+
+// What an operator reads: every partition of the topic (one without a stored
+// offset too), the log range, lag and a readable owner per row, a total lag
+// line, and one key style in --json.
+TEST_F(OffsetsCommandTest, ShowListsEveryPartitionWithLogRangeLagOwnerAndTotal) {
+  auto owner = RawZkClient::Connect(zk_->ConnectString(), 4000, seconds(20));
+  ASSERT_NE(owner, nullptr);
+  ASSERT_EQ(owner->Create("/kafkaspout/legacy/@owners", ""), ZOK);
+  ASSERT_EQ(owner->Create("/kafkaspout/legacy/@owners/partition_0",
+                          R"({"session":"1","owner":"legacy-7-1466000000:kafka:3@host1"})",
+                          ZOO_EPHEMERAL),
+            ZOK);
+  CommandResult dropped = Kazoo(dir_, zk_->ConnectString(),
+                                R"(zk.delete("/kafkaspout/legacy/partition_1"))");
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.err;
+
+  CommandResult table = RunCommand(
+      dir_, Offsets({"show", "--topic", "clicks", "--bootstrap", kafka_->bootstrap_servers()}));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::vector<std::string> lines;
+  for (std::string_view rest = table.out; !rest.empty();) {
+    const size_t nl = rest.find('\n');
+    lines.emplace_back(rest.substr(0, nl));
+    rest = nl == std::string_view::npos ? "" : rest.substr(nl + 1);
+  }
+  ASSERT_GE(lines.size(), 4u) << table.out;
+  for (const char* column : {"TOPIC", "PARTITION", "LOG-START", "COMMITTED", "LOG-END", "LAG",
+                             "OWNER"}) {
+    EXPECT_NE(lines[0].find(column), std::string::npos) << column << " in " << lines[0];
+  }
+  auto words = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+  };
+  // clicks/0: log [0, 50), committed 10, lag 40, owned by task kafka:3 on host1.
+  const std::vector<std::string> owned = words(lines[1]);
+  ASSERT_GE(owned.size(), 8u) << lines[1];
+  EXPECT_EQ(std::vector<std::string>(owned.begin(), owned.begin() + 6),
+            (std::vector<std::string>{"clicks", "0", "0", "10", "50", "40"}))
+      << lines[1];
+  EXPECT_EQ(owned.back(), "host1/legacy-7-1466000000/kafka:3") << lines[1];
+  // clicks/1: Kafka has it, ZooKeeper holds no offset: listed, not skipped.
+  const std::vector<std::string> unstored = words(lines[2]);
+  ASSERT_GE(unstored.size(), 5u) << lines[2];
+  EXPECT_EQ(std::vector<std::string>(unstored.begin(), unstored.begin() + 5),
+            (std::vector<std::string>{"clicks", "1", "0", "none", "30"}))
+      << lines[2];
+  EXPECT_EQ(unstored.back(), "none") << lines[2];
+  EXPECT_NE(table.out.find("TOTAL LAG 40"), std::string::npos) << table.out;
+
+  CommandResult json = RunCommand(dir_, Offsets({"show", "--topic", "clicks", "--bootstrap",
+                                                 kafka_->bootstrap_servers(), "--json"}));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto doc = nlohmann::json::parse(json.out);
+  std::function<void(const nlohmann::json&)> snake_case_keys = [&](const nlohmann::json& j) {
+    if (j.is_array()) {
+      for (const auto& e : j) snake_case_keys(e);
+    } else if (j.is_object()) {
+      for (const auto& [key, value] : j.items()) {
+        EXPECT_EQ(key.find_first_not_of("abcdefghijklmnopqrstuvwxyz_"), std::string::npos) << key;
+        snake_case_keys(value);
+      }
+    }
+  };
+  snake_case_keys(doc);
+  auto parts = doc["partitions"];
+  ASSERT_EQ(parts.size(), 2u) << json.out;
+  EXPECT_EQ(parts[0]["owner_host"], "host1");
+  EXPECT_EQ(parts[0]["owner_task"], "kafka:3");
+  EXPECT_EQ(parts[0]["log_start_offset"], 0);
+  EXPECT_EQ(parts[1]["stored"], false);
+  EXPECT_TRUE(parts[1]["committed_offset"].is_null());
+  EXPECT_EQ(parts[1]["log_end_offset"], 30);
 }
 
 TEST_F(OffsetsCommandTest, ListsUnreadableNodesInsteadOfSkippingThem) {
