@@ -164,6 +164,11 @@ absl::Status Nimbus::Start() {
                                                ": ", s.message()));
   }
   if (absl::Status s = CheckZooKeeperAccess(*session_, options_); !s.ok()) return s;
+  if (!options_.api_auth.enabled()) {
+    spdlog::warn(
+        "nimbus: the REST API has no token (tempest.api.token.file): anyone who can reach "
+        "ui.port can submit, kill and rebalance topologies (docs/security.md)");
+  }
   store_ = std::make_unique<TopologyStore>(*session_, options_.root, *options_.registry,
                                            *options_.clock);
 

@@ -1,0 +1,146 @@
+// The REST API's bearer token as an operator sets it up (docs/security.md,
+// "REST API authentication"): a real `tempest nimbus` with
+// tempest.api.token.file, raw HTTP requests without the token, and the real
+// CLI with the token from --token-file, $TEMPEST_TOKEN and its config file.
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/net/http_auth.h"
+#include "common/net/http_client.h"
+#include "common/os/child_process.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
+#include "tests/support/output_file.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/zk_ensemble.h"
+
+namespace tempest::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string SourceDir() {
+  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
+  return s != nullptr ? s : ".";
+}
+
+class NimbusAuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto zk = ZkEnsemble::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = *std::move(zk);
+    token_ = net::NewRandomToken();
+    ASSERT_TRUE(net::WriteTokenFile(dir_.File("api.token"), token_).ok());
+    std::ofstream(dir_.File("tempest.yaml"))
+        << DaemonConfigPreamble(zk_->ConnectString()) << "ui.host: 127.0.0.1\n"
+        << "ui.port: 0\n"
+        << "tempest.api.token.file: " << dir_.File("api.token") << "\n";
+    os::ChildProcess::Options options;
+    options.argv = {TempestBinary(), "nimbus", "--config", dir_.File("tempest.yaml")};
+    options.stdout_path = dir_.File("nimbus.out");
+    options.stderr_path = dir_.File("nimbus.err");
+    auto child = os::ChildProcess::Start(options);
+    ASSERT_TRUE(child.ok()) << child.status();
+    nimbus_ = *std::move(child);
+    auto address = WaitForLineWithPrefix(dir_.File("nimbus.out"), "nimbus=", seconds(60));
+    ASSERT_TRUE(address.has_value()) << ReadFileOrEmpty(dir_.File("nimbus.err"));
+    address_ = *address;
+  }
+
+  void TearDown() override {
+    if (nimbus_ != nullptr) nimbus_->Stop(milliseconds(20000));
+  }
+
+  net::HttpClient Client() const {
+    const size_t colon = address_.rfind(':');
+    return net::HttpClient(address_.substr(0, colon), std::stoi(address_.substr(colon + 1)));
+  }
+
+  CommandRun Tempest(std::vector<std::string> args,
+                     const std::map<std::string, std::string>& env = {}) {
+    std::vector<std::string> argv = {TempestBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--nimbus");
+    argv.push_back(address_);
+    CommandRun r = RunCommand(argv, dir_.File("cmd"), milliseconds(60000), env);
+    EXPECT_TRUE(r.finished) << args[0] << " did not finish";
+    return r;
+  }
+
+  TempDir dir_{"tempest-nimbus-auth"};
+  std::unique_ptr<ZkEnsemble> zk_;
+  std::unique_ptr<os::ChildProcess> nimbus_;
+  std::string address_;
+  std::string token_;
+};
+
+TEST_F(NimbusAuthTest, WritesWithoutTheTokenGet401AndTheCliWithItWorks) {
+  const std::string flux = SourceDir() + "/examples/generator-verifier.yaml";
+  CommandRun submitted = Tempest({"submit", flux, "--token-file", dir_.File("api.token")});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
+  ASSERT_EQ(id.rfind("generator-verifier-", 0), 0u) << submitted.out;
+
+  // Every write endpoint, without a token and with a wrong one.
+  std::ifstream flux_in(flux);
+  const std::string flux_text((std::istreambuf_iterator<char>(flux_in)), {});
+  const std::vector<std::string> writes = {
+      "/api/v1/topology", "/api/v1/topology/" + id + "/activate",
+      "/api/v1/topology/" + id + "/deactivate", "/api/v1/topology/" + id + "/rebalance/0",
+      "/api/v1/topology/" + id + "/kill/0"};
+  for (const char* presented : {"", "Bearer not-the-token", "Basic dXNlcjpwYXNz"}) {
+    net::HttpClient client = Client();
+    if (*presented != '\0') client.set_header("Authorization", presented);
+    for (const std::string& target : writes) {
+      auto reply = client.Post(target, target == writes[0] ? flux_text : "{}");
+      ASSERT_TRUE(reply.ok()) << target << ": " << reply.status();
+      EXPECT_EQ(reply->status, 401) << target << " with '" << presented << "': " << reply->body;
+      EXPECT_EQ(reply->headers["www-authenticate"].rfind("Bearer", 0), 0u) << target;
+    }
+  }
+  // Reads stay open by default (tempest.api.auth.reads: false).
+  auto summary = Client().Get("/api/v1/topology/summary");
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->status, 200) << summary->body;
+  EXPECT_NE(summary->body.find(id), std::string::npos) << summary->body;
+
+  // The refused requests changed nothing: still one ACTIVE topology.
+  CommandRun listed = Tempest({"list", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  auto topologies = nlohmann::json::parse(listed.out)["topologies"];
+  ASSERT_EQ(topologies.size(), 1u) << listed.out;
+  EXPECT_EQ(topologies[0]["status"], "ACTIVE");
+
+  // The CLI without a token: one clear line, exit 1.
+  CommandRun anonymous = Tempest({"deactivate", "generator-verifier"});
+  EXPECT_EQ(anonymous.exit_code, 1) << anonymous.out;
+  EXPECT_NE(anonymous.err.find("authentication required"), std::string::npos) << anonymous.err;
+  EXPECT_NE(anonymous.err.find("token"), std::string::npos) << anonymous.err;
+
+  // $TEMPEST_TOKEN, then the token file named in the client's config.
+  CommandRun from_env =
+      Tempest({"deactivate", "generator-verifier"}, {{"TEMPEST_TOKEN", token_}});
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
+  CommandRun from_config = Tempest({"--config", dir_.File("tempest.yaml"), "activate",
+                                    "generator-verifier"});
+  EXPECT_EQ(from_config.exit_code, 0) << from_config.err;
+  CommandRun killed = Tempest({"kill", "generator-verifier", "-w", "0", "--token-file",
+                               dir_.File("api.token")});
+  EXPECT_EQ(killed.exit_code, 0) << killed.err;
+  EXPECT_TRUE(Eventually(milliseconds(30000), [&] {
+    CommandRun r = Tempest({"list", "--json"});
+    return r.exit_code == 0 && nlohmann::json::parse(r.out)["topologies"].empty();
+  }));
+}
+
+}  // namespace
+}  // namespace tempest::testing
