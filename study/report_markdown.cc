@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "study/range_explanation.h"
 #include "study/run_analysis.h"
 
 namespace tempest::study {
@@ -137,6 +138,39 @@ void AppendRuns(const StudyResults& r, std::string& md) {
   md.append("\n");
 }
 
+// One line per range: "partition 2, offsets 4100–4999: <cause>, 900 lost".
+std::string RangeLine(const RangeExplanation& range) {
+  const std::string offsets = range.first == range.last
+                                  ? absl::StrCat("offset ", range.first)
+                                  : absl::StrCat("offsets ", range.first, "–", range.last);
+  return absl::StrCat("- partition ", range.partition, ", ", offsets, ": ", range.cause, ", ",
+                      range.count, " ", std::string(RangeKindName(range.kind)), "\n");
+}
+
+// Under the table: each run's lost and duplicated ranges, as the spout's
+// offset journal explains them.
+void AppendRanges(const StudyResults& r, std::string& md) {
+  const bool any = std::any_of(r.runs.begin(), r.runs.end(), [](const RunResult& run) {
+    return !run.ranges.empty() || run.ranges_omitted > 0;
+  });
+  if (!any) return;
+  absl::StrAppend(&md,
+                  "## Lost and duplicated ranges\n\n"
+                  "Each run of consecutive offsets a sink lost or received more than once, with "
+                  "what the spout's offset journal records about it (largest ",
+                  kMaxExplainedRanges, " per run; the entries are in `results.json`).\n\n");
+  for (const RunResult& run : r.runs) {
+    if (run.ranges.empty() && run.ranges_omitted == 0) continue;
+    absl::StrAppend(&md, "**", run.scenario, " / ", run.guarantee, "**\n\n");
+    for (const RangeExplanation& range : run.ranges) md.append(RangeLine(range));
+    if (run.ranges_omitted > 0) {
+      absl::StrAppend(&md, "- and ", run.ranges_omitted, " more ",
+                      run.ranges_omitted == 1 ? "range" : "ranges", "\n");
+    }
+    md.append("\n");
+  }
+}
+
 void AppendViolations(const StudyResults& r, const Verdict& verdict, std::string& md) {
   if (verdict.violations == 0) return;
   md.append("## Violations\n\n");
@@ -237,6 +271,7 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
   AppendVerdict(r, verdict, md);
   md.append("\n\n## Runs\n\n");
   AppendRuns(r, md);
+  AppendRanges(r, md);
   AppendViolations(r, verdict, md);
   AppendNotTested(r, verdict, md);
   AppendCharts(charts, charts_error, timeline_of, md);

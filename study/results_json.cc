@@ -12,6 +12,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "spout/offset_journal.h"
+#include "study/range_explanation.h"
 #include "study/run_analysis.h"
 
 namespace tempest::study {
@@ -28,6 +30,27 @@ Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 Json OptionalNumber(const std::optional<double>& v) {
   return v.has_value() ? Number(*v) : Json(nullptr);
+}
+
+// A range with the journal entry it rests on as the journal's own JSON
+// object (plus its sequence), or null.
+Json RangeToJson(const RangeExplanation& r) {
+  Json entry = nullptr;
+  if (r.entry.has_value()) {
+    entry = Json::parse(spout::EncodeJournalEntry(*r.entry), nullptr, /*allow_exceptions=*/false);
+    if (entry.is_object()) {
+      entry["sequence"] = r.entry->sequence;
+    } else {
+      entry = nullptr;
+    }
+  }
+  return Json{{"partition", r.partition},
+              {"first", r.first},
+              {"last", r.last},
+              {"count", r.count},
+              {"kind", std::string(RangeKindName(r.kind))},
+              {"cause", r.cause},
+              {"entry", std::move(entry)}};
 }
 
 Json RunToJson(const RunResult& run) {
@@ -65,6 +88,10 @@ Json RunToJson(const RunResult& run) {
   j["not_tested"] = run.not_tested;
   j["not_tested_reason"] = run.not_tested_reason;
   j["violations"] = run.violations;
+  Json ranges = Json::array();
+  for (const RangeExplanation& r : run.ranges) ranges.push_back(RangeToJson(r));
+  j["ranges"] = std::move(ranges);
+  j["ranges_omitted"] = run.ranges_omitted;
   Json samples = Json::array();
   for (const Sample& s : run.samples) {
     samples.push_back(Json::array({Number(s.t_s), s.sink_received, s.committed, s.log_end}));
@@ -315,6 +342,63 @@ void ReadViolations(FieldReader& f, RunResult& run) {
   }
 }
 
+// One element of `ranges`; its entry decodes as the journal's own JSON.
+absl::StatusOr<RangeExplanation> RangeFromJson(const Json& j, const std::string& where) {
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " must be an object, got ", FieldReader::Describe(j)));
+  }
+  RangeExplanation r;
+  FieldReader f(j, where);
+  int64_t partition = 0;
+  f.Int("partition", &partition);
+  f.Int("first", &r.first);
+  f.Int("last", &r.last);
+  f.Int("count", &r.count);
+  std::string kind;
+  f.String("kind", &kind);
+  f.String("cause", &r.cause);
+  if (!f.status().ok()) return f.status();
+  r.partition = static_cast<int>(partition);
+  std::optional<RangeKind> parsed = ParseRangeKind(kind);
+  if (!parsed.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"kind\" must be \"lost\" or \"duplicated\", got \"", kind, "\""));
+  }
+  r.kind = *parsed;
+  auto it = j.find("entry");
+  if (it == j.end() || it->is_null()) return r;
+  absl::StatusOr<spout::JournalEntry> entry = spout::DecodeJournalEntry(Compact(*it));
+  if (!entry.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"entry\": ", entry.status().message()));
+  }
+  if (auto seq = it->find("sequence"); seq != it->end()) {
+    FieldReader e(*it, absl::StrCat(where, ": entry"));
+    e.Int("sequence", &entry->sequence);
+    if (!e.status().ok()) return e.status();
+  }
+  r.entry = *std::move(entry);
+  return r;
+}
+
+// `ranges` and `ranges_omitted`: absent in results written before the study
+// read the journal.
+absl::Status ReadRanges(const Json& j, const std::string& where, RunResult& run) {
+  FieldReader f(j, where);
+  if (j.contains("ranges_omitted")) f.Int("ranges_omitted", &run.ranges_omitted);
+  if (!j.contains("ranges") || j["ranges"].is_null()) return f.status();
+  const Json* ranges = f.Array("ranges");
+  if (ranges == nullptr) return f.status();
+  for (size_t i = 0; i < ranges->size(); ++i) {
+    absl::StatusOr<RangeExplanation> r =
+        RangeFromJson((*ranges)[i], absl::StrCat(where, ": ranges[", i, "]"));
+    if (!r.ok()) return r.status();
+    run.ranges.push_back(*std::move(r));
+  }
+  return f.status();
+}
+
 void ReadSamples(FieldReader& f, RunResult& run) {
   const Json* samples = f.Array("samples");
   if (samples == nullptr) return;
@@ -378,6 +462,7 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
   if (!f.status().ok()) return f.status();
   if (absl::Status s = ReadDedupSink(j, where, run); !s.ok()) return s;
   ReadViolations(f, run);
+  if (absl::Status s = ReadRanges(j, where, run); !s.ok()) return s;
   ReadSamples(f, run);
   ReadNotTested(j, f, run);
   if (!f.status().ok()) return f.status();

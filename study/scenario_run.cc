@@ -12,6 +12,7 @@
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
 #include "study/committed_offsets.h"
+#include "study/range_explanation.h"
 
 namespace tempest::study {
 namespace {
@@ -49,6 +50,22 @@ DeliveryCounts CountsOrNone(const std::string& log, int64_t records) {
   absl::StatusOr<DeliveryCounts> counts = CountDeliveries({log}, records);
   if (!counts.ok()) return DeliveryCounts{std::vector<uint32_t>(records, 0), 0, 0};
   return *std::move(counts);
+}
+
+// The run's lost and duplicated ranges, each explained from the spout's offset
+// journal (read now, while the world's ZooKeeper is up; without `zk`, none).
+void FillRanges(coord::ZkSession* zk, const std::string& spout_id, const std::string& topic,
+                const RecordLayout& layout, const std::vector<int64_t>& committed,
+                const DeliveryCounts& counts, RunResult& run) {
+  std::vector<PartitionJournal> journals(layout.partitions);
+  if (zk != nullptr) {
+    journals = ReadJournals(*zk, spout_id, topic, committed, layout.partitions);
+  } else {
+    for (PartitionJournal& j : journals) j.unreadable = "ZooKeeper could not be reached";
+  }
+  ExplainedRanges ranges = ExplainRanges(counts, layout, topic, journals);
+  run.ranges = std::move(ranges.ranges);
+  run.ranges_omitted = ranges.omitted;
 }
 
 }  // namespace
@@ -376,6 +393,7 @@ RunResult ScenarioRun::AnalysePipeline(const Pipeline& p, size_t index, coord::Z
   }
   FillDeliveryFigures(*counts, r);
   FillOffsetDiff(*counts, layout_, committed, r);
+  FillRanges(zk, p.spec.name, topic_, layout_, committed, *counts, r);
   FillTimeline(r);
   MarkNotTested(r);
   if (!p.spec.dedup_sink_log.empty()) r.dedup_sink = AnalyseDedupSink(p, problems);

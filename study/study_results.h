@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "spout/offset_journal.h"
+
 namespace tempest::study {
 
 // What a study measured, as plain values. The runner fills these; the report
@@ -29,6 +31,22 @@ struct DedupSinkResult {
   int64_t duplicated = 0;    // extra copies it applied (must be 0)
   int64_t deduplicated = 0;  // replays it recognised and dropped
   int64_t expected_loss = 0;  // what retention deleted before this sink received it
+};
+
+// One run of offsets of a partition the sink lost or received more than once,
+// and what the spout's offset journal says about it (study/range_explanation.h).
+enum class RangeKind { kLost, kDuplicated };
+struct RangeExplanation {
+  int partition = 0;
+  int64_t first = 0;  // offsets, both included
+  int64_t last = 0;
+  // Lost: the records never received. Duplicated: the extra copies received
+  // (so a run's ranges add up to its lost and duplicated figures).
+  int64_t count = 0;
+  RangeKind kind = RangeKind::kLost;
+  // Why, in words: the journal entry's facts, or "not explained by the journal".
+  std::string cause;
+  std::optional<spout::JournalEntry> entry;  // the entry the cause rests on
 };
 
 // One scenario under one delivery guarantee.
@@ -72,6 +90,10 @@ struct RunResult {
   // Each expectation of the guarantee that this run broke, in words
   // ("at-least-once lost 3 records"). Empty: as expected.
   std::vector<std::string> violations;
+  // The lost and duplicated offset ranges, each explained from the journal;
+  // at most kMaxExplainedRanges, the largest, and how many more there were.
+  std::vector<RangeExplanation> ranges;
+  int64_t ranges_omitted = 0;
   std::vector<Sample> samples;
 };
 

@@ -163,6 +163,77 @@ TEST(ResultsJsonTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(ResultsToJson(*out), text);
 }
 
+// TwoRuns with two explained ranges on the first run, one resting on a reset entry.
+StudyResults WithRanges() {
+  StudyResults r = TwoRuns();
+  spout::JournalEntry reset;
+  reset.type = spout::JournalEntryType::kReset;
+  reset.time_ms = 1700000000123;
+  reset.from = 4100;
+  reset.to = 5000;
+  reset.reason = "offset 4100 out of range, log holds [5000, 9000); outOfRangePolicy earliest";
+  reset.sequence = 42;
+  r.runs[0].ranges = {
+      {2, 4100, 4999, 900, RangeKind::kLost, "out-of-range reset skipped 4100–4999", reset},
+      {0, 10, 12, 3, RangeKind::kDuplicated, "not explained by the journal", std::nullopt}};
+  r.runs[0].ranges_omitted = 4;
+  return r;
+}
+
+TEST(ResultsJsonTest, RangesRoundTripWithTheirJournalEntries) {
+  const StudyResults in = WithRanges();
+  const std::string text = ResultsToJson(in);
+  absl::StatusOr<StudyResults> out = ResultsFromJson(text);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const RunResult& a = out->runs[0];
+  ASSERT_EQ(a.ranges.size(), 2u);
+  EXPECT_EQ(a.ranges_omitted, 4);
+  EXPECT_EQ(a.ranges[0].partition, 2);
+  EXPECT_EQ(a.ranges[0].first, 4100);
+  EXPECT_EQ(a.ranges[0].last, 4999);
+  EXPECT_EQ(a.ranges[0].count, 900);
+  EXPECT_EQ(a.ranges[0].kind, RangeKind::kLost);
+  EXPECT_EQ(a.ranges[0].cause, "out-of-range reset skipped 4100–4999");
+  ASSERT_TRUE(a.ranges[0].entry.has_value());
+  EXPECT_EQ(a.ranges[0].entry->type, spout::JournalEntryType::kReset);
+  EXPECT_EQ(a.ranges[0].entry->from, 4100);
+  EXPECT_EQ(a.ranges[0].entry->to, 5000);
+  EXPECT_EQ(a.ranges[0].entry->sequence, 42);
+  EXPECT_EQ(a.ranges[0].entry->reason, in.runs[0].ranges[0].entry->reason);
+  EXPECT_EQ(a.ranges[1].kind, RangeKind::kDuplicated);
+  EXPECT_FALSE(a.ranges[1].entry.has_value());
+  EXPECT_TRUE(out->runs[1].ranges.empty());
+  EXPECT_EQ(ResultsToJson(*out), text);
+
+  // Results written before the study read the journal still load.
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["runs"][0].erase("ranges");
+  j["runs"][0].erase("ranges_omitted");
+  absl::StatusOr<StudyResults> old = ResultsFromJson(j.dump());
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_TRUE(old->runs[0].ranges.empty());
+  EXPECT_EQ(old->runs[0].ranges_omitted, 0);
+
+  j["runs"][0]["ranges"] = nlohmann::json::array({{{"partition", 0}}});
+  absl::StatusOr<StudyResults> bad = ResultsFromJson(j.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("ranges[0]"));
+}
+
+TEST(ReportMarkdownTest, ListsEachRunsRangesUnderTheTable) {
+  const std::string md = ReportMarkdown(WithRanges(), {}, "", {});
+  EXPECT_THAT(md, HasSubstr("## Lost and duplicated ranges\n"));
+  EXPECT_THAT(md, HasSubstr("**worker-kill / at-least-once**\n\n"
+                            "- partition 2, offsets 4100–4999: out-of-range reset skipped "
+                            "4100–4999, 900 lost\n"
+                            "- partition 0, offsets 10–12: not explained by the journal, 3 "
+                            "duplicated\n"
+                            "- and 4 more ranges\n"));
+  EXPECT_LT(md.find("| scenario |"), md.find("## Lost and duplicated ranges"));
+  // Without ranges there is no section.
+  EXPECT_THAT(ReportMarkdown(TwoRuns(), {}, "", {}), Not(HasSubstr("Lost and duplicated ranges")));
+}
+
 TEST(ResultsJsonTest, PrettyWithOneLinePerSampleAndNullsForAbsentValues) {
   const std::string text = ResultsToJson(TwoRuns());
   EXPECT_THAT(text, HasSubstr("\n  \"seed\": 18446744073709551557,\n"));
