@@ -313,7 +313,17 @@ class HostileClusterTest : public ClusterFixture {
     std::sort(pids.begin(), pids.end());
     return pids;
   }
+  // POSTs `body` to nimbus's submit endpoint; the status and errorMessage.
+  std::pair<int, std::string> PostSubmit(const std::string& body) {
+    const std::string a = NimbusAddress(0);
+    net::HttpClient client(a.substr(0, a.rfind(':')), NimbusPort(), seconds(30));
+    auto reply = client.Post("/api/v1/topology", body, "application/json");
+    if (!reply.ok()) return {0, std::string(reply.status().message())};
+    json j = json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+    return {reply->status, j.is_object() ? j.value("errorMessage", reply->body) : reply->body};
+  }
   void AttackNimbus();
+  void SubmitHostileTopologies();
   void AttackWorker(const WorkerSlot& worker);
 };
 
@@ -336,6 +346,66 @@ void HostileClusterTest::AttackNimbus() {
   EXPECT_LE(lines, 8) << "accept failures flood the log";
   EXPECT_LT(ex.cpu_ticks, sysconf(_SC_CLK_TCK)) << "nimbus spun while out of descriptors";
   EXPECT_TRUE(Eventually(seconds(20), [&] { return NimbusHealthy(); })) << "no recovery";
+}
+
+// A Flux file with one spout and `bolts` bolts; `spout_extra` goes into the
+// spout's entry (parallelism, numTasks).
+std::string HostileFlux(const std::string& name, int bolts, const std::string& spout_extra) {
+  std::string flux = absl::StrCat("name: ", name, "\nspouts:\n  - id: s\n    className: ",
+                                  "tempest.SequenceSpout\n", spout_extra, "bolts:\n");
+  for (int i = 0; i < bolts; ++i) {
+    absl::StrAppend(&flux, "  - id: b", i, "\n    className: tempest.IdentityBolt\n");
+  }
+  absl::StrAppend(&flux, "streams:\n  - from: s\n    to: b0\n    grouping:\n      type: SHUFFLE\n");
+  return flux;
+}
+
+// The hostile topologies of the adversarial pass, each sent to the REST API
+// while a topology runs: a 400 with a message naming the problem, nimbus
+// healthy after each, nothing stored.
+void HostileClusterTest::SubmitHostileTopologies() {
+  struct Case {
+    const char* what;
+    std::string body;
+    const char* expect;  // in errorMessage
+  };
+  const auto flux_body = [](const std::string& flux, const std::string& name = "") {
+    json b = {{"flux", flux}};
+    if (!name.empty()) b["name"] = name;
+    return b.dump();
+  };
+  json deep = json::object();
+  json* at = &deep;
+  for (int i = 0; i < 100; ++i) at = &((*at)["k"] = json::object());
+  const std::vector<Case> cases = {
+      {"parallelism 1e9", flux_body(HostileFlux("par", 1, "    parallelism: 1000000000\n")),
+       "parallelism"},
+      {"numTasks 1e9", flux_body(HostileFlux("tasks", 1, "    numTasks: 1000000000\n")),
+       "numTasks"},
+      {"parallelism 2^32+1", flux_body(HostileFlux("wrap", 1, "    parallelism: 4294967297\n")),
+       "parallelism"},
+      {"10,000 bolts", flux_body(HostileFlux("wide", 10000, "")), "at most"},
+      {"a 20k-character name", flux_body(HostileFlux("n", 1, ""), std::string(20000, 'x')),
+       "longer than"},
+      {"a 200k-character name", flux_body(HostileFlux("n", 1, ""), std::string(200000, 'y')),
+       "longer than"},
+      {"an emoji name", flux_body(HostileFlux("n", 1, ""), "storm\xf0\x9f\x8c\xa9"), "name"},
+      {"a duplicate YAML key", flux_body("name: dup\nname: again\n" + HostileFlux("d", 1, "")),
+       "duplicate key"},
+      {"invalid UTF-8", "{\"flux\": \"name: \xff\xfe\"}", "JSON"},
+      {"a config 100 levels deep", json{{"flux", HostileFlux("deep", 1, "")}, {"config", deep}}.dump(),
+       "deeper than"},
+  };
+  for (const Case& c : cases) {
+    const auto [status, message] = PostSubmit(c.body);
+    EXPECT_EQ(status, 400) << c.what << ": " << message.substr(0, 300);
+    EXPECT_NE(message.find(c.expect), std::string::npos) << c.what << ": " << message.substr(0, 300);
+    EXPECT_LT(message.size(), 2000u) << c.what << ": the error repeats the input";
+    EXPECT_TRUE(NimbusHealthy()) << "after " << c.what;
+  }
+  json summary = RestGet("/api/v1/topology/summary");
+  ASSERT_TRUE(summary.is_object());
+  EXPECT_EQ(summary["topologies"].size(), 1u) << summary.dump().substr(0, 500);
 }
 
 std::string FrameHeader(uint32_t payload_bytes) {
@@ -395,6 +465,7 @@ TEST_F(HostileClusterTest, HostileInputLeavesNimbusAndWorkersServing) {
   const std::vector<pid_t> pids = WorkerPids(id);
 
   AttackNimbus();
+  SubmitHostileTopologies();
   AttackWorker(workers[0]);
 
   EXPECT_TRUE(NimbusHealthy());
