@@ -3,19 +3,23 @@
 // cluster in this process, 100k sequenced records, and the VerifierBolt's
 // durable log checked with `tempest verify`. Faults: each ensemble member
 // SIGSTOPped in turn while commits happen, the worker itself SIGSTOPped until
-// the server expires its session, and the quorum lost (2 of 3 members
+// the server expires its session, the same with an operator's rewind sent
+// to the stopped (zombie) owner, and the quorum lost (2 of 3 members
 // killed) for longer than 3 commit intervals. In every scenario nothing is
 // lost, duplicates stay within rate x commit interval + max spout pending,
 // and a watcher polling the offset nodes sees no committed offset go
 // backwards. See spout_faults_fixture.h for the topology and the bound.
 
 #include <signal.h>
+#include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -29,6 +33,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
 #include "tests/support/raw_zk_client.h"
+#include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
 #include "tests/system/kafka_spout/spout_faults_fixture.h"
@@ -41,6 +46,28 @@ namespace {
 constexpr int64_t kBoltDelayMicros = 300;
 // A 500 ms tick lets sessions last 1..10 s (2..20 ticks).
 constexpr int kTickMs = 500;
+
+// Continues a SIGSTOPped worker's process group when it goes out of scope,
+// whatever assertion ends the test first, so the worker can be stopped
+// cleanly.
+struct ContinueOnExit {
+  ~ContinueOnExit() { (void)worker->SignalGroup(SIGCONT); }
+  os::ChildProcess* worker;
+};
+
+// One storm-kafka offset node as the server holds it.
+struct OffsetNode {
+  int rc = ZNONODE;
+  std::string data;
+  int32_t version = -1;
+  int64_t offset = -1;  // parsed from data; -1 if unreadable
+};
+
+int64_t WallMillis() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
  protected:
@@ -92,6 +119,48 @@ class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
     return sessions;
   }
 
+  // The stopped worker's session really expired on the server: its
+  // ephemeral owner nodes go.
+  static bool WaitForOwnersGone(testing::RawZkClient& zk, const std::string& id) {
+    return testing::Eventually(seconds(30), [&] { return OwnerSessions(zk, id).empty(); },
+                               milliseconds(50));
+  }
+
+  // Every partition is owned again, each under a session other than its
+  // session in `before`; `after` holds the sessions seen last.
+  static bool WaitForNewOwnerSessions(testing::RawZkClient& zk, const std::string& id,
+                                      const std::map<int, std::string>& before,
+                                      std::map<int, std::string>& after) {
+    return testing::Eventually(seconds(60), [&] {
+      after = OwnerSessions(zk, id);
+      if (after.size() != static_cast<size_t>(kPartitions)) return false;
+      for (const auto& [p, session] : after) {
+        if (before.contains(p) && session == before.at(p)) return false;
+      }
+      return true;
+    }, milliseconds(50));
+  }
+
+  // partition -> its offset node, read with the bare C client (data and
+  // version, so a rewrite of the same bytes shows too).
+  static std::map<int, OffsetNode> OffsetNodes(testing::RawZkClient& zk, const std::string& id) {
+    std::map<int, OffsetNode> nodes;
+    for (int p = 0; p < kPartitions; ++p) {
+      const std::string path = absl::StrCat(kZkRoot, "/", id, "/partition_", p);
+      std::string buffer(64 * 1024, '\0');
+      int length = static_cast<int>(buffer.size());
+      struct Stat stat {};
+      OffsetNode& n = nodes[p];
+      n.rc = zoo_get(zk.handle(), path.c_str(), 0, buffer.data(), &length, &stat);
+      if (n.rc != ZOK) continue;
+      n.data = buffer.substr(0, std::max(length, 0));
+      n.version = stat.version;
+      nlohmann::json j = nlohmann::json::parse(n.data, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j["offset"].is_number_integer()) n.offset = j["offset"].get<int64_t>();
+    }
+    return nodes;
+  }
+
   static int64_t Sum(const std::map<int, int64_t>& offsets) {
     int64_t sum = 0;
     for (const auto& [p, o] : offsets) sum += o;
@@ -111,6 +180,93 @@ class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
                 static_cast<long long>(w.reads()), w.Regressions().size());
     EXPECT_GT(w.reads(), 0);
     EXPECT_TRUE(w.Regressions().empty()) << absl::StrJoin(w.Regressions(), "; ");
+  }
+
+  // While the owner is stopped but its session alive, `tempest offsets set
+  // --execute --timeout 3` rewinds the partition furthest along: nobody
+  // answers, so the tool withdraws its request and exits 1 with one line,
+  // and the offset nodes are exactly as they were at the stop.
+  static void ExpectRewindUnanswered(const testing::TempDir& dir, testing::RawZkClient& zk,
+                                     const std::string& id,
+                                     const std::map<int, OffsetNode>& at_stop) {
+    int partition = 0;
+    for (const auto& [p, node] : at_stop) {
+      if (node.offset > at_stop.at(partition).offset) partition = p;
+    }
+    const int64_t rewind_by = std::min<int64_t>(at_stop.at(partition).offset, 1000);
+    ASSERT_GT(rewind_by, 0) << "nothing committed before the stop";
+    const testing::CommandRun run = testing::RunCommand(
+        {testing::TempestBinary(), "offsets", "set", "--zk", zk_->ConnectString(), "--root",
+         kZkRoot, "--id", id, "--topic", id, "--partition", absl::StrCat(partition), "--shift-by",
+         absl::StrCat(-rewind_by), "--execute", "--timeout", "3"},
+        dir.File("rewind"), seconds(60));
+    std::printf("[ %s ] rewind of partition %d by %lld while its owner is stopped: exit %d, %s",
+                id.c_str(), partition, static_cast<long long>(rewind_by), run.exit_code,
+                run.err.c_str());
+    std::fflush(stdout);
+    ASSERT_TRUE(run.finished) << "tempest offsets set did not finish";
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_NE(run.err.find("did not answer within 3 s; nothing changed"), std::string::npos)
+        << run.err;
+    const std::map<int, OffsetNode> now = OffsetNodes(zk, id);
+    for (const auto& [p, node] : at_stop) {
+      EXPECT_EQ(now.at(p).rc, node.rc) << "partition " << p;
+      EXPECT_EQ(now.at(p).data, node.data) << "partition " << p;
+      EXPECT_EQ(now.at(p).version, node.version) << "partition " << p;
+    }
+    EXPECT_EQ(zk.Exists(absl::StrCat(kZkRoot, "/", id, "/@rewind/partition_", partition)),
+              ZNONODE)
+        << "the unanswered request was left behind";
+  }
+
+  // The journal of each partition after the run: the zombie session's
+  // commits all predate its expiry and reach no further than the offset
+  // stored at the stop; every commit starts where the one before ended (the
+  // offset only moved forward, and only by journaled commits); nothing
+  // rewound it; and a commit under a new session resumed from the offset
+  // stored at the stop.
+  static void ExpectNoZombieCommits(const std::map<int, std::vector<nlohmann::json>>& journals,
+                                    const std::string& zombie, int64_t expired_ms,
+                                    const std::map<int, OffsetNode>& at_stop) {
+    ASSERT_EQ(journals.size(), static_cast<size_t>(kPartitions));
+    for (const auto& [p, entries] : journals) {
+      int64_t last_to = -1;
+      int zombie_commits = 0;
+      int later_commits = 0;
+      std::optional<int64_t> resumed_from;  // the first commit of a new session
+      for (const nlohmann::json& e : entries) {
+        const std::string type = e.value("type", std::string());
+        EXPECT_NE(type, "rewind") << "partition " << p << ": " << e.dump();
+        EXPECT_NE(type, "manual-set") << "partition " << p << ": " << e.dump();
+        if (type != "commit") continue;
+        const int64_t from = e.value("from", int64_t{-1});
+        const int64_t to = e.value("to", int64_t{-1});
+        EXPECT_GT(to, from) << "partition " << p << ": " << e.dump();
+        if (last_to >= 0) {
+          EXPECT_EQ(from, last_to) << "partition " << p << ": " << e.dump();
+        }
+        last_to = to;
+        if (e.value("session", std::string()) == zombie) {
+          ++zombie_commits;
+          EXPECT_LT(e.value("time", int64_t{0}), expired_ms)
+              << "partition " << p << ": the zombie committed after its session expired: "
+              << e.dump();
+          EXPECT_LE(to, at_stop.at(p).offset) << "partition " << p << ": " << e.dump();
+        } else {
+          ++later_commits;
+          if (!resumed_from.has_value()) resumed_from = from;
+        }
+      }
+      std::printf("[ journal ] partition %d: %d commits by the zombie session, %d by later ones, "
+                  "resumed from %lld (stored at the stop: %lld)\n",
+                  p, zombie_commits, later_commits,
+                  static_cast<long long>(resumed_from.value_or(-1)),
+                  static_cast<long long>(at_stop.at(p).offset));
+      ASSERT_TRUE(resumed_from.has_value())
+          << "partition " << p << ": no commit under a new session";
+      EXPECT_EQ(*resumed_from, at_stop.at(p).offset) << "partition " << p;
+    }
   }
 };
 
@@ -191,32 +347,18 @@ TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAnd
   ASSERT_EQ(before.size(), static_cast<size_t>(kPartitions));
 
   ASSERT_TRUE(worker->SignalGroup(SIGSTOP));
-  // Continue the worker whatever happens below, so it can be stopped cleanly.
-  struct Continue {
-    ~Continue() { (void)worker->SignalGroup(SIGCONT); }
-    os::ChildProcess* worker;
-  } resume_worker{worker.get()};
+  ContinueOnExit resume_worker{worker.get()};
   const int64_t logged_at_stop = LoggedLines(dir);
   ASSERT_LT(logged_at_stop, kRecords) << "the stop came too late to be mid-stream";
   const auto stopped_at = std::chrono::steady_clock::now();
-  // The session really expired on the server: its ephemeral owner nodes go.
-  ASSERT_TRUE(testing::Eventually(seconds(30), [&] { return OwnerSessions(*zk, s.name).empty(); },
-                                  milliseconds(50)))
+  ASSERT_TRUE(WaitForOwnersGone(*zk, s.name))
       << "the stopped worker's ownership nodes never vanished";
   const double stopped_secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
   ASSERT_TRUE(worker->SignalGroup(SIGCONT));
 
-  // Ownership is re-acquired on a new session for every partition.
   std::map<int, std::string> after;
-  const bool reacquired = testing::Eventually(seconds(60), [&] {
-    after = OwnerSessions(*zk, s.name);
-    if (after.size() != static_cast<size_t>(kPartitions)) return false;
-    for (const auto& [p, session] : after) {
-      if (session == before.at(p)) return false;
-    }
-    return true;
-  }, milliseconds(50));
+  const bool reacquired = WaitForNewOwnerSessions(*zk, s.name, before, after);
   std::printf("[ %s ] SIGSTOP after %lld logged values; session %s expired after %.1fs; "
               "re-acquired under session %s\n",
               s.name.c_str(), static_cast<long long>(logged_at_stop), before.at(0).c_str(),
@@ -232,7 +374,67 @@ TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAnd
   ExpectCommittedToLogEnd(dir, s.name);
 }
 
-// 3. Two of three members (the leader among them) are killed: no quorum, so
+// 3. A zombie owner. The worker is SIGSTOPped; while ZooKeeper still holds
+// its 10 s session (its owner nodes exist) an operator's `tempest offsets set
+// --execute` asks it to rewind a partition. Nobody answers: the tool
+// withdraws the request and exits 1 with one line, nothing changed. Once the
+// session has expired the worker is continued: it must commit nothing under
+// the dead session, re-acquire under a new one from the offsets stored at
+// the stop, and finish with every record.
+TEST_F(KafkaSpoutZkFaultsTest, ZombieOwnerStoppedPastItsSessionCannotRewindOrCommit) {
+  // Longer than the tool's 3 s wait plus its start, so the owner stays live
+  // (in ZooKeeper's eyes) for the whole request.
+  const Scenario s = ZkScenario("zk-zombie-owner", 10'000);
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  testing::TempDir dir("spout-zk-faults");
+  const std::string topology = WriteTopology(dir, s);
+  CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
+  auto zk = testing::RawZkClient::Connect(zk_->ConnectString(), 10'000, seconds(10));
+  ASSERT_NE(zk, nullptr);
+
+  std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 5))
+      << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  ASSERT_TRUE(WaitForNewCommit(watcher, 0));
+  const std::map<int, std::string> before = OwnerSessions(*zk, s.name);
+  ASSERT_EQ(before.size(), static_cast<size_t>(kPartitions));
+  const std::string zombie = before.at(0);  // one task: one session owns every partition
+
+  ASSERT_TRUE(worker->SignalGroup(SIGSTOP));
+  ContinueOnExit resume_worker{worker.get()};
+  // A commit the worker sent just before the stop still reaches the server.
+  std::this_thread::sleep_for(milliseconds(200));
+  const int64_t logged_at_stop = LoggedLines(dir);
+  ASSERT_LT(logged_at_stop, kRecords) << "the stop came too late to be mid-stream";
+  const std::map<int, OffsetNode> at_stop = OffsetNodes(*zk, s.name);
+  ASSERT_NO_FATAL_FAILURE(ExpectRewindUnanswered(dir, *zk, s.name, at_stop));
+  ASSERT_EQ(OwnerSessions(*zk, s.name), before)
+      << "the owner's session ended before the tool gave up: it was no live owner";
+
+  ASSERT_TRUE(WaitForOwnersGone(*zk, s.name))
+      << "the stopped worker's ownership nodes never vanished";
+  const int64_t expired_ms = WallMillis();
+  ASSERT_TRUE(worker->SignalGroup(SIGCONT));
+  std::map<int, std::string> after;
+  const bool reacquired = WaitForNewOwnerSessions(*zk, s.name, before, after);
+  std::printf("[ %s ] SIGSTOP after %lld logged values; session %s expired; re-acquired under "
+              "session %s\n",
+              s.name.c_str(), static_cast<long long>(logged_at_stop), zombie.c_str(),
+              after.count(0) ? after.at(0).c_str() : "none");
+  std::fflush(stdout);
+  ASSERT_TRUE(reacquired) << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
+
+  ExpectNeverBackwards(watcher, s.name);
+  ExpectNoZombieCommits(JournalEntries(dir, s.name), zombie, expired_ms, at_stop);
+  const VerifyReport r = Verify(dir);
+  Print(s.name, r, DuplicateBound(s));
+  ExpectNothingLost(r, DuplicateBound(s));
+  ExpectCommittedToLogEnd(dir, s.name);
+}
+
+// 4. Two of three members (the leader among them) are killed: no quorum, so
 // commits fail. Processing continues until each partition has
 // tempest.kafka.max.uncommitted.offsets offsets fetched past its committed
 // offset, then stalls; the quorum stays down for longer than 3 commit

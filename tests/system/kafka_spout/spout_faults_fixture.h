@@ -410,6 +410,26 @@ class SpoutFaultsFixture : public ::testing::Test {
     return committed;
   }
 
+  // `tempest offsets history --json` for spout `id`: partition -> its journal
+  // entries, oldest first, as the CLI prints them ("type", "time", "from",
+  // "to", "session", ...).
+  static std::map<int, std::vector<nlohmann::json>> JournalEntries(const testing::TempDir& dir,
+                                                                   const std::string& id) {
+    const std::string text =
+        RunTempest(dir, "history", {"offsets", "history", "--zk", zk_->ConnectString(), "--root",
+                                    kZkRoot, "--id", id, "--json"});
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(j.is_object() && j["partitions"].is_array()) << text;
+    std::map<int, std::vector<nlohmann::json>> journals;
+    if (!j.is_object() || !j["partitions"].is_array()) return journals;
+    for (const auto& p : j["partitions"]) {
+      std::vector<nlohmann::json>& entries = journals[p.value("partition", -1)];
+      if (!p["entries"].is_array()) continue;
+      for (const auto& e : p["entries"]) entries.push_back(e);
+    }
+    return journals;
+  }
+
   // The final run committed every partition up to its log end, in the
   // storm-kafka nodes that `tempest offsets show` reads.
   static void ExpectCommittedToLogEnd(const testing::TempDir& dir, const std::string& id) {
