@@ -83,9 +83,30 @@ TEST(StudyCommandTest, SmallStudyWritesResultsThatHoldEachGuaranteesPromise) {
       EXPECT_LT(run["fault_start_s"].get<double>(), run["fault_planned_s"].get<double>() + 0.5);
     }
 
+    // Each lost or duplicated range, explained from the spout's journal;
+    // uncapped here, the ranges add up to the run's figures.
+    ASSERT_TRUE(run["ranges"].is_array()) << run.dump().substr(0, 500);
+    if (run["ranges_omitted"] == 0) {
+      int64_t lost = 0, duplicated = 0;
+      for (const auto& r : run["ranges"]) {
+        (r["kind"] == "lost" ? lost : duplicated) += r["count"].get<int64_t>();
+      }
+      EXPECT_EQ(lost, run["lost"].get<int64_t>()) << run["ranges"].dump();
+      EXPECT_EQ(duplicated, run["duplicated"].get<int64_t>()) << run["ranges"].dump();
+    }
     if (scenario == "retention-past-offset") {
-      // Retention deleted records nobody had processed: a real, exact loss.
+      // Retention deleted records nobody had processed: a real, exact loss,
+      // which the journal's reset entry explains.
       EXPECT_GT(run["expected_loss"].get<int64_t>(), 0);
+      if (guarantee == "at-least-once") {
+        bool reset_quoted = false;
+        for (const auto& r : run["ranges"]) {
+          reset_quoted |= r["kind"] == "lost" &&
+                          r["cause"].get<std::string>().find("out-of-range reset skipped") !=
+                              std::string::npos;
+        }
+        EXPECT_TRUE(reset_quoted) << run["ranges"].dump();
+      }
     } else {
       EXPECT_EQ(run["expected_loss"], 0);
     }
@@ -109,6 +130,7 @@ TEST(StudyCommandTest, SmallStudyWritesResultsThatHoldEachGuaranteesPromise) {
   for (const char* scenario : {"worker-kill", "zk-session-expiry", "retention-past-offset"}) {
     EXPECT_NE(report.find(scenario), std::string::npos) << scenario;
   }
+  EXPECT_NE(report.find("Lost and duplicated ranges"), std::string::npos);
   EXPECT_TRUE(IsPng(out + "/loss-duplicates.png"));
   EXPECT_TRUE(IsPng(out + "/timeline-worker-kill.png"));
 }
