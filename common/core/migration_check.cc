@@ -266,8 +266,14 @@ absl::StatusOr<MigrationReport> CheckMigration(const MigrationCheckOptions& opti
   report.problems.insert(report.problems.end(), limits.begin(), limits.end());
   if (limits.empty() && !report.NeedsPlugins()) {
     ValidationReport validation = TopologyValidator(*options.registry).Check(*def);
+    const bool substituted = options.flux.env_filter || !options.flux.filter_file.empty();
     for (const std::string& e : validation.errors) {
-      if (!RepeatsPluginFinding(e)) report.problems.push_back(e);
+      if (RepeatsPluginFinding(e)) continue;
+      // Checked only once the user's --filter/--env-filter gives it a value.
+      const bool placeholder = !substituted && std::find(validation.unsubstituted.begin(),
+                                                         validation.unsubstituted.end(),
+                                                         e) != validation.unsubstituted.end();
+      (placeholder ? report.warnings : report.problems).push_back(e);
     }
     report.warnings.insert(report.warnings.end(), validation.warnings.begin(),
                            validation.warnings.end());

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
@@ -147,14 +148,22 @@ void CheckInputRequirements(const TopologyDef& def, const Declarers& declarers,
   }
 }
 
-void CheckConfig(const TopologyDef& def, std::vector<std::string>& errors) {
+void CheckConfig(const TopologyDef& def, ValidationReport& report) {
+  std::vector<std::string>& errors = report.errors;
   const std::string where = def.location.Prefix();
   // Integer keys against their ranges (config_keys.cc): 2^31 must not wrap
   // around where a value is read as an int.
   for (const auto& [key, value] : def.config.entries()) {
-    if (absl::Status s = CheckConfigValue(key, value); !s.ok()) {
-      errors.push_back(absl::StrCat(where, s.message()));
+    absl::Status s = CheckConfigValue(key, value);
+    if (s.ok()) continue;
+    if (value.is_string() && absl::StrContains(value.AsString(), "${")) {
+      errors.push_back(absl::StrCat(where, "config ", Sv(key), " is ", value.DebugString(),
+                                    ", a placeholder never substituted (pass --env-filter for "
+                                    "${ENV-NAME}, --filter PROPS for ${name})"));
+      report.unsubstituted.push_back(errors.back());
+      continue;
     }
+    errors.push_back(absl::StrCat(where, s.message()));
   }
   for (std::string_view key : {api::kTopologyDebug, api::kTopologyEnableMessageTimeouts}) {
     const api::Value* v = def.config.Find(key);
@@ -180,7 +189,7 @@ class ValidationRun {
     if (!errors_.empty()) return std::move(report_);
     if (def_.name.empty()) errors_.push_back(absl::StrCat(top, "topology has no name"));
     if (def_.spouts.empty()) errors_.push_back(absl::StrCat(top, "topology has no spouts"));
-    CheckConfig(def_, errors_);
+    CheckConfig(def_, report_);
     for (const ComponentDef* c : def_.AllComponents()) CheckComponent(*c);
     ResolvePassThrough(def_, declarers_, report_.streams, errors_);
     for (const StreamDef& s : def_.streams) CheckStream(s);

@@ -16,6 +16,11 @@ struct ValidationReport {
   ComponentStreams streams;
   std::vector<std::string> errors;  // each "file:line: message"
   std::vector<std::string> warnings;
+  // Range-checked config values that are still a Flux `${...}` placeholder
+  // (the file was loaded without --filter/--env-filter); also in `errors`.
+  // `migrate check` reports them as warnings: their value exists only once
+  // substituted.
+  std::vector<std::string> unsubstituted;
 
   bool ok() const { return errors.empty(); }
   // OK, or InvalidArgument with one error per line.

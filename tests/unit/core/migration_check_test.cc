@@ -189,6 +189,32 @@ streams:
   EXPECT_FALSE(report->RunsUnchanged());
 }
 
+// A range-checked key still holding its placeholder: a warning for
+// `migrate check` without substitution (the value exists only at submit),
+// a problem once substitution was asked for and left it unreplaced.
+TEST_F(MigrationCheckTest, UnsubstitutedPlaceholderInARangedKeyIsAWarningUntilSubstituted) {
+  const std::string flux = R"(name: placeholders
+config:
+  storm.zookeeper.port: "${ENV-TEMPEST_TEST_UNSET_PORT}"
+spouts:
+  - id: words
+    className: test.WordSpout
+)";
+  auto report = Check(flux);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->problems.empty()) << ::testing::PrintToString(report->problems);
+  ASSERT_EQ(report->warnings.size(), 1u) << ::testing::PrintToString(report->warnings);
+  EXPECT_NE(report->warnings[0].find("storm.zookeeper.port"), std::string::npos);
+  EXPECT_NE(report->warnings[0].find("--env-filter"), std::string::npos) << report->warnings[0];
+  EXPECT_TRUE(report->RunsUnchanged());
+
+  options_.flux.env_filter = true;  // asked for, and the variable is unset
+  auto substituted = Check(flux);
+  ASSERT_TRUE(substituted.ok()) << substituted.status();
+  EXPECT_FALSE(substituted->RunsUnchanged());
+  ASSERT_FALSE(substituted->problems.empty());
+}
+
 TEST_F(MigrationCheckTest, MalformedYamlIsOneErrorWithFileAndLine) {
   auto report = Check("name: x\nspouts:\n  - id: [unclosed\n");
   ASSERT_FALSE(report.ok());
