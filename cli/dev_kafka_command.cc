@@ -1,5 +1,8 @@
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "cli/cli_text.h"
 #include "cli/commands.h"
@@ -36,6 +39,27 @@ absl::Status PublishRegistryOf(coord::ZkSession& session, const std::string& roo
   absl::StatusOr<kafka::BrokerLayout> layout = kafka::ReadBrokerLayout(bootstrap_servers, topics);
   if (!layout.ok()) return layout.status();
   return WriteRegistryNodes(session, kafka::BrokerRegistryNodes(root, *layout));
+}
+
+// Republishes the registry whenever the cluster's topics or partition counts
+// change (a producer auto-creating a topic, as kcat does), every 2 s, until a
+// stop signal: legacy ZkHosts spouts discover partitions from the registry.
+void KeepRegistryCurrent(coord::ZkSession& session, const std::string& bootstrap_servers) {
+  std::map<std::string, size_t> published;
+  while (WaitStopSignalFor(std::chrono::seconds(2)) == 0) {
+    absl::StatusOr<kafka::BrokerLayout> layout = kafka::ReadBrokerLayout(bootstrap_servers, {});
+    if (!layout.ok()) continue;
+    std::map<std::string, size_t> now;
+    for (const kafka::RegistryTopic& t : layout->topics) now[t.name] = t.partitions.size();
+    if (now == published) continue;
+    const std::vector<kafka::RegistryNode> nodes = kafka::BrokerRegistryNodes("/brokers", *layout);
+    if (absl::Status s = WriteRegistryNodes(session, nodes); !s.ok()) {
+      std::fprintf(stderr, "tempest: updating the broker registry: %s\n",
+                   std::string(s.message()).c_str());
+      continue;
+    }
+    published = std::move(now);
+  }
 }
 
 struct DevKafkaOptions {
@@ -81,9 +105,15 @@ int RunDevKafka(const DevKafkaOptions& opts) {
                "tempest: dev Kafka with %d broker(s); keeps ~5 MiB or 100k messages per "
                "partition (oldest dropped); Ctrl-C stops it\n",
                opts.brokers);
-  if (zk != nullptr)
-    std::fprintf(stderr, "tempest: broker registry published under %s/brokers\n", opts.zk.c_str());
-  WaitForStopSignal();
+  if (zk == nullptr) {
+    WaitForStopSignal();
+    return 0;
+  }
+  std::fprintf(stderr,
+               "tempest: broker registry published under %s/brokers (topics created later are "
+               "added within 2 s)\n",
+               opts.zk.c_str());
+  KeepRegistryCurrent(*zk, (*cluster)->bootstrap_servers());
   return 0;
 }
 

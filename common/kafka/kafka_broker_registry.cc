@@ -54,6 +54,14 @@ absl::StatusOr<BrokerLayout> ReadBrokerLayout(const std::string& bootstrap_serve
     RegistryTopic topic = TopicOf(md->topics[t]);
     by_name[topic.name] = std::move(topic);
   }
+  if (topics.empty()) {
+    // Every topic, the ones auto-created by producers too; internal topics
+    // ("__consumer_offsets") are no legacy consumer's business.
+    for (auto& [name, topic] : by_name) {
+      if (name.rfind("__", 0) != 0) layout.topics.push_back(std::move(topic));
+    }
+    return layout;
+  }
   for (const auto& name : topics) {
     auto it = by_name.find(name);
     if (it == by_name.end()) return absl::NotFoundError(absl::StrCat("no topic ", name));

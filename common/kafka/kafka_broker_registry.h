@@ -33,8 +33,9 @@ struct BrokerLayout {
 };
 
 // Asks a running cluster (a DevKafkaCluster-like endpoint, over the Kafka
-// protocol) for its brokers and the layout of `topics`, in that order.
-// NotFound names a topic the cluster does not have. Blocks the caller up to
+// protocol) for its brokers and the layout of `topics`, in that order (empty:
+// every topic it has, internal "__" topics excepted). NotFound names a topic
+// the cluster does not have. Blocks the caller up to
 // 10 s for the metadata.
 absl::StatusOr<BrokerLayout> ReadBrokerLayout(const std::string& bootstrap_servers,
                                               const std::vector<std::string>& topics);

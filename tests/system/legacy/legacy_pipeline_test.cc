@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "common/os/child_process.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -148,6 +150,76 @@ TEST(LegacyPipelineTest, KafkaPipelineResumesFromStormKafkaOffsetsSeededByKazoo)
     EXPECT_EQ(p["topology_name"], "legacy-kafka-pipeline") << shown.out;
   }
   (*kafka)->Stop(milliseconds(5000));
+}
+
+// The value of the first `prefix` line of a `tempest dev` output file.
+std::string DevValue(const std::string& out, const std::string& prefix) {
+  std::istringstream lines(ReadFileOrEmpty(out));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return "";
+}
+
+// Storm 1.x's storm-kafka example as its header tells a user to run it: on
+// `tempest dev`, only ZkHosts filled in through --filter, no ZooKeeper named
+// for offsets, so the spout keeps them in the cluster's own ZooKeeper.
+TEST(LegacyPipelineTest, StormKafkaClusterExampleOnTempestDevConsumesAndCommits) {
+  TempDir dir;
+  os::ChildProcess::Options o;
+  o.argv = {testing::TempestBinary(), "dev", "--supervisors", "1", "--slots", "1", "--dir",
+            dir.File("cluster"), "-c", "ui.port=0"};
+  o.stdout_path = dir.File("dev.out");
+  o.stderr_path = dir.File("dev.err");
+  auto dev = os::ChildProcess::Start(o);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  ASSERT_TRUE(testing::WaitForLineWithPrefix(dir.File("dev.out"), "ready", seconds(180)))
+      << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
+  const std::string zk = DevValue(dir.File("dev.out"), "zookeeper=");
+  const std::string bootstrap = DevValue(dir.File("dev.out"), "bootstrap.servers=");
+  const std::map<std::string, std::string> env = {
+      {"TEMPEST_NIMBUS", DevValue(dir.File("dev.out"), "nimbus=")}};
+  ASSERT_FALSE(zk.empty() || bootstrap.empty()) << ReadFileOrEmpty(dir.File("dev.out"));
+
+  constexpr int kSentences = 200;
+  {
+    std::ofstream sentences(dir.File("sentences.txt"));
+    for (int i = 0; i < kSentences; ++i) sentences << "the cow jumped over the moon\n";
+  }
+  RunResult produced = RunCommand(
+      dir, {"sh", "-c", absl::StrCat("kcat -P -b ", bootstrap, " -t myKafkaTopic -p 0 -X ",
+                                     "log_level=3 < ", dir.File("sentences.txt"))});
+  ASSERT_EQ(produced.exit_code, 0) << produced.err;
+  std::ofstream(dir.File("kafka.properties")) << "kafka.zk=" << zk << "\n";
+  RunResult submitted = RunCommand(
+      dir, {testing::TempestBinary(), "submit", Legacy("kafka-spout-cluster.yaml"), "--filter",
+            dir.File("kafka.properties"), "--resources", Legacy("multilang"), "--until-running"},
+      env);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+
+  // Every sentence read and its offset committed, in storm-kafka's layout,
+  // in the cluster's ZooKeeper.
+  nlohmann::json partitions;
+  EXPECT_TRUE(testing::Eventually(seconds(120), [&] {
+    RunResult shown = RunCommand(dir, {testing::TempestBinary(), "offsets", "show", "--zk", zk,
+                                       "--root", "/kafkaSpout", "--id", "myId", "--json"});
+    if (shown.exit_code != 0) return false;
+    nlohmann::json doc = nlohmann::json::parse(shown.out, nullptr, false);
+    if (doc.is_discarded()) return false;
+    partitions = doc["partitions"];
+    for (const auto& p : partitions) {
+      if (p["committed_offset"] == kSentences) return true;
+    }
+    return false;
+  }, milliseconds(1000))) << partitions.dump();
+  ASSERT_FALSE(partitions.empty());
+  EXPECT_EQ(partitions[0]["topic"], "myKafkaTopic");
+  EXPECT_EQ(partitions[0]["topology_name"], "kafka-spout");
+
+  EXPECT_EQ(RunCommand(dir, {testing::TempestBinary(), "kill", "kafka-spout", "-w", "0"}, env)
+                .exit_code,
+            0);
+  (*dev)->Stop(seconds(60));
 }
 
 TEST(LegacyPipelineTest, MigrateCheckPassesTheExamplesAndNamesMissingClasses) {
