@@ -393,13 +393,15 @@ void HostileClusterTest::SubmitHostileTopologies() {
       {"a duplicate YAML key", flux_body("name: dup\nname: again\n" + HostileFlux("d", 1, "")),
        "duplicate key"},
       {"invalid UTF-8", "{\"flux\": \"name: \xff\xfe\"}", "JSON"},
-      {"a config 100 levels deep", json{{"flux", HostileFlux("deep", 1, "")}, {"config", deep}}.dump(),
+      {"a config 100 levels deep",
+       json{{"flux", HostileFlux("deep", 1, "")}, {"config", deep}}.dump(),
        "deeper than"},
   };
   for (const Case& c : cases) {
     const auto [status, message] = PostSubmit(c.body);
     EXPECT_EQ(status, 400) << c.what << ": " << message.substr(0, 300);
-    EXPECT_NE(message.find(c.expect), std::string::npos) << c.what << ": " << message.substr(0, 300);
+    EXPECT_NE(message.find(c.expect), std::string::npos)
+        << c.what << ": " << message.substr(0, 300);
     EXPECT_LT(message.size(), 2000u) << c.what << ": the error repeats the input";
     EXPECT_TRUE(NimbusHealthy()) << "after " << c.what;
   }
