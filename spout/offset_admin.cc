@@ -189,6 +189,9 @@ absl::Status AddKafkaLag(const std::string& bootstrap_servers,
     if (!marks.ok()) continue;  // shown as unknown
     entry.log_start_offset = marks->first;
     entry.log_end_offset = marks->second;
+    // Never committed: the lag depends on where a spout would start, except
+    // when the log is empty and there is nothing to read at all.
+    if (!entry.stored && marks->first == marks->second) entry.lag = 0;
     if (!entry.state) continue;
     const int64_t committed = entry.state->offset;
     entry.out_of_range = committed > marks->second || committed < marks->first;

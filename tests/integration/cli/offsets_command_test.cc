@@ -189,6 +189,7 @@ TEST_F(OffsetsCommandTest, ShowListsEveryPartitionWithLogRangeLagOwnerAndTotal) 
   EXPECT_EQ(parts[1]["stored"], false);
   EXPECT_TRUE(parts[1]["committed_offset"].is_null());
   EXPECT_EQ(parts[1]["log_end_offset"], 30);
+  EXPECT_TRUE(parts[1]["lag"].is_null()) << "depends on where a spout would start";
 }
 
 TEST_F(OffsetsCommandTest, ListsUnreadableNodesInsteadOfSkippingThem) {
