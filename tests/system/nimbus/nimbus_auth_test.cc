@@ -20,6 +20,7 @@
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
+#include "tests/system/nimbus/nimbus_process_fixture.h"
 
 namespace tempest::testing {
 namespace {
@@ -27,37 +28,12 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::string SourceDir() {
-  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
-  return s != nullptr ? s : ".";
-}
-
-class NimbusAuthTest : public ::testing::Test {
+class NimbusAuthTest : public NimbusProcessTest {
  protected:
   void SetUp() override {
-    auto zk = ZkEnsemble::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = *std::move(zk);
     token_ = net::NewRandomToken();
     ASSERT_TRUE(net::WriteTokenFile(dir_.File("api.token"), token_).ok());
-    std::ofstream(dir_.File("tempest.yaml"))
-        << DaemonConfigPreamble(zk_->ConnectString()) << "ui.host: 127.0.0.1\n"
-        << "ui.port: 0\n"
-        << "tempest.api.token.file: " << dir_.File("api.token") << "\n";
-    os::ChildProcess::Options options;
-    options.argv = {TempestBinary(), "nimbus", "--config", dir_.File("tempest.yaml")};
-    options.stdout_path = dir_.File("nimbus.out");
-    options.stderr_path = dir_.File("nimbus.err");
-    auto child = os::ChildProcess::Start(options);
-    ASSERT_TRUE(child.ok()) << child.status();
-    nimbus_ = *std::move(child);
-    auto address = WaitForLineWithPrefix(dir_.File("nimbus.out"), "nimbus=", seconds(60));
-    ASSERT_TRUE(address.has_value()) << ReadFileOrEmpty(dir_.File("nimbus.err"));
-    address_ = *address;
-  }
-
-  void TearDown() override {
-    if (nimbus_ != nullptr) nimbus_->Stop(milliseconds(20000));
+    StartNimbus("tempest.api.token.file: " + dir_.File("api.token") + "\n");
   }
 
   net::HttpClient Client() const {
@@ -65,21 +41,6 @@ class NimbusAuthTest : public ::testing::Test {
     return net::HttpClient(address_.substr(0, colon), std::stoi(address_.substr(colon + 1)));
   }
 
-  CommandRun Tempest(std::vector<std::string> args,
-                     const std::map<std::string, std::string>& env = {}) {
-    std::vector<std::string> argv = {TempestBinary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.push_back("--nimbus");
-    argv.push_back(address_);
-    CommandRun r = RunCommand(argv, dir_.File("cmd"), milliseconds(60000), env);
-    EXPECT_TRUE(r.finished) << args[0] << " did not finish";
-    return r;
-  }
-
-  TempDir dir_{"tempest-nimbus-auth"};
-  std::unique_ptr<ZkEnsemble> zk_;
-  std::unique_ptr<os::ChildProcess> nimbus_;
-  std::string address_;
   std::string token_;
 };
 

@@ -18,6 +18,7 @@
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"
+#include "tests/system/nimbus/nimbus_process_fixture.h"
 
 namespace tempest::testing {
 namespace {
@@ -26,47 +27,9 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::string SourceDir() {
-  const char* s = std::getenv("TEMPEST_SOURCE_DIR");
-  return s != nullptr ? s : ".";
-}
-
-class NimbusCommandTest : public ::testing::Test {
+class NimbusCommandTest : public NimbusProcessTest {
  protected:
-  void SetUp() override {
-    auto zk = ZkEnsemble::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = *std::move(zk);
-    std::ofstream(dir_.File("tempest.yaml"))
-        << DaemonConfigPreamble(zk_->ConnectString())
-        << "ui.host: 127.0.0.1\n"
-        << "ui.port: 0\n"
-        << "nimbus.monitor.freq.secs: 1\n";
-    os::ChildProcess::Options options;
-    options.argv = {TempestBinary(), "nimbus", "--config", dir_.File("tempest.yaml")};
-    options.stdout_path = dir_.File("nimbus.out");
-    options.stderr_path = dir_.File("nimbus.err");
-    auto child = os::ChildProcess::Start(options);
-    ASSERT_TRUE(child.ok()) << child.status();
-    nimbus_ = *std::move(child);
-    auto address = WaitForLineWithPrefix(dir_.File("nimbus.out"), "nimbus=", seconds(60));
-    ASSERT_TRUE(address.has_value()) << ReadFileOrEmpty(dir_.File("nimbus.err"));
-    address_ = *address;
-  }
-
-  void TearDown() override {
-    if (nimbus_ != nullptr) nimbus_->Stop(milliseconds(20000));
-  }
-
-  CommandRun Tempest(std::vector<std::string> args) {
-    std::vector<std::string> argv = {TempestBinary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.push_back("--nimbus");
-    argv.push_back(address_);
-    CommandRun r = RunCommand(argv, dir_.File("cmd"), milliseconds(60000));
-    EXPECT_TRUE(r.finished) << args[0] << " did not finish";
-    return r;
-  }
+  void SetUp() override { StartNimbus("nimbus.monitor.freq.secs: 1\n"); }
 
   json ListJson() {
     CommandRun r = Tempest({"list", "--json"});
@@ -83,11 +46,6 @@ class NimbusCommandTest : public ::testing::Test {
     }
     return "";
   }
-
-  TempDir dir_{"tempest-nimbus-cmd"};
-  std::unique_ptr<ZkEnsemble> zk_;
-  std::unique_ptr<os::ChildProcess> nimbus_;
-  std::string address_;
 };
 
 TEST_F(NimbusCommandTest, SubmitListDeactivateActivateKill) {
