@@ -2,16 +2,24 @@
 // hand). Runs the executors its slot is assigned, heartbeats, and exits 0
 // when the assignment changes or on SIGTERM, non-zero when it cannot start.
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "bolts/builtin_bolts.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
+#include "common/api/config.h"
+#include "common/os/privileges.h"
 #include "spdlog/spdlog.h"
 #include "spout/builtin_spouts.h"
+#include "supervisor/supervisor_options.h"
 #include "worker/worker_process.h"
 
 namespace tempest::cli {
@@ -24,12 +32,39 @@ struct WorkerArgs {
   std::string worker_dir;
 };
 
+// A worker runs submitted code (multilang commands, plugins), so under a
+// root supervisor it becomes supervisor.worker.user before starting any of
+// it. Its config has been read by then (it may be readable by root only).
+// The worker directory's ancestors may be closed to that account (a 0700
+// home or temporary directory), so it is entered while still root and used
+// by a relative path afterwards; the supervisor gave the directory itself
+// to the account.
+absl::Status LeaveRoot(const api::Config& config, worker::WorkerProcessOptions& options) {
+  if (!os::RunningAsRoot()) return absl::OkStatus();
+  absl::StatusOr<os::UnixUser> account = os::LookUpUnprivilegedUser(config.GetString(
+      supervisor::kSupervisorWorkerUser, std::string(supervisor::kDefaultWorkerUser)));
+  if (!account.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("supervisor.worker.user: ", account.status().message()));
+  }
+  if (!options.worker_dir.empty()) {
+    if (::chdir(options.worker_dir.c_str()) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot enter ", options.worker_dir, ": ", std::strerror(errno)));
+    }
+    options.worker_dir = ".";
+  }
+  if (absl::Status s = os::DropPrivilegesTo(*account); !s.ok()) return s;
+  spdlog::info("worker runs as {} (uid {})", account->name, account->uid);
+  return absl::OkStatus();
+}
+
 int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
   // Before any thread starts: threads inherit the name, and nothing reads
   // argv after parsing.
-  worker::SetProcessTitle(globals.argc, globals.argv,
-                          worker::WorkerProcessTitle(args.topology_id, args.supervisor_id,
-                                                     args.port));
+  worker::SetProcessTitle(
+      globals.argc, globals.argv,
+      worker::WorkerProcessTitle(args.topology_id, args.supervisor_id, args.port));
   BlockStopSignals();  // before any thread starts
   absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
   if (!config.ok()) return Fail(std::string(config.status().message()), 2);
@@ -40,6 +75,9 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
   options->supervisor_id = args.supervisor_id;
   options->port = args.port;
   options->worker_dir = args.worker_dir;
+  if (absl::Status s = LeaveRoot(*config, *options); !s.ok()) {
+    return Fail(std::string(s.message()), 2);
+  }
 
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();
   (void)spout::RegisterBuiltinSpouts(registry);
@@ -49,8 +87,8 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
   absl::StatusOr<std::unique_ptr<worker::WorkerProcess>> process =
       worker::WorkerProcess::Start(*std::move(options));
   if (!process.ok()) return Fail(std::string(process.status().message()));
-  const worker::WorkerExit exit = (*process)->Run(
-      [] { return WaitStopSignalFor(std::chrono::milliseconds(0)) != 0; });
+  const worker::WorkerExit exit =
+      (*process)->Run([] { return WaitStopSignalFor(std::chrono::milliseconds(0)) != 0; });
   process->reset();
   spdlog::info("worker exited: {}", worker::WorkerExitName(exit));
   return 0;
@@ -60,8 +98,8 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
 
 void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto args = std::make_shared<WorkerArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "worker", "Run one worker process (started by a supervisor, not by hand)");
+  CLI::App* sub =
+      app.add_subcommand("worker", "Run one worker process (started by a supervisor, not by hand)");
   sub->add_option("--topology-id", args->topology_id, "The topology to run")->required();
   sub->add_option("--supervisor-id", args->supervisor_id, "The supervisor owning the slot")
       ->required();

@@ -31,6 +31,24 @@ absl::StatusOr<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions
     }
     options.hostname = name;
   }
+  // Submitted code (multilang commands, plugins) runs in workers: under a
+  // root supervisor they run as an unprivileged account, never as root.
+  if (os::RunningAsRoot()) {
+    absl::StatusOr<os::UnixUser> account = os::LookUpUnprivilegedUser(options.worker_user);
+    if (!account.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("supervisor.worker.user: ", account.status().message(),
+                       " (a supervisor running as root starts its workers as this account)"));
+    }
+    options.worker_account = *account;
+    spdlog::info("supervisor runs as root: workers run as {} (uid {})", account->name,
+                 account->uid);
+  } else if (options.worker_user != kDefaultWorkerUser) {
+    spdlog::warn(
+        "supervisor.worker.user '{}' is ignored: the supervisor is not root, so "
+        "workers run as its own user",
+        options.worker_user);
+  }
   // Worker directories are handed to workers, which may run elsewhere than
   // our working directory: make the local dir absolute.
   std::error_code ec;

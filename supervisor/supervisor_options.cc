@@ -58,6 +58,7 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
   o.local_dir = config.GetString(api::kStormLocalDir, "tempest-local");
   if (o.local_dir.empty()) return absl::InvalidArgumentError("storm.local.dir is empty");
   o.hostname = config.GetString(api::kStormLocalHostname, "");
+  o.worker_user = config.GetString(kSupervisorWorkerUser, std::string(kDefaultWorkerUser));
   if (const api::Value* v = config.Find(api::kSupervisorSlotsPorts); v != nullptr && !v->is_nil()) {
     absl::StatusOr<std::vector<int>> ports = PortList(*v);
     if (!ports.ok()) return ports.status();

@@ -2,15 +2,23 @@
 #define TEMPEST_SUPERVISOR_SUPERVISOR_OPTIONS_H_
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/api/config.h"
 #include "common/coord/retry_policy.h"
 #include "common/core/clock.h"
+#include "common/os/privileges.h"
 
 namespace tempest::supervisor {
+
+// The account workers run as when their supervisor runs as root (submitted
+// code never runs as root). Read by the supervisor and by each worker.
+inline constexpr std::string_view kSupervisorWorkerUser = "supervisor.worker.user";
+inline constexpr std::string_view kDefaultWorkerUser = "nobody";
 
 // What a Supervisor runs with (read from the Storm config by FromConfig).
 // A plain value; copied into each part of the supervisor.
@@ -47,6 +55,12 @@ struct SupervisorOptions {
   // global config arguments (`--config FILE`, `-c key=value`), so workers
   // read the same ZooKeeper settings.
   std::vector<std::string> worker_config_args;
+  // supervisor.worker.user: who workers run as when the supervisor is root.
+  std::string worker_user = "nobody";
+  // Set by Supervisor::Create when it runs as root: the account worker
+  // directories are given to. Each worker switches to it itself, after
+  // reading its config and before it runs any component.
+  std::optional<os::UnixUser> worker_account;
   std::string version = "tempest-0.1.0";
   core::Clock* clock = &core::RealClock();
 
@@ -55,7 +69,8 @@ struct SupervisorOptions {
   // supervisor.heartbeat.frequency.secs, supervisor.monitor.frequency.secs,
   // supervisor.worker.timeout.secs, supervisor.worker.start.timeout.secs,
   // supervisor.worker.shutdown.sleep.secs,
-  // tempest.supervisor.worker.exit.grace.secs. InvalidArgument for unusable
+  // tempest.supervisor.worker.exit.grace.secs, supervisor.worker.user.
+  // InvalidArgument for unusable
   // values.
   static absl::StatusOr<SupervisorOptions> FromConfig(const api::Config& config);
 };

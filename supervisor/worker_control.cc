@@ -147,8 +147,8 @@ std::vector<WorkerSnapshot> WorkerControl::Snapshot() const {
   for (const auto& [port, slot] : slots_) {
     if (!slot.worker) continue;
     const WorkerRecord& w = *slot.worker;
-    out.push_back(WorkerSnapshot{port, w.pid, w.topology_id, w.adopted,
-                                 w.stop_sent_ms.has_value(), w.last_beat_ms.has_value()});
+    out.push_back(WorkerSnapshot{port, w.pid, w.topology_id, w.adopted, w.stop_sent_ms.has_value(),
+                                 w.last_beat_ms.has_value()});
   }
   return out;
 }
@@ -297,6 +297,12 @@ void WorkerControl::Launch(int port, const DesiredSlot& desired) {
   // The last beat of an earlier worker must not vouch for this one.
   std::error_code ec;
   std::filesystem::remove(HeartbeatPath(dir), ec);
+  if (options_.worker_account) {
+    // The worker writes its heartbeat and resources here after it dropped
+    // root; an earlier worker's resources may be anyone's.
+    std::filesystem::remove_all(std::filesystem::path(dir) / "resources", ec);
+    if (absl::Status s = os::GiveToUser(dir, *options_.worker_account); !s.ok()) return fail(s);
+  }
   bad_beat_logged_.erase(port);
 
   std::vector<std::string> argv = options_.worker_command;

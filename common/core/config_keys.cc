@@ -36,6 +36,7 @@ constexpr ConfigKeyReader kKeysRead[] = {
     {"supervisor.worker.shutdown.sleep.secs", "supervisor"},
     {"supervisor.worker.start.timeout.secs", "supervisor"},
     {"supervisor.worker.timeout.secs", "supervisor"},
+    {"supervisor.worker.user", "supervisor and workers (who workers run as under root)"},
     {"tempest.kafka.offset.journal.max.entries", "KafkaSpout (offset journal bound)"},
     {"tempest.kafka.offset.journal.retention.secs", "KafkaSpout (offset journal retention)"},
     {"tempest.transport.max.frame.bytes", "workers (transport server)"},

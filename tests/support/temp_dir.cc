@@ -20,6 +20,10 @@ TempDir::TempDir(const std::string& prefix) {
     std::abort();
   }
   path_ = buf.data();
+  // Open to every account, sticky like /tmp: under root, cluster workers run
+  // as an unprivileged user (supervisor.worker.user) and write here too.
+  std::filesystem::permissions(path_,
+                               std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
 }
 
 TempDir::~TempDir() {

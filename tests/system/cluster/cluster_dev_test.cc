@@ -2,6 +2,12 @@
 // then `tempest submit` of the cluster example across two supervisors and
 // two worker processes, `tempest list`, and a clean `tempest kill -w` that
 // leaves a verifier report with nothing missing and nothing duplicated.
+// Then the security rule that submitted code never runs as root: a multilang
+// command `sh -c id` submitted to a cluster started by root runs as the
+// unprivileged supervisor.worker.user (nobody by default).
+
+#include <pwd.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -117,6 +123,92 @@ TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
         std::cerr << "==== " << e.path().string() << "\n" << text << "\n";
       }
     }
+  }
+}
+
+// The uid a submitted command should run as: the default worker user under
+// root, else the user who started the cluster.
+uid_t ExpectedWorkerUid() {
+  if (::geteuid() != 0) return ::geteuid();
+  const struct passwd* nobody = ::getpwnam("nobody");
+  return nobody != nullptr ? nobody->pw_uid : 0;
+}
+
+// Real uid of a running process, from /proc/PID/status ("Uid: real eff ...").
+std::optional<uid_t> ProcessUid(const std::string& pid) {
+  std::ifstream status("/proc/" + pid + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Uid:", 0) == 0) return static_cast<uid_t>(std::stoul(line.substr(4)));
+  }
+  return std::nullopt;
+}
+
+TEST(ClusterDevTest, SubmittedMultilangCommandNeverRunsAsRoot) {
+  const uid_t expected = ExpectedWorkerUid();
+  ASSERT_NE(expected, 0u) << "this host has no 'nobody' account to run workers as";
+  TempDir dir("tempest-dev-uid");
+  os::ChildProcess::Options o;
+  o.argv = {TempestBinary(), "dev", "--supervisors", "1", "--dir", dir.File("cluster"),
+            "-c", "ui.port=0"};
+  o.stdout_path = dir.File("dev.out");
+  o.stderr_path = dir.File("dev.err");
+  auto dev = os::ChildProcess::Start(o);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  ASSERT_TRUE(WaitForLineWithPrefix(dir.File("dev.out"), "ready", seconds(180)).has_value())
+      << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
+  auto nimbus = WaitForLineWithPrefix(dir.File("dev.out"), "nimbus=", seconds(1));
+  ASSERT_TRUE(nimbus.has_value());
+
+  // The hostile submission: a "bolt" that is a shell command reporting who
+  // it runs as, and then never speaks the protocol.
+  const std::string id_file = dir.File("id.txt");
+  std::ofstream(dir.File("topology.yaml")) << R"(name: who-am-i
+spouts:
+  - id: seq
+    className: tempest.SequenceSpout
+bolts:
+  - id: shell
+    className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
+    constructorArgs:
+      - ["sh", "-c", "id > )" << id_file << R"(.tmp && mv )" << id_file << ".tmp " << id_file
+                                   << R"(; exec sleep 30"]
+      - ["out"]
+streams:
+  - from: seq
+    to: shell
+    grouping: {type: SHUFFLE}
+)";
+  CommandRun submit =
+      RunCommand({TempestBinary(), "submit", dir.File("topology.yaml"), "--nimbus", *nimbus},
+                 dir.File("submit"), milliseconds(60000));
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+
+  ASSERT_TRUE(Eventually(seconds(120), [&] { return std::filesystem::exists(id_file); }))
+      << "the submitted command never ran";
+  const std::string id = ReadFileOrEmpty(id_file);
+  EXPECT_EQ(id.rfind(absl::StrCat("uid=", expected, "("), 0), 0u) << id;
+  EXPECT_EQ(id.find("uid=0("), std::string::npos) << id;
+
+  // The worker process itself (plugins run in it) is not root either.
+  int workers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = ReadFileOrEmpty("/proc/" + pid + "/cmdline");
+    if (cmdline.find("who-am-i") == std::string::npos ||
+        cmdline.find("--supervisor-id") == std::string::npos) {
+      continue;
+    }
+    ++workers;
+    EXPECT_EQ(ProcessUid(pid), std::optional<uid_t>(expected)) << cmdline;
+  }
+  EXPECT_GT(workers, 0) << "no worker process of who-am-i found";
+
+  RunCommand({TempestBinary(), "kill", "who-am-i", "-w", "0", "--nimbus", *nimbus},
+             dir.File("kill"), milliseconds(60000));
+  (*dev)->Stop(seconds(60));
+  if (HasFailure()) {
+    std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
   }
 }
 
