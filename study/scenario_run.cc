@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -10,9 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "bolts/verification_report.h"
 #include "common/coord/zk_session.h"
+#include "common/os/privileges.h"
 #include "spout/offset_admin.h"
 #include "study/committed_offsets.h"
 #include "study/range_explanation.h"
+#include "supervisor/supervisor_options.h"
 
 namespace tempest::study {
 namespace {
@@ -70,8 +73,8 @@ void FillRanges(coord::ZkSession* zk, const std::string& spout_id, const std::st
 
 }  // namespace
 
-ScenarioRun::ScenarioRun(StudyWorld& world, const StudyOptions& options,
-                         const Scenario& scenario, StudyProgress& progress)
+ScenarioRun::ScenarioRun(StudyWorld& world, const StudyOptions& options, const Scenario& scenario,
+                         StudyProgress& progress)
     : world_(world),
       options_(options),
       scenario_(scenario),
@@ -105,10 +108,23 @@ absl::Status ScenarioRun::Prepare() {
   site.dir = dir_;
   site.fault_switch_file = switch_file_;
   site.seed = options_.seed;
+  // Under root the world's workers run as the default worker account
+  // (supervisor.worker.user): each pipeline's directory, where its sinks
+  // write, is given to it.
+  std::optional<os::UnixUser> worker_account;
+  if (os::RunningAsRoot()) {
+    absl::StatusOr<os::UnixUser> account =
+        os::LookUpUnprivilegedUser(supervisor::kDefaultWorkerUser);
+    if (!account.ok()) return account.status();
+    worker_account = *account;
+  }
   for (const std::string& g : options_.guarantees) {
     Pipeline p;
     p.spec = PipelineFor(scenario_, g, site);
     std::filesystem::create_directories(dir_ / g, ec);
+    if (worker_account) {
+      if (absl::Status s = os::GiveToUser((dir_ / g).string(), *worker_account); !s.ok()) return s;
+    }
     p.yaml_path = (dir_ / g / "topology.yaml").string();
     std::ofstream yaml(p.yaml_path);
     yaml << PipelineTopologyYaml(p.spec);
@@ -175,8 +191,8 @@ absl::Status ScenarioRun::WaitSpoutsReady(std::chrono::seconds timeout) {
     std::this_thread::sleep_for(milliseconds(200));
   }
   return absl::DeadlineExceededError(absl::StrCat(
-      "the spouts of ", scenario_.name, " did not read their partitions within ",
-      timeout.count(), " s; see ", world_.options().dir, "/logs and the supervisors' worker logs"));
+      "the spouts of ", scenario_.name, " did not read their partitions within ", timeout.count(),
+      " s; see ", world_.options().dir, "/logs and the supervisors' worker logs"));
 }
 
 absl::Status ScenarioRun::StartTopologies() {
@@ -225,9 +241,8 @@ absl::Status ScenarioRun::RecordRetentionLoss() {
     p.expected_loss = UnreceivedInRanges(CountsOrNone(p.spec.sink_log, options_.records), layout_,
                                          *committed, log_start);
     if (!p.spec.dedup_sink_log.empty()) {
-      p.dedup_expected_loss =
-          UnreceivedInRanges(CountsOrNone(p.spec.dedup_sink_log, options_.records), layout_,
-                             *committed, log_start);
+      p.dedup_expected_loss = UnreceivedInRanges(
+          CountsOrNone(p.spec.dedup_sink_log, options_.records), layout_, *committed, log_start);
     }
   }
   (*zk)->Close();
@@ -345,9 +360,8 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   // would not start again) would fail every later scenario for the wrong
   // reason: the study stops here.
   if (!heal_status.ok()) {
-    world_broken_ = absl::AbortedError(
-        absl::StrCat("the cluster could not be repaired after ", scenario_.name, ": ",
-                     heal_status.message()));
+    world_broken_ = absl::AbortedError(absl::StrCat("the cluster could not be repaired after ",
+                                                    scenario_.name, ": ", heal_status.message()));
   }
   return results;
 }
@@ -409,8 +423,8 @@ DedupSinkResult ScenarioRun::AnalyseDedupSink(const Pipeline& p,
   DedupSinkResult d;
   if (!dedup.ok()) {
     d.lost = options_.records;
-    problems.push_back(absl::StrCat("cannot read the effectively-once sink's log: ",
-                                    dedup.status().message()));
+    problems.push_back(
+        absl::StrCat("cannot read the effectively-once sink's log: ", dedup.status().message()));
     return d;
   }
   RunResult figures;
