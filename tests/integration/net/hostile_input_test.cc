@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,7 +79,8 @@ class RawConn {
   bool ReadUntilClosed(milliseconds deadline, std::string* received = nullptr) {
     const auto until = std::chrono::steady_clock::now() + deadline;
     for (int i = 0; i < 100000; ++i) {
-      const auto left = std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -103,15 +105,17 @@ int StatusOf(const std::string& reply) {
 
 std::string ChunkedWithTrailer(size_t trailer_bytes) {
   return absl::StrCat("POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n",
-                      "Content-Type: application/json\r\n\r\n", "2\r\n{}\r\n0\r\n", "X-Pad: ",
-                      std::string(trailer_bytes, 'a'), "\r\n\r\n");
+                      "Content-Type: application/json\r\n\r\n", "2\r\n{}\r\n0\r\n",
+                      "X-Pad: ", std::string(trailer_bytes, 'a'), "\r\n\r\n");
 }
 
 std::string DeepJsonPost(size_t depth) {
-  const std::string body = absl::StrCat("{\"flux\": \"x\", \"config\": {\"k\": ",
-                                        std::string(depth, '['), std::string(depth, ']'), "}}");
-  return absl::StrCat("POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
-                      "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
+  const std::string body =
+      absl::StrCat("{\"flux\": \"x\", \"config\": {\"k\": ", std::string(depth, '['),
+                   std::string(depth, ']'), "}}");
+  return absl::StrCat(
+      "POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
+      "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
 }
 
 // One raw request; the reply's status (0: closed without one).
@@ -133,14 +137,20 @@ class HttpLimitsTest : public ::testing::Test {
     ASSERT_TRUE(loop.ok());
     loop_ = *std::move(loop);
     net::HttpRouter router;
-    ASSERT_TRUE(router.Add("GET", "/fast", [](const net::HttpRequest&) {
-      return net::HttpResponse::Json(200, "{\"ok\":true}");
-    }).ok());
-    ASSERT_TRUE(router.Add("POST", "/slow", [this](const net::HttpRequest&) {
-      slow_started_.set_value();
-      release_.wait();
-      return net::HttpResponse::Json(200, "{\"slow\":true}");
-    }).ok());
+    ASSERT_TRUE(router
+                    .Add("GET", "/fast",
+                         [](const net::HttpRequest&) {
+                           return net::HttpResponse::Json(200, "{\"ok\":true}");
+                         })
+                    .ok());
+    ASSERT_TRUE(router
+                    .Add("POST", "/slow",
+                         [this](const net::HttpRequest&) {
+                           slow_started_.set_value();
+                           release_.wait();
+                           return net::HttpResponse::Json(200, "{\"slow\":true}");
+                         })
+                    .ok());
     auto server = net::HttpServer::Create(*loop_, std::move(options), std::move(router));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -193,7 +203,8 @@ TEST_F(HttpLimitsTest, ConnectionsBeyondTheCapAreAnswered503) {
   // i.e. until one more is refused.
   int status = 0;
   ASSERT_TRUE(Eventually(seconds(10), [&] {
-    status = RawStatus(server_->port(), "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    status =
+        RawStatus(server_->port(), "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     return status == 503;
   })) << status;
   idle.clear();
@@ -269,6 +280,46 @@ int CountLines(const std::string& path, const std::string& needle) {
   return n;
 }
 
+// The real uid or gid of `pid` (`field` "Uid:" or "Gid:" of
+// /proc/PID/status), -1 if unknown.
+int64_t RealId(pid_t pid, const std::string& field) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(field.size()));
+  }
+  return -1;
+}
+
+// prlimit(RLIMIT_NOFILE) of `pid`. Without CAP_SYS_RESOURCE (containers
+// drop it) only a process of the target's own uid and gid may do that,
+// and workers under a root supervisor run as another account: then a
+// forked child becomes that account first.
+bool NoFileLimit(pid_t pid, const rlimit* set, rlimit* get) {
+  if (::prlimit(pid, RLIMIT_NOFILE, set, get) == 0) return true;
+  if (errno != EPERM || ::geteuid() != 0) return false;
+  const int64_t uid = RealId(pid, "Uid:"), gid = RealId(pid, "Gid:");
+  if (uid < 0 || gid < 0) return false;
+  int fds[2];
+  if (::pipe(fds) != 0) return false;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    rlimit old{};
+    const bool ok = ::setresgid(gid, gid, gid) == 0 && ::setresuid(uid, uid, uid) == 0 &&
+                    ::prlimit(pid, RLIMIT_NOFILE, set, &old) == 0;
+    if (ok && ::write(fds[1], &old, sizeof(old)) != sizeof(old)) ::_exit(2);
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(fds[1]);
+  rlimit old{};
+  const bool got = ::read(fds[0], &old, sizeof(old)) == sizeof(old);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  if (get != nullptr) *get = old;
+  return true;
+}
+
 struct ExhaustionOutcome {
   bool limited = false;
   int64_t cpu_ticks = -1;  // used by the process while out of descriptors
@@ -281,10 +332,10 @@ struct ExhaustionOutcome {
 ExhaustionOutcome ExhaustDescriptors(pid_t pid, int port) {
   ExhaustionOutcome out;
   rlimit old{};
-  if (::prlimit(pid, RLIMIT_NOFILE, nullptr, &old) != 0) return out;
+  if (!NoFileLimit(pid, nullptr, &old)) return out;
   rlimit low = old;
   low.rlim_cur = static_cast<rlim_t>(OpenFds(pid) + 6);
-  if (::prlimit(pid, RLIMIT_NOFILE, &low, nullptr) != 0) return out;
+  if (!NoFileLimit(pid, &low, nullptr)) return out;
   out.limited = true;
   std::vector<std::unique_ptr<RawConn>> conns;
   for (int i = 0; i < 40; ++i) conns.push_back(std::make_unique<RawConn>(port));
@@ -293,8 +344,23 @@ ExhaustionOutcome ExhaustDescriptors(pid_t pid, int port) {
   std::this_thread::sleep_for(seconds(3));
   out.cpu_ticks = CpuTicks(pid) - before;
   conns.clear();
-  ::prlimit(pid, RLIMIT_NOFILE, &old, nullptr);
+  NoFileLimit(pid, &old, nullptr);
   return out;
+}
+
+// Descriptor exhaustion of `who` (pid, listening on `port`, logging to
+// `log`): its accept loop reports it a few times and backs off instead of
+// spinning a core.
+void ExpectAcceptBacksOff(const std::string& who, pid_t pid, int port, const std::string& log) {
+  const int lines_before = CountLines(log, "accept failed");
+  const ExhaustionOutcome ex = ExhaustDescriptors(pid, port);
+  ASSERT_TRUE(ex.limited) << "cannot lower the RLIMIT_NOFILE of " << who;
+  const int lines = CountLines(log, "accept failed") - lines_before;
+  std::printf("%s out of descriptors for 3 s: %lld CPU ticks, %d log lines\n", who.c_str(),
+              static_cast<long long>(ex.cpu_ticks), lines);
+  EXPECT_GE(lines, 1) << who << ": the accept failures were not reported at all";
+  EXPECT_LE(lines, 8) << who << ": accept failures flood the log";
+  EXPECT_LT(ex.cpu_ticks, sysconf(_SC_CLK_TCK)) << who << " spun while out of descriptors";
 }
 
 class HostileClusterTest : public ClusterFixture {
@@ -335,16 +401,7 @@ void HostileClusterTest::AttackNimbus() {
   EXPECT_EQ(RawStatus(port, DeepJsonPost(100000)), 400) << "100k-deep JSON body";
   EXPECT_TRUE(NimbusHealthy());
 
-  // Descriptor exhaustion: the accept loop backs off instead of spinning.
-  const int lines_before = CountLines(cluster_->nimbus(0).log, "accept failed");
-  const ExhaustionOutcome ex = ExhaustDescriptors(pid, port);
-  ASSERT_TRUE(ex.limited) << "cannot lower nimbus's RLIMIT_NOFILE";
-  const int lines = CountLines(cluster_->nimbus(0).log, "accept failed") - lines_before;
-  std::printf("nimbus out of descriptors for 3 s: %lld CPU ticks, %d log lines\n",
-              static_cast<long long>(ex.cpu_ticks), lines);
-  EXPECT_GE(lines, 1) << "the accept failures were not reported at all";
-  EXPECT_LE(lines, 8) << "accept failures flood the log";
-  EXPECT_LT(ex.cpu_ticks, sysconf(_SC_CLK_TCK)) << "nimbus spun while out of descriptors";
+  ExpectAcceptBacksOff("nimbus", pid, port, cluster_->nimbus(0).log);
   EXPECT_TRUE(Eventually(seconds(20), [&] { return NimbusHealthy(); })) << "no recovery";
 }
 
@@ -394,8 +451,7 @@ void HostileClusterTest::SubmitHostileTopologies() {
        "duplicate key"},
       {"invalid UTF-8", "{\"flux\": \"name: \xff\xfe\"}", "JSON"},
       {"a config 100 levels deep",
-       json{{"flux", HostileFlux("deep", 1, "")}, {"config", deep}}.dump(),
-       "deeper than"},
+       json{{"flux", HostileFlux("deep", 1, "")}, {"config", deep}}.dump(), "deeper than"},
   };
   for (const Case& c : cases) {
     const auto [status, message] = PostSubmit(c.body);
@@ -448,6 +504,13 @@ void HostileClusterTest::AttackWorker(const WorkerSlot& worker) {
   EXPECT_EQ(idle_closed, 200) << "idle unauthenticated connections left open";
   idle.clear();
 
+  // The transport server's accept loop, out of descriptors, backs off too.
+  ExpectAcceptBacksOff(
+      "worker", worker.pid, worker.port,
+      absl::StrCat(LocalDir(worker.supervisor), "/workers/", worker.port, "/worker.log"));
+  RawConn after(worker.port);
+  after.Send(std::string(200, '\x7f'));
+  EXPECT_TRUE(after.ReadUntilClosed(seconds(10))) << "the worker accepts no more connections";
 }
 
 TEST_F(HostileClusterTest, HostileInputLeavesNimbusAndWorkersServing) {
@@ -459,11 +522,15 @@ TEST_F(HostileClusterTest, HostileInputLeavesNimbusAndWorkersServing) {
   const std::string id = Submit(PacedExample(count, 1000), "paced.yaml");
   ASSERT_FALSE(id.empty());
   std::vector<WorkerSlot> workers;
-  ASSERT_TRUE(Eventually(seconds(90), [&] {
-    workers = WorkersOf(id);
-    return workers.size() == 2 && workers[0].beat && workers[1].beat &&
-           workers[0].beat->acked() + workers[1].beat->acked() > 0;
-  }, milliseconds(200))) << "the topology never acked";
+  ASSERT_TRUE(Eventually(
+      seconds(90),
+      [&] {
+        workers = WorkersOf(id);
+        return workers.size() == 2 && workers[0].beat && workers[1].beat &&
+               workers[0].beat->acked() + workers[1].beat->acked() > 0;
+      },
+      milliseconds(200)))
+      << "the topology never acked";
   const std::vector<pid_t> pids = WorkerPids(id);
 
   AttackNimbus();
@@ -473,10 +540,14 @@ TEST_F(HostileClusterTest, HostileInputLeavesNimbusAndWorkersServing) {
   EXPECT_TRUE(NimbusHealthy());
   EXPECT_EQ(WorkerPids(id), pids) << "a worker was restarted";
   json v;
-  EXPECT_TRUE(Eventually(seconds(120), [&] {
-    v = Verify(VerifierLog(), count);
-    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
-  }, milliseconds(1000))) << v.dump();
+  EXPECT_TRUE(Eventually(
+      seconds(120),
+      [&] {
+        v = Verify(VerifierLog(), count);
+        return v.is_object() && v.value("missing", int64_t{-1}) == 0;
+      },
+      milliseconds(1000)))
+      << v.dump();
   std::printf("verifier log: %s\n", v.dump().c_str());
 }
 
