@@ -97,7 +97,10 @@ class Scanner {
     const YAML::Node streams = root["streams"];
     if (streams && streams.IsSequence()) {
       for (const auto& s : streams) {
-        const YAML::Node custom = s["grouping"]["customClass"];
+        if (!s.IsMap()) continue;
+        const YAML::Node grouping = s["grouping"];
+        if (!grouping || !grouping.IsMap()) continue;
+        const YAML::Node custom = grouping["customClass"];
         if (!custom || !custom.IsMap()) continue;
         ClassFinding f;
         f.section = "streams";
@@ -238,7 +241,12 @@ absl::StatusOr<MigrationReport> CheckMigration(const MigrationCheckOptions& opti
         absl::StrCat(options.flux_path, ":1: a Flux file is a YAML map (name, spouts, bolts, ...)"));
   }
   Scanner scanner(options, report);
-  scanner.ScanFlux(root, options.flux_path);
+  try {
+    scanner.ScanFlux(root, options.flux_path);
+  } catch (const YAML::Exception&) {
+    // The class survey reads the raw YAML as best it can; the Flux loader
+    // below reports what is malformed, with its line.
+  }
 
   if (!options.storm_yaml.empty()) {
     TEMPEST_ASSIGN_OR_RETURN(const std::string storm_text, ReadText(options.storm_yaml));

@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "yaml-cpp/depthguard.h"
 
 namespace tempest::core {
 namespace {
@@ -166,6 +167,10 @@ absl::StatusOr<YAML::Node> LoadCheckedYaml(std::string_view text, std::string_vi
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard, far past ours; its message is just "bad file".
+    return Error(file, e.mark.is_null() ? 0 : e.mark.line + 1,
+                 absl::StrCat("the document is nested deeper than ", kMaxYamlDepth, " levels"));
   } catch (const YAML::Exception& e) {
     // yaml-cpp marks errors at end of input one line past the last line.
     int line = e.mark.is_null() ? 0 : e.mark.line + 1;

@@ -18,6 +18,7 @@
 namespace tempest::core {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
@@ -141,6 +142,12 @@ TEST_F(InputLimitsTest, YamlDepthAndAliasExpansionAreBounded) {
   absl::StatusOr<YAML::Node> n = LoadCheckedYaml(deep, "d.yaml");
   ASSERT_FALSE(n.ok());
   EXPECT_THAT(std::string(n.status().message()), StartsWith("d.yaml:1: "));
+  // Deeper than yaml-cpp's own guard (its message is just "bad file").
+  std::string deeper = "x: " + std::string(50000, '[') + std::string(50000, ']');
+  absl::StatusOr<YAML::Node> d = LoadCheckedYaml(deeper, "d.yaml");
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(std::string(d.status().message()),
+              AllOf(StartsWith("d.yaml:1: "), HasSubstr("nested deeper than 64 levels")));
   // Billion laughs: nine levels of ten aliases each.
   std::string laughs = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
   for (char c = 'b'; c <= 'j'; ++c) {

@@ -189,6 +189,34 @@ streams:
   EXPECT_FALSE(report->RunsUnchanged());
 }
 
+// A component entry pasted under streams (no grouping, scalars where a map
+// was expected): the class survey skips it and the loader's errors, each with its
+// line, are the problems. It used to abort migrate check.
+TEST_F(MigrationCheckTest, MalformedStreamEntriesAreAProblemNotACrash) {
+  auto report = Check(R"(name: misplaced
+spouts:
+  - id: words
+    className: test.WordSpout
+streams:
+  - from: words
+    to: words
+    grouping: {type: SHUFFLE}
+  - id: count
+    className: test.WordBolt
+  - just a string
+  - grouping: 7
+)");
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_FALSE(report->problems.empty());
+  bool misplaced = false;
+  for (const std::string& p : report->problems) {
+    EXPECT_NE(p.find("topo.yaml:"), std::string::npos) << p;
+    misplaced = misplaced || p.find("unknown key 'id' in stream") != std::string::npos;
+  }
+  EXPECT_TRUE(misplaced) << ::testing::PrintToString(report->problems);
+  EXPECT_FALSE(report->RunsUnchanged());
+}
+
 // A range-checked key still holding its placeholder: a warning for
 // `migrate check` without substitution (the value exists only at submit),
 // a problem once substitution was asked for and left it unreplaced.
