@@ -74,6 +74,18 @@ TEST(SupervisorOptionsTest, TheExampleClusterConfigLoadsWithoutWarnings) {
   EXPECT_EQ(o->zk_connect, "zk1.example.com:2181,zk2.example.com:2181,zk3.example.com:2181");
   EXPECT_EQ(o->local_dir, "/var/lib/tempest");
   EXPECT_EQ(o->slot_ports, (std::vector<int>{6700, 6701, 6702, 6703}));
+  EXPECT_EQ(o->worker_user, "nobody");
+}
+
+TEST(SupervisorOptionsTest, WorkerUserDefaultsToNobodyAndIsReadFromTheConfig) {
+  absl::StatusOr<SupervisorOptions> by_default = SupervisorOptions::FromConfig(api::Config());
+  ASSERT_TRUE(by_default.ok()) << by_default.status();
+  EXPECT_EQ(by_default->worker_user, kDefaultWorkerUser);
+  api::Config config;
+  config.Set(kSupervisorWorkerUser, std::string("tempest-worker"));
+  absl::StatusOr<SupervisorOptions> set = SupervisorOptions::FromConfig(config);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->worker_user, "tempest-worker");
 }
 
 }  // namespace
