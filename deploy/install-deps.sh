@@ -30,6 +30,8 @@ PACKAGES=(
   kcat python3-kazoo python3-kafka
   # charts of `tempest study` (study/report.cc runs gnuplot)
   gnuplot-nox
+  # promtool: tests lint nimbus's /metrics with `promtool check metrics`
+  prometheus
 )
 
 missing=()

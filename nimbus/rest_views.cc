@@ -141,8 +141,7 @@ json ExecutorStatsJson(const TopologyView& view) {
   const auto placed = PlacedExecutors(view.assignment);
   json executors = json::array();
   for (const v1::ExecutorRange& e : view.topology.base.executors()) {
-    json entry = {{"id", ExecutorName(e.start_task(), e.end_task())},
-                  {"component", e.component()}};
+    json entry = {{"id", ExecutorName(e.start_task(), e.end_task())}, {"component", e.component()}};
     auto it = placed.find({e.start_task(), e.end_task()});
     if (it != placed.end()) {
       entry["supervisorId"] = it->second->node();
@@ -162,19 +161,19 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
     for (const v1::ExecutorRange& r : b->beat.executors()) {
       ex.push_back(ExecutorName(r.start_task(), r.end_task()));
     }
-    workers.push_back(json{{"supervisorId", b->slot.node},
-                           {"host", HostOf(*view.assignment, b->slot.node)},
-                           {"port", b->slot.port},
-                           {"uptime", PrettyUptime(b->beat.uptime_secs())},
-                           {"uptimeSeconds", b->beat.uptime_secs()},
-                           // The worker's own clock: for display only.
-                           {"lastBeatSecsAgo",
-                            std::max<int64_t>(0, now_secs - b->beat.time_secs())},
-                           {"executors", ex},
-                           {"emitted", b->beat.emitted()},
-                           {"acked", b->beat.acked()},
-                           {"failed", b->beat.failed()},
-                           {"completeLatency", LatencyMs(b->beat.complete_latency_p99_us())}});
+    workers.push_back(
+        json{{"supervisorId", b->slot.node},
+             {"host", HostOf(*view.assignment, b->slot.node)},
+             {"port", b->slot.port},
+             {"uptime", PrettyUptime(b->beat.uptime_secs())},
+             {"uptimeSeconds", b->beat.uptime_secs()},
+             // The worker's own clock: for display only.
+             {"lastBeatSecsAgo", std::max<int64_t>(0, now_secs - b->beat.time_secs())},
+             {"executors", ex},
+             {"emitted", b->beat.emitted()},
+             {"acked", b->beat.acked()},
+             {"failed", b->beat.failed()},
+             {"completeLatency", LatencyMs(b->beat.complete_latency_p99_us())}});
   }
   return workers;
 }
@@ -226,9 +225,6 @@ void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTe
        [](const MetricsRow& r) { return r.totals.acked; }},
       {"tempest_topology_failed", "Tuple trees failed, summed over the live workers.",
        [](const MetricsRow& r) { return r.totals.failed; }},
-      {"tempest_topology_complete_latency_p99_microseconds",
-       "Largest per-worker p99 complete latency.",
-       [](const MetricsRow& r) { return r.totals.p99_us; }},
   };
   for (const auto& s : series) {
     out.Family(s.name, "gauge", s.help);
@@ -237,6 +233,14 @@ void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTe
                                                           {"topology", r.name}};
       out.Sample(s.name, labels, s.get(r));
     }
+  }
+  // Prometheus's base unit for time is the second.
+  constexpr const char* kLatency = "tempest_topology_complete_latency_p99_seconds";
+  out.Family(kLatency, "gauge", "Largest per-worker p99 complete latency, in seconds.");
+  for (const MetricsRow& r : rows) {
+    const core::PrometheusTextWriter::Label labels[] = {{"topology_id", r.id},
+                                                        {"topology", r.name}};
+    out.SampleFraction(kLatency, labels, static_cast<double>(r.totals.p99_us) / 1e6);
   }
 }
 
@@ -328,8 +332,8 @@ std::string RenderTopologyLag(const TopologyView& view) {
     for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
       json& spout = spouts[p.component()];
       if (spout.is_null()) {
-        spout = json{{"spoutId", p.component()}, {"spoutType", "KAFKA"},
-                     {"spoutLagResult", json::array()}};
+        spout = json{
+            {"spoutId", p.component()}, {"spoutType", "KAFKA"}, {"spoutLagResult", json::array()}};
       }
       spout["spoutLagResult"].push_back(
           json{{"topic", p.topic()},
@@ -411,8 +415,9 @@ std::string RenderNimbusMetrics(const ClusterView& view) {
   out.Sample("tempest_nimbus_leader", view.leader ? 1 : 0);
   out.Family("tempest_supervisors", "gauge", "Supervisors registered in ZooKeeper.");
   out.Sample("tempest_supervisors", static_cast<int64_t>(view.supervisors.size()));
-  out.Family("tempest_slots_total", "gauge", "Worker slots offered by the supervisors.");
-  out.Sample("tempest_slots_total", slots_total);
+  // Not "_total": Prometheus keeps that suffix for counters.
+  out.Family("tempest_slots_offered", "gauge", "Worker slots offered by the supervisors.");
+  out.Sample("tempest_slots_offered", slots_total);
   out.Family("tempest_slots_used", "gauge", "Worker slots assigned to topologies.");
   out.Sample("tempest_slots_used", slots_used);
   out.Family("tempest_topologies", "gauge", "Stored topologies by status.");

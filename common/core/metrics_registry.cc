@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <string>
 
 namespace tempest::core {
@@ -9,8 +10,7 @@ namespace tempest::core {
 namespace metrics_internal {
 int ThisThreadStripe() {
   static std::atomic<int> next_stripe{0};
-  thread_local const int stripe =
-      next_stripe.fetch_add(1, std::memory_order_relaxed) % kStripes;
+  thread_local const int stripe = next_stripe.fetch_add(1, std::memory_order_relaxed) % kStripes;
   return stripe;
 }
 }  // namespace metrics_internal
@@ -68,7 +68,8 @@ int64_t Histogram::Quantile(double q) const {
   }
   if (total == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);
-  const auto rank = std::max<int64_t>(1, static_cast<int64_t>(q * static_cast<double>(total) + 0.5));
+  const auto rank =
+      std::max<int64_t>(1, static_cast<int64_t>(q * static_cast<double>(total) + 0.5));
   int64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {
     seen += counts[i];
@@ -87,6 +88,19 @@ void PrometheusTextWriter::Family(std::string_view name, std::string_view type,
 
 void PrometheusTextWriter::Sample(std::string_view name, std::span<const Label> labels,
                                   int64_t value) {
+  AppendSeries(name, labels);
+  out_.append(" ").append(std::to_string(value)).append("\n");
+}
+
+void PrometheusTextWriter::SampleFraction(std::string_view name, std::span<const Label> labels,
+                                          double value) {
+  AppendSeries(name, labels);
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof(text), value);
+  out_.append(" ").append(text, ec == std::errc() ? end : text).append("\n");
+}
+
+void PrometheusTextWriter::AppendSeries(std::string_view name, std::span<const Label> labels) {
   out_.append(name);
   if (!labels.empty()) {
     out_ += '{';
@@ -105,7 +119,6 @@ void PrometheusTextWriter::Sample(std::string_view name, std::span<const Label> 
     }
     out_ += '}';
   }
-  out_.append(" ").append(std::to_string(value)).append("\n");
 }
 
 namespace {

@@ -84,7 +84,7 @@ struct MetricSample {
   std::string name;
   MetricLabels labels;
   Kind kind = Kind::kCounter;
-  int64_t value = 0;  // counter or gauge value; histogram count
+  int64_t value = 0;                           // counter or gauge value; histogram count
   int64_t sum = 0, p50 = 0, p99 = 0, max = 0;  // histograms only
 };
 
@@ -102,11 +102,14 @@ class PrometheusTextWriter {
   // without labels).
   void Sample(std::string_view name, std::span<const Label> labels, int64_t value);
   void Sample(std::string_view name, int64_t value) { Sample(name, {}, value); }
+  // The same with a fractional value (seconds, ratios), shortest exact form.
+  void SampleFraction(std::string_view name, std::span<const Label> labels, double value);
 
   const std::string& text() const { return out_; }
   std::string Take() { return std::move(out_); }
 
  private:
+  void AppendSeries(std::string_view name, std::span<const Label> labels);
   std::string out_;
 };
 

@@ -4,17 +4,33 @@
 
 #include "nimbus/rest_api.h"
 
+#include <chrono>
+#include <fstream>
+
 #include "absl/strings/str_cat.h"
 #include "common/net/http_client.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/nimbus/nimbus_fixture.h"
 #include "tests/support/eventually.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::nimbus::testing {
 namespace {
 
 using json = nlohmann::json;
 using tempest::testing::Eventually;
+
+// Prometheus's own linter (Debian's prometheus package, installed by
+// deploy/install-deps.sh) accepts the exposition: names, types, units.
+void ExpectPromtoolAccepts(const std::string& exposition) {
+  tempest::testing::TempDir dir("tempest-promtool");
+  std::ofstream(dir.File("metrics.txt")) << exposition;
+  tempest::testing::CommandRun lint = tempest::testing::RunCommand(
+      {"/bin/sh", "-c", "promtool check metrics < " + dir.File("metrics.txt")}, dir.File("lint"),
+      std::chrono::seconds(60));
+  EXPECT_EQ(lint.exit_code, 0) << "promtool check metrics: " << lint.out << lint.err;
+}
 
 class RestApiTest : public NimbusTest {
  protected:
@@ -91,7 +107,7 @@ TEST_F(RestApiTest, SubmitListDetailAndStateChanges) {
   EXPECT_EQ(list[0]["id"], id);
   EXPECT_EQ(list[0]["name"], "renamed");
   EXPECT_EQ(list[0]["status"], "ACTIVE");
-  EXPECT_EQ(list[0]["tasksTotal"], 6);  // one acker for one worker
+  EXPECT_EQ(list[0]["tasksTotal"], 6);    // one acker for one worker
   EXPECT_EQ(list[0]["workersTotal"], 0);  // no supervisors, nothing assigned
 
   auto detail = Call("GET", "/api/v1/topology/" + id);
@@ -170,7 +186,8 @@ TEST_F(RestApiTest, MalformedRequestsGetJsonErrorsAndStoreNothing) {
 TEST_F(RestApiTest, StandbyAnswersWritesWith503NamingTheLeader) {
   auto standby = StartNimbus();
   ASSERT_NE(standby, nullptr);
-  auto r = Call("POST", "/api/v1/topology", json{{"flux", std::string(kDemoFlux)}}.dump(), standby.get());
+  auto r = Call("POST", "/api/v1/topology", json{{"flux", std::string(kDemoFlux)}}.dump(),
+                standby.get());
   EXPECT_EQ(r.status, 503) << r.body;
   EXPECT_EQ(Body(r)["leader"], nimbus_->id());
   const std::string id = SubmitDemo();
@@ -201,8 +218,7 @@ TEST_F(RestApiTest, RebalanceGoodAndMalformedRequests) {
       {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": "x"}}})", 400, "'sink'"},
       {base + "/0", R"({"rebalanceOptions": {"executors": {"nope": 1}}})", 400,
        "no component 'nope'"},
-      {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": 4}}})", 400,
-       "has 3 tasks"},
+      {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": 4}}})", 400, "has 3 tasks"},
       {base + "/0", R"({"rebalanceOptions": {"executors": {"sink": 0}}})", 400,
        "at least 1 executor"},
       {base + "/abc", "", 400, "whole number of seconds"},
@@ -220,8 +236,9 @@ TEST_F(RestApiTest, RebalanceGoodAndMalformedRequests) {
   EXPECT_EQ(Body(Call("GET", "/api/v1/topology/" + other))["status"], "ACTIVE");
 
   // Storm UI's body, counts as strings and numbers.
-  auto ok = Call("POST", "/api/v1/topology/" + id + "/rebalance/3600",
-                 R"({"rebalanceOptions": {"numWorkers": "3", "executors": {"sink": "2", "gen": 1}}})");
+  auto ok =
+      Call("POST", "/api/v1/topology/" + id + "/rebalance/3600",
+           R"({"rebalanceOptions": {"numWorkers": "3", "executors": {"sink": "2", "gen": 1}}})");
   ASSERT_EQ(ok.status, 200) << ok.body;
   EXPECT_EQ(Body(ok)["topologyOperation"], "rebalance");
   EXPECT_EQ(Body(ok)["topologyStatus"], "REBALANCING");
@@ -309,17 +326,18 @@ TEST_F(RestApiTest, StatsWorkersComponentPageAndMetricsComeFromTheWorkerbeats) {
   ASSERT_EQ(metrics.status, 200);
   const std::string& m = metrics.body;
   for (const std::string& line :
-       {std::string("tempest_supervisors 1\n"), std::string("tempest_slots_total 2\n"),
+       {std::string("tempest_supervisors 1\n"), std::string("tempest_slots_offered 2\n"),
         std::string("tempest_slots_used 2\n"), std::string("tempest_nimbus_leader 1\n"),
         std::string("tempest_topologies{status=\"ACTIVE\"} 1\n"),
         std::string("tempest_topologies{status=\"KILLED\"} 0\n"),
         absl::StrCat("tempest_topology_emitted{topology_id=\"", id, "\",topology=\"demo\"} 130\n"),
         absl::StrCat("tempest_topology_acked{topology_id=\"", id, "\",topology=\"demo\"} 13\n"),
-        absl::StrCat("tempest_topology_complete_latency_p99_microseconds{topology_id=\"", id,
-                     "\",topology=\"demo\"} 1008\n")}) {
+        absl::StrCat("tempest_topology_complete_latency_p99_seconds{topology_id=\"", id,
+                     "\",topology=\"demo\"} 0.001008\n")}) {
     EXPECT_NE(m.find(line), std::string::npos) << line << " not in:\n" << m;
   }
   EXPECT_NE(m.find("# TYPE tempest_topology_emitted gauge"), std::string::npos);
+  ExpectPromtoolAccepts(m);
 }
 
 }  // namespace
