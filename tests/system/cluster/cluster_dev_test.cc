@@ -11,6 +11,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -31,19 +33,30 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
-  TempDir dir("tempest-dev-cluster");
+// `tempest dev --supervisors N` in `dir`, as a user starts it (ui.port=0):
+// waits for "ready" and reads nimbus's address. Failures are fatal.
+void StartDev(const TempDir& dir, int supervisors, std::unique_ptr<os::ChildProcess>& dev,
+              std::optional<std::string>& nimbus) {
   os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "dev", "--supervisors", "2", "--dir", dir.File("cluster"),
-            "-c", "ui.port=0"};
+  o.argv = {TempestBinary(),     "dev", "--supervisors", std::to_string(supervisors), "--dir",
+            dir.File("cluster"), "-c",  "ui.port=0"};
   o.stdout_path = dir.File("dev.out");
   o.stderr_path = dir.File("dev.err");
-  auto dev = os::ChildProcess::Start(o);
-  ASSERT_TRUE(dev.ok()) << dev.status();
+  auto started = os::ChildProcess::Start(o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  dev = *std::move(started);
   ASSERT_TRUE(WaitForLineWithPrefix(dir.File("dev.out"), "ready", seconds(180)).has_value())
       << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
-  auto nimbus = WaitForLineWithPrefix(dir.File("dev.out"), "nimbus=", seconds(1));
+  nimbus = WaitForLineWithPrefix(dir.File("dev.out"), "nimbus=", seconds(1));
   ASSERT_TRUE(nimbus.has_value());
+}
+
+TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
+  TempDir dir("tempest-dev-cluster");
+  std::unique_ptr<os::ChildProcess> dev;
+  std::optional<std::string> nimbus;
+  StartDev(dir, 2, dev, nimbus);
+  ASSERT_FALSE(HasFatalFailure());
   int commands = 0;
   auto tempest = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {TempestBinary()};
@@ -54,9 +67,8 @@ TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
   };
 
   const std::string out = dir.File("gv");
-  std::ofstream(dir.File("topology.yaml"))
-      << ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
-                          "${ENV-OUT}/cluster-gv", out);
+  std::ofstream(dir.File("topology.yaml")) << ExampleWithPaths(
+      SourceDir() + "/examples/cluster-generator-verifier.yaml", "${ENV-OUT}/cluster-gv", out);
   CommandRun submit = tempest({"submit", dir.File("topology.yaml")});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   EXPECT_EQ(submit.out.rfind("cluster-generator-verifier-", 0), 0u) << submit.out;
@@ -69,36 +81,45 @@ TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
   // Two worker processes, one on each supervisor (Storm's even scheduler
   // interleaves the supervisors' slots).
   std::set<std::string> supervisors_with_workers;
-  EXPECT_TRUE(Eventually(seconds(60), [&] {
-    supervisors_with_workers.clear();
-    for (int s = 1; s <= 2; ++s) {
-      const auto workers = std::filesystem::path(dir.File("cluster")) / absl::StrCat("supervisor-", s) / "workers";
-      std::error_code ec;
-      for (const auto& slot : std::filesystem::directory_iterator(workers, ec)) {
-        if (std::filesystem::exists(slot.path() / "heartbeat")) {
-          supervisors_with_workers.insert(absl::StrCat(s));
-        }
-      }
-    }
-    return supervisors_with_workers.size() == 2;
-  })) << "workers on " << supervisors_with_workers.size() << " supervisors";
+  EXPECT_TRUE(Eventually(seconds(60),
+                         [&] {
+                           supervisors_with_workers.clear();
+                           for (int s = 1; s <= 2; ++s) {
+                             const auto workers = std::filesystem::path(dir.File("cluster")) /
+                                                  absl::StrCat("supervisor-", s) / "workers";
+                             std::error_code ec;
+                             for (const auto& slot :
+                                  std::filesystem::directory_iterator(workers, ec)) {
+                               if (std::filesystem::exists(slot.path() / "heartbeat")) {
+                                 supervisors_with_workers.insert(absl::StrCat(s));
+                               }
+                             }
+                           }
+                           return supervisors_with_workers.size() == 2;
+                         }))
+      << "workers on " << supervisors_with_workers.size() << " supervisors";
 
   // Every seq arrives (the spout paces itself with max.spout.pending).
   json verified;
-  EXPECT_TRUE(Eventually(seconds(240), [&] {
-    CommandRun v = RunCommand({TempestBinary(), "verify", out + "/verifier.log", "--expected",
-                               "200000", "--json"},
-                              dir.File(absl::StrCat("verify-", ++commands)), milliseconds(60000));
-    verified = json::parse(v.out, nullptr, false);
-    return !verified.is_discarded() && verified.value("unique", 0) == 200000;
-  }, milliseconds(2000))) << verified.dump();
+  EXPECT_TRUE(Eventually(
+      seconds(240),
+      [&] {
+        CommandRun v = RunCommand(
+            {TempestBinary(), "verify", out + "/verifier.log", "--expected", "200000", "--json"},
+            dir.File(absl::StrCat("verify-", ++commands)), milliseconds(60000));
+        verified = json::parse(v.out, nullptr, false);
+        return !verified.is_discarded() && verified.value("unique", 0) == 200000;
+      },
+      milliseconds(2000)))
+      << verified.dump();
 
   CommandRun kill = tempest({"kill", "cluster-generator-verifier", "-w", "3"});
   EXPECT_EQ(kill.exit_code, 0) << kill.err;
   // The verifier writes its report when its worker closes it, after the
   // kill's wait, when nimbus removes the assignment.
-  ASSERT_TRUE(Eventually(seconds(90), [&] { return std::filesystem::exists(out + "/report.json"); }))
-      << "no report";
+  ASSERT_TRUE(Eventually(seconds(90), [&] {
+    return std::filesystem::exists(out + "/report.json");
+  })) << "no report";
   json report;
   ASSERT_TRUE(Eventually(seconds(10), [&] {
     report = json::parse(ReadFileOrEmpty(out + "/report.json"), nullptr, false);
@@ -113,7 +134,7 @@ TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
     CommandRun l = tempest({"list"});
     return l.out.find("cluster-generator-verifier") == std::string::npos;
   }));
-  (*dev)->Stop(seconds(60));
+  dev->Stop(seconds(60));
   if (HasFailure()) {
     std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir.File("cluster"))) {
@@ -147,17 +168,10 @@ TEST(ClusterDevTest, SubmittedMultilangCommandNeverRunsAsRoot) {
   const uid_t expected = ExpectedWorkerUid();
   ASSERT_NE(expected, 0u) << "this host has no 'nobody' account to run workers as";
   TempDir dir("tempest-dev-uid");
-  os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "dev", "--supervisors", "1", "--dir", dir.File("cluster"),
-            "-c", "ui.port=0"};
-  o.stdout_path = dir.File("dev.out");
-  o.stderr_path = dir.File("dev.err");
-  auto dev = os::ChildProcess::Start(o);
-  ASSERT_TRUE(dev.ok()) << dev.status();
-  ASSERT_TRUE(WaitForLineWithPrefix(dir.File("dev.out"), "ready", seconds(180)).has_value())
-      << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
-  auto nimbus = WaitForLineWithPrefix(dir.File("dev.out"), "nimbus=", seconds(1));
-  ASSERT_TRUE(nimbus.has_value());
+  std::unique_ptr<os::ChildProcess> dev;
+  std::optional<std::string> nimbus;
+  StartDev(dir, 1, dev, nimbus);
+  ASSERT_FALSE(HasFatalFailure());
 
   // The hostile submission: a "bolt" that is a shell command reporting who
   // it runs as, and then never speaks the protocol.
@@ -170,8 +184,8 @@ bolts:
   - id: shell
     className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
     constructorArgs:
-      - ["sh", "-c", "id > )" << id_file << R"(.tmp && mv )" << id_file << ".tmp " << id_file
-                                   << R"(; exec sleep 30"]
+      - ["sh", "-c", "id > )" << id_file << R"(.tmp && mv )"
+                                           << id_file << ".tmp " << id_file << R"(; exec sleep 30"]
       - ["out"]
 streams:
   - from: seq
@@ -206,7 +220,7 @@ streams:
 
   RunCommand({TempestBinary(), "kill", "who-am-i", "-w", "0", "--nimbus", *nimbus},
              dir.File("kill"), milliseconds(60000));
-  (*dev)->Stop(seconds(60));
+  dev->Stop(seconds(60));
   if (HasFailure()) {
     std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
   }
