@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -71,11 +73,54 @@ std::string FormatTable(const std::vector<std::string>& header,
   return out;
 }
 
+std::string ShellWord(const std::string& text) {
+  const bool plain =
+      !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+               std::string_view("_./:,@%+=-").find(c) != std::string_view::npos;
+      });
+  if (plain) return text;
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 std::vector<std::string> DevExportLines(const std::string& nimbus, const std::string& bootstrap,
-                                        const std::string& zookeeper) {
-  return {absl::StrCat("export TEMPEST_NIMBUS=", nimbus),
-          absl::StrCat("export BOOTSTRAP=", bootstrap),
-          absl::StrCat("export TEMPEST_ZK=", zookeeper)};
+                                        const std::string& zookeeper,
+                                        const std::string& token_file) {
+  std::vector<std::string> lines = {absl::StrCat("export TEMPEST_NIMBUS=", nimbus),
+                                    absl::StrCat("export BOOTSTRAP=", bootstrap),
+                                    absl::StrCat("export TEMPEST_ZK=", zookeeper)};
+  if (!token_file.empty()) {
+    lines.push_back(absl::StrCat("export TEMPEST_TOKEN_FILE=", ShellWord(token_file)));
+  }
+  return lines;
+}
+
+std::string DevUiUrl(const std::string& nimbus, const std::string& token) {
+  const size_t colon = nimbus.rfind(':');
+  std::string host = colon == std::string::npos ? nimbus : nimbus.substr(0, colon);
+  const std::string port = colon == std::string::npos ? "" : nimbus.substr(colon);
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") host = "127.0.0.1";
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  std::string url = absl::StrCat("http://", host, port, "/");
+  if (token.empty()) return url;
+  url += "#token=";
+  for (const char c : token) {
+    const auto u = static_cast<unsigned char>(c);
+    if (absl::ascii_isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
+      url += c;
+    } else {
+      url += absl::StrFormat("%%%02X", u);
+    }
+  }
+  return url;
 }
 
 std::string RunningWaitReason(const RunningProgress& p) {

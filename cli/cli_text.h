@@ -39,11 +39,26 @@ CLI::Validator Bounded(double min, double max);
 std::string FormatTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows);
 
+// `text` as one shell word: as it is when it holds only characters no
+// shell treats specially (letters, digits and _ . / : , @ % + = -), else in
+// single quotes (each ' written as '\'').
+std::string ShellWord(const std::string& text);
+
 // The shell lines `tempest dev` prints before `ready`, for
 // `eval "$(tempest dev ... | grep ^export)"` or copy-paste:
-// export TEMPEST_NIMBUS=H:P, export BOOTSTRAP=H:P[,...], export TEMPEST_ZK=H:P.
+// export TEMPEST_NIMBUS=H:P, export BOOTSTRAP=H:P[,...], export TEMPEST_ZK=H:P
+// and, when `token_file` is not empty, export TEMPEST_TOKEN_FILE=PATH (as a
+// ShellWord).
 std::vector<std::string> DevExportLines(const std::string& nimbus, const std::string& bootstrap,
-                                        const std::string& zookeeper);
+                                        const std::string& zookeeper,
+                                        const std::string& token_file = "");
+
+// The web UI's address on nimbus's REST port `nimbus` (HOST:PORT, as nimbus
+// prints it): http://HOST:PORT/, with 127.0.0.1 for a wildcard host
+// (0.0.0.0, ::) and brackets around an IPv6 one. With a `token`, the UI
+// takes it from the fragment: http://HOST:PORT/#token=TOKEN (percent-encoded
+// but for letters, digits and - . _ ~).
+std::string DevUiUrl(const std::string& nimbus, const std::string& token);
 
 // What one poll of a topology that is not running yet saw.
 struct RunningProgress {

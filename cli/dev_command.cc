@@ -1,23 +1,34 @@
 // `tempest dev`: a whole local cluster in one command. ZooKeeper, a dev
 // Kafka, a nimbus and N supervisors run as child processes of this one (each
-// in its own process group, each dying with it), all on 127.0.0.1. Prints
-// `zookeeper=`, `bootstrap.servers=`, `nimbus=`, one `supervisor=` per
+// in its own process group, each dying with it), all on 127.0.0.1. Unless the
+// user's config sets tempest.api.token.file or nimbus.authorizer, nimbus gets
+// a new random API token in DIR/api-token (mode 0600). Prints `zookeeper=`,
+// `bootstrap.servers=`, `nimbus=`, `token-file=` (when nimbus has a token
+// file), `ui=` (the web UI, carrying the token), one `supervisor=` per
 // supervisor, the shell exports a user needs (`export TEMPEST_NIMBUS=`,
-// `export BOOTSTRAP=`, `export TEMPEST_ZK=`) and then `ready`; SIGINT/SIGTERM
-// stops them in reverse order (supervisors first, so they stop their workers cleanly).
+// `export BOOTSTRAP=`, `export TEMPEST_ZK=`, `export TEMPEST_TOKEN_FILE=`)
+// and then `ready`. The token file's path is recorded for client verbs in
+// $HOME/.tempest/dev/HOST:PORT.token-file (cli/dev_token.h) while it runs.
+// SIGINT/SIGTERM stops the daemons in reverse order (supervisors first, so
+// they stop their workers cleanly) and removes that record.
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/dev_token.h"
+#include "common/core/config_loader.h"
+#include "common/net/http_auth.h"
 #include "devcluster/dev_cluster.h"
 
 namespace tempest::cli {
@@ -56,16 +67,92 @@ void PrintLine(const std::string& prefix, const std::string& value) {
   std::fflush(stdout);
 }
 
+// The user's config as the daemons will read it (defaults, --config, -c),
+// without printing its warnings: each daemon prints them in its log.
+absl::StatusOr<api::Config> QuietUserConfig(const GlobalOptions& globals) {
+  api::Config config = core::ConfigLoader::Defaults();
+  if (!globals.config_file.empty()) {
+    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
+    if (!loaded.ok()) return loaded.status();
+    config = std::move(loaded->config);
+  }
+  for (const std::string& kv : globals.overrides) {
+    absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
+    if (!warning.ok()) return warning.status();
+  }
+  return config;
+}
+
+// How nimbus's REST API is protected.
+struct DevAuth {
+  std::string token_file;                // absolute; empty: nimbus has none
+  std::string token;                     // its token, for the UI link; empty: unknown
+  std::vector<std::string> nimbus_args;  // what nimbus gets to use a generated one
+};
+
+// The user's own settings when the config names tempest.api.token.file or
+// nimbus.authorizer; otherwise a new random token in DIR/api-token.
+absl::StatusOr<DevAuth> PrepareAuth(const GlobalOptions& globals,
+                                    const std::filesystem::path& dir) {
+  absl::StatusOr<api::Config> config = QuietUserConfig(globals);
+  if (!config.ok()) return config.status();
+  DevAuth auth;
+  if (config->Has(net::kApiTokenFileKey) || config->Has(net::kNimbusAuthorizerKey)) {
+    const std::string file = config->GetString(net::kApiTokenFileKey, "");
+    if (!file.empty()) {
+      auth.token_file = std::filesystem::absolute(file).string();
+      absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, net::kApiTokenFileKey);
+      if (token.ok()) auth.token = token->token;
+    }
+    return auth;
+  }
+  auth.token_file = (dir / "api-token").string();
+  auth.token = net::NewRandomToken();
+  if (absl::Status s = net::WriteTokenFile(auth.token_file, auth.token); !s.ok()) return s;
+  auth.nimbus_args = {
+      "-c", absl::StrCat(net::kApiTokenFileKey, "=", devcluster::YamlQuoted(auth.token_file))};
+  return auth;
+}
+
+// Where client verbs will find the token file: the discovery file, or ""
+// (with a note on stderr) when it cannot be written.
+std::string RecordTokenFile(const std::string& nimbus, const std::string& token_file) {
+  const size_t colon = nimbus.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(nimbus.substr(colon + 1), &port)) return "";
+  const char* home = std::getenv("HOME");
+  const std::string dir = DevTokenDir(home != nullptr ? home : "");
+  std::string written;
+  absl::Status s = dir.empty() ? absl::FailedPreconditionError("HOME is not set")
+                               : WriteDevTokenDiscovery(dir, nimbus.substr(0, colon), port,
+                                                        token_file, &written);
+  if (!s.ok()) {
+    std::fprintf(stderr,
+                 "tempest: warning: client verbs will not find the API token by themselves (%s); "
+                 "export TEMPEST_TOKEN_FILE=%s\n",
+                 std::string(s.message()).c_str(), ShellWord(token_file).c_str());
+    return "";
+  }
+  return written;
+}
+
 // Kafka, nimbus and the supervisors, each line printed once it is ready;
-// then the exports and `ready`.
+// then the exports and `ready`. `discovery` gets the discovery file written.
 absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opts,
-                          const std::filesystem::path& dir) {
+                          const std::filesystem::path& dir, const DevAuth& auth,
+                          std::string& discovery) {
   absl::StatusOr<std::string> bootstrap = cluster.StartKafkaProcess();
   if (!bootstrap.ok()) return bootstrap.status();
   PrintLine("bootstrap.servers=", *bootstrap);
-  absl::StatusOr<std::string> nimbus = cluster.AddNimbus("nimbus");
+  absl::StatusOr<std::string> nimbus = cluster.AddNimbus("nimbus", auth.nimbus_args);
   if (!nimbus.ok()) return nimbus.status();
   PrintLine("nimbus=", *nimbus);
+  if (!auth.token_file.empty()) {
+    PrintLine("token-file=", auth.token_file);
+    discovery = RecordTokenFile(*nimbus, auth.token_file);
+  }
+  // nimbus's REST port serves the web UI; the link hands it the token.
+  PrintLine("ui=", DevUiUrl(*nimbus, auth.token));
   for (int i = 1; i <= opts.supervisors; ++i) {
     const std::string name = absl::StrCat("supervisor-", i);
     absl::StatusOr<std::string> supervisor =
@@ -73,8 +160,10 @@ absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opt
     if (!supervisor.ok()) return supervisor.status();
     PrintLine("supervisor=", *supervisor);
   }
-  // The client verbs read TEMPEST_NIMBUS; examples and kcat read BOOTSTRAP.
-  for (const std::string& line : DevExportLines(*nimbus, *bootstrap, cluster.zk_connect())) {
+  // The client verbs read TEMPEST_NIMBUS and TEMPEST_TOKEN_FILE; examples
+  // and kcat read BOOTSTRAP.
+  for (const std::string& line :
+       DevExportLines(*nimbus, *bootstrap, cluster.zk_connect(), auth.token_file)) {
     std::printf("%s\n", line.c_str());
   }
   std::printf("ready\n");
@@ -110,6 +199,9 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   // ZooKeeper is run in this process's name (a child JVM), the rest by
   // re-executing this binary, configured by the command line only (the
   // user's settings, not a test cluster's short timeouts).
+  absl::StatusOr<DevAuth> auth = PrepareAuth(globals, *dir);
+  if (!auth.ok()) return Fail(std::string(auth.status().message()));
+
   devcluster::DevCluster::Options options;
   options.log_dir = logs.string();
   options.fresh_logs = false;
@@ -119,15 +211,18 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return Fail(std::string(s.message()));
   PrintLine("zookeeper=", cluster.zk_connect());
 
-  if (absl::Status s = StartDaemons(cluster, opts, *dir); !s.ok()) {
+  std::string discovery;
+  if (absl::Status s = StartDaemons(cluster, opts, *dir, *auth, discovery); !s.ok()) {
     const int rc = Fail(std::string(s.message()));
     cluster.StopAll(std::chrono::seconds(10));
+    RemoveDevTokenDiscovery(discovery, auth->token_file);
     return rc;
   }
   std::fprintf(stderr, "tempest: local cluster running; logs in %s; Ctrl-C stops it\n",
                logs.string().c_str());
   WatchUntilStopSignal(cluster);
   cluster.StopAll(std::chrono::seconds(10));
+  RemoveDevTokenDiscovery(discovery, auth->token_file);
   return 0;
 }
 

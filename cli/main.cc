@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
                  "nimbus.seeds and ui.port of the config)");
   app.add_option("--token-file", globals.token_file,
                  "client verbs: file holding nimbus's API token (default: the config's "
-                 "tempest.api.token.file, else $TEMPEST_TOKEN)");
+                 "tempest.api.token.file, else the file $TEMPEST_TOKEN_FILE names, else "
+                 "$TEMPEST_TOKEN, else the token file `tempest dev` recorded for a nimbus "
+                 "on this machine)");
   app.add_flag("--verbose", globals.verbose,
                "client verbs: show the ZooKeeper client's own log lines too");
 

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/dev_token.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config_loader.h"
 #include "common/net/http_auth.h"
@@ -29,8 +31,9 @@ absl::Status ParseHostPort(const std::string& text, std::string* host, int* port
   return absl::OkStatus();
 }
 
-// The token from --token-file, else tempest.api.token.file, else
-// $TEMPEST_TOKEN; empty if none is set.
+// The token from --token-file, else tempest.api.token.file, else the file
+// $TEMPEST_TOKEN_FILE names, else $TEMPEST_TOKEN; empty if none is set (an
+// empty variable counts as unset).
 absl::StatusOr<std::string> ResolveToken(const GlobalOptions& globals,
                                          const api::Config& config) {
   std::string file = globals.token_file;
@@ -39,6 +42,11 @@ absl::StatusOr<std::string> ResolveToken(const GlobalOptions& globals,
     file = config.GetString(net::kApiTokenFileKey, "");
     source = net::kApiTokenFileKey;
   }
+  if (file.empty()) {
+    const char* env = std::getenv(kTokenFileEnv);
+    file = env != nullptr ? env : "";
+    source = kTokenFileEnv;
+  }
   if (!file.empty()) {
     absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, source);
     if (!token.ok()) return token.status();
@@ -46,6 +54,39 @@ absl::StatusOr<std::string> ResolveToken(const GlobalOptions& globals,
   }
   const char* env = std::getenv(kTokenEnv);
   return std::string(env != nullptr ? env : "");
+}
+
+// The token of a `tempest dev` cluster at HOST:PORT, found through the
+// discovery file it keeps under $HOME; empty if there is none or the token
+// file it names cannot be read.
+std::string DiscoveredDevToken(const std::string& host, int port) {
+  const char* home = std::getenv("HOME");
+  std::optional<std::string> file =
+      FindDevTokenFile(DevTokenDir(home != nullptr ? home : ""), host, port);
+  if (!file.has_value()) return "";
+  absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(*file, "tempest dev's token file");
+  return token.ok() ? token->token : "";
+}
+
+// HOST:PORT of nimbus: --nimbus, else $TEMPEST_NIMBUS, else the config.
+absl::Status ResolveAddress(const GlobalOptions& globals, const api::Config& config,
+                            std::string* host, int* port) {
+  if (!globals.nimbus.empty()) return ParseHostPort(globals.nimbus, host, port);
+  // `tempest dev` prints `export TEMPEST_NIMBUS=H:P`; an empty value counts
+  // as unset, as in most shells' idiom `TEMPEST_NIMBUS= tempest list`.
+  if (const char* env = std::getenv(kNimbusEnv); env != nullptr && env[0] != '\0') {
+    return ParseHostPort(env, host, port, kNimbusEnv);
+  }
+  *host = "127.0.0.1";
+  if (const api::Value* seeds = config.Find(api::kNimbusSeeds)) {
+    if (const api::ValueList* list = seeds->TryList(); list != nullptr && !list->empty()) {
+      if (const std::string* first = list->front().TryString()) *host = *first;
+    } else if (const std::string* one = seeds->TryString()) {
+      *host = *one;
+    }
+  }
+  *port = static_cast<int>(config.GetInt("ui.port", 8080));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -63,25 +104,8 @@ absl::StatusOr<NimbusClient> NimbusClient::FromGlobals(const GlobalOptions& glob
   if (!token.ok()) return token.status();
   std::string host;
   int port = 0;
-  if (!globals.nimbus.empty()) {
-    if (absl::Status s = ParseHostPort(globals.nimbus, &host, &port); !s.ok()) return s;
-    return NimbusClient(host, port, *std::move(token));
-  }
-  // `tempest dev` prints `export TEMPEST_NIMBUS=H:P`; an empty value counts
-  // as unset, as in most shells' idiom `TEMPEST_NIMBUS= tempest list`.
-  if (const char* env = std::getenv(kNimbusEnv); env != nullptr && env[0] != '\0') {
-    if (absl::Status s = ParseHostPort(env, &host, &port, kNimbusEnv); !s.ok()) return s;
-    return NimbusClient(host, port, *std::move(token));
-  }
-  host = "127.0.0.1";
-  if (const api::Value* seeds = config->Find(api::kNimbusSeeds)) {
-    if (const api::ValueList* list = seeds->TryList(); list != nullptr && !list->empty()) {
-      if (const std::string* first = list->front().TryString()) host = *first;
-    } else if (const std::string* one = seeds->TryString()) {
-      host = *one;
-    }
-  }
-  port = static_cast<int>(config->GetInt("ui.port", 8080));
+  if (absl::Status s = ResolveAddress(globals, *config, &host, &port); !s.ok()) return s;
+  if (token->empty()) *token = DiscoveredDevToken(host, port);
   return NimbusClient(host, port, *std::move(token));
 }
 

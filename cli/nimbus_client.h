@@ -12,25 +12,32 @@ namespace tempest::cli {
 
 // The environment variable client verbs read when --nimbus is not given.
 inline constexpr char kNimbusEnv[] = "TEMPEST_NIMBUS";
-// The API token, read when neither --token-file nor the config's
-// tempest.api.token.file names a file.
+// A file holding the API token, read when neither --token-file nor the
+// config's tempest.api.token.file names one (`tempest dev` exports it).
+inline constexpr char kTokenFileEnv[] = "TEMPEST_TOKEN_FILE";
+// The API token itself, read when no token file is named at all.
 inline constexpr char kTokenEnv[] = "TEMPEST_TOKEN";
 // What a client verb prints when nimbus answers 401.
 inline constexpr char kAuthRequiredMessage[] =
-    "nimbus refused: authentication required; set TEMPEST_TOKEN or tempest.api.token.file";
+    "nimbus refused: authentication required; set TEMPEST_TOKEN_FILE, TEMPEST_TOKEN or "
+    "tempest.api.token.file";
 
 // The client verbs' view of nimbus's REST API. Resolves the nimbus from
 // --nimbus, else from $TEMPEST_NIMBUS, else from the config (first of
 // nimbus.seeds, ui.port). Sends the API token as "Authorization: Bearer"
 // on every call: from --token-file, else the config's
-// tempest.api.token.file, else $TEMPEST_TOKEN (none: no header). A write
-// answered by a standby with 503 and a "leader" is retried once at that
-// leader. Errors carry nimbus's errorMessage; a 401 is Unauthenticated
-// with kAuthRequiredMessage. Calling thread only.
+// tempest.api.token.file, else the file $TEMPEST_TOKEN_FILE names, else
+// $TEMPEST_TOKEN; when none of them is set and the nimbus is on this
+// machine (127.x.x.x, localhost), from the token file a running `tempest
+// dev` recorded for that address under $HOME/.tempest/dev (cli/dev_token.h);
+// else no header. A write answered by a standby with 503 and a "leader" is
+// retried once at that leader. Errors carry nimbus's errorMessage; a 401 is
+// Unauthenticated with kAuthRequiredMessage. Calling thread only.
 class NimbusClient {
  public:
   // InvalidArgument for a malformed HOST:PORT or config, or an unreadable
-  // token file.
+  // token file named by --token-file, the config or $TEMPEST_TOKEN_FILE
+  // (an unreadable discovered one is skipped: no token).
   static absl::StatusOr<NimbusClient> FromGlobals(const GlobalOptions& globals);
 
   absl::StatusOr<nlohmann::json> Get(std::string_view path) const;

@@ -130,6 +130,14 @@ tempest submit examples/cluster-generator-verifier.yaml --env-filter --until-run
 tempest list
 # <<< tour
 
+token_file=$(await "$OUT/dev.out" token-file=)
+[ "$(stat -c %a "$token_file")" = 600 ] || tour_fail "step 5: token-file=$token_file is not mode 600"
+grep -qx "ui=http://$TEMPEST_NIMBUS/#token=$(cat "$token_file")" "$OUT/dev.out" ||
+  tour_fail "step 5: no ui= line carrying the token of $token_file"
+grep -qx "export TEMPEST_TOKEN_FILE=$token_file" "$OUT/dev.out" ||
+  tour_fail "step 5: no export TEMPEST_TOKEN_FILE line"
+tour_ok "step 5: nimbus has a generated API token ($token_file); the CLI found it by itself"
+
 # >>> tour 5 verify
 for _ in $(seq 180); do    # every seq arrives within a minute or so; give it 3 at most
   tempest verify "$OUT/cluster-gv/verifier.log" --expected 200000 --strict >/dev/null && break

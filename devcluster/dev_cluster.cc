@@ -106,8 +106,10 @@ absl::StatusOr<std::string> DevCluster::StartKafkaProcess() {
   return bootstrap;
 }
 
-absl::StatusOr<std::string> DevCluster::AddNimbus(const std::string& name) {
-  absl::StatusOr<Daemon> daemon = MakeDaemon(name, {"nimbus"}, "nimbus=");
+absl::StatusOr<std::string> DevCluster::AddNimbus(const std::string& name,
+                                                  std::vector<std::string> args) {
+  args.insert(args.begin(), "nimbus");
+  absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "nimbus=");
   if (!daemon.ok()) return daemon.status();
   nimbuses_.push_back(*std::move(daemon));
   nimbus_addresses_.emplace_back();

@@ -107,8 +107,11 @@ class DevCluster {
   absl::StatusOr<std::string> StartKafkaProcess();
   const std::string& bootstrap_servers() const { return bootstrap_servers_; }
 
-  // Starts one more nimbus and returns its address (host:port).
-  absl::StatusOr<std::string> AddNimbus(const std::string& name);
+  // Starts one more nimbus and returns its address (host:port). `args` go
+  // after `nimbus` (and the cluster's --config), before Options::daemon_args;
+  // a restart reuses them.
+  absl::StatusOr<std::string> AddNimbus(const std::string& name,
+                                        std::vector<std::string> args = {});
   // Starts nimbus i again (after a kill) and returns its new address.
   absl::StatusOr<std::string> RestartNimbus(int i);
   int nimbus_count() const { return static_cast<int>(nimbuses_.size()); }

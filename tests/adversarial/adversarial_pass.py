@@ -68,6 +68,10 @@ class Pass:
         self.nimbus = re.search(r"^nimbus=(\S+)", text, re.M).group(1)
         self.zk = re.search(r"^zookeeper=(\S+)", text, re.M).group(1)
         self.bootstrap = re.search(r"^bootstrap.servers=(\S+)", text, re.M).group(1)
+        # `tempest dev` protects writes with a generated API token.
+        self.token_file = re.search(r"^token-file=(.+)$", text, re.M).group(1)
+        with open(self.token_file) as f:
+            self.token = f.readline().strip()
         host, port = self.nimbus.rsplit(":", 1)
         self.nimbus_addr = (host, int(port))
 
@@ -81,7 +85,7 @@ class Pass:
 
     def cli(self, args, timeout=60, env=None):
         """(exit code or 'hang', stderr's first line); a negative code is a signal."""
-        e = dict(os.environ, TEMPEST_NIMBUS=self.nimbus)
+        e = dict(os.environ, TEMPEST_NIMBUS=self.nimbus, TEMPEST_TOKEN_FILE=self.token_file)
         if env:
             e.update(env)
         try:
@@ -383,6 +387,7 @@ class Pass:
             b = body.encode(errors="surrogateescape") if isinstance(body, str) else body
             cases.append((f"body {body[:24]!r} to {target.split('/')[-2]}",
                           b"POST " + target.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+                          b"Authorization: Bearer " + self.token.encode() + b"\r\n"
                           b"Content-Type: application/json\r\nContent-Length: " +
                           str(len(b)).encode() + b"\r\n\r\n" + b))
         methods = [b"PUT", b"DELETE", b"PATCH", b"OPTIONS", b"TRACE", b"CONNECT", b"HEAD"]

@@ -1,5 +1,5 @@
 // What a new user meets in the first hour with the `tempest` binary: the
-// exports `tempest dev` prints, TEMPEST_NIMBUS, `submit` waiting for a
+// exports `tempest dev` prints (its API token file among them), TEMPEST_NIMBUS, `submit` waiting for a
 // nimbus that starts late, `--until-running`'s reason and timeout, readable
 // range errors, quiet ZooKeeper client logging, defaults in --help, aligned
 // `list` output, worker process titles, and a nimbus restarted after
@@ -100,6 +100,8 @@ TEST_F(CliTest, HelpShowsDefaultsAndDaemonsListTheirOptions) {
     std::vector<std::string> expected;  // substrings of one line each
   };
   const std::vector<Case> cases = {
+      {{"--help"}, {"--token-file", "tempest.api.token.file", "$TEMPEST_TOKEN_FILE",
+                    "$TEMPEST_TOKEN"}},
       {{"dev", "--help"}, {"--supervisors", "=2", "--slots"}},
       {{"dev-kafka", "--help"}, {"--brokers", "=1"}},
       {{"study", "--help"}, {"--records", "=20000", "--rate", "=2000", "--out", "=tempest-study",
@@ -344,7 +346,7 @@ TEST_F(CliTest, DevPrintsExportsListAlignsAndWorkersShowTheirTopology) {
   bool exports_before_ready = false;
   for (const std::string& line : Lines(ReadFileOrEmpty(dir_.File("dev.out")))) {
     if (line == "ready") {
-      exports_before_ready = exports.size() == 3;
+      exports_before_ready = exports.size() == 4;
       break;
     }
     const size_t eq = line.find('=');
@@ -359,8 +361,14 @@ TEST_F(CliTest, DevPrintsExportsListAlignsAndWorkersShowTheirTopology) {
   EXPECT_EQ(exports["TEMPEST_NIMBUS"], values["nimbus"]);
   EXPECT_EQ(exports["BOOTSTRAP"], values["bootstrap.servers"]);
   EXPECT_EQ(exports["TEMPEST_ZK"], values["zookeeper"]);
+  EXPECT_EQ(exports["TEMPEST_TOKEN_FILE"], values["token-file"]);
+  EXPECT_EQ(values["ui"].rfind("http://" + values["nimbus"] + "/#token=", 0), 0u) << values["ui"];
   ASSERT_FALSE(exports["TEMPEST_NIMBUS"].empty());
-  const std::map<std::string, std::string> env = {{"TEMPEST_NIMBUS", exports["TEMPEST_NIMBUS"]}};
+  ASSERT_FALSE(exports["TEMPEST_TOKEN_FILE"].empty());
+  // What `eval "$(grep ^export dev.out)"` sets.
+  const std::map<std::string, std::string> env = {
+      {"TEMPEST_NIMBUS", exports["TEMPEST_NIMBUS"]},
+      {"TEMPEST_TOKEN_FILE", exports["TEMPEST_TOKEN_FILE"]}};
 
   // A name longer than the old fixed 24-character column.
   const std::string long_name = "a-topology-name-well-past-twenty-four-characters";

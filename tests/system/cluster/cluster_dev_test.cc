@@ -4,19 +4,30 @@
 // leaves a verifier report with nothing missing and nothing duplicated.
 // Then the security rule that submitted code never runs as root: a multilang
 // command `sh -c id` submitted to a cluster started by root runs as the
-// unprivileged supervisor.worker.user (nobody by default).
+// unprivileged supervisor.worker.user (nobody by default). And the REST API
+// token `tempest dev` generates: a 0600 token-file= that raw HTTP writes
+// need, that the CLI finds through the discovery file under $HOME or through
+// TEMPEST_TOKEN_FILE, and that a token file of the user's own config replaces.
 
 #include <pwd.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/net/http_auth.h"
+#include "common/net/http_client.h"
 #include "common/os/child_process.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -33,13 +44,17 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// `tempest dev --supervisors N` in `dir`, as a user starts it (ui.port=0):
-// waits for "ready" and reads nimbus's address. Failures are fatal.
+// `tempest dev --supervisors N` in `dir`, as a user starts it (ui.port=0,
+// then `extra_args`, with `env` added to its environment): waits for "ready"
+// and reads nimbus's address. Failures are fatal.
 void StartDev(const TempDir& dir, int supervisors, std::unique_ptr<os::ChildProcess>& dev,
-              std::optional<std::string>& nimbus) {
+              std::optional<std::string>& nimbus, const std::vector<std::string>& extra_args = {},
+              const std::map<std::string, std::string>& env = {}) {
   os::ChildProcess::Options o;
   o.argv = {TempestBinary(),     "dev", "--supervisors", std::to_string(supervisors), "--dir",
             dir.File("cluster"), "-c",  "ui.port=0"};
+  o.argv.insert(o.argv.end(), extra_args.begin(), extra_args.end());
+  o.env = env;
   o.stdout_path = dir.File("dev.out");
   o.stderr_path = dir.File("dev.err");
   auto started = os::ChildProcess::Start(o);
@@ -223,6 +238,247 @@ streams:
   dev->Stop(seconds(60));
   if (HasFailure()) {
     std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
+  }
+}
+
+// --- the REST API token ------------------------------------------------------
+
+// The `key=value` lines `tempest dev` printed before `ready`, in order.
+std::vector<std::pair<std::string, std::string>> DevLines(const std::string& out) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (absl::string_view l : absl::StrSplit(ReadFileOrEmpty(out), '\n', absl::SkipEmpty())) {
+    const std::string line(l);
+    if (line == "ready") break;
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) lines.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return lines;
+}
+
+std::string Value(const std::vector<std::pair<std::string, std::string>>& lines,
+                  const std::string& key) {
+  for (const auto& [k, v] : lines) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// Where `key` first appears; lines.size() if it does not.
+size_t IndexOf(const std::vector<std::pair<std::string, std::string>>& lines,
+               const std::string& key) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].first == key) return i;
+  }
+  return lines.size();
+}
+
+unsigned ModeOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return st.st_mode & 07777;
+}
+
+// One worker, a paced unbounded spout into an identity bolt.
+std::string SmallTopology(const std::string& name) {
+  return absl::StrCat("name: ", name, R"(
+config:
+  topology.workers: 1
+spouts:
+  - id: gen
+    className: tempest.SequenceSpout
+    parallelism: 1
+    properties:
+      - name: rate
+        value: 10
+bolts:
+  - id: sink
+    className: tempest.IdentityBolt
+    parallelism: 1
+streams:
+  - from: gen
+    to: sink
+    grouping:
+      type: SHUFFLE
+)");
+}
+
+net::HttpClient RawClient(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  return net::HttpClient(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+}
+
+// The status of a raw POST of `body` to `target`, with `authorization` as
+// that header unless empty; -1 if nimbus did not answer.
+int RawPost(const std::string& address, const std::string& target, const std::string& body,
+            const std::string& authorization = "") {
+  net::HttpClient client = RawClient(address);
+  if (!authorization.empty()) client.set_header("Authorization", authorization);
+  auto reply = client.Post(target, body);
+  return reply.ok() ? reply->status : -1;
+}
+
+// No token variable of the test's own environment reaches the CLI.
+std::map<std::string, std::string> CliEnv(const std::string& home,
+                                          const std::string& token_file = "") {
+  return {{"HOME", home}, {"TEMPEST_TOKEN_FILE", token_file}, {"TEMPEST_TOKEN", ""},
+          {"TEMPEST_NIMBUS", ""}};
+}
+
+TEST(ClusterDevTest, GeneratedTokenGuardsWritesAndTheCliFindsIt) {
+  TempDir dir("tempest-dev-token");
+  const std::string home = dir.File("home");
+  std::filesystem::create_directories(home);
+  std::unique_ptr<os::ChildProcess> dev;
+  std::optional<std::string> nimbus;
+  StartDev(dir, 1, dev, nimbus, {}, {{"HOME", home}});
+  ASSERT_FALSE(HasFatalFailure());
+  const auto lines = DevLines(dir.File("dev.out"));
+  const std::string dev_out = ReadFileOrEmpty(dir.File("dev.out"));
+
+  // token-file= after nimbus=, naming a 0600 file with a 64-hex-digit token.
+  const std::string token_file = Value(lines, "token-file");
+  EXPECT_EQ(token_file, dir.File("cluster") + "/api-token") << dev_out;
+  EXPECT_LT(IndexOf(lines, "nimbus"), IndexOf(lines, "token-file")) << dev_out;
+  EXPECT_EQ(ModeOf(token_file), 0600u) << token_file;
+  absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(token_file, "token-file");
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(token->token.size(), 64u);
+  EXPECT_EQ(token->token.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_FALSE(token->warning.has_value()) << *token->warning;
+  EXPECT_EQ(Value(lines, "export TEMPEST_TOKEN_FILE"), token_file) << dev_out;
+  EXPECT_EQ(Value(lines, "ui"), absl::StrCat("http://", *nimbus, "/#token=", token->token))
+      << dev_out;
+
+  // The discovery record names the token file, in a private directory.
+  const std::string record = home + "/.tempest/dev/" + *nimbus + ".token-file";
+  EXPECT_EQ(ReadFileOrEmpty(record), token_file + "\n") << record;
+  EXPECT_EQ(ModeOf(home + "/.tempest/dev"), 0700u);
+
+  // Raw HTTP writes without the token, or with another one, get 401; reads
+  // stay open; the web UI's page is served on the same port.
+  std::ofstream(dir.File("small.yaml")) << SmallTopology("small");
+  const std::string submission = json{{"flux", ReadFileOrEmpty(dir.File("small.yaml"))}}.dump();
+  EXPECT_EQ(RawPost(*nimbus, "/api/v1/topology", submission), 401);
+  EXPECT_EQ(RawPost(*nimbus, "/api/v1/topology/ghost/kill/0", "{}"), 401);
+  EXPECT_EQ(RawPost(*nimbus, "/api/v1/topology/ghost/kill/0", "{}", "Bearer not-the-token"), 401);
+  EXPECT_NE(RawPost(*nimbus, "/api/v1/topology/ghost/kill/0", "{}", "Bearer " + token->token),
+            401);
+  auto summary = RawClient(*nimbus).Get("/api/v1/topology/summary");
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->status, 200) << summary->body;
+  auto page = RawClient(*nimbus).Get("/");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("#token="), std::string::npos) << "the UI does not read #token=";
+
+  int commands = 0;
+  auto tempest = [&](std::vector<std::string> args, const std::map<std::string, std::string>& env) {
+    std::vector<std::string> argv = {TempestBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--nimbus", *nimbus});
+    return RunCommand(argv, dir.File(absl::StrCat("cmd-", ++commands)), milliseconds(60000), env);
+  };
+
+  // Nothing exported: the CLI finds the token through the discovery record.
+  const auto discovered = CliEnv(home);
+  CommandRun submit = tempest({"submit", dir.File("small.yaml")}, discovered);
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  CommandRun list = tempest({"list"}, discovered);
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("small"), std::string::npos) << list.out;
+  CommandRun kill = tempest({"kill", "small", "-w", "0", "--until-removed"}, discovered);
+  EXPECT_EQ(kill.exit_code, 0) << kill.err;
+
+  // Another HOME has no record: refused with the one-line hint.
+  const std::string elsewhere = dir.File("elsewhere");
+  std::filesystem::create_directories(elsewhere);
+  CommandRun anonymous = tempest({"submit", dir.File("small.yaml")}, CliEnv(elsewhere));
+  EXPECT_EQ(anonymous.exit_code, 1) << anonymous.out;
+  EXPECT_NE(anonymous.err.find("authentication required; set TEMPEST_TOKEN_FILE"),
+            std::string::npos)
+      << anonymous.err;
+
+  // TEMPEST_TOKEN_FILE, as `tempest dev` exports it, from that other HOME.
+  const auto exported = CliEnv(elsewhere, token_file);
+  CommandRun submit2 = tempest({"submit", dir.File("small.yaml")}, exported);
+  ASSERT_EQ(submit2.exit_code, 0) << submit2.err;
+  CommandRun list2 = tempest({"list"}, exported);
+  EXPECT_NE(list2.out.find("small"), std::string::npos) << list2.out;
+  CommandRun kill2 = tempest({"kill", "small", "-w", "0", "--until-removed"}, exported);
+  EXPECT_EQ(kill2.exit_code, 0) << kill2.err;
+
+  // Stopped, `tempest dev` takes its record away (the token file stays with
+  // the logs).
+  dev->Stop(seconds(60));
+  EXPECT_FALSE(std::filesystem::exists(record)) << record;
+  EXPECT_TRUE(std::filesystem::exists(token_file));
+  if (HasFailure()) {
+    std::cerr << dev_out << ReadFileOrEmpty(dir.File("dev.err"));
+  }
+}
+
+TEST(ClusterDevTest, TheUsersOwnAuthSettingsAreKept) {
+  // A token file in the user's config: dev generates none and names that one.
+  {
+    TempDir dir("tempest-dev-own-token");
+    const std::string home = dir.File("home");
+    std::filesystem::create_directories(home);
+    const std::string own = net::NewRandomToken();
+    ASSERT_TRUE(net::WriteTokenFile(dir.File("own.token"), own).ok());
+    std::ofstream(dir.File("tempest.yaml")) << "tempest.api.token.file: " << dir.File("own.token")
+                                            << "\n";
+    std::unique_ptr<os::ChildProcess> dev;
+    std::optional<std::string> nimbus;
+    StartDev(dir, 1, dev, nimbus, {"--config", dir.File("tempest.yaml")}, {{"HOME", home}});
+    ASSERT_FALSE(HasFatalFailure());
+    const auto lines = DevLines(dir.File("dev.out"));
+    EXPECT_FALSE(std::filesystem::exists(dir.File("cluster") + "/api-token"));
+    EXPECT_EQ(Value(lines, "token-file"), dir.File("own.token"))
+        << ReadFileOrEmpty(dir.File("dev.out"));
+    EXPECT_EQ(Value(lines, "ui"), absl::StrCat("http://", *nimbus, "/#token=", own));
+    EXPECT_EQ(RawPost(*nimbus, "/api/v1/topology/ghost/kill/0", "{}"), 401);
+    EXPECT_NE(RawPost(*nimbus, "/api/v1/topology/ghost/kill/0", "{}", "Bearer " + own), 401);
+    std::ofstream(dir.File("small.yaml")) << SmallTopology("small");
+    CommandRun submit = RunCommand(
+        {TempestBinary(), "submit", dir.File("small.yaml"), "--nimbus", *nimbus},
+        dir.File("submit"), milliseconds(60000), CliEnv(home));
+    EXPECT_EQ(submit.exit_code, 0) << submit.err;
+    CommandRun kill =
+        RunCommand({TempestBinary(), "kill", "small", "-w", "0", "--nimbus", *nimbus},
+                   dir.File("kill"), milliseconds(60000), CliEnv(home));
+    EXPECT_EQ(kill.exit_code, 0) << kill.err;
+    dev->Stop(seconds(60));
+    EXPECT_FALSE(std::filesystem::exists(home + "/.tempest/dev/" + *nimbus + ".token-file"));
+    if (HasFailure()) {
+      std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
+    }
+  }
+  // nimbus.authorizer set (here the permissive one): auth stays as configured,
+  // so no token at all.
+  {
+    TempDir dir("tempest-dev-own-authorizer");
+    const std::string home = dir.File("home");
+    std::filesystem::create_directories(home);
+    std::unique_ptr<os::ChildProcess> dev;
+    std::optional<std::string> nimbus;
+    StartDev(dir, 1, dev, nimbus,
+             {"-c", "nimbus.authorizer=org.apache.storm.security.auth.authorizer.NoopAuthorizer"},
+             {{"HOME", home}});
+    ASSERT_FALSE(HasFatalFailure());
+    const auto lines = DevLines(dir.File("dev.out"));
+    EXPECT_FALSE(std::filesystem::exists(dir.File("cluster") + "/api-token"));
+    EXPECT_EQ(IndexOf(lines, "token-file"), lines.size()) << ReadFileOrEmpty(dir.File("dev.out"));
+    EXPECT_EQ(IndexOf(lines, "export TEMPEST_TOKEN_FILE"), lines.size());
+    EXPECT_EQ(Value(lines, "ui"), absl::StrCat("http://", *nimbus, "/"));
+    EXPECT_FALSE(std::filesystem::exists(home + "/.tempest/dev/" + *nimbus + ".token-file"));
+    std::ofstream(dir.File("small.yaml")) << SmallTopology("small");
+    const int submitted = RawPost(*nimbus, "/api/v1/topology",
+                                  json{{"flux", ReadFileOrEmpty(dir.File("small.yaml"))}}.dump());
+    EXPECT_TRUE(submitted >= 200 && submitted < 300) << submitted;
+    dev->Stop(seconds(60));
+    if (HasFailure()) {
+      std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // The REST API's bearer token as an operator sets it up (docs/security.md,
 // "REST API authentication"): a real `tempest nimbus` with
 // tempest.api.token.file, raw HTTP requests without the token, and the real
-// CLI with the token from --token-file, $TEMPEST_TOKEN and its config file.
+// CLI with the token from --token-file, its config file, $TEMPEST_TOKEN_FILE
+// and $TEMPEST_TOKEN, in that order of precedence.
 
 #include <chrono>
 #include <cstdlib>
@@ -94,6 +95,34 @@ TEST_F(NimbusAuthTest, WritesWithoutTheTokenGet401AndTheCliWithItWorks) {
   CommandRun from_config = Tempest({"--config", dir_.File("tempest.yaml"), "activate",
                                     "generator-verifier"});
   EXPECT_EQ(from_config.exit_code, 0) << from_config.err;
+
+  // $TEMPEST_TOKEN_FILE: after --token-file and the config, before $TEMPEST_TOKEN.
+  const std::map<std::string, std::string> token_file_env = {
+      {"TEMPEST_TOKEN_FILE", dir_.File("api.token")}, {"TEMPEST_TOKEN", "not-the-token"}};
+  CommandRun from_file_env = Tempest({"deactivate", "generator-verifier"}, token_file_env);
+  EXPECT_EQ(from_file_env.exit_code, 0) << from_file_env.err;
+  CommandRun file_env_activate = Tempest({"activate", "generator-verifier"}, token_file_env);
+  EXPECT_EQ(file_env_activate.exit_code, 0) << file_env_activate.err;
+  ASSERT_TRUE(net::WriteTokenFile(dir_.File("wrong.token"), "not-the-token").ok());
+  CommandRun flag_wins = Tempest({"deactivate", "generator-verifier", "--token-file",
+                                  dir_.File("api.token")},
+                                 {{"TEMPEST_TOKEN_FILE", dir_.File("wrong.token")}});
+  EXPECT_EQ(flag_wins.exit_code, 0) << flag_wins.err;
+  CommandRun config_wins = Tempest({"--config", dir_.File("tempest.yaml"), "activate",
+                                    "generator-verifier"},
+                                   {{"TEMPEST_TOKEN_FILE", dir_.File("wrong.token")}});
+  EXPECT_EQ(config_wins.exit_code, 0) << config_wins.err;
+  CommandRun wrong_file = Tempest({"deactivate", "generator-verifier"},
+                                  {{"TEMPEST_TOKEN_FILE", dir_.File("wrong.token")},
+                                   {"TEMPEST_TOKEN", token_}});
+  EXPECT_EQ(wrong_file.exit_code, 1) << wrong_file.err;
+  EXPECT_NE(wrong_file.err.find("authentication required"), std::string::npos) << wrong_file.err;
+  CommandRun missing_file =
+      Tempest({"deactivate", "generator-verifier"}, {{"TEMPEST_TOKEN_FILE", dir_.File("none")}});
+  EXPECT_NE(missing_file.exit_code, 0);
+  EXPECT_NE(missing_file.err.find("TEMPEST_TOKEN_FILE " + dir_.File("none")), std::string::npos)
+      << missing_file.err;
+
   CommandRun killed = Tempest({"kill", "generator-verifier", "-w", "0", "--token-file",
                                dir_.File("api.token")});
   EXPECT_EQ(killed.exit_code, 0) << killed.err;

@@ -83,6 +83,30 @@ TEST(DevExportLinesTest, OneShellExportPerVariable) {
             (std::vector<std::string>{"export TEMPEST_NIMBUS=127.0.0.1:8080",
                                       "export BOOTSTRAP=127.0.0.1:1,127.0.0.1:2",
                                       "export TEMPEST_ZK=127.0.0.1:2181"}));
+  EXPECT_EQ(DevExportLines("127.0.0.1:8080", "127.0.0.1:1", "127.0.0.1:2181",
+                           "/tmp/tempest-dev-x/api-token")
+                .back(),
+            "export TEMPEST_TOKEN_FILE=/tmp/tempest-dev-x/api-token");
+  EXPECT_EQ(DevExportLines("127.0.0.1:8080", "127.0.0.1:1", "127.0.0.1:2181",
+                           "/tmp/my dir/it's")
+                .back(),
+            "export TEMPEST_TOKEN_FILE='/tmp/my dir/it'\\''s'");
+}
+
+TEST(ShellWordTest, QuotesOnlyWhatAShellWouldSplitOrExpand) {
+  EXPECT_EQ(ShellWord("/tmp/a-b_c.d/x:1,2@3%4+5=6"), "/tmp/a-b_c.d/x:1,2@3%4+5=6");
+  EXPECT_EQ(ShellWord(""), "''");
+  EXPECT_EQ(ShellWord("a b"), "'a b'");
+  EXPECT_EQ(ShellWord("$HOME"), "'$HOME'");
+  EXPECT_EQ(ShellWord("a'b"), "'a'\\''b'");
+}
+
+TEST(DevUiUrlTest, PointsAtNimbusAndCarriesTheTokenInTheFragment) {
+  EXPECT_EQ(DevUiUrl("127.0.0.1:8080", ""), "http://127.0.0.1:8080/");
+  EXPECT_EQ(DevUiUrl("127.0.0.1:8080", "00ff"), "http://127.0.0.1:8080/#token=00ff");
+  EXPECT_EQ(DevUiUrl("0.0.0.0:81", "t"), "http://127.0.0.1:81/#token=t");
+  EXPECT_EQ(DevUiUrl("::1:81", ""), "http://[::1]:81/");
+  EXPECT_EQ(DevUiUrl("localhost:81", "a+b&c#d"), "http://localhost:81/#token=a%2Bb%26c%23d");
 }
 
 TEST(RunningWaitReasonTest, SaysWhyItWaits) {

@@ -1,0 +1,173 @@
+#include "cli/dev_token.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace tempest::cli {
+namespace {
+
+constexpr char kSuffix[] = ".token-file";
+constexpr size_t kMaxDiscoveryBytes = 4096;
+
+// mkdir with `mode`; an existing entry is left as it is.
+bool MakeDir(const std::string& path, mode_t mode) {
+  return ::mkdir(path.c_str(), mode) == 0 || errno == EEXIST;
+}
+
+// A directory (not a symlink) owned by this user that nobody else may write.
+bool PrivateDir(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+absl::Status Failed(const std::string& what, const std::string& path) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot ", what, " ", path, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+std::string DevTokenDir(std::string_view home) {
+  if (home.empty()) return "";
+  return (std::filesystem::path(home) / ".tempest" / "dev").string();
+}
+
+std::optional<std::string> DevTokenKey(std::string_view host, int port) {
+  if (port <= 0 || port > 65535) return std::nullopt;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string name(host);
+  const std::string local = absl::StrCat("127.0.0.1:", port);
+  if (absl::EqualsIgnoreCase(name, "localhost")) return local;
+  unsigned char v4[4];
+  if (::inet_pton(AF_INET, name.c_str(), v4) == 1) {
+    if (v4[0] == 0 && v4[1] == 0 && v4[2] == 0 && v4[3] == 0) return local;  // 0.0.0.0
+    if (v4[0] != 127) return std::nullopt;
+    char text[INET_ADDRSTRLEN];
+    if (::inet_ntop(AF_INET, v4, text, sizeof text) == nullptr) return std::nullopt;
+    return absl::StrCat(text, ":", port);
+  }
+  unsigned char v6[16];
+  if (::inet_pton(AF_INET6, name.c_str(), v6) == 1) {
+    for (int i = 0; i < 15; ++i) {
+      if (v6[i] != 0) return std::nullopt;
+    }
+    if (v6[15] == 0 || v6[15] == 1) return local;  // :: or ::1
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> DevTokenDiscoveryPath(const std::string& dir, std::string_view host,
+                                                 int port) {
+  std::optional<std::string> key = DevTokenKey(host, port);
+  if (!key.has_value() || dir.empty()) return std::nullopt;
+  return (std::filesystem::path(dir) / (*key + kSuffix)).string();
+}
+
+absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view host, int port,
+                                    const std::string& token_file, std::string* written) {
+  std::optional<std::string> path = DevTokenDiscoveryPath(dir, host, port);
+  if (!path.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("nimbus ", std::string(host), ":", port,
+                                                   " is not on this machine's loopback"));
+  }
+  const std::filesystem::path target(dir);
+  if (target.has_parent_path() && !MakeDir(target.parent_path().string(), 0700)) {
+    return Failed("create", target.parent_path().string());
+  }
+  if (!MakeDir(dir, 0700)) return Failed("create", dir);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat(dir, " is not a directory of this user"));
+  }
+  if (::chmod(dir.c_str(), 0700) != 0) return Failed("chmod 700", dir);
+
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(token_file, ec).string();
+  if (ec) return absl::FailedPreconditionError(absl::StrCat(token_file, ": ", ec.message()));
+  const std::string tmp = absl::StrCat(*path, ".tmp.", ::getpid());
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Failed("write", tmp);
+  const std::string text = absolute + "\n";
+  size_t done = 0;
+  bool ok = true;
+  while (ok && done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+    } else {
+      done += static_cast<size_t>(n);
+    }
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path->c_str()) != 0) {
+    absl::Status s = Failed("write", *path);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (written != nullptr) *written = *path;
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The first line of the discovery file `path`, whitespace removed; empty
+// unless it is a regular file of this user in a private directory.
+std::string ReadDiscovery(const std::string& path) {
+  if (!PrivateDir(std::filesystem::path(path).parent_path().string())) return "";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return "";
+  }
+  std::string text(kMaxDiscoveryBytes, '\0');
+  size_t filled = 0;
+  while (filled < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  text.resize(filled);
+  if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+  return std::string(absl::StripAsciiWhitespace(text));
+}
+
+}  // namespace
+
+void RemoveDevTokenDiscovery(const std::string& path, const std::string& token_file) {
+  if (path.empty()) return;
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(token_file, ec).string();
+  if (ReadDiscovery(path) == absolute) ::unlink(path.c_str());
+}
+
+std::optional<std::string> FindDevTokenFile(const std::string& dir, std::string_view host,
+                                            int port) {
+  std::optional<std::string> path = DevTokenDiscoveryPath(dir, host, port);
+  if (!path.has_value()) return std::nullopt;
+  const std::string token_file = ReadDiscovery(*path);
+  if (token_file.empty() || token_file.front() != '/') return std::nullopt;
+  if (::access(token_file.c_str(), R_OK) != 0) return std::nullopt;
+  return token_file;
+}
+
+}  // namespace tempest::cli
