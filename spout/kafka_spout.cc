@@ -76,16 +76,20 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   site.offsets_connect = *connect;
   site.zk_config = zk_config;
   site.topology_id = topology_id_;
+  site.task_id = context.ThisTaskId().value();
   site.owner_description = absl::StrCat(topology_id_, ":", context.ThisComponentId().value(), ":",
                                         context.ThisTaskId().value(), "@", LocalHostName());
   site.metrics = metrics_;
   site.labels = labels_;
   const KafkaSpoutBackends& backends = hooks_.backends;
   absl::StatusOr<std::unique_ptr<OffsetStore>> store =
-      backends.offset_store ? backends.offset_store(site) : MakeZkOffsetStore(site);
+      backends.offset_store           ? backends.offset_store(site)
+      : config_.offsets_in_kafka() ? MakeKafkaGroupOffsetStore(site)
+                                     : MakeZkOffsetStore(site);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  StartRewindWatcher(site.owner_description);
+  // Rewinds (tempest offsets set) work on ZooKeeper offsets only.
+  if (!config_.offsets_in_kafka()) StartRewindWatcher(site.owner_description);
   source_ =
       backends.partition_source ? backends.partition_source(site) : MakeKafkaPartitionSource(site);
   if (!config_.bootstrap_servers.empty()) {
@@ -96,10 +100,18 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   next_commit_ = now + milliseconds(config_.state_update_interval_ms);
   next_refresh_ = now + std::chrono::seconds(*config_.partition_refresh_secs);
   opened_ = true;
-  spdlog::info("kafka spout {} task {}: topics {} guarantee {} offsets at {}{}/{} (zk {})",
-               config_.id, context.ThisTaskId().value(), absl::StrJoin(config_.topics, ","),
-               ProcessingGuaranteeName(config_.guarantee), config_.zk_root, "", config_.id,
-               *connect);
+  if (config_.offsets_in_kafka()) {
+    spdlog::info("kafka spout {} task {}: topics {} guarantee {} offsets in Kafka consumer group "
+                 "'{}' ({})",
+                 config_.id, context.ThisTaskId().value(), absl::StrJoin(config_.topics, ","),
+                 ProcessingGuaranteeName(config_.guarantee), config_.group_id,
+                 config_.bootstrap_servers);
+  } else {
+    spdlog::info("kafka spout {} task {}: topics {} guarantee {} offsets at {}/{} (zk {})",
+                 config_.id, context.ThisTaskId().value(), absl::StrJoin(config_.topics, ","),
+                 ProcessingGuaranteeName(config_.guarantee), config_.zk_root, config_.id,
+                 *connect);
+  }
   if (config_.guarantee == ProcessingGuarantee::kAtLeastOnce) {
     if (std::optional<std::string> w = ImmediateRetryWarning(config_)) {
       spdlog::warn("kafka spout {} task {}: {}", config_.id, context.ThisTaskId().value(), *w);
@@ -271,6 +283,7 @@ void KafkaSpout::EmitRecord(const Partition& p, RecordWindow::Record& r, bool ta
       values.push_back(r.has_value ? api::Value::OfBytes(payload(r.value)) : api::Value());
       break;
     case RecordScheme::kString:
+    case RecordScheme::kValue:
       values.push_back(r.has_value ? api::Value(payload(r.value)) : api::Value());
       break;
   }
@@ -432,8 +445,16 @@ void KafkaSpout::Close() {
 
 bool KafkaSpout::IsExhausted() const {
   if (!config_.stop_at_end || !discovered_ || !opened_) return false;
+  // With offsets in a consumer group, this task's share is what the group
+  // gave it; a task with none is done only if there are fewer partitions
+  // than tasks (the round-robin assignor gives every member one otherwise,
+  // so owning none means a rebalance is under way).
+  const bool group = config_.offsets_in_kafka();
+  int owned = 0;
   for (int slot : assigned_slots_) {
     const Partition& p = *partitions_[slot];
+    if (group && p.phase == Phase::kUnowned) continue;
+    ++owned;
     if (p.phase != Phase::kActive || !p.state.has_value() || p.end_offset < 0) return false;
     const KafkaPartitionState& st = *p.state;
     if (st.emitted_to() < p.end_offset || p.window.HasWaiting() || !st.pending().empty()) {
@@ -441,6 +462,7 @@ bool KafkaSpout::IsExhausted() const {
     }
     if (st.CommitCandidate().has_value()) return false;
   }
+  if (group && owned == 0) return static_cast<int>(assigned_slots_.size()) <= task_index_;
   return true;
 }
 
@@ -464,7 +486,8 @@ std::map<TopicPartition, KafkaSpout::PartitionStats> KafkaSpout::Stats() const {
 }
 
 absl::Status RegisterKafkaSpout(api::ComponentRegistry& registry) {
-  for (std::string_view name : {kTempestKafkaSpoutClass, kStormKafkaSpoutClass}) {
+  for (std::string_view name :
+       {kTempestKafkaSpoutClass, kStormKafkaSpoutClass, kKafkaClientSpoutClass}) {
     absl::Status s =
         registry.RegisterSpout(name, &api::registry_internal::Make<api::Spout, KafkaSpout>);
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;

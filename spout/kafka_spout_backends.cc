@@ -1,5 +1,8 @@
 #include "spout/kafka_spout_backends.h"
 
+#include "absl/strings/str_cat.h"
+
+#include "spout/kafka_group_offset_store.h"
 #include "spout/kafka_partition_source.h"
 #include "spout/zk_offset_store.h"
 
@@ -38,6 +41,21 @@ absl::StatusOr<std::unique_ptr<OffsetStore>> MakeZkOffsetStore(const KafkaSpoutS
   so.topology_id = site.topology_id;
   so.guarantee = std::string(ProcessingGuaranteeName(site.config->guarantee));
   absl::StatusOr<std::unique_ptr<ZkOffsetStore>> store = ZkOffsetStore::Create(so);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<OffsetStore>(std::move(*store));
+}
+
+absl::StatusOr<std::unique_ptr<OffsetStore>> MakeKafkaGroupOffsetStore(const KafkaSpoutSite& site) {
+  KafkaGroupOffsetStore::Options so;
+  so.member.bootstrap_servers = site.config->bootstrap_servers;
+  so.member.group_id = site.config->group_id;
+  so.member.topics = site.config->topics;
+  so.member.client_id = absl::StrCat("tempest-", site.config->id, "-", site.task_id);
+  so.member.properties = site.config->kafka_properties;
+  so.topology_id = site.topology_id;
+  so.task_id = site.task_id;
+  absl::StatusOr<std::unique_ptr<KafkaGroupOffsetStore>> store =
+      KafkaGroupOffsetStore::Create(std::move(so));
   if (!store.ok()) return store.status();
   return std::unique_ptr<OffsetStore>(std::move(*store));
 }

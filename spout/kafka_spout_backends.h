@@ -22,6 +22,7 @@ struct KafkaSpoutSite {
   std::string offsets_connect;               // ZooKeeper connect string for offsets
   coord::ZkClientConfig zk_config;
   std::string topology_id;
+  int task_id = 0;
   std::string owner_description;  // "topology:component:task@host", written into owner nodes
   core::MetricsRegistry* metrics = nullptr;
   core::MetricLabels labels;  // component / task
@@ -43,8 +44,9 @@ class DeadLetterSink {
 
 // Builds a KafkaSpout's offset store and partition source at Open, and its
 // dead-letter sink once the brokers are known, all on the executor thread.
-// An empty function means the real one (ZkOffsetStore, KafkaPartitionSource,
-// DeadLetterProducer); unit tests pass fakes.
+// An empty function means the real one (ZkOffsetStore, or
+// KafkaGroupOffsetStore when the config keeps offsets in Kafka;
+// KafkaPartitionSource, DeadLetterProducer); unit tests pass fakes.
 struct KafkaSpoutBackends {
   using DeadLetterFactory = std::function<absl::StatusOr<std::unique_ptr<DeadLetterSink>>(
       const std::string& bootstrap_servers, const KafkaSpoutConfig& config,
@@ -57,6 +59,8 @@ struct KafkaSpoutBackends {
 
 // The real ones, built from the site exactly as production runs them.
 absl::StatusOr<std::unique_ptr<OffsetStore>> MakeZkOffsetStore(const KafkaSpoutSite& site);
+// storm-kafka-client's: the offsets in the Kafka consumer group.
+absl::StatusOr<std::unique_ptr<OffsetStore>> MakeKafkaGroupOffsetStore(const KafkaSpoutSite& site);
 std::unique_ptr<PartitionSource> MakeKafkaPartitionSource(const KafkaSpoutSite& site);
 absl::StatusOr<std::unique_ptr<DeadLetterSink>> MakeDeadLetterProducer(
     const std::string& bootstrap_servers, const KafkaSpoutConfig& config,

@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "common/api/component_registry.h"
 #include "common/api/string_view_compat.h"
+#include "spout/kafka_client_spout_config.h"
 
 namespace tempest::spout {
 namespace {
@@ -602,12 +603,15 @@ std::vector<std::string> KafkaSpoutConfig::OutputFields() const {
       return {"bytes"};
     case RecordScheme::kString:
       return {"str"};
+    case RecordScheme::kValue:
+      return {"value"};
   }
   return {};
 }
 
 absl::StatusOr<KafkaSpoutConfig> ParseKafkaSpoutArgs(const api::ComponentArgs& args) {
   if (args.class_name == kStormKafkaSpoutClass) return ParseLegacy(args);
+  if (args.class_name == kKafkaClientSpoutClass) return ParseKafkaClientSpoutArgs(args);
   return ParseTempest(args);
 }
 
@@ -643,6 +647,13 @@ bool ZookeeperLeftAtDefaults(const api::Config& config) {
 
 absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,
                                                     const api::Config& topology_config) {
+  if (c.offsets_in_kafka()) {
+    // storm-kafka-client: no ZooKeeper; its own defaults were set at parse.
+    if (!c.max_uncommitted_offsets.has_value()) c.max_uncommitted_offsets = 10'000'000;
+    if (!c.partition_refresh_secs.has_value()) c.partition_refresh_secs = 2;
+    c.journal_max_entries = 0;
+    return std::string();
+  }
   // In a cluster, a spout and topology that name no ZooKeeper keep offsets in
   // the cluster's own, as Storm does (not at localhost:2181).
   const std::string cluster_zk =
@@ -686,8 +697,12 @@ absl::StatusOr<std::string> ResolveKafkaSpoutConfig(KafkaSpoutConfig& c,
 }
 
 std::vector<std::string> KafkaSpoutBeanClasses() {
-  return {kSpoutConfigClass,    kZkHostsClass,   kSchemeAsMultiClass, kStringSchemeClass,
-          kRawMultiSchemeClass, kRawSchemeClass, kBackoffRetryClass};
+  std::vector<std::string> classes = {kSpoutConfigClass,    kZkHostsClass,
+                                      kSchemeAsMultiClass,  kStringSchemeClass,
+                                      kRawMultiSchemeClass, kRawSchemeClass,
+                                      kBackoffRetryClass};
+  for (std::string& c : KafkaClientBeanClasses()) classes.push_back(std::move(c));
+  return classes;
 }
 
 }  // namespace tempest::spout

@@ -31,7 +31,8 @@ std::string_view OutOfRangePolicyName(OutOfRangePolicy p);
 //   kRecord: fields topic, partition, offset, key, value (tempest.KafkaSpout).
 //   kRaw:    one field "bytes" (storm-kafka's default RawMultiScheme).
 //   kString: one field "str" (StringScheme in SchemeAsMultiScheme).
-enum class RecordScheme { kRecord, kRaw, kString };
+//   kValue:  one field "value" (storm-kafka-client's OnlyValueRecordTranslator).
+enum class RecordScheme { kRecord, kRaw, kString, kValue };
 
 // Kafka's own ZooKeeper registry (storm-kafka ZkHosts).
 struct BrokerZkHosts {
@@ -41,6 +42,8 @@ struct BrokerZkHosts {
 
 inline constexpr char kTempestKafkaSpoutClass[] = "tempest.KafkaSpout";
 inline constexpr char kStormKafkaSpoutClass[] = "org.apache.storm.kafka.KafkaSpout";
+// storm-kafka-client (Storm 2.x): offsets in a Kafka consumer group.
+inline constexpr char kKafkaClientSpoutClass[] = "org.apache.storm.kafka.spout.KafkaSpout";
 // Topology config keys (new keys start with tempest.).
 inline constexpr char kMaxUncommittedOffsetsKey[] = "tempest.kafka.max.uncommitted.offsets";
 inline constexpr char kPartitionRefreshSecsKey[] = "tempest.kafka.partition.refresh.secs";
@@ -77,9 +80,17 @@ struct KafkaSpoutConfig {
   RecordScheme scheme = RecordScheme::kRecord;
   std::map<std::string, std::string> kafka_properties;  // kafka.* without the prefix
   bool storm_kafka_form = false;  // parsed from org.apache.storm.kafka.KafkaSpout
+  // Non-empty: the offsets live in this Kafka consumer group, as
+  // storm-kafka-client keeps them (org.apache.storm.kafka.spout.KafkaSpout);
+  // the group's coordinator assigns the partitions and fences commits, and
+  // no ZooKeeper is used.
+  std::string group_id;
+  bool emit_null_tuples = false;         // storm-kafka-client setEmitNullTuples
+  bool tuple_tracking_enforced = false;  // storm-kafka-client setTupleTrackingEnforced
 
   // Several topics get the {topic}/ level in the ZooKeeper paths.
   bool topic_level() const { return topics.size() > 1; }
+  bool offsets_in_kafka() const { return !group_id.empty(); }
   std::vector<std::string> OutputFields() const;
 };
 

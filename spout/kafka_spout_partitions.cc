@@ -211,7 +211,10 @@ void KafkaSpout::OnWatermarks(const MetadataResult& r) {
 }
 
 void KafkaSpout::ApplyAssignment(const std::vector<TopicPartition>& all) {
-  std::vector<TopicPartition> mine = PartitionsForTask(all, task_index_, task_count_);
+  // With offsets in a consumer group, the group decides who owns what: the
+  // store is offered every partition and acquires what the group assigns.
+  std::vector<TopicPartition> mine =
+      config_.offsets_in_kafka() ? all : PartitionsForTask(all, task_index_, task_count_);
   std::sort(mine.begin(), mine.end());
   if (mine == assignment_ && !assignment_.empty()) return;
   std::vector<OffsetCommit> final_commits;

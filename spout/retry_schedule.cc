@@ -9,8 +9,10 @@ namespace tempest::spout {
 
 std::chrono::milliseconds RetrySchedule::DelayAfter(int failures) const {
   const double exponent = std::max(0, failures - 1);
-  const double raw = static_cast<double>(options_.retry_initial_delay_ms) *
-                     std::pow(std::max(options_.retry_delay_multiplier, 0.0), exponent);
+  const bool periodic = options_.retry_delay_period_ms >= 0 && failures >= 2;
+  const double base = static_cast<double>(periodic ? options_.retry_delay_period_ms
+                                                   : options_.retry_initial_delay_ms);
+  const double raw = base * std::pow(std::max(options_.retry_delay_multiplier, 0.0), exponent);
   const double capped = std::min(raw, static_cast<double>(options_.retry_delay_max_ms));
   return std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, capped)));
 }

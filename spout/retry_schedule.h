@@ -22,7 +22,22 @@ struct RetryOptions {
   double retry_delay_multiplier = 1.0;
   int64_t retry_delay_max_ms = 60'000;
   int retry_limit = -1;  // <= 0: unlimited
+  // >= 0: storm-kafka-client's KafkaSpoutRetryExponentialBackoff, where only
+  // the first failure waits retry_initial_delay_ms and failure n >= 2 waits
+  // retry_delay_period_ms × multiplier^(n-1). -1: failure n waits
+  // retry_initial_delay_ms × multiplier^(n-1).
+  int64_t retry_delay_period_ms = -1;
 };
+
+// storm-kafka-client's default retry service: the first retry at once, then
+// 4, 8, 16 ms ... doubling to at most 10 s, with no limit.
+inline constexpr RetryOptions KafkaClientRetryDefaults() {
+  return RetryOptions{.retry_initial_delay_ms = 0,
+                      .retry_delay_multiplier = 2.0,
+                      .retry_delay_max_ms = 10'000,
+                      .retry_limit = -1,
+                      .retry_delay_period_ms = 2};
+}
 
 // storm-kafka's SpoutConfig defaults, kept for org.apache.storm.kafka.KafkaSpout:
 // a failed tuple is emitted again at once, forever.

@@ -76,6 +76,10 @@ absl::StatusOr<std::unique_ptr<KafkaGroupMember>> KafkaGroupMember::Join(
       {"enable.auto.commit", "false"},
       {"enable.auto.offset.store", "false"},
       {"partition.assignment.strategy", "roundrobin"},
+      // A member that stops heartbeating (a stalled or killed worker) is
+      // rebalanced out after 10 s, the Java client's default before
+      // Kafka 3.0; librdkafka's own default is 45 s.
+      {"session.timeout.ms", "10000"},
       {"allow.auto.create.topics", "false"},
       {"log_level", "3"},
   };
