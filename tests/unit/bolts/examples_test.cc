@@ -9,6 +9,7 @@
 #include "common/core/topology_validator.h"
 #include "gtest/gtest.h"
 #include "spout/builtin_spouts.h"
+#include "spout/kafka_spout_config.h"
 
 namespace tempest::bolts {
 namespace {
@@ -101,6 +102,28 @@ TEST_F(ExamplesTest, KafkaTransformLoadsAndValidatesWithItsEnvironment) {
       EXPECT_TRUE(registry_.CreateBolt(c->args).ok()) << c->id;
     }
   }
+}
+
+
+TEST_F(ExamplesTest, StormKafkaClientLoadsWithItsEnvironmentAndKeepsOffsetsInTheGroup) {
+  const std::map<std::string, std::string> env = {{"BOOTSTRAP", "127.0.0.1:9092"},
+                                                  {"OUT", "/tmp/out"}};
+  core::FluxOptions options;
+  options.env_filter = true;
+  options.env = &env;
+  absl::StatusOr<core::TopologyDef> def =
+      core::FluxLoader(options).LoadFile(ExamplePath("storm-kafka-client.yaml"));
+  ASSERT_TRUE(def.ok()) << def.status();
+  core::ValidationReport report = core::TopologyValidator(registry_).Check(*def);
+  EXPECT_TRUE(report.ok()) << report.ToStatus();
+  const core::ComponentDef* spout = def->FindComponent(api::ComponentId("kafka"));
+  ASSERT_NE(spout, nullptr);
+  absl::StatusOr<spout::KafkaSpoutConfig> config = spout::ParseKafkaSpoutArgs(spout->args);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->group_id, "words-verifier");
+  EXPECT_EQ(config->bootstrap_servers, "127.0.0.1:9092");
+  EXPECT_EQ(config->OutputFields(),
+            (std::vector<std::string>{"topic", "partition", "offset", "key", "value"}));
 }
 
 }  // namespace
