@@ -324,6 +324,29 @@ int RunTransition(const std::string& verb, const std::string& name, int wait_sec
   return 0;
 }
 
+// Storm's `get-errors NAME`: each component's latest error, as one JSON
+// document {"Topology Name": NAME, "Comp-Errors": {component: message}};
+// components without errors are left out.
+int RunGetErrors(const std::string& name, const GlobalOptions& globals) {
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  absl::StatusOr<std::string> id = client->IdOf(name);
+  if (!id.ok()) return Fail(std::string(id.status().message()));
+  absl::StatusOr<json> t = client->Get(absl::StrCat("/api/v1/topology/", *id));
+  if (!t.ok()) return Fail(std::string(t.status().message()));
+  json errors = json::object();
+  for (const char* kind : {"spouts", "bolts"}) {
+    for (const json& c : t->value(kind, json::array())) {
+      const std::string error = c.value("lastError", "");
+      const std::string component = c.value(std::string(kind) == "spouts" ? "spoutId" : "boltId", "");
+      if (!error.empty() && !component.empty()) errors[component] = error;
+    }
+  }
+  const json out = {{"Topology Name", name}, {"Comp-Errors", errors}};
+  std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+  return 0;
+}
+
 struct RebalanceArgs {
   std::string name;
   int wait_secs = -1;
@@ -449,6 +472,12 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   });
 
   RegisterRebalance(app, set, globals);
+
+  auto errors_name = std::make_shared<std::string>();
+  CLI::App* get_errors = app.add_subcommand(
+      "get-errors", "Print each component's latest error (Storm's get-errors; JSON)");
+  get_errors->add_option("name", *errors_name, "topology name")->required();
+  set.Add(get_errors, [errors_name, &globals] { return RunGetErrors(*errors_name, globals); });
 
   for (const char* verb : {"activate", "deactivate"}) {
     auto name = std::make_shared<std::string>();

@@ -341,6 +341,10 @@ absl::StatusOr<std::vector<StoredBeat>> Nimbus::WorkerBeats(const std::string& i
   return store_->ListWorkerBeats(id);
 }
 
+absl::StatusOr<std::vector<StoredError>> Nimbus::Errors(const std::string& id) {
+  return store_->ListErrors(id);
+}
+
 absl::StatusOr<std::vector<StoredTopology>> Nimbus::Topologies() { return store_->List(); }
 
 absl::StatusOr<StoredTopology> Nimbus::Topology(const std::string& id) { return store_->Get(id); }

@@ -70,7 +70,7 @@ absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisor
   for (StoredTopology& t : *topologies) {
     absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(t.id);
     if (!a.ok()) return a.status();
-    TopologyView topology{std::move(t), *std::move(a), {}};
+    TopologyView topology{std::move(t), *std::move(a), {}, {}};
     if (with_beats) {
       absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(topology.topology.id);
       if (!beats.ok()) return beats.status();
@@ -91,7 +91,9 @@ absl::StatusOr<TopologyView> ReadTopologyView(Nimbus& nimbus, const std::string&
   if (!a.ok()) return a.status();
   absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(id);
   if (!beats.ok()) return beats.status();
-  return TopologyView{*std::move(t), *std::move(a), *std::move(beats)};
+  absl::StatusOr<std::vector<StoredError>> errors = nimbus.Errors(id);
+  if (!errors.ok()) return errors.status();
+  return TopologyView{*std::move(t), *std::move(a), *std::move(beats), *std::move(errors)};
 }
 
 // GET handlers: read the model, then render it (errors as ErrorResponse).
@@ -145,7 +147,7 @@ HttpResponse Lag(Nimbus& nimbus, const std::string& id) {
 
 HttpResponse ComponentDetail(Nimbus& nimbus, const std::string& id, const std::string& component) {
   return TopologyPage(nimbus, id, [&](const TopologyView& view) {
-    std::optional<std::string> body = RenderComponentDetail(view, component);
+    std::optional<std::string> body = RenderComponentDetail(view, component, NowSecs(nimbus));
     if (!body.has_value()) {
       return HttpResponse::Error(
           404, "Not Found", absl::StrCat("topology ", id, " has no component '", component, "'"));

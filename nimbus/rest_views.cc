@@ -84,6 +84,44 @@ std::string HostOf(const v1::Assignment& a, const std::string& node) {
   return a.node_host().contains(node) ? a.node_host().at(node) : "";
 }
 
+// Where an error came from, as Storm's UI names it: the host of the worker's
+// supervisor (its id when the assignment does not name it any more).
+std::string ErrorHost(const TopologyView& view, const StoredError& e) {
+  if (view.assignment.has_value()) {
+    const std::string host = HostOf(*view.assignment, e.node);
+    if (!host.empty()) return host;
+  }
+  return e.node;
+}
+
+// One error in Storm's componentErrors shape (errorTime in ms, as Storm's UI).
+json ErrorJson(const TopologyView& view, const StoredError& e, int64_t now_secs) {
+  return json{{"errorTime", e.time_secs * 1000},
+              {"errorHost", ErrorHost(view, e)},
+              {"errorPort", e.port},
+              {"error", e.message},
+              {"errorLapsedSecs", std::max<int64_t>(0, now_secs - e.time_secs)},
+              {"errorWorkerLogLink", ""},
+              {"task", e.task}};
+}
+
+// Storm's last-error fields of a component's row on the topology page
+// (empty strings when the component never reported one).
+void AddLastError(const TopologyView& view, const std::string& component, int64_t now_secs,
+                  json& entry) {
+  const StoredError* last = nullptr;
+  for (const StoredError& e : view.errors) {
+    if (e.component == component) last = &e;  // oldest first: the last one wins
+  }
+  entry["lastError"] = last != nullptr ? last->message : "";
+  entry["errorHost"] = last != nullptr ? ErrorHost(view, *last) : "";
+  entry["errorPort"] = last != nullptr ? json(last->port) : json("");
+  entry["errorTime"] = last != nullptr ? json(last->time_secs * 1000) : json(nullptr);
+  entry["errorLapsedSecs"] =
+      last != nullptr ? json(std::max<int64_t>(0, now_secs - last->time_secs)) : json(nullptr);
+  entry["errorWorkerLogLink"] = "";
+}
+
 // Executor (start, end task) -> its slot in the assignment.
 std::map<std::pair<int, int>, const v1::ExecutorAssignment*> PlacedExecutors(
     const std::optional<v1::Assignment>& a) {
@@ -119,10 +157,11 @@ json TopologySummaryJson(const TopologyView& view, const std::vector<const Store
 }
 
 // "spouts" and "bolts" of the topology page.
-void AddComponents(const v1::StormBase& base, json& body) {
+void AddComponents(const TopologyView& view, int64_t now_secs, json& body) {
   json spouts = json::array(), bolts = json::array();
-  for (const v1::ComponentSummary& c : base.components()) {
+  for (const v1::ComponentSummary& c : view.topology.base.components()) {
     json entry = {{"executors", c.executors()}, {"tasks", c.tasks()}};
+    AddLastError(view, c.id(), now_secs, entry);
     if (c.spout()) {
       entry["spoutId"] = c.id();
       spouts.push_back(entry);
@@ -317,7 +356,7 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {
   const std::vector<const StoredBeat*> beats = CurrentBeats(view);
   json body = TopologySummaryJson(view, beats, now_secs);
   body["msgTimeout"] = view.topology.base.message_timeout_secs();
-  AddComponents(view.topology.base, body);
+  AddComponents(view, now_secs, body);
   body["executorStats"] = ExecutorStatsJson(view);
   body["workers"] = WorkersJson(view, beats, now_secs);
   AddStateFields(view.topology.base, now_secs, body);
@@ -348,8 +387,22 @@ std::string RenderTopologyLag(const TopologyView& view) {
   return json{{"topologyId", view.topology.id}, {"spouts", spouts}}.dump();
 }
 
+namespace {
+
+// The component's stored errors, newest first, as Storm's component page
+// lists them.
+json ComponentErrorsJson(const TopologyView& view, std::string_view component, int64_t now_secs) {
+  json errors = json::array();
+  for (auto it = view.errors.rbegin(); it != view.errors.rend(); ++it) {
+    if (it->component == component) errors.push_back(ErrorJson(view, *it, now_secs));
+  }
+  return errors;
+}
+
+}  // namespace
+
 std::optional<std::string> RenderComponentDetail(const TopologyView& view,
-                                                 std::string_view component) {
+                                                 std::string_view component, int64_t now_secs) {
   const StoredTopology& t = view.topology;
   const v1::ComponentSummary* summary = nullptr;
   for (const v1::ComponentSummary& c : t.base.components()) {
@@ -393,7 +446,8 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
               {"executorStats", executors},
               {"workersTotal", totals.workers},
               {"workerStats", StatsJson(totals)},
-              {"statsScope", "sums over the workers running this component's executors"}}
+              {"statsScope", "sums over the workers running this component's executors"},
+              {"componentErrors", ComponentErrorsJson(view, component, now_secs)}}
       .dump();
 }
 

@@ -26,6 +26,7 @@ struct TopologyView {
   StoredTopology topology;
   std::optional<v1::Assignment> assignment;
   std::vector<StoredBeat> beats;
+  std::vector<StoredError> errors;  // oldest first; read for the detail pages only
 };
 
 // The cluster as the summaries and /metrics read it. `supervisors` and each
@@ -50,9 +51,9 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs);
 // GET /api/v1/topology/:id/lag.
 std::string RenderTopologyLag(const TopologyView& view);
 // GET /api/v1/topology/:id/component/:component; nullopt when the topology
-// has no such component.
+// has no such component. `componentErrors` lists its stored errors, newest first.
 std::optional<std::string> RenderComponentDetail(const TopologyView& view,
-                                                 std::string_view component);
+                                                 std::string_view component, int64_t now_secs);
 // GET /metrics: Prometheus text 0.0.4 (reads supervisors, assignments and
 // beats).
 std::string RenderNimbusMetrics(const ClusterView& view);

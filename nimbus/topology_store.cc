@@ -16,6 +16,7 @@
 #include "common/core/task_layout.h"
 #include "common/core/topology_limits.h"
 #include "common/core/topology_resources.h"
+#include "nlohmann/json.hpp"
 #include "common/core/topology_validator.h"
 #include "nimbus/rebalance.h"
 #include "spdlog/spdlog.h"
@@ -264,6 +265,7 @@ absl::Status TopologyStore::Remove(const std::string& id) {
     return s;
   }
   if (absl::Status s = RemoveWorkerBeats(id); !s.ok()) return s;
+  if (absl::Status s = RemoveErrors(id); !s.ok()) return s;
   // The resources go before the record that names them.
   if (absl::StatusOr<StoredTopology> t = Get(id); t.ok() && !t->base.resources_key().empty()) {
     if (absl::Status s = coord::DeleteChunkedBlob(
@@ -273,6 +275,64 @@ absl::Status TopologyStore::Remove(const std::string& id) {
     }
   }
   absl::Status s = session_.Delete(paths_.Storm(id));
+  return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::StatusOr<std::vector<StoredError>> TopologyStore::ListErrors(const std::string& id) {
+  std::vector<StoredError> out;
+  absl::StatusOr<std::vector<std::string>> components =
+      session_.Children(paths_.ErrorsOfTopology(id));
+  if (absl::IsNotFound(components.status())) return out;
+  if (!components.ok()) return components.status();
+  for (const std::string& component : *components) {
+    const std::string dir = paths_.ErrorsOf(id, component);
+    absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
+    if (!names.ok()) continue;  // removed meanwhile
+    std::sort(names->begin(), names->end());  // zero-padded sequence: age order
+    for (const std::string& name : *names) {
+      absl::StatusOr<coord::ZkNode> node = session_.Get(dir + "/" + name);
+      if (!node.ok()) continue;
+      // Written by workers, but read as untrusted input all the same.
+      nlohmann::json doc = nlohmann::json::parse(node->data, nullptr, /*allow_exceptions=*/false);
+      if (!doc.is_object()) continue;
+      auto text = doc.find("error");
+      auto time = doc.find("time_secs");
+      if (text == doc.end() || !text->is_string() || time == doc.end() ||
+          !time->is_number_integer()) {
+        continue;
+      }
+      StoredError e;
+      e.component = component;
+      e.message = text->get<std::string>().substr(0, 4096);
+      e.time_secs = time->get<int64_t>();
+      if (auto n = doc.find("node"); n != doc.end() && n->is_string()) e.node = n->get<std::string>();
+      if (auto p = doc.find("port"); p != doc.end() && p->is_number_integer()) e.port = p->get<int>();
+      if (auto t = doc.find("task"); t != doc.end() && t->is_number_integer()) e.task = t->get<int>();
+      out.push_back(std::move(e));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const StoredError& a, const StoredError& b) {
+    return a.time_secs < b.time_secs;
+  });
+  return out;
+}
+
+absl::Status TopologyStore::RemoveErrors(const std::string& id) {
+  const std::string dir = paths_.ErrorsOfTopology(id);
+  // A worker still running may add an error between the steps; the next
+  // cleanup round removes what is left.
+  absl::StatusOr<std::vector<std::string>> components = session_.Children(dir);
+  if (absl::IsNotFound(components.status())) return absl::OkStatus();
+  if (!components.ok()) return components.status();
+  for (const std::string& component : *components) {
+    const std::string cdir = paths_.ErrorsOf(id, component);
+    absl::StatusOr<std::vector<std::string>> names = session_.Children(cdir);
+    if (names.ok()) {
+      for (const std::string& name : *names) (void)session_.Delete(cdir + "/" + name);
+    }
+    (void)session_.Delete(cdir);
+  }
+  absl::Status s = session_.Delete(dir);
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
 }
 

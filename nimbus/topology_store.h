@@ -50,6 +50,16 @@ struct StoredBeat {
   v1::WorkerHeartbeat beat;
 };
 
+// One error a worker published, {root}/errors/{topology}/{component}/e{seq}.
+struct StoredError {
+  std::string component;
+  int64_t time_secs = 0;
+  std::string node;  // the supervisor id of the worker
+  int port = 0;
+  int task = 0;
+  std::string message;
+};
+
 // Parses "{supervisor-id}-{port}" (the id may contain '-'): nullopt when
 // there is no '-' followed by a port 1..65535.
 std::optional<WorkerSlot> ParseBeatName(std::string_view name);
@@ -125,6 +135,12 @@ class TopologyStore {
   absl::Status DeleteWorkerBeat(const std::string& id, const std::string& name);
   // Deletes {root}/workerbeats/{id} and its beats (absent is fine).
   absl::Status RemoveWorkerBeats(const std::string& id);
+
+  // Every component's published errors (workers keep the newest 10 each),
+  // oldest first; records that do not parse are skipped.
+  absl::StatusOr<std::vector<StoredError>> ListErrors(const std::string& id);
+  // Deletes {root}/errors/{id} and everything under it (absent is fine).
+  absl::Status RemoveErrors(const std::string& id);
 
   // nullopt when the topology has no assignment yet.
   absl::StatusOr<std::optional<v1::Assignment>> GetAssignment(const std::string& id);

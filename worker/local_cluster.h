@@ -128,6 +128,8 @@ class LocalCluster {
   const std::string& topology_id() const { return context_->topology_id; }
   core::MetricsRegistry& metrics() { return *context_->metrics; }
   std::vector<std::string> RecentErrors() const { return errors_.Recent(); }
+  // Errors not yet handed out (the worker process publishes them).
+  std::vector<ComponentError> TakeUnpublishedErrors() { return errors_.TakeUnpublished(); }
 
  private:
   LocalCluster() = default;

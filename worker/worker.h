@@ -135,6 +135,7 @@ class Worker {
   int64_t RemoteMalformed() const { return receiver_->malformed(); }
   size_t connection_count() const { return server_->connection_count(); }
   std::vector<std::string> RecentErrors() const { return cluster_->RecentErrors(); }
+  std::vector<ComponentError> TakeUnpublishedErrors() { return cluster_->TakeUnpublishedErrors(); }
 
  private:
   Worker() = default;

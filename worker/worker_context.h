@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,19 +54,36 @@ struct ExecutorOptions {
   int latency_sample_shift = 4;
 };
 
+// One error a component reported, as a worker publishes it (Storm's
+// errors/ records).
+struct ComponentError {
+  std::string component;
+  int32_t task = 0;
+  int64_t time_secs = 0;  // wall clock, seconds since the epoch
+  std::string message;
+};
+
 // Errors reported by components (ReportError, failed Open/Prepare, throwing
 // calls). Thread-safe; errors are rare so a mutex is fine. Keeps the last
-// kMaxKept for Stats() and logs each one (rate-limited per component).
+// kMaxKept for Stats(), logs each one (rate-limited), and holds the ones not
+// yet published for the worker process to write to ZooKeeper: at most
+// kMaxUnpublishedPerComponent per component (the newest), so a component
+// failing every tuple costs a bounded number of writes per heartbeat.
 class ErrorLog {
  public:
   static constexpr size_t kMaxKept = 100;
+  static constexpr size_t kMaxUnpublishedPerComponent = 10;
   void Report(const api::ComponentId& component, int32_t task, const absl::Status& error);
   int64_t count() const { return count_.load(std::memory_order_relaxed); }
   std::vector<std::string> Recent() const;
+  // The errors reported since the last call, oldest first (bounded as above).
+  std::vector<ComponentError> TakeUnpublished();
 
  private:
   mutable std::mutex mu_;
   std::deque<std::string> recent_;
+  std::deque<ComponentError> unpublished_;              // in report order
+  std::map<std::string, size_t> unpublished_per_component_;
   std::atomic<int64_t> count_{0};
 };
 

@@ -3,10 +3,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 #include <thread>
 #include <utility>
@@ -19,10 +21,15 @@
 #include "common/core/stored_topology.h"
 #include "common/core/topology_resources.h"
 #include "common/os/files.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
 namespace tempest::worker {
 namespace {
+
+// Storm keeps each component's newest 10 errors in ZooKeeper.
+constexpr size_t kErrorsKeptPerComponent = 10;
+constexpr size_t kMaxErrorMessageBytes = 4096;
 
 using api::Sv;
 
@@ -355,6 +362,7 @@ void WorkerProcess::Heartbeat() {
   beat_.set_failed(stats.failed);
   beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
   CollectKafkaLag();
+  PublishErrors();
   const std::string data = beat_.SerializeAsString();
   if (!options_.worker_dir.empty()) {
     absl::Status s = os::WriteFileAtomically(
@@ -375,6 +383,45 @@ void WorkerProcess::Heartbeat() {
     }
   } else if (!set.ok()) {
     spdlog::warn("workerbeat {}: {}", BeatPath(), set.status().ToString());
+  }
+}
+
+void WorkerProcess::PublishErrors() {
+  std::vector<ComponentError> errors = worker_->TakeUnpublishedErrors();
+  if (errors.empty()) return;
+  const coord::ClusterPaths paths(options_.zk.root);
+  coord::ZkCall call;
+  call.timeout = std::chrono::milliseconds(2000);
+  std::set<std::string> touched;
+  for (const ComponentError& e : errors) {
+    // Bounded like every field nimbus renders: a component's message may be
+    // anything (a multilang child's text included).
+    std::string message = e.message.substr(0, kMaxErrorMessageBytes);
+    nlohmann::json doc = {{"error", std::move(message)}, {"time_secs", e.time_secs},
+                          {"node", options_.supervisor_id}, {"port", options_.port},
+                          {"task", e.task}};
+    coord::ZkCreateOptions create;
+    create.mode = coord::ZkCreateMode::kPersistentSequential;
+    create.create_parents = true;
+    const std::string dir = paths.ErrorsOf(options_.topology_id, e.component);
+    absl::StatusOr<std::string> created =
+        session_->Create(dir + "/e", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                         create, call);
+    if (!created.ok()) {
+      spdlog::warn("cannot publish an error of {} under {}: {}", e.component, dir,
+                   created.status().ToString());
+      continue;
+    }
+    touched.insert(dir);
+  }
+  for (const std::string& dir : touched) {
+    absl::StatusOr<std::vector<std::string>> children = session_->Children(dir, call);
+    if (!children.ok()) continue;
+    // Sequence numbers are zero-padded, so name order is age order.
+    std::sort(children->begin(), children->end());
+    for (size_t i = 0; i + kErrorsKeptPerComponent < children->size(); ++i) {
+      (void)session_->Delete(dir + "/" + (*children)[i], -1, call);
+    }
   }
 }
 

@@ -111,6 +111,11 @@ class WorkerProcess {
   void Heartbeat();
   // Copies the KafkaSpout partition gauges into the heartbeat.
   void CollectKafkaLag();
+  // Writes the errors components reported since the last call under
+  // {root}/errors/{topology}/{component}/e{seq}, keeping the newest
+  // kErrorsKeptPerComponent there (what Storm's UI shows as a component's
+  // errors).
+  void PublishErrors();
   std::string StormPath() const;
   std::string AssignmentPath() const;
   std::string BeatPath() const;

@@ -58,9 +58,12 @@ std::string ClusterPaths::Blobs() const { return Under("blobs"); }
 std::string ClusterPaths::Blob(std::string_view key) const { return Child(Blobs(), key); }
 
 std::string ClusterPaths::Errors() const { return Under("errors"); }
+std::string ClusterPaths::ErrorsOfTopology(std::string_view topology_id) const {
+  return Child(Errors(), topology_id);
+}
 std::string ClusterPaths::ErrorsOf(std::string_view topology_id,
                                    std::string_view component_id) const {
-  return Child(Child(Errors(), topology_id), component_id);
+  return Child(ErrorsOfTopology(topology_id), component_id);
 }
 
 }  // namespace tempest::coord

@@ -48,8 +48,11 @@ class ClusterPaths {
   // {root}/blobs and {root}/blobs/{key}: chunked topology resources.
   std::string Blobs() const;
   std::string Blob(std::string_view key) const;
-  // {root}/errors and {root}/errors/{topology-id}/{component-id} (planned).
+  // {root}/errors, {root}/errors/{topology-id} and
+  // {root}/errors/{topology-id}/{component-id}, whose e{seq} children are
+  // the component's newest errors (JSON, written by workers).
   std::string Errors() const;
+  std::string ErrorsOfTopology(std::string_view topology_id) const;
   std::string ErrorsOf(std::string_view topology_id, std::string_view component_id) const;
 
  private:

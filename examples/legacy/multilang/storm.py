@@ -128,6 +128,9 @@ def report_error(msg):
     send_message({"command": "error", "msg": str(msg)})
 
 
+reportError = report_error  # the name Storm's storm.py uses
+
+
 def metrics(name, params):
     send_message({"command": "metrics", "name": name, "params": params})
 

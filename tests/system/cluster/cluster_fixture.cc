@@ -218,6 +218,15 @@ std::optional<v1::Assignment> ClusterFixture::AssignmentOf(const std::string& to
   return a;
 }
 
+std::optional<bool> ClusterFixture::ClusterNodeExists(const std::string& relative) const {
+  auto client = RawZkClient::Connect(zk_->ConnectString(), 10000, seconds(20));
+  if (client == nullptr) return std::nullopt;
+  const int rc = client->Exists(absl::StrCat(kRoot, "/", relative));
+  if (rc == ZOK) return true;
+  if (rc == ZNONODE) return false;
+  return std::nullopt;
+}
+
 std::string ClusterFixture::PacedExample(int64_t count, int64_t rate) {
   std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
                                       "${ENV-OUT}/cluster-gv", dir_.File("gv"));

@@ -71,6 +71,9 @@ class ClusterFixture : public ::testing::Test {
   std::vector<WorkerSlot> WorkersOf(const std::string& topology_id) const;
   // The assignment nimbus wrote, read through a ZooKeeper client.
   std::optional<v1::Assignment> AssignmentOf(const std::string& topology_id) const;
+  // Whether {root}/{relative} exists, read through a ZooKeeper client
+  // (nullopt when ZooKeeper cannot be asked).
+  std::optional<bool> ClusterNodeExists(const std::string& relative) const;
   // The cluster example (examples/cluster-generator-verifier.yaml) with its
   // files in this test's directory, paced at `rate` tuples/s for `count`
   // tuples, and a 5 s message timeout so trees lost with a worker replay

@@ -167,6 +167,108 @@ TEST_F(ClusterOperationsTest, MultilangTopologyRunsWithItsShippedResources) {
   EXPECT_EQ(kill.exit_code, 0) << kill.err;
 }
 
+TEST_F(ClusterOperationsTest, ComponentErrorsReachTheRestApiAndGetErrors) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+  // A Python bolt (on the Storm-compatible storm.py) that reports an error
+  // for every 25th tuple and acks them all.
+  const std::string resources = dir_.File("erring");
+  std::filesystem::create_directories(resources);
+  std::filesystem::copy_file(SourceDir() + "/examples/legacy/multilang/storm.py",
+                             resources + "/storm.py");
+  std::ofstream(resources + "/erring_bolt.py") << R"(import storm
+
+class ErringBolt(storm.BasicBolt):
+    def initialize(self, conf, context):
+        self.seen = 0
+
+    def process(self, tup):
+        self.seen += 1
+        if self.seen % 25 == 0:
+            storm.reportError("cannot parse record %d" % self.seen)
+
+ErringBolt().run()
+)";
+  const std::string yaml = R"(name: erring
+config:
+  topology.workers: 1
+spouts:
+  - id: numbers
+    className: tempest.SequenceSpout
+    properties:
+      - name: count
+        value: -1
+      - name: rate
+        value: 200
+bolts:
+  - id: narrow
+    className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
+    constructorArgs:
+      - ["python3", "erring_bolt.py"]
+      - []
+streams:
+  - from: numbers
+    to: narrow
+    grouping:
+      type: SHUFFLE
+)";
+  std::ofstream(dir_.File("erring.yaml")) << yaml;
+  CommandRun submit =
+      Tempest({"submit", dir_.File("erring.yaml"), "--resources", resources, "--until-running"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string id = submit.out.substr(0, submit.out.find('\n'));
+  json bolt;
+  ASSERT_TRUE(Eventually(seconds(60), [&] {
+    const json t = RestGet("/api/v1/topology/" + id);
+    for (const json& b : t.value("bolts", json::array())) {
+      if (b.value("boltId", "") == "narrow") bolt = b;
+    }
+    return bolt.is_object() && !bolt.value("lastError", "").empty();
+  }, milliseconds(500))) << bolt.dump();
+  EXPECT_NE(bolt["lastError"].get<std::string>().find("cannot parse record"), std::string::npos)
+      << bolt.dump();
+  EXPECT_FALSE(bolt["errorHost"].get<std::string>().empty()) << bolt.dump();
+  EXPECT_GT(bolt["errorPort"].get<int>(), 0) << bolt.dump();
+  EXPECT_GT(bolt["errorTime"].get<int64_t>(), 0) << bolt.dump();
+  EXPECT_GE(bolt["errorLapsedSecs"].get<int64_t>(), 0) << bolt.dump();
+  // About 8 errors a second: the component page fills up to Storm's 10 and
+  // stays there while older ones are trimmed.
+  json component;
+  int64_t newest_seen = 0;
+  ASSERT_TRUE(Eventually(seconds(60), [&] {
+    component = RestGet("/api/v1/topology/" + id + "/component/narrow");
+    const json& list = component["componentErrors"];
+    if (!list.is_array() || list.empty()) return false;
+    EXPECT_LE(list.size(), 10u) << "bounded like Storm's";
+    const int64_t newest = list[0].value("errorTime", int64_t{0});
+    const bool trimmed = newest_seen > 0 && newest > newest_seen && list.size() == 10u;
+    if (newest_seen == 0 && list.size() == 10u) newest_seen = newest;
+    return trimmed;
+  }, milliseconds(500))) << component.dump();
+  EXPECT_NE(component["componentErrors"][0]["error"].get<std::string>().find("cannot parse"),
+            std::string::npos);
+  const json spout = RestGet("/api/v1/topology/" + id + "/component/numbers");
+  EXPECT_EQ(spout["componentErrors"], json::array()) << spout.dump();
+
+  CommandRun errors = Tempest({"get-errors", "erring"});
+  ASSERT_EQ(errors.exit_code, 0) << errors.err;
+  const json printed = json::parse(errors.out, nullptr, false);
+  ASSERT_TRUE(printed.is_object()) << errors.out;
+  EXPECT_EQ(printed["Topology Name"], "erring");
+  EXPECT_NE(printed["Comp-Errors"].value("narrow", "").find("cannot parse record"),
+            std::string::npos)
+      << errors.out;
+  EXPECT_FALSE(printed["Comp-Errors"].contains("numbers")) << errors.out;
+
+  // The errors go with the topology.
+  ASSERT_EQ(ClusterNodeExists("errors/" + id + "/narrow"), std::optional<bool>(true));
+  CommandRun kill = Tempest({"kill", "erring", "-w", "0", "--until-removed"});
+  EXPECT_EQ(kill.exit_code, 0) << kill.err;
+  EXPECT_TRUE(Eventually(seconds(30), [&] {
+    return ClusterNodeExists("errors/" + id) == std::optional<bool>(false);
+  }, milliseconds(500)));
+}
+
 TEST_F(ClusterOperationsTest, SubmitResolvesFiltersOnTheSubmittingMachine) {
   StartCluster({});
   ASSERT_FALSE(HasFatalFailure());

@@ -118,8 +118,16 @@ TEST(RestViewsTest, TopologySummaryLeavesOutStaleBeats) {
 TEST(RestViewsTest, TopologyDetailListsExecutorsAndWorkers) {
   const json body = json::parse(RenderTopologyDetail(WordCount(), 200));
   EXPECT_EQ(body["msgTimeout"], 30);
-  EXPECT_EQ(body["spouts"], json::parse(R"([{"spoutId":"gen","executors":1,"tasks":1}])"));
-  EXPECT_EQ(body["bolts"], json::parse(R"([{"boltId":"sink","executors":1,"tasks":2}])"));
+  // Storm's last-error fields are empty for components that reported none.
+  const json no_error = json::parse(
+      R"({"lastError":"","errorHost":"","errorPort":"","errorTime":null,"errorLapsedSecs":null,
+          "errorWorkerLogLink":""})");
+  json gen = json::parse(R"({"spoutId":"gen","executors":1,"tasks":1})");
+  json sink = json::parse(R"({"boltId":"sink","executors":1,"tasks":2})");
+  gen.update(no_error);
+  sink.update(no_error);
+  EXPECT_EQ(body["spouts"], json::array({gen}));
+  EXPECT_EQ(body["bolts"], json::array({sink}));
   ASSERT_EQ(body["executorStats"].size(), 2u);
   EXPECT_EQ(body["executorStats"][1],
             json::parse(R"({"id":"[2-3]","component":"sink","supervisorId":"sup-a",
@@ -142,7 +150,7 @@ TEST(RestViewsTest, TopologyDetailOfAKilledTopologyCountsDownItsRemoval) {
 }
 
 TEST(RestViewsTest, ComponentDetailSumsTheWorkersOfItsExecutors) {
-  const std::optional<std::string> text = RenderComponentDetail(WordCount(), "sink");
+  const std::optional<std::string> text = RenderComponentDetail(WordCount(), "sink", 1000);
   ASSERT_TRUE(text.has_value());
   const json body = json::parse(*text);
   EXPECT_EQ(body["componentType"], "bolt");
@@ -151,7 +159,38 @@ TEST(RestViewsTest, ComponentDetailSumsTheWorkersOfItsExecutors) {
   EXPECT_EQ(body["workersTotal"], 1);
   EXPECT_EQ(body["executorStats"][0]["uptimeSeconds"], 65);
   EXPECT_EQ(body["workerStats"][0]["emitted"], 40);
-  EXPECT_FALSE(RenderComponentDetail(WordCount(), "nope").has_value());
+  EXPECT_FALSE(RenderComponentDetail(WordCount(), "nope", 1000).has_value());
+  EXPECT_EQ(body["componentErrors"], json::array()) << "no error reported";
+}
+
+TEST(RestViewsTest, ErrorsShowAsStormsLastErrorAndComponentErrors) {
+  TopologyView view = WordCount();
+  const std::string node = view.beats[0].slot.node;
+  const int port = view.beats[0].slot.port;
+  view.errors = {{"sink", 900, node, port, 3, "first failure"},
+                 {"sink", 950, node, port, 4, "second failure"}};
+  const json topology = json::parse(RenderTopologyDetail(view, 1000));
+  json sink, gen;
+  for (const json& b : topology["bolts"]) {
+    if (b["boltId"] == "sink") sink = b;
+  }
+  for (const json& sp : topology["spouts"]) gen = sp;
+  ASSERT_FALSE(sink.is_null());
+  EXPECT_EQ(sink["lastError"], "second failure");
+  EXPECT_EQ(sink["errorPort"], port);
+  EXPECT_EQ(sink["errorTime"], 950000) << "ms, as Storm's UI";
+  EXPECT_EQ(sink["errorLapsedSecs"], 50);
+  EXPECT_FALSE(sink["errorHost"].get<std::string>().empty());
+  EXPECT_EQ(gen["lastError"], "") << "a component without errors";
+
+  const json component = json::parse(*RenderComponentDetail(view, "sink", 1000));
+  ASSERT_EQ(component["componentErrors"].size(), 2u);
+  EXPECT_EQ(component["componentErrors"][0]["error"], "second failure") << "newest first";
+  EXPECT_EQ(component["componentErrors"][1]["errorLapsedSecs"], 100);
+  for (const char* key : {"errorTime", "errorHost", "errorPort", "error", "errorLapsedSecs",
+                          "errorWorkerLogLink"}) {
+    EXPECT_TRUE(component["componentErrors"][0].contains(key)) << key;
+  }
 }
 
 TEST(RestViewsTest, LagGroupsPartitionsBySpout) {
