@@ -699,6 +699,15 @@ absl::Status Nimbus::CleanWorkerBeats(
     if (absl::Status s = store_->RemoveWorkerBeats(id); !s.ok()) return s;
     spdlog::info("nimbus {}: removed the workerbeats of {}", id_, id);
   }
+  // The same for published errors (a worker may write one while its
+  // topology is being removed).
+  absl::StatusOr<std::vector<std::string>> error_dirs = store_->ErrorTopologies();
+  if (!error_dirs.ok()) return error_dirs.status();
+  for (const std::string& id : *error_dirs) {
+    if (known.contains(id)) continue;
+    if (absl::Status s = store_->RemoveErrors(id); !s.ok()) return s;
+    spdlog::info("nimbus {}: removed the errors of {}", id_, id);
+  }
   // Beats of slots the topology no longer has.
   for (const auto& [id, list] : beats) {
     std::set<WorkerSlot> slots;

@@ -164,6 +164,8 @@ class Nimbus {
                                 const std::map<std::string, ExecutorSlots>& changed,
                                 const std::map<std::string, std::string>& hosts, int64_t now_secs,
                                 std::map<std::string, v1::Assignment>* final_assignments);
+  // Deletes the workerbeats and published errors of topologies that no
+  // longer exist, and the beats of slots a topology no longer has.
   absl::Status CleanWorkerBeats(const std::vector<StoredTopology>& topologies,
                                 const std::map<std::string, v1::Assignment>& assignments,
                                 const std::map<std::string, std::vector<StoredBeat>>& beats);

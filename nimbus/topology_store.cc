@@ -317,6 +317,12 @@ absl::StatusOr<std::vector<StoredError>> TopologyStore::ListErrors(const std::st
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> TopologyStore::ErrorTopologies() {
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.Errors());
+  if (absl::IsNotFound(ids.status())) return std::vector<std::string>();
+  return ids;
+}
+
 absl::Status TopologyStore::RemoveErrors(const std::string& id) {
   const std::string dir = paths_.ErrorsOfTopology(id);
   // A worker still running may add an error between the steps; the next

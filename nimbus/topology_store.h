@@ -139,6 +139,8 @@ class TopologyStore {
   // Every component's published errors (workers keep the newest 10 each),
   // oldest first; records that do not parse are skipped.
   absl::StatusOr<std::vector<StoredError>> ListErrors(const std::string& id);
+  // The topology ids that have a {root}/errors/{id} node.
+  absl::StatusOr<std::vector<std::string>> ErrorTopologies();
   // Deletes {root}/errors/{id} and everything under it (absent is fine).
   absl::Status RemoveErrors(const std::string& id);
 
