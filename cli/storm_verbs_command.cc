@@ -1,5 +1,6 @@
 // Storm's CLI verbs beyond the ones Tempest implements in their own files:
-// `localconfvalue` (answered from the local config), and one line each for
+// `localconfvalue` (answered from the local config), `remoteconfvalue`
+// (from nimbus's REST API), and one line each for
 // the verbs that have no counterpart here, saying why and what to use.
 #include <cstdio>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/nimbus_client.h"
 #include "common/api/config.h"
 
 namespace tempest::cli {
@@ -38,8 +40,6 @@ constexpr StormVerb kStormOnlyVerbs[] = {
     {"server_classpath", "Tempest has no JVM classpath; the daemons are one binary, 'tempest'"},
     {"admin", "use 'tempest offsets' for KafkaSpout offsets and nimbus's REST API "
               "(/api/v1/...) for cluster state"},
-    {"remoteconfvalue", "nimbus does not publish its config; run 'tempest localconfvalue KEY "
-                        "--config FILE' with the daemon's config file on its host"},
     {"kill_workers", "stop the supervisor instead ('tempest supervisor' stops its workers on "
                      "SIGTERM); to restart one topology's workers, 'tempest rebalance' it"},
     {"set_log_level", "the daemons and workers log at INFO with no runtime level control; "
@@ -69,6 +69,24 @@ int RunLocalConfValue(const std::string& key, const GlobalOptions& globals) {
   return 0;
 }
 
+// Storm's `remoteconfvalue KEY`: the value in nimbus's own config, from
+// GET /api/v1/cluster/configuration, printed as "KEY: VALUE" ("KEY: null"
+// when nimbus has no such key; credentials come back "<redacted>").
+int RunRemoteConfValue(const std::string& key, const GlobalOptions& globals) {
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  absl::StatusOr<nlohmann::json> config = client->Get("/api/v1/cluster/configuration");
+  if (!config.ok()) return Fail(std::string(config.status().message()));
+  auto it = config->find(key);
+  if (it == config->end() || it->is_null()) {
+    std::printf("%s: null\n", key.c_str());
+  } else {
+    std::printf("%s: %s\n", key.c_str(), it->is_string() ? it->get<std::string>().c_str()
+                                                           : it->dump().c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 void RegisterStormVerbs(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
@@ -81,6 +99,12 @@ void RegisterStormVerbs(CLI::App& app, CommandSet& set, GlobalOptions& globals) 
     config_options->Apply();
     return RunLocalConfValue(*key, globals);
   });
+
+  auto remote_key = std::make_shared<std::string>();
+  CLI::App* remote = app.add_subcommand(
+      "remoteconfvalue", "Print one key of nimbus's config (Storm's remoteconfvalue)");
+  remote->add_option("key", *remote_key, "config key, e.g. storm.zookeeper.servers")->required();
+  set.Add(remote, [remote_key, &globals] { return RunRemoteConfValue(*remote_key, globals); });
 
   for (const StormVerb& verb : kStormOnlyVerbs) {
     CLI::App* sub = app.add_subcommand(verb.name, std::string("Storm's '") + verb.name +

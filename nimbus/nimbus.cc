@@ -108,6 +108,7 @@ absl::StatusOr<v1::Assignment> NextAssignment(const ExecutorSlots& placed,
 
 absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& config) {
   NimbusOptions o;
+  o.config = config;
   absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
   if (!zk.ok()) return zk.status();
   o.zk_connect = zk->connect;

@@ -52,6 +52,9 @@ struct NimbusOptions {
   // Who may call the REST API: tempest.api.token.file, tempest.api.auth.reads,
   // nimbus.authorizer (net::HttpAuthPolicyFromConfig).
   net::HttpAuthPolicy api_auth;
+  // The daemon's whole config, served (secrets redacted) as
+  // /api/v1/cluster/configuration.
+  api::Config config;
 
   // storm.zookeeper.servers/port/root/session.timeout/retry.*, ui.host,
   // ui.port, nimbus.monitor.freq.secs, nimbus.task.timeout.secs,
@@ -125,6 +128,7 @@ class Nimbus {
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }
   const net::HttpAuthPolicy& api_auth() const { return options_.api_auth; }
+  const api::Config& config() const { return options_.config; }
 
   // Runs one reconcile round on the control thread and waits for it (tests
   // and tools; the loop runs by itself anyway).

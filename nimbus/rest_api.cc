@@ -358,6 +358,10 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
   };
   const Route routes[] = {
       {"GET", "/api/v1/cluster/summary", [n](const HttpRequest&) { return ClusterSummary(*n); }},
+      {"GET", "/api/v1/cluster/configuration",
+       [n](const HttpRequest&) {
+         return HttpResponse::Json(200, RenderClusterConfiguration(n->config()));
+       }},
       {"GET", "/api/v1/nimbus/summary", [n](const HttpRequest&) { return NimbusSummary(*n); }},
       {"GET", "/api/v1/supervisor/summary",
        [n](const HttpRequest&) { return SupervisorSummary(*n); }},

@@ -5,6 +5,8 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/core/metrics_registry.h"
@@ -284,6 +286,54 @@ void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTe
 }
 
 }  // namespace
+
+namespace {
+
+// A config value as JSON (config values are bounded in depth by the loader).
+json ConfigValueJson(const api::Value& v) {
+  switch (v.type()) {
+    case api::Value::Type::kNil:
+      return nullptr;
+    case api::Value::Type::kBool:
+      return v.AsBool();
+    case api::Value::Type::kInt:
+      return v.AsInt();
+    case api::Value::Type::kDouble:
+      return v.AsDouble();
+    case api::Value::Type::kString:
+    case api::Value::Type::kBytes:
+      return v.CoerceString().value_or("");
+    case api::Value::Type::kList: {
+      json list = json::array();
+      for (const api::Value& item : v.AsList()) list.push_back(ConfigValueJson(item));
+      return list;
+    }
+    case api::Value::Type::kMap: {
+      json map = json::object();
+      for (const auto& [k, item] : v.AsMap()) map[k] = ConfigValueJson(item);
+      return map;
+    }
+  }
+  return nullptr;
+}
+
+bool HoldsCredentials(const std::string& key) {
+  const std::string lower = absl::AsciiStrToLower(key);
+  for (const char* word : {"password", "secret", "payload", "token"}) {
+    if (absl::StrContains(lower, word)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string RenderClusterConfiguration(const api::Config& config) {
+  json body = json::object();
+  for (const auto& [key, value] : config.entries()) {
+    body[key] = HoldsCredentials(key) ? json("<redacted>") : ConfigValueJson(value);
+  }
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string PrettyUptime(int64_t secs) {
   if (secs < 0) secs = 0;

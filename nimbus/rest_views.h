@@ -54,6 +54,11 @@ std::string RenderTopologyLag(const TopologyView& view);
 // has no such component. `componentErrors` lists its stored errors, newest first.
 std::optional<std::string> RenderComponentDetail(const TopologyView& view,
                                                  std::string_view component, int64_t now_secs);
+// GET /api/v1/cluster/configuration: the daemon's config as one JSON
+// object, key -> value, with the values of keys that hold credentials
+// (names containing "password", "secret", "payload" or "token") replaced
+// by "<redacted>".
+std::string RenderClusterConfiguration(const api::Config& config);
 // GET /metrics: Prometheus text 0.0.4 (reads supervisors, assignments and
 // beats).
 std::string RenderNimbusMetrics(const ClusterView& view);

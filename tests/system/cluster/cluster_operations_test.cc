@@ -269,6 +269,20 @@ streams:
   }, milliseconds(500)));
 }
 
+TEST_F(ClusterOperationsTest, RemoteConfValueReadsNimbussOwnConfig) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+  CommandRun root = Tempest({"remoteconfvalue", "storm.zookeeper.root"});
+  ASSERT_EQ(root.exit_code, 0) << root.err;
+  EXPECT_EQ(root.out, "storm.zookeeper.root: /tempest-cluster\n");
+  CommandRun missing = Tempest({"remoteconfvalue", "no.such.key"});
+  ASSERT_EQ(missing.exit_code, 0) << missing.err;
+  EXPECT_EQ(missing.out, "no.such.key: null\n");
+  const json config = RestGet("/api/v1/cluster/configuration");
+  ASSERT_TRUE(config.is_object());
+  EXPECT_TRUE(config.contains("storm.zookeeper.servers")) << config.dump();
+}
+
 TEST_F(ClusterOperationsTest, SubmitResolvesFiltersOnTheSubmittingMachine) {
   StartCluster({});
   ASSERT_FALSE(HasFatalFailure());

@@ -193,6 +193,21 @@ TEST(RestViewsTest, ErrorsShowAsStormsLastErrorAndComponentErrors) {
   }
 }
 
+TEST(RestViewsTest, ClusterConfigurationShowsEveryKeyButCredentials) {
+  api::Config config;
+  config.Set("storm.zookeeper.servers", api::Value(api::ValueList{"zk1", "zk2"}));
+  config.Set("storm.zookeeper.port", api::Value(int64_t{2181}));
+  config.Set("storm.zookeeper.auth.payload", api::Value("tempest:s3cret"));
+  config.Set("tempest.api.token.file", api::Value("/etc/tempest/api-token"));
+  config.Set("nimbus.seeds", api::Value(api::ValueList{"n1"}));
+  const json body = json::parse(RenderClusterConfiguration(config));
+  EXPECT_EQ(body["storm.zookeeper.servers"], json::parse(R"(["zk1","zk2"])"));
+  EXPECT_EQ(body["storm.zookeeper.port"], 2181);
+  EXPECT_EQ(body["storm.zookeeper.auth.payload"], "<redacted>");
+  EXPECT_EQ(body["tempest.api.token.file"], "<redacted>");
+  EXPECT_EQ(body.dump().find("s3cret"), std::string::npos);
+}
+
 TEST(RestViewsTest, LagGroupsPartitionsBySpout) {
   TopologyView view = WordCount();
   v1::SpoutPartitionLag* p = view.beats[0].beat.add_kafka_partitions();
