@@ -109,7 +109,10 @@ void RegisterStormVerbs(CLI::App& app, CommandSet& set, GlobalOptions& globals) 
   for (const StormVerb& verb : kStormOnlyVerbs) {
     CLI::App* sub = app.add_subcommand(verb.name, std::string("Storm's '") + verb.name +
                                                       "': no counterpart here (says why)");
-    sub->allow_extras();
+    // Whatever follows (`blobstore list`, `jar app.jar Main`) belongs to the
+    // Storm verb; it must not fall through to the top level as an error.
+    sub->fallthrough(false);
+    sub->prefix_command();
     sub->group("Storm verbs without a counterpart");
     const std::string line = std::string("'") + verb.name + "' is a Storm command with no "
                              "counterpart in Tempest: " + verb.why;

@@ -152,6 +152,25 @@ TEST_F(CliTest, OutOfRangeValuesAreOneReadableLine) {
   }
 }
 
+TEST_F(CliTest, StormVerbsWithoutACounterpartExplainThemselvesWhateverFollows) {
+  // As an operator types them from Storm's documentation.
+  const std::vector<std::vector<std::string>> typed = {
+      {"blobstore", "list"},
+      {"jar", "topology.jar", "com.example.Main", "--name", "x"},
+      {"heartbeats", "list", "/"},
+      {"sql", "query.sql", "name"},
+      {"kill_workers"},
+  };
+  for (const std::vector<std::string>& args : typed) {
+    CommandRun r = Tempest(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("'" + args[0] + "' is a Storm command with no counterpart"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
+  }
+}
+
 TEST_F(CliTest, OffsetsShowAgainstAnUnreachableZooKeeperPrintsOneLine) {
   absl::StatusOr<int> port = os::FindFreeLoopbackPort();  // nothing listens there
   ASSERT_TRUE(port.ok());
