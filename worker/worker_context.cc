@@ -39,6 +39,11 @@ void ErrorLog::Report(const api::ComponentId& component, int32_t task, const abs
   unpublished_.push_back(std::move(record));
 }
 
+std::vector<std::string> ErrorLog::Recent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {recent_.begin(), recent_.end()};
+}
+
 std::vector<ComponentError> ErrorLog::TakeUnpublished() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ComponentError> out(std::make_move_iterator(unpublished_.begin()),
