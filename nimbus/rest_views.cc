@@ -44,14 +44,18 @@ std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view) {
 // Running totals summed over workers. Approximate by nature: a worker's
 // totals start again from 0 when it restarts, and the p99 of the whole
 // topology is taken as the largest per-worker p99 (percentiles do not add).
+// Sums over a topology's current beats. The counts are each slot's running
+// totals across its worker restarts (WorkerHeartbeat), so they do not drop
+// when a worker dies and its supervisor starts the next.
 struct Totals {
-  int64_t emitted = 0, transferred = 0, acked = 0, failed = 0, p99_us = 0;
+  int64_t emitted = 0, transferred = 0, acked = 0, failed = 0, p99_us = 0, restarts = 0;
   int workers = 0;
   void Add(const v1::WorkerHeartbeat& b) {
     emitted += b.emitted();
     transferred += b.transferred();
     acked += b.acked();
     failed += b.failed();
+    restarts += b.restarts();
     p99_us = std::max(p99_us, b.complete_latency_p99_us());
     ++workers;
   }
@@ -155,6 +159,7 @@ json TopologySummaryJson(const TopologyView& view, const std::vector<const Store
               {"acked", totals.acked},
               {"failed", totals.failed},
               {"completeLatency", LatencyMs(totals.p99_us)},
+              {"workerRestarts", totals.restarts},
               {"topologyStats", StatsJson(totals)}};
 }
 
@@ -214,6 +219,7 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
              {"emitted", b->beat.emitted()},
              {"acked", b->beat.acked()},
              {"failed", b->beat.failed()},
+             {"restarts", b->beat.restarts()},
              {"completeLatency", LatencyMs(b->beat.complete_latency_p99_us())}});
   }
   return workers;
@@ -249,8 +255,8 @@ struct MetricsRow {
 };
 
 void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTextWriter& out) {
-  // Sums of the workers' running totals: gauges, since a restarted worker
-  // starts again from 0.
+  // Sums of the slots' running totals: they survive worker restarts, but a
+  // rebalance that takes a slot away drops its share, so they are gauges.
   const struct {
     const char* name;
     const char* help;
@@ -266,6 +272,9 @@ void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTe
        [](const MetricsRow& r) { return r.totals.acked; }},
       {"tempest_topology_failed", "Tuple trees failed, summed over the live workers.",
        [](const MetricsRow& r) { return r.totals.failed; }},
+      {"tempest_topology_worker_restarts",
+       "Worker restarts after a crash, summed over the topology's assigned slots.",
+       [](const MetricsRow& r) { return r.totals.restarts; }},
   };
   for (const auto& s : series) {
     out.Family(s.name, "gauge", s.help);

@@ -294,8 +294,11 @@ void WorkerControl::Launch(int port, const DesiredSlot& desired) {
                   desired.topology_id, port, std::string(s.message()), delay);
   };
   if (absl::Status s = MakeDirs(dir); !s.ok()) return fail(s);
-  // The last beat of an earlier worker must not vouch for this one.
+  // The last beat of an earlier worker must not vouch for this one; it is
+  // kept as heartbeat.previous, from which the new worker carries the slot's
+  // running totals and restart count forward.
   std::error_code ec;
+  std::filesystem::rename(HeartbeatPath(dir), PreviousHeartbeatPath(dir), ec);
   std::filesystem::remove(HeartbeatPath(dir), ec);
   if (options_.worker_account) {
     // The worker writes its heartbeat and resources here after it dropped

@@ -27,6 +27,10 @@ std::string WorkerDir(std::string_view local_dir, int port) {
 std::string WorkerJsonPath(std::string_view worker_dir) {
   return absl::StrCat(Sv(worker_dir), "/worker.json");
 }
+std::string PreviousHeartbeatPath(std::string_view worker_dir) {
+  return absl::StrCat(Sv(worker_dir), "/heartbeat.previous");
+}
+
 std::string HeartbeatPath(std::string_view worker_dir) {
   return absl::StrCat(Sv(worker_dir), "/heartbeat");
 }

@@ -25,6 +25,10 @@ namespace tempest::supervisor {
 std::string WorkerDir(std::string_view local_dir, int port);
 std::string WorkerJsonPath(std::string_view worker_dir);
 std::string HeartbeatPath(std::string_view worker_dir);
+// {worker_dir}/heartbeat.previous: the last beat of the slot's previous
+// worker, kept at launch for the new worker (worker/worker_process.cc reads
+// it by the same name) to carry the slot's totals forward.
+std::string PreviousHeartbeatPath(std::string_view worker_dir);
 std::string WorkerLogPath(std::string_view worker_dir);
 std::string SupervisorIdPath(std::string_view local_dir);
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -220,6 +222,7 @@ absl::Status WorkerProcess::Launch() {
   if (!options_.worker_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.worker_dir, ec);
+    CarryPreviousTotals();
   }
   coord::ZkSession::Options zo;
   zo.connect_string = options_.zk.connect;
@@ -338,6 +341,40 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
   return std::nullopt;
 }
 
+void WorkerProcess::SetTotals(const LocalClusterStats& stats) {
+  beat_.set_emitted(carried_.emitted + stats.emitted);
+  beat_.set_transferred(carried_.transferred + stats.transferred);
+  beat_.set_acked(carried_.acked + stats.acked);
+  beat_.set_failed(carried_.failed + stats.failed);
+  beat_.set_restarts(restarts_);
+}
+
+void WorkerProcess::CarryPreviousTotals() {
+  // The supervisor keeps the previous worker's last local beat under this
+  // name (supervisor/worker_files.h, PreviousHeartbeatPath).
+  const std::string path =
+      (std::filesystem::path(options_.worker_dir) / "heartbeat.previous").string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  v1::WorkerHeartbeat previous;
+  // Only the same topology on the same slot continues its totals; anything
+  // else (another topology, a file that does not parse) starts from zero.
+  if (bytes.size() > (1 << 20) || !previous.ParseFromString(bytes) ||
+      previous.topology_id() != options_.topology_id ||
+      previous.supervisor_id() != options_.supervisor_id || previous.port() != options_.port) {
+    return;
+  }
+  carried_.emitted = std::max<int64_t>(0, previous.emitted());
+  carried_.transferred = std::max<int64_t>(0, previous.transferred());
+  carried_.acked = std::max<int64_t>(0, previous.acked());
+  carried_.failed = std::max<int64_t>(0, previous.failed());
+  restarts_ = std::max<int64_t>(0, previous.restarts()) + (previous.stopped_cleanly() ? 0 : 1);
+  spdlog::info("worker {} {}:{}: continuing the slot's totals (acked {}), restarts {}",
+               options_.topology_id, options_.supervisor_id, options_.port, carried_.acked,
+               restarts_);
+}
+
 void WorkerProcess::Heartbeat() {
   const LocalClusterStats stats = worker_->Stats();
   beat_.set_topology_id(options_.topology_id);
@@ -356,10 +393,7 @@ void WorkerProcess::Heartbeat() {
     r->set_end_task(e.end.value());
     r->set_component(e.component.value());
   }
-  beat_.set_emitted(stats.emitted);
-  beat_.set_transferred(stats.transferred);
-  beat_.set_acked(stats.acked);
-  beat_.set_failed(stats.failed);
+  SetTotals(stats);
   beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
   CollectKafkaLag();
   PublishErrors();
@@ -490,6 +524,16 @@ WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {
                options_.port, WorkerExitName(exit));
   (void)worker_->Kill(exit == WorkerExit::kTopologyRemoved ? std::chrono::milliseconds(0)
                                                            : options_.shutdown_wait);
+  if (!options_.worker_dir.empty()) {
+    // The final totals, marked as a clean stop: the slot's next worker
+    // continues from them without counting a restart.
+    SetTotals(worker_->Stats());
+    beat_.set_stopped_cleanly(true);
+    absl::Status s = os::WriteFileAtomically(
+        (std::filesystem::path(options_.worker_dir) / "heartbeat").string(),
+        beat_.SerializeAsString());
+    if (!s.ok()) spdlog::warn("final local heartbeat: {}", s.ToString());
+  }
   return exit;
 }
 

@@ -109,6 +109,12 @@ class WorkerProcess {
   // reason to stop, if any.
   std::optional<WorkerExit> Sync();
   void Heartbeat();
+  // The slot's running totals (the previous workers' plus this one's) and
+  // restart count into beat_.
+  void SetTotals(const LocalClusterStats& stats);
+  // Reads {worker_dir}/heartbeat.previous: the totals and restart count
+  // this worker continues from, if the slot ran the same topology.
+  void CarryPreviousTotals();
   // Copies the KafkaSpout partition gauges into the heartbeat.
   void CollectKafkaLag();
   // Writes the errors components reported since the last call under
@@ -129,6 +135,8 @@ class WorkerProcess {
   std::shared_ptr<std::atomic<bool>> changed_ = std::make_shared<std::atomic<bool>>(false);
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   v1::WorkerHeartbeat beat_;
+  LocalClusterStats carried_;  // totals of the slot's earlier workers (counts only)
+  int64_t restarts_ = 0;
 };
 
 }  // namespace tempest::worker

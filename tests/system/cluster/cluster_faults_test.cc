@@ -88,17 +88,46 @@ TEST_F(ClusterFaultsTest, WorkerSigkillIsRestartedAndAcksResume) {
     return spout_worker.has_value() && spout_worker->beat->acked() > 1000;
   }, milliseconds(200))) << "the spout's worker never acked";
 
+  // The topology's all-time acked count, as the REST API shows it, must
+  // never go backwards across the kill and the restart.
+  int64_t last_acked = -1;
+  int64_t decreases = 0;
+  auto watch_acked = [&] {
+    const json t = RestGet("/api/v1/topology/" + id);
+    if (!t.is_object() || !t.contains("acked")) return;
+    const int64_t acked = t["acked"].get<int64_t>();
+    if (acked < last_acked) {
+      ++decreases;
+      ADD_FAILURE() << "acked went from " << last_acked << " to " << acked;
+    }
+    last_acked = std::max(last_acked, acked);
+  };
+  watch_acked();
+
   // Kill the worker that runs the spout: nothing is acked until its
   // supervisor has started a new one and that one's spout is acked again.
+  // The new worker continues the slot's totals, so "acked again" means
+  // beyond what its first beat carried over.
   const WorkerSlot victim = *spout_worker;
   ASSERT_EQ(::kill(-victim.pid, SIGKILL), 0);
   const auto killed_at = SteadyClock::now();
   std::optional<WorkerSlot> replacement;
+  int64_t carried = -1;
   ASSERT_TRUE(Eventually(seconds(60), [&] {
+    watch_acked();
     replacement = WorkerRunning(id, "generator");
-    return replacement.has_value() && replacement->pid != victim.pid &&
-           replacement->beat->acked() > 0;
+    if (!replacement.has_value() || replacement->pid == victim.pid) return false;
+    if (carried < 0) carried = replacement->beat->acked();
+    return replacement->beat->acked() > carried;
   }, milliseconds(50))) << "no new acks after the worker kill";
+  EXPECT_GE(carried, victim.beat->acked()) << "the new worker continued the slot's totals";
+  json after;
+  EXPECT_TRUE(Eventually(seconds(30), [&] {
+    watch_acked();
+    after = RestGet("/api/v1/topology/" + id);
+    return after.is_object() && after.value("workerRestarts", int64_t{0}) >= 1;
+  }, milliseconds(200))) << "the restart is counted: " << after.dump();
+  EXPECT_EQ(decreases, 0);
   const double recovery = SecondsSince(killed_at);
   std::printf("worker SIGKILL -> first new ack (from the heartbeat, 1 s resolution): %.2f s "
               "(target < 5 s); same slot: %s\n",
