@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -354,13 +352,12 @@ void WorkerProcess::CarryPreviousTotals() {
   // name (supervisor/worker_files.h, PreviousHeartbeatPath).
   const std::string path =
       (std::filesystem::path(options_.worker_dir) / "heartbeat.previous").string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> bytes = os::ReadSmallFile(path, 1 << 20);
+  if (!bytes.ok()) return;
   v1::WorkerHeartbeat previous;
   // Only the same topology on the same slot continues its totals; anything
   // else (another topology, a file that does not parse) starts from zero.
-  if (bytes.size() > (1 << 20) || !previous.ParseFromString(bytes) ||
+  if (!previous.ParseFromString(*bytes) ||
       previous.topology_id() != options_.topology_id ||
       previous.supervisor_id() != options_.supervisor_id || previous.port() != options_.port) {
     return;
