@@ -105,34 +105,39 @@ void KafkaGroupOffsetStore::OnEvent(GroupEvent& event) {
     case GroupEvent::Kind::kCommitFailed: {
       auto sent = in_flight_.find(event.commit_id);
       if (sent == in_flight_.end()) return;
-      const bool ok = event.kind == GroupEvent::Kind::kCommitted;
-      const bool fenced = !ok && absl::IsFailedPrecondition(event.status);
-      for (const kafka::GroupOffset& o : event.offsets) {
-        for (const SentCommit& s : sent->second) {
-          if (s.partition != o.partition) continue;
-          auto owned = owned_.find(s.partition);
-          if (owned == owned_.end() || owned->second.acquisition != s.acquisition) continue;
-          OffsetStoreUpdate u;
-          u.partition = s.partition;
-          if (ok) {
+      if (event.kind == GroupEvent::Kind::kCommitted) {
+        for (const kafka::GroupOffset& o : event.offsets) {
+          for (const SentCommit& s : sent->second) {
+            if (s.partition != o.partition) continue;
+            auto owned = owned_.find(s.partition);
+            if (owned == owned_.end() || owned->second.acquisition != s.acquisition) continue;
+            OffsetStoreUpdate u;
             u.kind = Kind::kCommitted;
+            u.partition = s.partition;
             u.offset = s.offset;
-          } else if (fenced) {
-            // Refused for good: stop emitting now; the group's next
-            // assignment (librdkafka rejoins) acquires it again if ours.
-            u.kind = Kind::kLost;
-            u.status = event.status;
-            owned_.erase(owned);
-          } else {
-            continue;  // one kCommitFailed below
+            updates_.push_back(std::move(u));
           }
-          updates_.push_back(std::move(u));
         }
-      }
-      if (!ok) {
-        if (fenced) {
+      } else {
+        if (absl::IsFailedPrecondition(event.status)) {
           spdlog::warn("kafka spout group {}: {}", options_.member.group_id,
                        std::string(event.status.message()));
+          // Refused for good: the member's generation is over for its whole
+          // assignment, not just for the partitions in this commit, so stop
+          // emitting all of them now; the group's next assignment (librdkafka
+          // rejoins) acquires them again if ours. Dropping only the refused
+          // ones left the task owning the others until that assignment; if
+          // those were finished, a stopAtEnd spout saw nothing left to do
+          // and stopped with a refused partition short of its log end.
+          for (const auto& [tp, owned] : owned_) {
+            if (!owned.reported) continue;
+            OffsetStoreUpdate u;
+            u.kind = Kind::kLost;
+            u.partition = tp;
+            u.status = event.status;
+            updates_.push_back(std::move(u));
+          }
+          owned_.clear();
         }
         OffsetStoreUpdate u;
         u.kind = Kind::kCommitFailed;

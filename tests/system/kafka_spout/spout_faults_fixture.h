@@ -6,7 +6,10 @@
 // the real `tempest local` binary as a child process on a Flux topology
 // KafkaSpout (1 task, 4 partitions) -> IdentityBolt (1 task, delayMicros) ->
 // VerifierBolt (global), and checks the outcome with `tempest verify --json`
-// and `tempest offsets show --json`.
+// and `tempest offsets show --json`. The spout is written in one of two Flux
+// forms (SpoutForm): storm-kafka's, offsets in ZooKeeper, or
+// storm-kafka-client's, offsets in a Kafka consumer group (that form needs
+// no ZooKeeper: StartKafkaOnly).
 //
 // The IdentityBolt's per-tuple sleep caps the rate at which tuples reach the
 // verifier, so a scenario's duplicate bound follows from its configuration
@@ -57,15 +60,30 @@ inline constexpr const char* kZkRoot = "/spout-faults";
 // Bounds a single `tempest local` run; a healthy one takes well under this.
 inline constexpr milliseconds kRunTimeout = seconds(150);
 
+// How the topology declares its spout.
+enum class SpoutForm {
+  // tempest.KafkaSpout: offsets in ZooKeeper under kZkRoot/<name>.
+  kZooKeeper,
+  // org.apache.storm.kafka.spout.KafkaSpout built from KafkaSpoutConfig$Builder
+  // (Storm's flux-examples kafka_spout.yaml): offsets in consumer group <name>.
+  kKafkaClient,
+};
+
 struct Scenario {
-  std::string name;  // topic, spout id and topology name
+  std::string name;  // topic, spout id, topology name and (kKafkaClient) group id
+  SpoutForm form = SpoutForm::kZooKeeper;
   std::string guarantee = "AT_LEAST_ONCE";
   double fail_fraction = 0;
   std::optional<int64_t> max_uncommitted_offsets;  // the spout's maxUncommittedOffsets
   int64_t bolt_delay_micros = 100;                 // IdentityBolt sleep per tuple, 1 task
   int64_t session_timeout_ms = 4000;               // storm.zookeeper.session.timeout
+  // kKafkaClient: the group member's session.timeout.ms. The dev cluster
+  // waits up to this minus 1 s for members to rejoin on every membership
+  // change, so it is kept short.
+  int64_t group_session_timeout_ms = 6000;
   std::string extra_config;  // more `config:` lines, each "  key: value\n"
-  // More spout / IdentityBolt properties, each "      - name: N\n        value: V\n".
+  // More spout / IdentityBolt properties, each "      - name: N\n        value: V\n"
+  // (kKafkaClient: the spout's own properties, stopAtEnd / deadLetterTopic).
   std::string spout_extra;
   std::string bolt_extra;
 };
@@ -80,6 +98,21 @@ inline Scenario MakeScenario(std::string name, std::string guarantee = "AT_LEAST
   s.fail_fraction = fail_fraction;
   s.max_uncommitted_offsets = max_uncommitted_offsets;
   return s;
+}
+
+// The files of one deployment of a scenario's topology, relative to the
+// test's directory. Deployments that run at the same time need a sink log
+// each (a VerifierBolt's log has a single writer); `tempest verify` reads
+// their logs together. Runs one after another share the default files, so
+// the second appends to the first's log.
+struct Deployment {
+  std::string topology = "topology.yaml";
+  std::string log = "verifier.log";
+  std::string report = "report.json";
+};
+inline Deployment NumberedDeployment(int n) {
+  return {absl::StrCat("topology-", n, ".yaml"), absl::StrCat("verifier-", n, ".log"),
+          absl::StrCat("report-", n, ".json")};
 }
 
 // One Flux property line pair, indented for WriteTopology.
@@ -181,6 +214,15 @@ class SpoutFaultsFixture : public ::testing::Test {
     auto zk = testing::ZkEnsemble::Start(zk_options);
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = std::move(*zk).release();
+    ASSERT_NO_FATAL_FAILURE(StartKafka());
+  }
+  // For SpoutForm::kKafkaClient scenarios only: no ZooKeeper (the JVM would
+  // cost seconds for nothing), and zk_ stays null.
+  static void StartKafkaOnly() {
+    kafka_only_ = true;
+    ASSERT_NO_FATAL_FAILURE(StartKafka());
+  }
+  static void StartKafka() {
     auto kafka = testing::DevKafka::Start(1, {});
     ASSERT_TRUE(kafka.ok()) << kafka.status();
     kafka_ = std::move(*kafka).release();
@@ -193,7 +235,9 @@ class SpoutFaultsFixture : public ::testing::Test {
   }
 
   void SetUp() override {
-    ASSERT_NE(zk_, nullptr);
+    if (!kafka_only_) {
+      ASSERT_NE(zk_, nullptr);
+    }
     ASSERT_NE(kafka_, nullptr);
   }
 
@@ -223,13 +267,10 @@ class SpoutFaultsFixture : public ::testing::Test {
     }
   }
 
-  // The Flux file of `s`; Kafka and ZooKeeper addresses come from the
-  // environment through --env-filter.
-  static std::string WriteTopology(const testing::TempDir& dir, const Scenario& s) {
-    std::string spout_extra = s.spout_extra;
-    if (s.max_uncommitted_offsets.has_value()) {
-      spout_extra += Property("maxUncommittedOffsets", absl::StrCat(*s.max_uncommitted_offsets));
-    }
+  // The Flux file of `s` for deployment `d` (its path); Kafka and ZooKeeper
+  // addresses come from the environment through --env-filter.
+  static std::string WriteTopology(const testing::TempDir& dir, const Scenario& s,
+                                   const Deployment& d = {}) {
     const std::string yaml = absl::StrCat(
         "name: ", s.name, "\n",
         "config:\n"
@@ -239,30 +280,11 @@ class SpoutFaultsFixture : public ::testing::Test {
         "  topology.max.spout.pending: ", kMaxSpoutPending, "\n",
         // Short sessions: a restarted worker waits for the killed one's
         // ownership nodes to expire before it may take the partitions.
-        "  storm.zookeeper.session.timeout: ", s.session_timeout_ms, "\n",
+        s.form == SpoutForm::kZooKeeper
+            ? absl::StrCat("  storm.zookeeper.session.timeout: ", s.session_timeout_ms, "\n")
+            : std::string(),
         s.extra_config,
-        "spouts:\n"
-        "  - id: kafka\n"
-        "    className: tempest.KafkaSpout\n"
-        "    parallelism: 1\n"
-        "    properties:\n"
-        "      - name: bootstrap.servers\n"
-        "        value: \"${ENV-BOOTSTRAP}\"\n"
-        "      - name: zkServers\n"
-        "        value: \"${ENV-ZK}\"\n"
-        "      - name: topics\n"
-        "        value: ", s.name, "\n",
-        "      - name: zkRoot\n"
-        "        value: ", kZkRoot, "\n",
-        "      - name: id\n"
-        "        value: ", s.name, "\n",
-        "      - name: processingGuarantee\n"
-        "        value: ", s.guarantee, "\n",
-        "      - name: stateUpdateIntervalMs\n"
-        "        value: ", kCommitIntervalMs, "\n",
-        "      - name: stopAtEnd\n"
-        "        value: true\n",
-        spout_extra,
+        s.form == SpoutForm::kKafkaClient ? KafkaClientSpout(s) : ZooKeeperSpout(s),
         "bolts:\n"
         "  - id: identity\n"
         "    className: tempest.IdentityBolt\n"
@@ -286,9 +308,9 @@ class SpoutFaultsFixture : public ::testing::Test {
         "      - name: field\n"
         "        value: value\n"
         "      - name: logPath\n"
-        "        value: ", dir.File("verifier.log"), "\n",
+        "        value: ", dir.File(d.log), "\n",
         "      - name: reportPath\n"
-        "        value: ", dir.File("report.json"), "\n",
+        "        value: ", dir.File(d.report), "\n",
         "      - name: expected\n"
         "        value: ", kRecords, "\n",
         "streams:\n"
@@ -300,9 +322,92 @@ class SpoutFaultsFixture : public ::testing::Test {
         "    to: verifier\n"
         "    grouping:\n"
         "      type: GLOBAL\n");
-    const std::string path = dir.File("topology.yaml");
+    const std::string path = dir.File(d.topology);
     std::ofstream(path) << yaml;
     return path;
+  }
+
+  // The `spouts:` section of SpoutForm::kZooKeeper.
+  static std::string ZooKeeperSpout(const Scenario& s) {
+    std::string spout_extra = s.spout_extra;
+    if (s.max_uncommitted_offsets.has_value()) {
+      spout_extra += Property("maxUncommittedOffsets", absl::StrCat(*s.max_uncommitted_offsets));
+    }
+    return absl::StrCat(
+        "spouts:\n"
+        "  - id: kafka\n"
+        "    className: tempest.KafkaSpout\n"
+        "    parallelism: 1\n"
+        "    properties:\n"
+        "      - name: bootstrap.servers\n"
+        "        value: \"${ENV-BOOTSTRAP}\"\n"
+        "      - name: zkServers\n"
+        "        value: \"${ENV-ZK}\"\n"
+        "      - name: topics\n"
+        "        value: ", s.name, "\n",
+        "      - name: zkRoot\n"
+        "        value: ", kZkRoot, "\n",
+        "      - name: id\n"
+        "        value: ", s.name, "\n",
+        "      - name: processingGuarantee\n"
+        "        value: ", s.guarantee, "\n",
+        "      - name: stateUpdateIntervalMs\n"
+        "        value: ", kCommitIntervalMs, "\n",
+        "      - name: stopAtEnd\n"
+        "        value: true\n",
+        spout_extra);
+  }
+
+  // The `components:` and `spouts:` sections of SpoutForm::kKafkaClient, as
+  // Storm's flux-examples kafka_spout.yaml writes them: the settings on the
+  // KafkaSpoutConfig$Builder (group s.name, commits every kCommitIntervalMs),
+  // Tempest's own stopAtEnd on the spout.
+  static std::string KafkaClientSpout(const Scenario& s) {
+    std::string builder_extra;
+    if (s.max_uncommitted_offsets.has_value()) {
+      builder_extra = absl::StrCat("      - name: \"setMaxUncommittedOffsets\"\n"
+                                   "        args: [", *s.max_uncommitted_offsets, "]\n");
+    }
+    return absl::StrCat(
+        "components:\n"
+        "  - id: \"spoutConfigBuilder\"\n"
+        "    className: \"org.apache.storm.kafka.spout.KafkaSpoutConfig$Builder\"\n"
+        "    constructorArgs:\n"
+        "      - \"${ENV-BOOTSTRAP}\"\n"
+        "      - [\"", s.name, "\"]\n"
+        "    properties:\n"
+        "      - name: \"firstPollOffsetStrategy\"\n"
+        "        value: UNCOMMITTED_EARLIEST\n"
+        "    configMethods:\n"
+        "      - name: \"setProp\"\n"
+        "        args:\n"
+        "          - {\n"
+        "              \"key.deserializer\": "
+        "\"org.apache.kafka.common.serialization.StringDeserializer\",\n"
+        "              \"value.deserializer\": "
+        "\"org.apache.kafka.common.serialization.StringDeserializer\",\n"
+        "              \"group.id\": \"", s.name, "\",\n"
+        "              \"session.timeout.ms\": ", s.group_session_timeout_ms, "\n"
+        "            }\n"
+        "      - name: \"setProcessingGuarantee\"\n"
+        "        args: [", s.guarantee, "]\n"
+        "      - name: \"setOffsetCommitPeriodMs\"\n"
+        "        args: [", kCommitIntervalMs, "]\n",
+        builder_extra,
+        "  - id: \"spoutConfig\"\n"
+        "    className: \"org.apache.storm.kafka.spout.KafkaSpoutConfig\"\n"
+        "    constructorArgs:\n"
+        "      - ref: \"spoutConfigBuilder\"\n"
+        "spouts:\n"
+        "  - id: kafka\n"
+        "    className: \"org.apache.storm.kafka.spout.KafkaSpout\"\n"
+        "    parallelism: 1\n"
+        "    constructorArgs:\n"
+        "      - ref: \"spoutConfig\"\n"
+        "    properties:\n"
+        "      - name: \"stopAtEnd\"\n"
+        "        value: true\n",
+        s.spout_extra);
   }
 
   // Starts `tempest local TOPOLOGY --env-filter --until-complete`; run n
@@ -313,7 +418,8 @@ class SpoutFaultsFixture : public ::testing::Test {
     o.argv = {testing::TempestBinary(), "local", topology, "--env-filter", "--until-complete"};
     o.stdout_path = dir.File(absl::StrCat("run-", run, ".out"));
     o.stderr_path = dir.File(absl::StrCat("run-", run, ".err"));
-    o.env = {{"BOOTSTRAP", kafka_->bootstrap_servers()}, {"ZK", zk_->ConnectString()}};
+    o.env = {{"BOOTSTRAP", kafka_->bootstrap_servers()}};
+    if (zk_ != nullptr) o.env["ZK"] = zk_->ConnectString();
     auto child = os::ChildProcess::Start(o);
     EXPECT_TRUE(child.ok()) << child.status();
     return child.ok() ? std::move(*child) : nullptr;
@@ -330,18 +436,23 @@ class SpoutFaultsFixture : public ::testing::Test {
     EXPECT_NE(out.find("done: complete"), std::string::npos) << out;
   }
 
-  // Complete lines in the verifier log so far.
-  static int64_t LoggedLines(const testing::TempDir& dir) {
-    const std::string log = testing::ReadFileOrEmpty(dir.File("verifier.log"));
+  // Complete lines in the verifier logs so far.
+  static int64_t LoggedLines(const testing::TempDir& dir,
+                             const std::vector<std::string>& logs = {"verifier.log"}) {
     int64_t n = 0;
-    for (char c : log) n += c == '\n';
+    for (const std::string& name : logs) {
+      const std::string log = testing::ReadFileOrEmpty(dir.File(name));
+      for (char c : log) n += c == '\n';
+    }
     return n;
   }
 
-  // Waits until the verifier has durably logged at least `lines` values: the
-  // stream is well under way (and commits have happened) but far from done.
-  static bool WaitForLoggedLines(const testing::TempDir& dir, int64_t lines) {
-    return testing::Eventually(seconds(90), [&] { return LoggedLines(dir) >= lines; },
+  // Waits until the verifiers have durably logged at least `lines` values:
+  // the stream is well under way (and commits have happened) but far from
+  // done.
+  static bool WaitForLoggedLines(const testing::TempDir& dir, int64_t lines,
+                                 const std::vector<std::string>& logs = {"verifier.log"}) {
+    return testing::Eventually(seconds(90), [&] { return LoggedLines(dir, logs) >= lines; },
                                milliseconds(20));
   }
 
@@ -370,11 +481,13 @@ class SpoutFaultsFixture : public ::testing::Test {
     return run.out;
   }
 
-  // `tempest verify LOG --expected kRecords --json`, computed offline.
-  static VerifyReport Verify(const testing::TempDir& dir) {
-    const std::string text =
-        RunTempest(dir, "verify", {"verify", dir.File("verifier.log"), "--expected",
-                                   absl::StrCat(kRecords), "--json"});
+  // `tempest verify LOG... --expected kRecords --json`, computed offline.
+  static VerifyReport Verify(const testing::TempDir& dir,
+                             const std::vector<std::string>& logs = {"verifier.log"}) {
+    std::vector<std::string> args = {"verify"};
+    for (const std::string& log : logs) args.push_back(dir.File(log));
+    args.insert(args.end(), {"--expected", absl::StrCat(kRecords), "--json"});
+    const std::string text = RunTempest(dir, "verify", std::move(args));
     VerifyReport r;
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     EXPECT_TRUE(j.is_object()) << text;
@@ -464,7 +577,8 @@ class SpoutFaultsFixture : public ::testing::Test {
     EXPECT_LE(r.duplicated, duplicate_bound);
   }
 
-  inline static testing::ZkEnsemble* zk_ = nullptr;
+  inline static testing::ZkEnsemble* zk_ = nullptr;  // null after StartKafkaOnly
+  inline static bool kafka_only_ = false;
   inline static testing::DevKafka* kafka_ = nullptr;
 };
 
