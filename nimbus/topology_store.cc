@@ -278,6 +278,11 @@ absl::Status TopologyStore::Remove(const std::string& id) {
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
+namespace {
+// Storm's UI shows a component's newest 10 errors.
+constexpr size_t kErrorsShownPerComponent = 10;
+}  // namespace
+
 absl::StatusOr<std::vector<StoredError>> TopologyStore::ListErrors(const std::string& id) {
   std::vector<StoredError> out;
   absl::StatusOr<std::vector<std::string>> components =
@@ -289,7 +294,13 @@ absl::StatusOr<std::vector<StoredError>> TopologyStore::ListErrors(const std::st
     absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
     if (!names.ok()) continue;  // removed meanwhile
     std::sort(names->begin(), names->end());  // zero-padded sequence: age order
-    for (const std::string& name : *names) {
+    // Workers trim to the newest 10 right after they add new ones; a read
+    // in between must not show more.
+    const size_t first = names->size() > kErrorsShownPerComponent
+                             ? names->size() - kErrorsShownPerComponent
+                             : 0;
+    for (size_t i = first; i < names->size(); ++i) {
+      const std::string& name = (*names)[i];
       absl::StatusOr<coord::ZkNode> node = session_.Get(dir + "/" + name);
       if (!node.ok()) continue;
       // Written by workers, but read as untrusted input all the same.
