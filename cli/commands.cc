@@ -24,7 +24,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterLocalCommand(app, set, globals);
   RegisterVerifyCommand(app, set);
   RegisterOffsetsCommand(app, set, globals);
-  RegisterMigrateCommand(app, set);
+  RegisterMigrateCommand(app, set, globals);
   RegisterDevCommand(app, set, globals);
   RegisterNimbusCommand(app, set, globals);
   RegisterWorkerCommand(app, set, globals);

@@ -51,7 +51,7 @@ void RegisterVerifyCommand(CLI::App& app, CommandSet& set);
 void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 // `offsets history` and `offsets explain` (offsets_journal_command.cc), under `offsets`.
 void RegisterOffsetsJournalCommands(CLI::App& offsets, CommandSet& set, GlobalOptions& globals);
-void RegisterMigrateCommand(CLI::App& app, CommandSet& set);
+void RegisterMigrateCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
