@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "nimbus/nimbus.h"
+#include "nimbus/prometheus_view.h"
 #include "nimbus/rest_views.h"
 #include "nimbus/topology_state.h"
 #include "nimbus/web_ui.h"

@@ -15,9 +15,7 @@
 #include "nlohmann/json.hpp"
 
 namespace tempest::nimbus {
-namespace {
 
-using json = nlohmann::json;
 using SlotKey = std::pair<std::string, int>;  // supervisor id, port
 
 int AssignedWorkers(const std::optional<v1::Assignment>& a) {
@@ -27,8 +25,6 @@ int AssignedWorkers(const std::optional<v1::Assignment>& a) {
   return static_cast<int>(slots.size());
 }
 
-// The beats of the workers a topology is assigned to now (stale beats of
-// slots it no longer has are left out until the leader deletes them).
 std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view) {
   std::set<SlotKey> slots;
   if (view.assignment.has_value()) {
@@ -41,31 +37,25 @@ std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view) {
   return out;
 }
 
-// Running totals summed over workers. Approximate by nature: a worker's
-// totals start again from 0 when it restarts, and the p99 of the whole
-// topology is taken as the largest per-worker p99 (percentiles do not add).
-// Sums over a topology's current beats. The counts are each slot's running
-// totals across its worker restarts (WorkerHeartbeat), so they do not drop
-// when a worker dies and its supervisor starts the next.
-struct Totals {
-  int64_t emitted = 0, transferred = 0, acked = 0, failed = 0, p99_us = 0, restarts = 0;
-  int workers = 0;
-  void Add(const v1::WorkerHeartbeat& b) {
-    emitted += b.emitted();
-    transferred += b.transferred();
-    acked += b.acked();
-    failed += b.failed();
-    restarts += b.restarts();
-    p99_us = std::max(p99_us, b.complete_latency_p99_us());
-    ++workers;
-  }
-};
+void Totals::Add(const v1::WorkerHeartbeat& b) {
+  emitted += b.emitted();
+  transferred += b.transferred();
+  acked += b.acked();
+  failed += b.failed();
+  restarts += b.restarts();
+  p99_us = std::max(p99_us, b.complete_latency_p99_us());
+  ++workers;
+}
 
 Totals TotalsOf(const std::vector<const StoredBeat*>& beats) {
   Totals t;
   for (const StoredBeat* b : beats) t.Add(b->beat);
   return t;
 }
+
+namespace {
+
+using json = nlohmann::json;
 
 // Storm UI's spelling of a latency: milliseconds as a string, 3 decimals.
 std::string LatencyMs(int64_t us) {
@@ -243,54 +233,6 @@ void AddStateFields(const v1::StormBase& base, int64_t now_secs, json& body) {
     for (const auto& [k, v] : PendingExecutors(base)) pending[k] = v;
     body["pendingExecutors"] = pending;
     if (base.rebalance_num_workers() > 0) body["pendingWorkers"] = base.rebalance_num_workers();
-  }
-}
-
-// Label set of a topology's series: {topology_id, topology}, in that order.
-struct MetricsRow {
-  std::string id;
-  std::string name;
-  int workers = 0;
-  Totals totals;
-};
-
-void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTextWriter& out) {
-  // Sums of the slots' running totals: they survive worker restarts, but a
-  // rebalance that takes a slot away drops its share, so they are gauges.
-  const struct {
-    const char* name;
-    const char* help;
-    int64_t (*get)(const MetricsRow&);
-  } series[] = {
-      {"tempest_topology_workers", "Worker slots assigned to the topology.",
-       [](const MetricsRow& r) -> int64_t { return r.workers; }},
-      {"tempest_topology_emitted", "Tuples emitted, summed over the topology's live workers.",
-       [](const MetricsRow& r) { return r.totals.emitted; }},
-      {"tempest_topology_transferred", "Tuples transferred, summed over the live workers.",
-       [](const MetricsRow& r) { return r.totals.transferred; }},
-      {"tempest_topology_acked", "Tuple trees acked, summed over the live workers.",
-       [](const MetricsRow& r) { return r.totals.acked; }},
-      {"tempest_topology_failed", "Tuple trees failed, summed over the live workers.",
-       [](const MetricsRow& r) { return r.totals.failed; }},
-      {"tempest_topology_worker_restarts",
-       "Worker restarts after a crash, summed over the topology's assigned slots.",
-       [](const MetricsRow& r) { return r.totals.restarts; }},
-  };
-  for (const auto& s : series) {
-    out.Family(s.name, "gauge", s.help);
-    for (const MetricsRow& r : rows) {
-      const core::PrometheusTextWriter::Label labels[] = {{"topology_id", r.id},
-                                                          {"topology", r.name}};
-      out.Sample(s.name, labels, s.get(r));
-    }
-  }
-  // Prometheus's base unit for time is the second.
-  constexpr const char* kLatency = "tempest_topology_complete_latency_p99_seconds";
-  out.Family(kLatency, "gauge", "Largest per-worker p99 complete latency, in seconds.");
-  for (const MetricsRow& r : rows) {
-    const core::PrometheusTextWriter::Label labels[] = {{"topology_id", r.id},
-                                                        {"topology", r.name}};
-    out.SampleFraction(kLatency, labels, static_cast<double>(r.totals.p99_us) / 1e6);
   }
 }
 
@@ -510,36 +452,5 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
       .dump();
 }
 
-std::string RenderNimbusMetrics(const ClusterView& view) {
-  int64_t slots_total = 0, slots_used = 0;
-  for (const v1::SupervisorInfo& s : view.supervisors) slots_total += s.slot_ports_size();
-  std::map<std::string, int> by_status = {
-      {"ACTIVE", 0}, {"INACTIVE", 0}, {"REBALANCING", 0}, {"KILLED", 0}};
-  std::vector<MetricsRow> rows;
-  for (const TopologyView& t : view.topologies) {
-    ++by_status[std::string(TopologyStatusName(t.topology.base.status()))];
-    const int workers = AssignedWorkers(t.assignment);
-    slots_used += workers;
-    rows.push_back(
-        MetricsRow{t.topology.id, t.topology.base.name(), workers, TotalsOf(CurrentBeats(t))});
-  }
-  core::PrometheusTextWriter out;
-  out.Family("tempest_nimbus_leader", "gauge", "1 if this nimbus is the leader.");
-  out.Sample("tempest_nimbus_leader", view.leader ? 1 : 0);
-  out.Family("tempest_supervisors", "gauge", "Supervisors registered in ZooKeeper.");
-  out.Sample("tempest_supervisors", static_cast<int64_t>(view.supervisors.size()));
-  // Not "_total": Prometheus keeps that suffix for counters.
-  out.Family("tempest_slots_offered", "gauge", "Worker slots offered by the supervisors.");
-  out.Sample("tempest_slots_offered", slots_total);
-  out.Family("tempest_slots_used", "gauge", "Worker slots assigned to topologies.");
-  out.Sample("tempest_slots_used", slots_used);
-  out.Family("tempest_topologies", "gauge", "Stored topologies by status.");
-  for (const auto& [status, n] : by_status) {
-    const core::PrometheusTextWriter::Label labels[] = {{"status", status}};
-    out.Sample("tempest_topologies", labels, n);
-  }
-  WriteTopologySeries(rows, out);
-  return out.Take();
-}
 
 }  // namespace tempest::nimbus

@@ -38,6 +38,24 @@ struct ClusterView {
   std::vector<TopologyView> topologies;
 };
 
+// Worker slots (supervisor id, port) the assignment uses.
+int AssignedWorkers(const std::optional<v1::Assignment>& a);
+// The beats of the workers a topology is assigned to now (stale beats of
+// slots it no longer has are left out until the leader deletes them).
+std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view);
+
+// Sums over a topology's current beats. The counts are each slot's running
+// totals across its worker restarts (WorkerHeartbeat), so they do not drop
+// when a worker dies and its supervisor starts the next; the p99 of the
+// whole topology is taken as the largest per-worker p99 (percentiles do
+// not add).
+struct Totals {
+  int64_t emitted = 0, transferred = 0, acked = 0, failed = 0, p99_us = 0, restarts = 0;
+  int workers = 0;
+  void Add(const v1::WorkerHeartbeat& b);
+};
+Totals TotalsOf(const std::vector<const StoredBeat*>& beats);
+
 // GET /api/v1/cluster/summary (reads supervisors and assignments).
 std::string RenderClusterSummary(const ClusterView& view);
 // GET /api/v1/nimbus/summary.
@@ -59,10 +77,6 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
 // (names containing "password", "secret", "payload" or "token") replaced
 // by "<redacted>".
 std::string RenderClusterConfiguration(const api::Config& config);
-// GET /metrics: Prometheus text 0.0.4 (reads supervisors, assignments and
-// beats).
-std::string RenderNimbusMetrics(const ClusterView& view);
-
 // Storm UI's uptime spelling: "1d 2h 3m 4s" (leading zero units left out).
 std::string PrettyUptime(int64_t secs);
 

@@ -2,6 +2,7 @@
 // nimbus: field names, values and the Prometheus text.
 
 #include "nimbus/rest_views.h"
+#include "nimbus/prometheus_view.h"
 
 #include <tuple>
 
