@@ -46,8 +46,6 @@ absl::Status BoltExecutor::Build() {
   const core::ComponentDef* def = ctx_.def->FindComponent(info_.component);
   if (def == nullptr) return absl::NotFoundError("unknown bolt " + info_.component.value());
   const core::MetricLabels component_labels{{"component", info_.component.value()}};
-  execute_latency_ = &ctx_.metrics->GetHistogram("tempest_execute_latency_us", component_labels);
-  process_latency_ = &ctx_.metrics->GetHistogram("tempest_process_latency_us", component_labels);
   tick_counter_ = &ctx_.metrics->GetCounter("tempest_ticks_total", component_labels);
   for (int32_t id = info_.start.value(); id <= info_.end.value(); ++id) {
     auto task = std::make_unique<Task>();
@@ -57,8 +55,6 @@ absl::Status BoltExecutor::Build() {
     task->bolt = std::move(*bolt);
     TEMPEST_RETURN_IF_ERROR(ConnectTask(ctx_, *task));
     task->collector = std::make_unique<Collector>(*this, *task);
-    const core::MetricLabels labels = CountTaskOutcomes(ctx_, info_.component, *task);
-    task->executed.counter = &ctx_.metrics->GetCounter("tempest_executed_total", labels);
     tasks_.push_back(std::move(task));
   }
   return absl::OkStatus();
@@ -102,21 +98,49 @@ void BoltExecutor::ReportError(Task& task, const absl::Status& error) {
   ctx_.errors->Report(info_.component, task.id.value(), error);
 }
 
+BoltExecutor::InputCounters& BoltExecutor::InputOf(Task& task, const api::Tuple& input) {
+  const api::StreamSchema* schema = input.schema().get();
+  if (task.last_input != nullptr && task.last_input->schema.get() == schema) {
+    return *task.last_input;
+  }
+  for (auto& in : task.inputs) {
+    if (in->schema.get() == schema) return *(task.last_input = in.get());
+  }
+  // First tuple of this stream (or a second schema object of the same
+  // stream, which shares the series): a registry lookup, once.
+  auto in = std::make_unique<InputCounters>();
+  in->schema = input.schema();
+  const core::MetricLabels labels{{"component", info_.component.value()},
+                                  {"task", std::to_string(task.id.value())},
+                                  {"input_component", schema->component.value()},
+                                  {"input_stream", schema->stream.value()}};
+  in->executed.counter = &ctx_.metrics->GetCounter("tempest_executed_total", labels);
+  in->acked.counter = &ctx_.metrics->GetCounter("tempest_acked_total", labels);
+  in->failed.counter = &ctx_.metrics->GetCounter("tempest_failed_total", labels);
+  in->execute_latency = &ctx_.metrics->GetHistogram("tempest_execute_latency_us", labels);
+  in->process_latency = &ctx_.metrics->GetHistogram("tempest_process_latency_us", labels);
+  task.inputs.push_back(std::move(in));
+  return *(task.last_input = task.inputs.back().get());
+}
+
 void BoltExecutor::Execute(Task& task, const api::Tuple& input) {
+  InputCounters& counters = InputOf(task, input);
   const bool sample =
       (sample_counter_++ & ((uint64_t{1} << ctx_.options.latency_sample_shift) - 1)) == 0;
   int64_t start = 0;
   if (sample) {
     start = ctx_.clock->Now().time_since_epoch().count();
     current_input_ = &input.values();
+    current_counters_ = &counters;
     current_start_ns_ = start;
   }
   absl::Status s = CallUser("Bolt::Execute", [&] { task.bolt->Execute(input); });
   if (sample) {
-    execute_latency_->Record((ctx_.clock->Now().time_since_epoch().count() - start) / 1000);
+    counters.execute_latency->Record((ctx_.clock->Now().time_since_epoch().count() - start) /
+                                     1000);
     current_input_ = nullptr;
   }
-  task.executed.Inc();
+  counters.executed.Inc();
   if (!s.ok()) {
     ReportError(task, s);
     Fail(task, input);
@@ -194,9 +218,10 @@ void BoltExecutor::Ack(Task& task, const api::Tuple& input) {
       transfer_.SendToAcker(std::move(e));
     }
   }
-  task.acked.Inc();
+  InputCounters& counters = InputOf(task, input);
+  counters.acked.Inc();
   if (current_input_ == &input.values()) {
-    process_latency_->Record((ctx_.clock->Now().time_since_epoch().count() - current_start_ns_) /
+    current_counters_->process_latency->Record((ctx_.clock->Now().time_since_epoch().count() - current_start_ns_) /
                              1000);
     current_input_ = nullptr;
   }
@@ -212,7 +237,7 @@ void BoltExecutor::Fail(Task& task, const api::Tuple& input) {
       transfer_.SendToAcker(std::move(e));
     }
   }
-  task.failed.Inc();
+  InputOf(task, input).failed.Inc();
 }
 
 void BoltExecutor::ResetTimeout(Task& task, const api::Tuple& input) {
@@ -229,9 +254,11 @@ void BoltExecutor::ResetTimeout(Task& task, const api::Tuple& input) {
 void BoltExecutor::FlushMetrics() {
   for (auto& task : tasks_) {
     task->router->FlushCounters();
-    task->acked.Flush();
-    task->failed.Flush();
-    task->executed.Flush();
+    for (auto& in : task->inputs) {
+      in->executed.Flush();
+      in->acked.Flush();
+      in->failed.Flush();
+    }
   }
 }
 

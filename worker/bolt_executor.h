@@ -34,9 +34,11 @@ namespace tempest::worker {
 // `__ack_reset_timeout`. A throwing Execute fails its input and reports an
 // error; the executor keeps running.
 //
-// Metrics: execute latency (sampled, 1 in 2^latency_sample_shift), process
-// latency (input arrival in Execute to its Ack, when acked within Execute),
-// acked / failed per task, emitted / transferred per task and stream.
+// Metrics, per task and input stream (source component, stream: Storm's
+// bolt input stats): executed, acked, failed, execute latency (sampled, 1 in
+// 2^latency_sample_shift) and process latency (input arrival in Execute to
+// its Ack, when acked within Execute); emitted / transferred per task and
+// output stream.
 class BoltExecutor final : public Executor {
  public:
   BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info);
@@ -47,15 +49,25 @@ class BoltExecutor final : public Executor {
 
  private:
   class Collector;
+  // The counters of one input stream of one task. Tuples of a stream share
+  // one interned schema, so finding them is a pointer compare per tuple
+  // (InputOf); `schema` keeps that schema alive so its address is not reused.
+  struct InputCounters {
+    std::shared_ptr<const api::StreamSchema> schema;
+    LocalCounter executed;
+    LocalCounter acked;
+    LocalCounter failed;
+    core::Histogram* execute_latency = nullptr;
+    core::Histogram* process_latency = nullptr;
+  };
   struct Task {
     api::TaskId id;
     std::unique_ptr<api::Bolt> bolt;
     std::unique_ptr<api::TopologyContext> context;
     std::unique_ptr<TaskRouter> router;
     std::unique_ptr<Collector> collector;
-    LocalCounter acked;
-    LocalCounter failed;
-    LocalCounter executed;
+    std::vector<std::unique_ptr<InputCounters>> inputs;
+    InputCounters* last_input = nullptr;
   };
 
   absl::Status Setup() override;
@@ -66,6 +78,8 @@ class BoltExecutor final : public Executor {
   // Polls the bolts that asked for it; returns true if any made progress.
   bool PollTasks();
   void Execute(Task& task, const api::Tuple& input);
+  // The counters of `input`'s stream, registered on first sight.
+  InputCounters& InputOf(Task& task, const api::Tuple& input);
   void FlushMetrics();
 
   // Collector entry points.
@@ -94,8 +108,7 @@ class BoltExecutor final : public Executor {
   // is acked before Execute returns (identified by its values' address).
   const api::Values* current_input_ = nullptr;
   int64_t current_start_ns_ = 0;
-  core::Histogram* execute_latency_ = nullptr;
-  core::Histogram* process_latency_ = nullptr;
+  InputCounters* current_counters_ = nullptr;
   core::Counter* tick_counter_ = nullptr;
 };
 

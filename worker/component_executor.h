@@ -2,9 +2,9 @@
 #define TEMPEST_WORKER_COMPONENT_EXECUTOR_H_
 
 // What the spout and bolt executors do alike for each of their tasks (a
-// Task struct with `id`, `context`, `router` and `acked` / `failed`
-// counters) and for each emit. Templates over the executor's Task; control thread (Build,
-// Downstream) or the executor thread (Setup), like their callers.
+// Task struct with `id`, `context` and `router`) and for each emit.
+// Templates over the executor's Task; control thread (Build, Downstream) or
+// the executor thread (Setup), like their callers.
 
 #include <memory>
 #include <optional>
@@ -49,18 +49,6 @@ absl::Status ConnectTask(WorkerContext& ctx, Task& task) {
   task.context = std::make_unique<api::TopologyContext>(ctx.info, task.id);
   TEMPEST_ASSIGN_OR_RETURN(task.router, TaskRouter::Create(ctx, task.id, *task.context));
   return absl::OkStatus();
-}
-
-// Registers the acked / failed counters of `task`; returns the task's metric
-// labels for the executor's other per-task metrics.
-template <typename Task>
-core::MetricLabels CountTaskOutcomes(WorkerContext& ctx, const api::ComponentId& component,
-                                     Task& task) {
-  const core::MetricLabels labels{{"component", component.value()},
-                                  {"task", std::to_string(task.id.value())}};
-  task.acked.counter = &ctx.metrics->GetCounter("tempest_acked_total", labels);
-  task.failed.counter = &ctx.metrics->GetCounter("tempest_failed_total", labels);
-  return labels;
 }
 
 // The route of an emit on `stream` with `targets` filled in (one task for a

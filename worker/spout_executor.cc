@@ -49,9 +49,6 @@ SpoutExecutor::~SpoutExecutor() = default;
 absl::Status SpoutExecutor::Build() {
   const core::ComponentDef* def = ctx_.def->FindComponent(info_.component);
   if (def == nullptr) return absl::NotFoundError("unknown spout " + info_.component.value());
-  const core::MetricLabels component_labels{{"component", info_.component.value()}};
-  complete_latency_ =
-      &ctx_.metrics->GetHistogram("tempest_complete_latency_us", component_labels);
   const core::MetricLabels topology_labels{{"topology", ctx_.topology_id}};
   topology_complete_latency_ =
       &ctx_.metrics->GetHistogram("tempest_topology_complete_latency_us", topology_labels);
@@ -70,7 +67,11 @@ absl::Status SpoutExecutor::Build() {
     TEMPEST_RETURN_IF_ERROR(ConnectTask(ctx_, *task));
     task->collector = std::make_unique<Collector>(*this, *task);
     task->max_pending = task->context->config().GetOptionalInt(api::kTopologyMaxSpoutPending);
-    const core::MetricLabels labels = CountTaskOutcomes(ctx_, info_.component, *task);
+    // A spout's acked / failed and complete latency are per stream (the
+    // stream its trees are rooted on), as Storm's spout output stats.
+    task->router->RegisterSpoutOutcomes(*ctx_.metrics);
+    const core::MetricLabels labels{{"component", info_.component.value()},
+                                    {"task", std::to_string(task->id.value())}};
     task->stalls = &ctx_.metrics->GetCounter("tempest_spout_max_pending_stalls_total", labels);
     tasks_.push_back(std::move(task));
   }
@@ -161,6 +162,7 @@ void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values va
   if (tracked) {
     PendingTuple p;
     p.message_id = std::move(message_id);
+    p.route = route;
     if ((sample_counter_++ & ((uint64_t{1} << ctx_.options.latency_sample_shift) - 1)) == 0) {
       p.start_ns = ctx_.clock->Now().time_since_epoch().count();
     }
@@ -174,7 +176,7 @@ void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values va
   } else if (has_id) {
     // No ackers: Storm acks at emit time. We call Ack right after the
     // NextTuple that emitted it, not re-entrantly from inside Emit.
-    ack_now_.push_back(std::move(message_id));
+    ack_now_.push_back(AckNow{std::move(message_id), route});
   }
 }
 
@@ -183,10 +185,10 @@ int64_t SpoutExecutor::RunNextTuple(Task& task) {
   absl::Status s = CallUser("Spout::NextTuple", [&] { task.spout->NextTuple(); });
   if (!s.ok()) ReportError(task, s);
   if (!ack_now_.empty()) {
-    for (api::MessageId& id : ack_now_) {
-      absl::Status a = CallUser("Spout::Ack", [&] { task.spout->Ack(id); });
+    for (AckNow& done : ack_now_) {
+      absl::Status a = CallUser("Spout::Ack", [&] { task.spout->Ack(done.message_id); });
       if (!a.ok()) ReportError(task, a);
-      task.acked.Inc();
+      done.route->acked.Inc();
       topology_acked_.Inc();
     }
     ack_now_.clear();
@@ -210,17 +212,17 @@ void SpoutExecutor::DrainLane() {
       if (p->start_ns != 0) {
         const int64_t us =
             (ctx_.clock->Now().time_since_epoch().count() - p->start_ns) / 1000;
-        complete_latency_->Record(us);
+        p->route->complete_latency->Record(us);
         topology_complete_latency_->Record(us);
       }
       absl::Status s = CallUser("Spout::Ack", [&] { task->spout->Ack(p->message_id); });
       if (!s.ok()) ReportError(*task, s);
-      task->acked.Inc();
+      p->route->acked.Inc();
       topology_acked_.Inc();
     } else {
       absl::Status s = CallUser("Spout::Fail", [&] { task->spout->Fail(p->message_id); });
       if (!s.ok()) ReportError(*task, s);
-      task->failed.Inc();
+      p->route->failed.Inc();
       topology_failed_.Inc();
     }
   }
@@ -233,7 +235,7 @@ void SpoutExecutor::Rotate(Task& task) {
     (void)root;
     absl::Status s = CallUser("Spout::Fail", [&] { task.spout->Fail(p.message_id); });
     if (!s.ok()) ReportError(task, s);
-    task.failed.Inc();
+    p.route->failed.Inc();
     topology_failed_.Inc();
   }
 }
@@ -258,8 +260,6 @@ void SpoutExecutor::NoteStall(Task& task) {
 void SpoutExecutor::FlushMetrics() {
   for (auto& task : tasks_) {
     task->router->FlushCounters();
-    task->acked.Flush();
-    task->failed.Flush();
     task->pending_count.store(static_cast<int64_t>(task->pending.size()),
                               std::memory_order_release);
   }

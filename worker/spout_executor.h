@@ -54,7 +54,12 @@ class SpoutExecutor final : public Executor {
   class Collector;
   struct PendingTuple {
     api::MessageId message_id;
-    int64_t start_ns = 0;  // 0: not sampled for complete latency
+    StreamRoute* route = nullptr;  // the stream the tree is rooted on
+    int64_t start_ns = 0;          // 0: not sampled for complete latency
+  };
+  struct AckNow {
+    api::MessageId message_id;
+    StreamRoute* route = nullptr;
   };
   struct Task {
     api::TaskId id;
@@ -69,8 +74,6 @@ class SpoutExecutor final : public Executor {
     bool stall_logged = false;
     core::Clock::TimePoint last_stall_log{};
     std::atomic<int64_t> pending_count{0};
-    LocalCounter acked;
-    LocalCounter failed;
     core::Counter* stalls = nullptr;
   };
 
@@ -104,7 +107,7 @@ class SpoutExecutor final : public Executor {
   FastRandom random_;
   std::vector<api::TaskId> targets_;       // scratch
   std::vector<Envelope> lane_items_;       // scratch
-  std::vector<api::MessageId> ack_now_;    // ackers = 0: ack after NextTuple
+  std::vector<AckNow> ack_now_;            // ackers = 0: ack after NextTuple
   static constexpr int kShortIdlePasses = 100;
   static constexpr std::chrono::nanoseconds kShortIdlePark{50'000};
   int consecutive_idle_ = 0;
@@ -112,7 +115,6 @@ class SpoutExecutor final : public Executor {
   int64_t spout_emitted_local_ = 0;
   std::atomic<int64_t> spout_emitted_{0};
   uint64_t sample_counter_ = 0;
-  core::Histogram* complete_latency_ = nullptr;
   core::Histogram* topology_complete_latency_ = nullptr;
   LocalCounter topology_emitted_;
   LocalCounter topology_acked_;

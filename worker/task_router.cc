@@ -16,6 +16,7 @@ absl::StatusOr<std::unique_ptr<TaskRouter>> TaskRouter::Create(
   if (component == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("task ", task.value(), " has no component"));
   }
+  router->component_ = *component;
   auto declared = ctx.streams->find(*component);
   if (declared == ctx.streams->end()) return router;
   for (const auto& [stream_id, decl] : declared->second) {
@@ -105,6 +106,21 @@ void TaskRouter::FlushCounters() {
     (void)name;
     route->emitted.Flush();
     route->transferred.Flush();
+    if (route->acked.counter != nullptr) {
+      route->acked.Flush();
+      route->failed.Flush();
+    }
+  }
+}
+
+void TaskRouter::RegisterSpoutOutcomes(core::MetricsRegistry& metrics) {
+  for (auto& [name, route] : routes_) {
+    const core::MetricLabels labels{{"component", component_.value()},
+                                    {"stream", route->stream.value()},
+                                    {"task", std::to_string(task_.value())}};
+    route->acked.counter = &metrics.GetCounter("tempest_acked_total", labels);
+    route->failed.counter = &metrics.GetCounter("tempest_failed_total", labels);
+    route->complete_latency = &metrics.GetHistogram("tempest_complete_latency_us", labels);
   }
 }
 

@@ -46,6 +46,11 @@ struct StreamRoute {
   std::vector<Subscription> subscriptions;
   LocalCounter emitted;      // emit calls
   LocalCounter transferred;  // tuples handed to target tasks
+  // Spout tasks only (RegisterSpoutOutcomes): the trees rooted on this
+  // stream that completed or failed, and their sampled complete latency.
+  LocalCounter acked;
+  LocalCounter failed;
+  core::Histogram* complete_latency = nullptr;
 };
 
 // Routing table of one task (Storm's per-task grouper map): for each stream
@@ -62,6 +67,10 @@ class TaskRouter {
   static absl::StatusOr<std::unique_ptr<TaskRouter>> Create(const WorkerContext& ctx,
                                                             api::TaskId task,
                                                             const api::TopologyContext& context);
+
+  // Gives each route its acked / failed counters and complete-latency
+  // histogram (a spout task's per-stream outcomes), labelled like emitted.
+  void RegisterSpoutOutcomes(core::MetricsRegistry& metrics);
 
   // The route of `stream`, or nullptr if the component did not declare it.
   StreamRoute* Find(const api::StreamId& stream) {
@@ -88,6 +97,7 @@ class TaskRouter {
  private:
   TaskRouter() = default;
   api::TaskId task_;
+  api::ComponentId component_;
   absl::flat_hash_map<std::string, std::unique_ptr<StreamRoute>> routes_;
   StreamRoute* default_route_ = nullptr;
 };

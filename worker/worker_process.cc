@@ -23,6 +23,7 @@
 #include "common/os/files.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
+#include "worker/executor_stats.h"
 
 namespace tempest::worker {
 namespace {
@@ -271,6 +272,8 @@ absl::Status WorkerProcess::Launch() {
 
   WorkerPlan plan;
   plan.topology_id = options_.topology_id;
+  spout_ids_.clear();
+  for (const core::ComponentDef& spout : def->spouts) spout_ids_.insert(spout.id.value());
   plan.def = *std::move(def);
   plan.local_executors = slot->local;
   for (auto& [where, remote] : slot->remote) plan.remote_workers.push_back(remote);
@@ -366,6 +369,7 @@ void WorkerProcess::CarryPreviousTotals() {
   carried_.transferred = std::max<int64_t>(0, previous.transferred());
   carried_.acked = std::max<int64_t>(0, previous.acked());
   carried_.failed = std::max<int64_t>(0, previous.failed());
+  carried_executor_stats_ = previous.executor_stats();
   restarts_ = std::max<int64_t>(0, previous.restarts()) + (previous.stopped_cleanly() ? 0 : 1);
   spdlog::info("worker {} {}:{}: continuing the slot's totals (acked {}), restarts {}",
                options_.topology_id, options_.supervisor_id, options_.port, carried_.acked,
@@ -383,8 +387,10 @@ void WorkerProcess::Heartbeat() {
                             .count());
   beat_.set_pid(static_cast<int32_t>(::getpid()));
   beat_.clear_executors();
+  std::vector<core::ExecutorInfo> local;
   for (const core::ExecutorInfo& e : worker_->layout().executors()) {
     if (!local_starts_.contains(e.start.value())) continue;
+    local.push_back(e);
     v1::ExecutorRange* r = beat_.add_executors();
     r->set_start_task(e.start.value());
     r->set_end_task(e.end.value());
@@ -392,14 +398,30 @@ void WorkerProcess::Heartbeat() {
   }
   SetTotals(stats);
   beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
-  CollectKafkaLag();
-  PublishErrors();
-  const std::string data = beat_.SerializeAsString();
-  if (!options_.worker_dir.empty()) {
-    absl::Status s = os::WriteFileAtomically(
-        (std::filesystem::path(options_.worker_dir) / "heartbeat").string(), data);
-    if (!s.ok()) spdlog::error("local heartbeat: {}", s.ToString());
+  std::vector<core::MetricSample> samples = worker_->metrics().Snapshot();
+  if (&worker_->metrics() != &core::MetricsRegistry::Global()) {
+    std::vector<core::MetricSample> global = core::MetricsRegistry::Global().Snapshot();
+    samples.insert(samples.end(), std::make_move_iterator(global.begin()),
+                   std::make_move_iterator(global.end()));
   }
+  std::vector<v1::ExecutorStats> executor_stats =
+      CollectExecutorStats(samples, local, spout_ids_, beat_.uptime_secs());
+  AddCarriedStats(carried_executor_stats_, executor_stats);
+  beat_.clear_executor_stats();
+  for (v1::ExecutorStats& e : executor_stats) *beat_.add_executor_stats() = std::move(e);
+  CollectKafkaLag(samples);
+  PublishErrors();
+  if (!options_.worker_dir.empty()) {
+    // Only the local file carries the whole registry (its supervisor
+    // serves it on /metrics); ZooKeeper gets the beat without it.
+    ToMetricPoints(samples, *beat_.mutable_local_metrics());
+    absl::Status s = os::WriteFileAtomically(
+        (std::filesystem::path(options_.worker_dir) / "heartbeat").string(),
+        beat_.SerializeAsString());
+    if (!s.ok()) spdlog::error("local heartbeat: {}", s.ToString());
+    beat_.clear_local_metrics();
+  }
+  const std::string data = beat_.SerializeAsString();
   // Short deadline: a slow ensemble must not hold up the local heartbeat
   // the supervisor judges this process by.
   coord::ZkCall call;
@@ -456,11 +478,11 @@ void WorkerProcess::PublishErrors() {
   }
 }
 
-void WorkerProcess::CollectKafkaLag() {
+void WorkerProcess::CollectKafkaLag(const std::vector<core::MetricSample>& samples) {
   // KafkaSpout publishes per-partition gauges labelled component, task,
   // topic and partition, in the worker's registry or the process-wide one.
   std::map<std::tuple<std::string, int32_t, std::string, int32_t>, v1::SpoutPartitionLag> rows;
-  auto take = [&rows](const std::vector<core::MetricSample>& samples) {
+  {
     for (const core::MetricSample& m : samples) {
       if (m.kind != core::MetricSample::Kind::kGauge ||
           m.name.rfind("tempest_kafka_spout_", 0) != 0) {
@@ -476,7 +498,12 @@ void WorkerProcess::CollectKafkaLag() {
           !absl::SimpleAtoi(label("partition"), &partition)) {
         continue;
       }
-      v1::SpoutPartitionLag& row = rows[{label("component"), task, label("topic"), partition}];
+      auto [it, added] = rows.try_emplace({label("component"), task, label("topic"), partition});
+      v1::SpoutPartitionLag& row = it->second;
+      if (added) {  // unknown until the spout's gauges say
+        row.set_log_end_offset(-1);
+        row.set_lag_ms(-1);
+      }
       row.set_component(label("component"));
       row.set_task(task);
       row.set_topic(label("topic"));
@@ -486,11 +513,9 @@ void WorkerProcess::CollectKafkaLag() {
       if (m.name == "tempest_kafka_spout_latest_emitted_offset") {
         row.set_latest_emitted_offset(m.value);
       }
+      if (m.name == "tempest_kafka_spout_log_end_offset") row.set_log_end_offset(m.value);
+      if (m.name == "tempest_kafka_spout_lag_ms") row.set_lag_ms(m.value);
     }
-  };
-  take(worker_->metrics().Snapshot());
-  if (&worker_->metrics() != &core::MetricsRegistry::Global()) {
-    take(core::MetricsRegistry::Global().Snapshot());
   }
   beat_.clear_kafka_partitions();
   for (auto& [key, row] : rows) *beat_.add_kafka_partitions() = std::move(row);

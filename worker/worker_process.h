@@ -116,7 +116,7 @@ class WorkerProcess {
   // this worker continues from, if the slot ran the same topology.
   void CarryPreviousTotals();
   // Copies the KafkaSpout partition gauges into the heartbeat.
-  void CollectKafkaLag();
+  void CollectKafkaLag(const std::vector<core::MetricSample>& samples);
   // Writes the errors components reported since the last call under
   // {root}/errors/{topology}/{component}/e{seq}, keeping the newest
   // kErrorsKeptPerComponent there (what Storm's UI shows as a component's
@@ -131,11 +131,14 @@ class WorkerProcess {
   std::unique_ptr<Worker> worker_;
   std::string plan_key_;  // what of the assignment this worker depends on
   std::set<int32_t> local_starts_;  // start tasks of the executors run here
+  std::set<std::string> spout_ids_;  // the topology's spout components
   bool active_ = false;
   std::shared_ptr<std::atomic<bool>> changed_ = std::make_shared<std::atomic<bool>>(false);
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   v1::WorkerHeartbeat beat_;
   LocalClusterStats carried_;  // totals of the slot's earlier workers (counts only)
+  // Executor statistics of the slot's earlier workers (AddCarriedStats).
+  google::protobuf::RepeatedPtrField<v1::ExecutorStats> carried_executor_stats_;
   int64_t restarts_ = 0;
 };
 
