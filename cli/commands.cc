@@ -30,6 +30,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterWorkerCommand(app, set, globals);
   RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
+  RegisterMonitorCommand(app, set, globals);
   RegisterStudyCommand(app, set);
   RegisterStormVerbs(app, set, globals);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {

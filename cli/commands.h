@@ -57,6 +57,8 @@ void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+// Storm's `monitor` (monitor_command.cc).
+void RegisterMonitorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterStudyCommand(CLI::App& app, CommandSet& set);
 // localconfvalue, and one line of explanation for each Storm verb without a
 // counterpart (jar, sql, drpc, ...): storm_verbs_command.cc.
