@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "common/core/stream_stats.h"
 
 namespace tempest::worker {
 namespace {
@@ -14,37 +15,12 @@ std::string LabelOf(const core::MetricSample& m, const char* key) {
   return it == m.labels.end() ? std::string() : it->second;
 }
 
-v1::StreamStats& StreamOf(google::protobuf::RepeatedPtrField<v1::StreamStats>& streams,
-                          const std::string& component, const std::string& stream) {
-  for (v1::StreamStats& s : streams) {
-    if (s.component() == component && s.stream() == stream) return s;
-  }
-  v1::StreamStats* s = streams.Add();
-  s->set_component(component);
-  s->set_stream(stream);
-  return *s;
-}
-
-void AddStream(const v1::StreamStats& from, v1::StreamStats& to) {
-  to.set_emitted(to.emitted() + from.emitted());
-  to.set_transferred(to.transferred() + from.transferred());
-  to.set_acked(to.acked() + from.acked());
-  to.set_failed(to.failed() + from.failed());
-  to.set_executed(to.executed() + from.executed());
-  to.set_execute_latency_us_sum(to.execute_latency_us_sum() + from.execute_latency_us_sum());
-  to.set_execute_latency_samples(to.execute_latency_samples() + from.execute_latency_samples());
-  to.set_process_latency_us_sum(to.process_latency_us_sum() + from.process_latency_us_sum());
-  to.set_process_latency_samples(to.process_latency_samples() + from.process_latency_samples());
-  to.set_complete_latency_us_sum(to.complete_latency_us_sum() + from.complete_latency_us_sum());
-  to.set_complete_latency_samples(to.complete_latency_samples() +
-                                  from.complete_latency_samples());
-}
-
 // Adds one series into the stream it counts for.
 void AddSample(const core::MetricSample& m, v1::ExecutorStats& e) {
   const std::string input_stream = LabelOf(m, "input_stream");
   if (!input_stream.empty()) {
-    v1::StreamStats& s = StreamOf(*e.mutable_inputs(), LabelOf(m, "input_component"), input_stream);
+    v1::StreamStats& s =
+        core::StreamStatsOf(*e.mutable_inputs(), LabelOf(m, "input_component"), input_stream);
     if (m.name == "tempest_executed_total") s.set_executed(s.executed() + m.value);
     if (m.name == "tempest_acked_total") s.set_acked(s.acked() + m.value);
     if (m.name == "tempest_failed_total") s.set_failed(s.failed() + m.value);
@@ -60,7 +36,7 @@ void AddSample(const core::MetricSample& m, v1::ExecutorStats& e) {
   }
   const std::string stream = LabelOf(m, "stream");
   if (stream.empty()) return;
-  v1::StreamStats& s = StreamOf(*e.mutable_outputs(), std::string(), stream);
+  v1::StreamStats& s = core::StreamStatsOf(*e.mutable_outputs(), std::string(), stream);
   if (m.name == "tempest_emitted_total") s.set_emitted(s.emitted() + m.value);
   if (m.name == "tempest_transferred_total") s.set_transferred(s.transferred() + m.value);
   if (m.name == "tempest_acked_total") s.set_acked(s.acked() + m.value);
@@ -72,10 +48,10 @@ void AddSample(const core::MetricSample& m, v1::ExecutorStats& e) {
 }
 
 bool IsExecutorSeries(const std::string& name) {
-  static const char* const kNames[] = {
-      "tempest_emitted_total",       "tempest_transferred_total",  "tempest_acked_total",
-      "tempest_failed_total",        "tempest_executed_total",     "tempest_execute_latency_us",
-      "tempest_process_latency_us",  "tempest_complete_latency_us"};
+  static const char* const kNames[] = {"tempest_emitted_total",      "tempest_transferred_total",
+                                       "tempest_acked_total",        "tempest_failed_total",
+                                       "tempest_executed_total",     "tempest_execute_latency_us",
+                                       "tempest_process_latency_us", "tempest_complete_latency_us"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
@@ -118,12 +94,7 @@ void AddCarriedStats(const google::protobuf::RepeatedPtrField<v1::ExecutorStats>
              e.component() == before.component();
     });
     if (it == current.end()) continue;
-    for (const v1::StreamStats& s : before.outputs()) {
-      AddStream(s, StreamOf(*it->mutable_outputs(), s.component(), s.stream()));
-    }
-    for (const v1::StreamStats& s : before.inputs()) {
-      AddStream(s, StreamOf(*it->mutable_inputs(), s.component(), s.stream()));
-    }
+    core::AddExecutorStreams(before, *it);
   }
 }
 
