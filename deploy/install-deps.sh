@@ -32,6 +32,8 @@ PACKAGES=(
   gnuplot-nox
   # promtool: tests lint nimbus's /metrics with `promtool check metrics`
   prometheus
+  # tests/system/ui drives the web UI in headless Chromium (DevTools protocol over a pipe)
+  chromium
 )
 
 missing=()
