@@ -48,8 +48,8 @@ struct ComponentInfo {
 
 std::vector<ComponentInfo> ComponentsOf(const json& topology) {
   std::vector<ComponentInfo> out;
-  for (const auto& [list, key, type] : {std::tuple{"spouts", "spoutId", "spout"},
-                                        std::tuple{"bolts", "boltId", "bolt"}}) {
+  for (const auto& [list, key, type] :
+       {std::tuple{"spouts", "spoutId", "spout"}, std::tuple{"bolts", "boltId", "bolt"}}) {
     auto it = topology.find(list);
     if (it == topology.end() || !it->is_array()) continue;
     for (const json& c : *it) {
@@ -104,9 +104,8 @@ int RunMonitor(const MonitorOptions& opts, const GlobalOptions& globals) {
     absl::StatusOr<json> got = client->Get(path);
     if (!got.ok()) {
       if (absl::IsNotFound(got.status())) {
-        return absl::NotFoundError(absl::StrCat("topology '", opts.name, "' (", *id,
-                                                ") is no longer on nimbus: ",
-                                                got.status().message()));
+        return absl::NotFoundError(
+            absl::StrCat("topology '", opts.name, "' (", *id, ") is no longer on nimbus"));
       }
       return got.status();
     }
@@ -146,8 +145,8 @@ int RunMonitor(const MonitorOptions& opts, const GlobalOptions& globals) {
     absl::StatusOr<MonitorSample> sample = poll(nullptr);
     if (!sample.ok()) return Fail(std::string(sample.status().message()));
     const auto at = std::chrono::steady_clock::now();
-    const MonitorInterval row = ComputeMonitorInterval(
-        *previous, *sample, absl::FromChrono(at - previous_at));
+    const MonitorInterval row =
+        ComputeMonitorInterval(*previous, *sample, absl::FromChrono(at - previous_at));
     std::printf("%s\n", MonitorRow(row, absl::Now(), local).c_str());
     std::fflush(stdout);
     previous = sample;
@@ -166,16 +165,16 @@ void RegisterMonitorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globa
       "Print a component's throughput on one output stream every interval (Storm's monitor): "
       "the delta of the watched count, its rate, and the acked and failed rates");
   monitor->add_option("name", opts->name, "topology name")->required();
-  monitor->add_option("-m,--component", opts->component,
-                      "component id (without it, the components are listed)")
+  monitor
+      ->add_option("-m,--component", opts->component,
+                   "component id (without it, the components are listed)")
       ->default_str("");
   monitor->add_option("-s,--stream", opts->stream, "output stream of the component");
   monitor->add_option("-w,--watch", opts->watch, "count to follow: emitted or transferred")
       ->check(CLI::IsMember({"emitted", "transferred"}));
   monitor->add_option("-i,--interval", opts->interval_secs, "seconds between lines")
       ->check(Bounded(1, kMaxIntervalSecs));
-  monitor->add_option("--count", opts->count,
-                      "stop after this many lines (default: until Ctrl-C)")
+  monitor->add_option("--count", opts->count, "stop after this many lines (default: until Ctrl-C)")
       ->check(Bounded(1, kMaxCount))
       ->default_str("");
   set.Add(monitor, [opts, &globals] { return RunMonitor(*opts, globals); });

@@ -81,9 +81,8 @@ std::string ComponentPagePath(std::string_view topology_id, std::string_view com
 absl::StatusOr<MonitorSample> MonitorSampleFromPage(const json& page, std::string_view component,
                                                     std::string_view stream, MonitorWatch watch) {
   if (!page.is_object()) {
-    return absl::DataLossError(
-        absl::StrCat("nimbus sent a component page for '", Sv(component),
-                     "' that is not an object"));
+    return absl::DataLossError(absl::StrCat("nimbus sent a component page for '", Sv(component),
+                                            "' that is not an object"));
   }
   auto outputs = page.find("outputStats");
   if (outputs == page.end() || !outputs->is_array()) {
@@ -111,9 +110,9 @@ absl::StatusOr<MonitorSample> MonitorSampleFromPage(const json& page, std::strin
     }
   }
   if (!found && !streams.empty()) {
-    return absl::NotFoundError(absl::StrCat("component '", Sv(component), "' has no output stream '",
-                                            Sv(stream), "'; it emits on: ",
-                                            absl::StrJoin(streams, ", "), " (-s STREAM)"));
+    return absl::NotFoundError(
+        absl::StrCat("component '", Sv(component), "' has no output stream '", Sv(stream),
+                     "'; it emits on: ", absl::StrJoin(streams, ", "), " (-s STREAM)"));
   }
   if (!spout) {
     auto inputs = page.find("inputStats");

@@ -1,8 +1,8 @@
 // `tempest monitor` (Storm's monitor) against a real cluster: a paced
 // topology's bolt shows a non-zero rate line by line, --count ends it,
 // Ctrl-C ends it cleanly, and every mistake (unknown topology, component or
-// stream, no -m, bad flags, no nimbus) is one clear line on stderr with its
-// exit code.
+// stream, no -m, bad flags, no nimbus, a topology removed while watched) is
+// one clear line on stderr with its exit code.
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -148,9 +148,9 @@ TEST_F(MonitorCliTest, PrintsAPacedBoltsRateAndStopsAfterCount) {
   EXPECT_EQ(r.err, "");
 
   // Storm's long forms, and the transferred count (relay has a subscriber).
-  CommandRun transferred = Tempest({"monitor", "paced", "--component", "relay", "--stream",
-                                    "default", "--watch", "transferred", "--interval", "1",
-                                    "--count", "2"});
+  CommandRun transferred =
+      Tempest({"monitor", "paced", "--component", "relay", "--stream", "default", "--watch",
+               "transferred", "--interval", "1", "--count", "2"});
   ASSERT_EQ(transferred.exit_code, 0) << transferred.err;
   const std::vector<std::string> t_lines = Lines(transferred.out);
   ASSERT_EQ(t_lines.size(), 4u) << transferred.out;
@@ -163,15 +163,17 @@ TEST_F(MonitorCliTest, PrintsAPacedBoltsRateAndStopsAfterCount) {
 
   // Without --count it runs until Ctrl-C, which ends it cleanly.
   os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "monitor", "paced", "-m", "relay", "-i", "1", "--nimbus",
-            AnyNimbus()};
+  o.argv = {TempestBinary(), "monitor", "paced", "-m", "relay", "-i", "1", "--nimbus", AnyNimbus()};
   o.stdout_path = dir_.File("monitor-live.out");
   o.stderr_path = dir_.File("monitor-live.err");
   auto live = os::ChildProcess::Start(o);
   ASSERT_TRUE(live.ok()) << live.status();
-  EXPECT_TRUE(Eventually(seconds(30), [&] {
-    return Lines(ReadFileOrEmpty(o.stdout_path)).size() >= 4;  // title, header, 2 rows
-  })) << ReadFileOrEmpty(o.stdout_path) << ReadFileOrEmpty(o.stderr_path);
+  EXPECT_TRUE(Eventually(seconds(30),
+                         [&] {
+                           return Lines(ReadFileOrEmpty(o.stdout_path)).size() >=
+                                  4;  // title, header, 2 rows
+                         }))
+      << ReadFileOrEmpty(o.stdout_path) << ReadFileOrEmpty(o.stderr_path);
   ::kill((*live)->pid(), SIGINT);
   const std::optional<int> status = (*live)->WaitFor(seconds(30));
   ASSERT_TRUE(status.has_value()) << "still running after SIGINT";
@@ -228,12 +230,32 @@ TEST_F(MonitorCliTest, MistakesAreOneLineWithTheirExitCode) {
   absl::StatusOr<int> unused = os::FindFreeLoopbackPort();
   ASSERT_TRUE(unused.ok());
   const std::string nowhere = absl::StrCat("127.0.0.1:", *unused);
-  CommandRun r = RunCommand(
-      {TempestBinary(), "monitor", "paced", "-m", "relay", "--nimbus", nowhere},
-      dir_.File("monitor-nowhere"), milliseconds(60000));
+  CommandRun r =
+      RunCommand({TempestBinary(), "monitor", "paced", "-m", "relay", "--nimbus", nowhere},
+                 dir_.File("monitor-nowhere"), milliseconds(60000));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "cannot reach nimbus at " + nowhere)) << r.err;
+
+  // A topology removed while it is watched ends the watch with one line.
+  os::ChildProcess::Options o;
+  o.argv = {TempestBinary(), "monitor", "paced", "-m", "relay", "-i", "1", "--nimbus", AnyNimbus()};
+  o.stdout_path = dir_.File("monitor-removed.out");
+  o.stderr_path = dir_.File("monitor-removed.err");
+  auto live = os::ChildProcess::Start(o);
+  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_TRUE(Eventually(seconds(30), [&] {
+    return Lines(ReadFileOrEmpty(o.stdout_path)).size() >= 3;  // title, header, a row
+  })) << ReadFileOrEmpty(o.stderr_path);
+  CommandRun kill = Tempest({"kill", "paced", "-w", "0", "--until-removed"});
+  EXPECT_EQ(kill.exit_code, 0) << kill.err;
+  const std::optional<int> status = (*live)->WaitFor(seconds(30));
+  ASSERT_TRUE(status.has_value()) << "still watching a removed topology";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1) << *status;
+  const std::string err = ReadFileOrEmpty(o.stderr_path);
+  EXPECT_EQ(Lines(err).size(), 1u) << err;
+  EXPECT_TRUE(absl::StrContains(err, "topology 'paced' (" + id_ + ") is no longer on nimbus"))
+      << err;
 }
 
 }  // namespace

@@ -117,8 +117,8 @@ TEST(MonitorSampleFromPageTest, MalformedPagesAreErrorsNotCrashes) {
 }
 
 TEST(ComputeMonitorIntervalTest, DeltaAndRatesPerSecond) {
-  const MonitorInterval i = ComputeMonitorInterval({1000, 800, 2}, {1410, 1200, 6},
-                                                   absl::Milliseconds(4100));
+  const MonitorInterval i =
+      ComputeMonitorInterval({1000, 800, 2}, {1410, 1200, 6}, absl::Milliseconds(4100));
   EXPECT_FALSE(i.restarted);
   EXPECT_EQ(i.elapsed_ms, 4100);
   EXPECT_EQ(i.delta, 410);
@@ -167,8 +167,7 @@ TEST(MonitorTextTest, RowsLineUpUnderTheHeader) {
   i.acked_rate = 100;
   i.failed_rate = 0;
   const std::string row = MonitorRow(i, at, absl::UTCTimeZone());
-  EXPECT_EQ(row,
-            "22:13:20          4001           412         103.0         100.0           0.0");
+  EXPECT_EQ(row, "22:13:20          4001           412         103.0         100.0           0.0");
   EXPECT_EQ(row.size(), header.size());
   // Each column's last character sits under its header's.
   for (size_t end : {8u, 22u, 36u, 50u, 64u, 78u}) {
