@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "nimbus/nimbus.h"
 #include "nimbus/prometheus_view.h"
+#include "nimbus/rest_cluster_views.h"
 #include "nimbus/rest_views.h"
 #include "nimbus/topology_state.h"
 #include "nimbus/web_ui.h"
@@ -111,8 +112,14 @@ HttpResponse ClusterSummary(Nimbus& nimbus) {
 }
 
 HttpResponse TopologySummary(Nimbus& nimbus) {
-  return ClusterPage(nimbus, /*with_supervisors=*/false, /*with_beats=*/true,
-                     RenderTopologySummary);
+  absl::StatusOr<ClusterView> view =
+      ReadClusterView(nimbus, /*with_supervisors=*/false, /*with_beats=*/true);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  // replicationCount: every live nimbus reads the code from ZooKeeper.
+  absl::StatusOr<std::vector<NimbusPeer>> peers = nimbus.Nimbuses();
+  if (!peers.ok()) return ErrorResponse(nimbus, peers.status());
+  view->nimbuses = static_cast<int>(peers->size());
+  return HttpResponse::Json(200, RenderTopologySummary(*view));
 }
 
 HttpResponse NimbusSummary(Nimbus& nimbus) {
@@ -159,6 +166,26 @@ HttpResponse ComponentDetail(Nimbus& nimbus, const std::string& id, const std::s
 
 HttpResponse Operation(Nimbus& nimbus, std::string_view op, const std::string& id,
                        const absl::StatusOr<v1::StormBase>& result);
+
+// GET /api/v1/supervisor?id=|host= (rest_cluster_views.h).
+HttpResponse SupervisorDetail(Nimbus& nimbus, const HttpRequest& req) {
+  absl::StatusOr<ClusterView> view =
+      ReadClusterView(nimbus, /*with_supervisors=*/true, /*with_beats=*/true);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  const std::string id = req.QueryParam("id");
+  std::optional<std::string> body = RenderSupervisorDetail(*view, id, req.QueryParam("host"));
+  if (!body.has_value()) {
+    return HttpResponse::Error(404, "Not Found", absl::StrCat("no supervisor has id '", id, "'"));
+  }
+  return HttpResponse::Json(200, *std::move(body));
+}
+
+HttpResponse OwnerResources(Nimbus& nimbus, std::optional<std::string> owner) {
+  absl::StatusOr<ClusterView> view =
+      ReadClusterView(nimbus, /*with_supervisors=*/false, /*with_beats=*/false);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  return HttpResponse::Json(200, RenderOwnerResources(*view, owner));
+}
 
 // An integer given as a JSON number or a string of digits (Storm UI sends
 // executor counts either way).
@@ -366,6 +393,19 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
       {"GET", "/api/v1/nimbus/summary", [n](const HttpRequest&) { return NimbusSummary(*n); }},
       {"GET", "/api/v1/supervisor/summary",
        [n](const HttpRequest&) { return SupervisorSummary(*n); }},
+      {"GET", "/api/v1/supervisor", [n](const HttpRequest& r) { return SupervisorDetail(*n, r); }},
+      {"GET", "/api/v1/history/summary",
+       [n](const HttpRequest&) { return ClusterPage(*n, false, false, RenderHistorySummary); }},
+      {"GET", "/api/v1/owner-resources",
+       [n](const HttpRequest&) { return OwnerResources(*n, std::nullopt); }},
+      {"GET", "/api/v1/owner-resources/:owner",
+       [n](const HttpRequest& r) { return OwnerResources(*n, r.params.at("owner")); }},
+      {"GET", "/api/v1/topology-workers/:id",
+       [n](const HttpRequest& r) {
+         return TopologyPage(*n, r.params.at("id"), [](const TopologyView& view) {
+           return HttpResponse::Json(200, RenderTopologyWorkers(view));
+         });
+       }},
       {"GET", "/api/v1/topology/summary",
        [n](const HttpRequest&) { return TopologySummary(*n); }},
       {"GET", "/api/v1/topology/:id",

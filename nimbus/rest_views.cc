@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "common/core/metrics_registry.h"
 #include "nimbus/rebalance.h"
+#include "nimbus/rest_cluster_views.h"
 #include "nimbus/topology_state.h"
 #include "nlohmann/json.hpp"
 
@@ -197,13 +198,10 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
     for (const v1::ExecutorRange& r : b->beat.executors()) {
       ex.push_back(ExecutorName(r.start_task(), r.end_task()));
     }
-    workers.push_back(
-        json{{"supervisorId", b->slot.node},
-             {"host", HostOf(*view.assignment, b->slot.node)},
-             {"port", b->slot.port},
-             {"uptime", PrettyUptime(b->beat.uptime_secs())},
-             {"uptimeSeconds", b->beat.uptime_secs()},
-             // The worker's own clock: for display only.
+    // Storm's worker summary (rest_cluster_views.h), then the slot's totals.
+    json row = WorkerSlotJson(view, b->slot.node, b->slot.port, b);
+    row.update(
+        json{// The worker's own clock: for display only.
              {"lastBeatSecsAgo", std::max<int64_t>(0, now_secs - b->beat.time_secs())},
              {"executors", ex},
              {"emitted", b->beat.emitted()},
@@ -211,6 +209,7 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
              {"failed", b->beat.failed()},
              {"restarts", b->beat.restarts()},
              {"completeLatency", LatencyMs(b->beat.complete_latency_p99_us())}});
+    workers.push_back(std::move(row));
   }
   return workers;
 }
@@ -295,62 +294,6 @@ std::string PrettyUptime(int64_t secs) {
   if (d > 0 || h > 0 || m > 0) absl::StrAppend(&out, m, "m ");
   absl::StrAppend(&out, s, "s");
   return out;
-}
-
-std::string RenderClusterSummary(const ClusterView& view) {
-  int64_t slots_total = 0, slots_used = 0, executors = 0, tasks = 0;
-  for (const v1::SupervisorInfo& s : view.supervisors) slots_total += s.slot_ports_size();
-  for (const TopologyView& t : view.topologies) {
-    executors += t.topology.base.num_executors();
-    tasks += t.topology.base.num_tasks();
-    slots_used += AssignedWorkers(t.assignment);
-  }
-  return json{{"stormVersion", "tempest-0.1.0"},
-              {"supervisors", view.supervisors.size()},
-              {"topologies", view.topologies.size()},
-              {"slotsTotal", slots_total},
-              {"slotsUsed", slots_used},
-              {"slotsFree", slots_total - slots_used},
-              {"executorsTotal", executors},
-              {"tasksTotal", tasks}}
-      .dump();
-}
-
-std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t now_secs) {
-  json list = json::array();
-  for (const NimbusPeer& p : peers) {
-    const int64_t uptime = now_secs - p.summary.launch_time_secs();
-    list.push_back(json{{"host", p.summary.host()},
-                        {"port", p.summary.port()},
-                        {"id", p.id},
-                        {"status", p.leader ? "Leader" : "Not a Leader"},
-                        {"version", p.summary.version()},
-                        {"nimbusUpTime", PrettyUptime(uptime)},
-                        {"nimbusUpTimeSeconds", uptime}});
-  }
-  return json{{"nimbuses", list}}.dump();
-}
-
-std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& supervisors) {
-  json list = json::array();
-  for (const v1::SupervisorInfo& s : supervisors) {
-    list.push_back(json{{"id", s.supervisor_id()},
-                        {"host", s.hostname()},
-                        {"uptime", PrettyUptime(s.uptime_secs())},
-                        {"uptimeSeconds", s.uptime_secs()},
-                        {"slotsTotal", s.slot_ports_size()},
-                        {"slotsUsed", s.used_ports_size()},
-                        {"version", s.version()}});
-  }
-  return json{{"supervisors", list}}.dump();
-}
-
-std::string RenderTopologySummary(const ClusterView& view) {
-  json list = json::array();
-  for (const TopologyView& t : view.topologies) {
-    list.push_back(TopologySummaryJson(t, CurrentBeats(t), view.now_secs));
-  }
-  return json{{"topologies", list}}.dump();
 }
 
 std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {

@@ -34,6 +34,8 @@ struct TopologyView {
 struct ClusterView {
   int64_t now_secs = 0;
   bool leader = false;
+  // Live nimbuses: each holds every topology's code (Storm's replicationCount).
+  int nimbuses = 0;
   std::vector<v1::SupervisorInfo> supervisors;
   std::vector<TopologyView> topologies;
 };
@@ -56,6 +58,8 @@ struct Totals {
 };
 Totals TotalsOf(const std::vector<const StoredBeat*>& beats);
 
+// The four summaries below are defined in rest_cluster_views.cc, with the
+// other cluster-level pages (rest_cluster_views.h).
 // GET /api/v1/cluster/summary (reads supervisors and assignments).
 std::string RenderClusterSummary(const ClusterView& view);
 // GET /api/v1/nimbus/summary.

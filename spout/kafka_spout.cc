@@ -228,6 +228,8 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
     r.has_value = rec.has_value;
     if (rec.has_key) r.key.assign(rec.key);
     if (rec.has_value) r.value.assign(rec.value);
+    r.timestamp_ms = rec.timestamp_ms;
+    p->newest_timestamp_ms = std::max(p->newest_timestamp_ms, rec.timestamp_ms);
     st.OnFetched(rec.offset);
     if (st.OverUncommittedLimit()) any_over = true;
   });

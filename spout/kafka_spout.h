@@ -146,6 +146,7 @@ class KafkaSpout : public api::Spout {
     bool repositioning = false;
     int64_t end_offset = -1;  // log end at acquisition (stopAtEnd)
     int64_t log_end = -1;
+    int64_t newest_timestamp_ms = -1;  // of the newest record fetched (lag in time)
     std::pair<std::string, int> leader{"", 0};
     bool commit_in_flight = false;
     int64_t requested_commit = -1;
@@ -174,6 +175,9 @@ class KafkaSpout : public api::Spout {
   void Housekeeping(core::Clock::TimePoint now);
   // Log end, lag, commit position and commit-blocked gauges (and warning).
   void UpdatePartitionGauges(Partition& p, core::Clock::TimePoint now);
+  // Lag in time of a partition: the newest fetched record's timestamp minus
+  // the first uncommitted record's; 0 when caught up, -1 unknown.
+  static int64_t LagMillis(Partition& p);
   void CommitNow(bool final_commit);
   std::optional<OffsetCommit> MakeCommit(Partition& p);
   void PollKafka(core::Clock::TimePoint now);

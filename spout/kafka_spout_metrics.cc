@@ -20,6 +20,12 @@ KafkaPartitionMetrics::KafkaPartitionMetrics(core::MetricsRegistry& registry,
                                              const TopicPartition& tp) {
   const core::MetricLabels l = PartitionLabels(task_labels, tp);
   lag = &registry.GetGauge("tempest_kafka_spout_lag", l);
+  // Lag in time: the newest fetched record's timestamp minus that of the
+  // first record not yet committed (0 when caught up).
+  lag_ms = &registry.GetGauge("tempest_kafka_spout_lag_ms", l);
+  lag_ms->Set(-1);
+  log_end = &registry.GetGauge("tempest_kafka_spout_log_end_offset", l);
+  log_end->Set(-1);
   committed = &registry.GetGauge("tempest_kafka_spout_committed_offset", l);
   emitted = &registry.GetGauge("tempest_kafka_spout_latest_emitted_offset", l);
   pending = &registry.GetGauge("tempest_kafka_spout_pending", l);

@@ -14,6 +14,8 @@ struct KafkaPartitionMetrics {
                         const TopicPartition& tp);
 
   core::Gauge* lag;
+  core::Gauge* lag_ms;   // -1 while unknown
+  core::Gauge* log_end;  // -1 while unknown
   core::Gauge* committed;
   core::Gauge* emitted;
   core::Gauge* pending;

@@ -380,6 +380,22 @@ void KafkaSpout::Housekeeping(Clock::TimePoint now) {
   if (config_.guarantee == ProcessingGuarantee::kAtMostOnce) RequestAtMostOnceCommits(now);
 }
 
+int64_t KafkaSpout::LagMillis(Partition& p) {
+  const int64_t committed = p.state->committed();
+  if (p.log_end >= 0 && committed >= p.log_end) return 0;
+  if (p.newest_timestamp_ms < 0) return -1;
+  // The first record not yet committed is held for retries (at least once)
+  // or still waits to be emitted; otherwise its time is unknown.
+  int64_t first_ms = -1;
+  if (const RecordWindow::Record* r = p.window.Find(committed); r != nullptr) {
+    first_ms = r->timestamp_ms;
+  } else if (p.window.HasWaiting() && p.window.FrontWaiting().offset == committed) {
+    first_ms = p.window.FrontWaiting().timestamp_ms;
+  }
+  if (first_ms < 0) return -1;
+  return std::max<int64_t>(0, p.newest_timestamp_ms - first_ms);
+}
+
 void KafkaSpout::UpdatePartitionGauges(Partition& p, Clock::TimePoint now) {
   const KafkaPartitionState& st = *p.state;
   if (source_->reader_connected()) {
@@ -392,6 +408,8 @@ void KafkaSpout::UpdatePartitionGauges(Partition& p, Clock::TimePoint now) {
   p.metrics.emitted->Set(st.emitted_to() - 1);
   p.metrics.pending->Set(st.pending().count());
   if (p.log_end >= 0) p.metrics.lag->Set(std::max<int64_t>(0, p.log_end - st.committed()));
+  p.metrics.log_end->Set(p.log_end);
+  p.metrics.lag_ms->Set(LagMillis(p));
   std::optional<int64_t> lowest = st.pending().Lowest();
   if (!lowest.has_value()) {
     p.blocked_offset = -1;

@@ -12,6 +12,7 @@ RecordWindow::Record& RecordWindow::Append(int64_t offset) {
   r.has_key = false;
   r.has_value = false;
   r.released = false;
+  r.timestamp_ms = -1;
   return r;
 }
 

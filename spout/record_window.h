@@ -29,6 +29,7 @@ class RecordWindow {
     int64_t offset = 0;
     std::string key, value;
     bool has_key = false, has_value = false;
+    int64_t timestamp_ms = -1;  // the record's Kafka timestamp (-1: none)
     bool released = false;  // payload freed; kept only to hold its place
   };
 

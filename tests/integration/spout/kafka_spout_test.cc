@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -520,6 +522,24 @@ TEST_F(KafkaSpoutTest, MetricsShowLagCommittedAndTheOffsetBlockingCommits) {
   }));
   EXPECT_GE(gauge("tempest_kafka_spout_pending"), 1);
   EXPECT_EQ(gauge("tempest_kafka_spout_latest_emitted_offset"), 9);
+  EXPECT_EQ(gauge("tempest_kafka_spout_log_end_offset"), 10);
+  // Lag in time: records written at least 1.1 s after offset 3 (which keeps
+  // failing) make the partition at least that far behind.
+  const auto written = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - written < milliseconds(1100)) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(kafka_->Produce("metered", 0, NumberedRecords(10, 15)).ok());
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] {
+    return gauge("tempest_kafka_spout_latest_emitted_offset") == 14 &&
+           gauge("tempest_kafka_spout_lag_ms") >= 1100;
+  })) << "lag_ms " << gauge("tempest_kafka_spout_lag_ms");
+  // Once offset 3 passes, the partition catches up: no lag in records or time.
+  t->decide = [](const auto&) { return true; };
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] {
+    return gauge("tempest_kafka_spout_committed_offset") == 15 &&
+           gauge("tempest_kafka_spout_lag_ms") == 0 && gauge("tempest_kafka_spout_lag") == 0;
+  })) << "lag_ms " << gauge("tempest_kafka_spout_lag_ms");
 }
 
 TEST_F(KafkaSpoutTest, PartitionRefreshPicksUpNewPartitions) {
