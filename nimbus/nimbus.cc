@@ -531,6 +531,20 @@ absl::Status Nimbus::Reconcile() {
     if (absl::Status s = CleanWorkerBeats(remaining, assignments, beats); !s.ok()) {
       spdlog::warn("nimbus {}: cleaning workerbeats: {}", id_, std::string(s.message()));
     }
+    // Every round feeds the statistics windows, so they fill whether or not
+    // anyone reads the REST pages.
+    const int64_t now_secs = options_.clock->WallMillis() / 1000;
+    std::vector<std::string> live;
+    for (const StoredTopology& t : remaining) {
+      live.push_back(t.id);
+      auto a = assignments.find(t.id);
+      auto b = beats.find(t.id);
+      if (b == beats.end()) continue;
+      stats_history_.RecordTopology(
+          t, a != assignments.end() ? std::optional<v1::Assignment>(a->second) : std::nullopt,
+          b->second, now_secs);
+    }
+    stats_history_.Retain(live);
   }
   // A kill or rebalance whose wait ends before the next periodic round
   // gets its own.

@@ -22,6 +22,7 @@
 #include "common/net/http_auth.h"
 #include "nimbus/heartbeat_cache.h"
 #include "nimbus/rebalance.h"
+#include "nimbus/stats_history.h"
 #include "nimbus/topology_store.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -129,6 +130,8 @@ class Nimbus {
   core::Clock& clock() const { return *options_.clock; }
   const net::HttpAuthPolicy& api_auth() const { return options_.api_auth; }
   const api::Config& config() const { return options_.config; }
+  // The executors' statistics as this nimbus has watched them (windows).
+  StatsHistory& stats_history() { return stats_history_; }
 
   // Runs one reconcile round on the control thread and waits for it (tests
   // and tools; the loop runs by itself anyway).
@@ -187,6 +190,7 @@ class Nimbus {
   std::atomic<bool> stopping_{false};
   // Control thread only.
   HeartbeatCache cache_{LivenessTimeouts{}};
+  StatsHistory stats_history_;
   // A child watch on {root}/supervisors is pending (one at a time).
   std::atomic<bool> supervisors_watched_{false};
   std::unique_ptr<net::EventLoop> loop_;

@@ -72,7 +72,9 @@ absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisor
   for (StoredTopology& t : *topologies) {
     absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(t.id);
     if (!a.ok()) return a.status();
-    TopologyView topology{std::move(t), *std::move(a), {}, {}};
+    TopologyView topology;
+    topology.topology = std::move(t);
+    topology.assignment = *std::move(a);
     if (with_beats) {
       absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(topology.topology.id);
       if (!beats.ok()) return beats.status();
@@ -95,7 +97,12 @@ absl::StatusOr<TopologyView> ReadTopologyView(Nimbus& nimbus, const std::string&
   if (!beats.ok()) return beats.status();
   absl::StatusOr<std::vector<StoredError>> errors = nimbus.Errors(id);
   if (!errors.ok()) return errors.status();
-  return TopologyView{*std::move(t), *std::move(a), *std::move(beats), *std::move(errors)};
+  TopologyView view;
+  view.topology = *std::move(t);
+  view.assignment = *std::move(a);
+  view.beats = *std::move(beats);
+  view.errors = *std::move(errors);
+  return view;
 }
 
 // GET handlers: read the model, then render it (errors as ErrorResponse).
@@ -141,9 +148,41 @@ HttpResponse TopologyPage(Nimbus& nimbus, const std::string& id,
   return render(*view);
 }
 
-HttpResponse TopologyDetail(Nimbus& nimbus, const std::string& id) {
-  return TopologyPage(nimbus, id, [&nimbus](const TopologyView& view) {
+// A page with statistics: the `window` query parameter chosen, what the
+// workers report now recorded into the nimbus's history, and every window's
+// executor statistics read back into the view before it is rendered.
+HttpResponse StatsPage(Nimbus& nimbus, const HttpRequest& req, const std::string& id,
+                       const std::function<HttpResponse(const TopologyView&)>& render) {
+  const std::string window_text = req.QueryParam("window");
+  const std::optional<int64_t> window = ParseStatsWindow(window_text);
+  if (!window.has_value()) {
+    return HttpResponse::Error(400, "Bad Request",
+                               absl::StrCat("window must be 600, 10800, 86400 or :all-time, not '",
+                                            window_text, "'"));
+  }
+  return TopologyPage(nimbus, id, [&](const TopologyView& read) {
+    TopologyView view = read;
+    const int64_t now = NowSecs(nimbus);
+    StatsHistory& history = nimbus.stats_history();
+    history.RecordTopology(view.topology, view.assignment, view.beats, now);
+    for (int64_t w : kStatsWindows) {
+      view.stats[w] = history.Window(view.topology.id, w, now,
+                                     view.topology.base.launch_time_secs());
+    }
+    view.window_secs = *window;
+    return render(view);
+  });
+}
+
+HttpResponse TopologyDetail(Nimbus& nimbus, const HttpRequest& req, const std::string& id) {
+  return StatsPage(nimbus, req, id, [&nimbus](const TopologyView& view) {
     return HttpResponse::Json(200, RenderTopologyDetail(view, NowSecs(nimbus)));
+  });
+}
+
+HttpResponse Visualization(Nimbus& nimbus, const HttpRequest& req, const std::string& id) {
+  return StatsPage(nimbus, req, id, [&nimbus](const TopologyView& view) {
+    return HttpResponse::Json(200, RenderTopologyVisualization(view, NowSecs(nimbus)));
   });
 }
 
@@ -153,8 +192,9 @@ HttpResponse Lag(Nimbus& nimbus, const std::string& id) {
   });
 }
 
-HttpResponse ComponentDetail(Nimbus& nimbus, const std::string& id, const std::string& component) {
-  return TopologyPage(nimbus, id, [&](const TopologyView& view) {
+HttpResponse ComponentDetail(Nimbus& nimbus, const HttpRequest& req, const std::string& id,
+                             const std::string& component) {
+  return StatsPage(nimbus, req, id, [&](const TopologyView& view) {
     std::optional<std::string> body = RenderComponentDetail(view, component, NowSecs(nimbus));
     if (!body.has_value()) {
       return HttpResponse::Error(
@@ -185,6 +225,18 @@ HttpResponse OwnerResources(Nimbus& nimbus, std::optional<std::string> owner) {
       ReadClusterView(nimbus, /*with_supervisors=*/false, /*with_beats=*/false);
   if (!view.ok()) return ErrorResponse(nimbus, view.status());
   return HttpResponse::Json(200, RenderOwnerResources(*view, owner));
+}
+
+// GET /api/v1/topology/:id/metrics[?window=W&sys=1].
+HttpResponse TopologyMetrics(Nimbus& nimbus, const HttpRequest& req, const std::string& id) {
+  const bool sys = req.QueryParam("sys") == "1";
+  return StatsPage(nimbus, req, id, [sys](const TopologyView& view) {
+    auto stats = view.stats.find(view.window_secs);
+    return HttpResponse::Json(
+        200, RenderTopologyMetrics(view, stats != view.stats.end() ? stats->second
+                                                                   : std::vector<v1::ExecutorStats>{},
+                                   view.window_secs, sys));
+  });
 }
 
 // An integer given as a JSON number or a string of digits (Storm UI sends
@@ -406,10 +458,14 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
            return HttpResponse::Json(200, RenderTopologyWorkers(view));
          });
        }},
+      {"GET", "/api/v1/topology/:id/metrics",
+       [n](const HttpRequest& r) { return TopologyMetrics(*n, r, r.params.at("id")); }},
       {"GET", "/api/v1/topology/summary",
        [n](const HttpRequest&) { return TopologySummary(*n); }},
       {"GET", "/api/v1/topology/:id",
-       [n](const HttpRequest& r) { return TopologyDetail(*n, r.params.at("id")); }},
+       [n](const HttpRequest& r) { return TopologyDetail(*n, r, r.params.at("id")); }},
+      {"GET", "/api/v1/topology/:id/visualization",
+       [n](const HttpRequest& r) { return Visualization(*n, r, r.params.at("id")); }},
       {"POST", "/api/v1/topology", [n](const HttpRequest& r) { return Submit(*n, r); }},
       {"POST", "/api/v1/topology/:id/activate",
        [n](const HttpRequest& r) {
@@ -435,7 +491,7 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
        [n](const HttpRequest& r) { return Lag(*n, r.params.at("id")); }},
       {"GET", "/api/v1/topology/:id/component/:component",
        [n](const HttpRequest& r) {
-         return ComponentDetail(*n, r.params.at("id"), r.params.at("component"));
+         return ComponentDetail(*n, r, r.params.at("id"), r.params.at("component"));
        }},
       {"POST", "/api/v1/topology/:id/rebalance",
        [n](const HttpRequest& r) { return Rebalance(*n, r, r.params.at("id"), std::nullopt); }},

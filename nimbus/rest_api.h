@@ -14,8 +14,8 @@ class Nimbus;
 //        /api/v1/supervisor/summary, /api/v1/topology/summary,
 //        /api/v1/topology/:id, /api/v1/topology/:id/component/:component
 //        /api/v1/supervisor?id=|host=, /api/v1/history/summary,
-//        /api/v1/owner-resources[/:owner], /api/v1/topology-workers/:id
-//        (rest_cluster_views.h)
+//        /api/v1/owner-resources[/:owner], /api/v1/topology-workers/:id,
+//        /api/v1/topology/:id/metrics (rest_cluster_views.h)
 //   GET  /metrics                              Prometheus text
 //   POST /api/v1/topology                      submit (JSON body, below)
 //   POST /api/v1/topology/:id/activate, /deactivate, /kill/:wait, /kill,

@@ -1,6 +1,7 @@
 #include "nimbus/rest_views.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <utility>
@@ -10,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/stored_topology.h"
+#include "common/core/stream_stats.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/rest_cluster_views.h"
 #include "nimbus/topology_state.h"
@@ -72,6 +75,172 @@ json StatsJson(const Totals& t) {
                            {"failed", t.failed},
                            {"completeLatency", LatencyMs(t.p99_us)},
                            {"completeLatencyP99Us", t.p99_us}}});
+}
+
+// Storm hides its system components and streams (the acker, __ack_init,
+// __tick, ...) unless asked: so do these pages.
+bool IsSystemId(std::string_view id) { return id.starts_with("__"); }
+
+// Mean of sampled latencies in Storm UI's spelling ("0.000" when none).
+std::string MeanMs(int64_t sum_us, int64_t samples) {
+  return absl::StrFormat("%.3f", samples > 0 ? static_cast<double>(sum_us) / samples / 1000.0 : 0);
+}
+
+// One executor's (or a sum of executors') counts in one window.
+struct StatsSummary {
+  int64_t emitted = 0, transferred = 0, acked = 0, failed = 0, executed = 0;
+  int64_t complete_us = 0, complete_n = 0, execute_us = 0, execute_n = 0, process_us = 0,
+          process_n = 0;
+  // Time spent executing: executed x mean execute latency, input by input.
+  double busy_us = 0;
+
+  void Add(const StatsSummary& o) {
+    emitted += o.emitted;
+    transferred += o.transferred;
+    acked += o.acked;
+    failed += o.failed;
+    executed += o.executed;
+    complete_us += o.complete_us;
+    complete_n += o.complete_n;
+    execute_us += o.execute_us;
+    execute_n += o.execute_n;
+    process_us += o.process_us;
+    process_n += o.process_n;
+    busy_us += o.busy_us;
+  }
+};
+
+// A spout's acked/failed count the trees rooted on its output streams; a
+// bolt's, the tuples it received on its input streams.
+StatsSummary Summarize(const v1::ExecutorStats& e) {
+  StatsSummary s;
+  for (const v1::StreamStats& o : e.outputs()) {
+    if (IsSystemId(o.stream())) continue;
+    s.emitted += o.emitted();
+    s.transferred += o.transferred();
+    if (e.spout()) {
+      s.acked += o.acked();
+      s.failed += o.failed();
+      s.complete_us += o.complete_latency_us_sum();
+      s.complete_n += o.complete_latency_samples();
+    }
+  }
+  if (!e.spout()) {
+    for (const v1::StreamStats& i : e.inputs()) {
+      if (IsSystemId(i.stream())) continue;
+      s.acked += i.acked();
+      s.failed += i.failed();
+      s.executed += i.executed();
+      s.execute_us += i.execute_latency_us_sum();
+      s.execute_n += i.execute_latency_samples();
+      s.process_us += i.process_latency_us_sum();
+      s.process_n += i.process_latency_samples();
+      if (i.execute_latency_samples() > 0) {
+        s.busy_us += static_cast<double>(i.executed()) * i.execute_latency_us_sum() /
+                     i.execute_latency_samples();
+      }
+    }
+  }
+  return s;
+}
+
+// Storm's capacity: the share of the window the executor spent executing
+// (the window is cut to the topology's uptime).
+double Capacity(const StatsSummary& s, int64_t window_secs, int64_t uptime_secs) {
+  int64_t span = window_secs > 0 ? std::min(window_secs, uptime_secs) : uptime_secs;
+  if (span <= 0) return 0;
+  return s.busy_us / (static_cast<double>(span) * 1e6);
+}
+
+std::string CapacityText(double capacity) { return absl::StrFormat("%.3f", capacity); }
+
+// The statistics of `window` (empty when the view has none for it).
+const std::vector<v1::ExecutorStats>& StatsOf(const TopologyView& view, int64_t window) {
+  static const std::vector<v1::ExecutorStats> kNone;
+  auto it = view.stats.find(window);
+  return it == view.stats.end() ? kNone : it->second;
+}
+
+// A component's summary in one window, and the largest capacity among its
+// executors (what Storm's UI shows for a bolt).
+struct ComponentSummaryStats {
+  StatsSummary sum;
+  double capacity = 0;
+};
+
+ComponentSummaryStats ComponentStats(const TopologyView& view, std::string_view component,
+                                     int64_t window, int64_t uptime_secs) {
+  ComponentSummaryStats out;
+  for (const v1::ExecutorStats& e : StatsOf(view, window)) {
+    if (e.component() != component) continue;
+    const StatsSummary s = Summarize(e);
+    out.sum.Add(s);
+    out.capacity = std::max(out.capacity, Capacity(s, window, uptime_secs));
+  }
+  return out;
+}
+
+int64_t UptimeOf(const TopologyView& view, int64_t now_secs) {
+  return std::max<int64_t>(0, now_secs - view.topology.base.launch_time_secs());
+}
+
+// The common window fields of a page: window, windowHint.
+void AddWindowFields(const TopologyView& view, json& body) {
+  body["window"] = StatsWindowName(view.window_secs);
+  body["windowHint"] = StatsWindowPretty(view.window_secs);
+}
+
+// topologyStats: every window's totals; emitted and transferred over every
+// component, acked, failed and complete latency over the spouts.
+json TopologyStatsJson(const TopologyView& view) {
+  json windows = json::array();
+  for (int64_t w : kStatsWindows) {
+    StatsSummary all, spouts;
+    for (const v1::ExecutorStats& e : StatsOf(view, w)) {
+      if (IsSystemId(e.component())) continue;
+      const StatsSummary s = Summarize(e);
+      all.Add(s);
+      if (e.spout()) spouts.Add(s);
+    }
+    windows.push_back(json{{"window", StatsWindowName(w)},
+                           {"windowPretty", StatsWindowPretty(w)},
+                           {"emitted", all.emitted},
+                           {"transferred", all.transferred},
+                           {"completeLatency", MeanMs(spouts.complete_us, spouts.complete_n)},
+                           {"acked", spouts.acked},
+                           {"failed", spouts.failed}});
+  }
+  return windows;
+}
+
+// A spout's or bolt's statistics fields in Storm's names.
+void AddSummaryFields(const StatsSummary& s, bool spout, double capacity, json& entry) {
+  entry["emitted"] = s.emitted;
+  entry["transferred"] = s.transferred;
+  entry["acked"] = s.acked;
+  entry["failed"] = s.failed;
+  if (spout) {
+    entry["completeLatency"] = MeanMs(s.complete_us, s.complete_n);
+  } else {
+    entry["executed"] = s.executed;
+    entry["executeLatency"] = MeanMs(s.execute_us, s.execute_n);
+    entry["processLatency"] = MeanMs(s.process_us, s.process_n);
+    entry["capacity"] = CapacityText(capacity);
+  }
+}
+
+// Storm's URL-safe spelling of an id (encodedSpoutId, encodedId, ...).
+std::string Encoded(std::string_view id) {
+  std::string out;
+  for (char c : id) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(c);
+    } else {
+      absl::StrAppend(&out, absl::StrFormat("%%%02X", u));
+    }
+  }
+  return out;
 }
 
 std::string ExecutorName(int start, int end) { return absl::StrCat("[", start, "-", end, "]"); }
@@ -154,17 +323,25 @@ json TopologySummaryJson(const TopologyView& view, const std::vector<const Store
               {"topologyStats", StatsJson(totals)}};
 }
 
-// "spouts" and "bolts" of the topology page.
+// "spouts" and "bolts" of the topology page, with their statistics in the
+// view's window (system components such as the acker left out, as Storm's
+// UI does by default).
 void AddComponents(const TopologyView& view, int64_t now_secs, json& body) {
   json spouts = json::array(), bolts = json::array();
+  const int64_t uptime = UptimeOf(view, now_secs);
   for (const v1::ComponentSummary& c : view.topology.base.components()) {
+    if (IsSystemId(c.id())) continue;
     json entry = {{"executors", c.executors()}, {"tasks", c.tasks()}};
+    const ComponentSummaryStats stats = ComponentStats(view, c.id(), view.window_secs, uptime);
+    AddSummaryFields(stats.sum, c.spout(), stats.capacity, entry);
     AddLastError(view, c.id(), now_secs, entry);
     if (c.spout()) {
       entry["spoutId"] = c.id();
+      entry["encodedSpoutId"] = Encoded(c.id());
       spouts.push_back(entry);
     } else {
       entry["boltId"] = c.id();
+      entry["encodedBoltId"] = Encoded(c.id());
       bolts.push_back(entry);
     }
   }
@@ -275,14 +452,27 @@ bool HoldsCredentials(const std::string& key) {
   return false;
 }
 
-}  // namespace
-
-std::string RenderClusterConfiguration(const api::Config& config) {
+json ConfigJson(const api::Config& config) {
   json body = json::object();
   for (const auto& [key, value] : config.entries()) {
     body[key] = HoldsCredentials(key) ? json("<redacted>") : ConfigValueJson(value);
   }
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return body;
+}
+
+// The topology's effective config (Storm's defaults, the Flux file's
+// config, then the overrides), credentials redacted; empty if the stored
+// definition no longer loads.
+json TopologyConfigurationJson(const v1::StormBase& base) {
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
+  if (!def.ok()) return json::object();
+  return ConfigJson(def->config);
+}
+
+}  // namespace
+
+std::string RenderClusterConfiguration(const api::Config& config) {
+  return ConfigJson(config).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string PrettyUptime(int64_t secs) {
@@ -300,35 +490,50 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {
   const std::vector<const StoredBeat*> beats = CurrentBeats(view);
   json body = TopologySummaryJson(view, beats, now_secs);
   body["msgTimeout"] = view.topology.base.message_timeout_secs();
+  AddWindowFields(view, body);
+  if (!view.stats.empty()) body["topologyStats"] = TopologyStatsJson(view);
   AddComponents(view, now_secs, body);
+  body["configuration"] = TopologyConfigurationJson(view.topology.base);
   body["executorStats"] = ExecutorStatsJson(view);
   body["workers"] = WorkersJson(view, beats, now_secs);
   AddStateFields(view.topology.base, now_secs, body);
-  return body.dump();
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// Storm UI's lag answer (TopologySpoutLag): per spout component, its Kafka
-// partitions as its tasks last reported them in their workers' beats.
+// Storm UI's lag answer (TopologySpoutLag): an object whose keys are the
+// spout ids, each with its Kafka partitions as its tasks last reported them
+// in their workers' beats, lag in records and in seconds, and the total.
 std::string RenderTopologyLag(const TopologyView& view) {
   json spouts = json::object();
   for (const StoredBeat* b : CurrentBeats(view)) {
     for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
       json& spout = spouts[p.component()];
       if (spout.is_null()) {
-        spout = json{
-            {"spoutId", p.component()}, {"spoutType", "KAFKA"}, {"spoutLagResult", json::array()}};
+        spout = json{{"spoutId", p.component()},
+                     {"spoutType", "KAFKA"},
+                     {"spoutLagResult", json::array()},
+                     {"totalLag", 0},
+                     {"partitionsWithUnknownLag", 0}};
       }
+      const bool known = p.lag() >= 0;
       spout["spoutLagResult"].push_back(
           json{{"topic", p.topic()},
                {"partition", p.partition()},
                {"task", p.task()},
                {"consumerCommittedOffset", p.committed_offset()},
                {"latestEmittedOffset", p.latest_emitted_offset()},
-               {"logHeadOffset", p.lag() >= 0 ? p.committed_offset() + p.lag() : -1},
-               {"lag", p.lag()}});
+               {"logHeadOffset", known ? p.committed_offset() + p.lag() : -1},
+               {"lag", p.lag()},
+               {"lagSeconds", p.lag_ms() >= 0 ? json(static_cast<double>(p.lag_ms()) / 1000.0)
+                                              : json(-1)}});
+      if (known) {
+        spout["totalLag"] = spout["totalLag"].get<int64_t>() + p.lag();
+      } else {
+        spout["partitionsWithUnknownLag"] = spout["partitionsWithUnknownLag"].get<int64_t>() + 1;
+      }
     }
   }
-  return json{{"topologyId", view.topology.id}, {"spouts", spouts}}.dump();
+  return spouts.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 namespace {
@@ -345,6 +550,77 @@ json ComponentErrorsJson(const TopologyView& view, std::string_view component, i
 
 }  // namespace
 
+namespace {
+
+// outputStats: the component's output streams in the view's window.
+json OutputStatsJson(const TopologyView& view, std::string_view component, bool spout) {
+  std::map<std::string, v1::StreamStats> by_stream;
+  for (const v1::ExecutorStats& e : StatsOf(view, view.window_secs)) {
+    if (e.component() != component) continue;
+    for (const v1::StreamStats& o : e.outputs()) {
+      if (IsSystemId(o.stream())) continue;
+      v1::StreamStats& sum = by_stream[o.stream()];
+      sum.set_stream(o.stream());
+      core::AddStreamCounts(o, sum);
+    }
+  }
+  json out = json::array();
+  for (const auto& [stream, o] : by_stream) {
+    json row = {{"stream", stream},
+                {"emitted", o.emitted()},
+                {"transferred", o.transferred()},
+                {"acked", o.acked()},
+                {"failed", o.failed()}};
+    if (spout) {
+      row["completeLatency"] = MeanMs(o.complete_latency_us_sum(), o.complete_latency_samples());
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+// inputStats: a bolt's input streams (source component, stream).
+json InputStatsJson(const TopologyView& view, std::string_view component) {
+  std::map<std::pair<std::string, std::string>, v1::StreamStats> by_input;
+  for (const v1::ExecutorStats& e : StatsOf(view, view.window_secs)) {
+    if (e.component() != component) continue;
+    for (const v1::StreamStats& i : e.inputs()) {
+      if (IsSystemId(i.stream())) continue;
+      v1::StreamStats& sum = by_input[{i.component(), i.stream()}];
+      core::AddStreamCounts(i, sum);
+    }
+  }
+  json out = json::array();
+  for (const auto& [input, i] : by_input) {
+    out.push_back(
+        json{{"component", input.first},
+             {"encodedComponent", Encoded(input.first)},
+             {"stream", input.second},
+             {"executeLatency", MeanMs(i.execute_latency_us_sum(), i.execute_latency_samples())},
+             {"processLatency", MeanMs(i.process_latency_us_sum(), i.process_latency_samples())},
+             {"executed", i.executed()},
+             {"acked", i.acked()},
+             {"failed", i.failed()}});
+  }
+  return out;
+}
+
+// spoutSummary / boltStats: the component's totals in every window.
+json ComponentWindowsJson(const TopologyView& view, std::string_view component, bool spout,
+                          int64_t uptime) {
+  json out = json::array();
+  for (int64_t w : kStatsWindows) {
+    const ComponentSummaryStats stats = ComponentStats(view, component, w, uptime);
+    json row = {{"window", StatsWindowName(w)}, {"windowPretty", StatsWindowPretty(w)}};
+    AddSummaryFields(stats.sum, spout, stats.capacity, row);
+    if (!spout) row.erase("capacity");  // Storm shows capacity per executor only
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::string> RenderComponentDetail(const TopologyView& view,
                                                  std::string_view component, int64_t now_secs) {
   const StoredTopology& t = view.topology;
@@ -353,47 +629,119 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
     if (c.id() == component) summary = &c;
   }
   if (summary == nullptr) return std::nullopt;
+  const bool spout = summary->spout();
+  const int64_t uptime = UptimeOf(view, now_secs);
   const auto placed = PlacedExecutors(view.assignment);
   std::map<SlotKey, const StoredBeat*> beat_of;
   for (const StoredBeat* b : CurrentBeats(view)) beat_of[{b->slot.node, b->slot.port}] = b;
+  std::map<std::pair<int, int>, const v1::ExecutorStats*> stats_of;
+  for (const v1::ExecutorStats& e : StatsOf(view, view.window_secs)) {
+    if (e.component() == component) stats_of[{e.start_task(), e.end_task()}] = &e;
+  }
   json executors = json::array();
-  std::set<SlotKey> slots;
   for (const v1::ExecutorRange& e : t.base.executors()) {
     if (e.component() != component) continue;
-    json entry = {{"id", ExecutorName(e.start_task(), e.end_task())}};
+    const std::string id = ExecutorName(e.start_task(), e.end_task());
+    json entry = {{"id", id}, {"encodedId", Encoded(id)}};
     auto it = placed.find({e.start_task(), e.end_task()});
     if (it != placed.end()) {
       const v1::ExecutorAssignment& ea = *it->second;
       entry["supervisorId"] = ea.node();
       entry["host"] = HostOf(*view.assignment, ea.node());
       entry["port"] = ea.port();
+      entry["workerLogLink"] = "";
       auto b = beat_of.find({ea.node(), ea.port()});
       if (b != beat_of.end()) {
         entry["uptime"] = PrettyUptime(b->second->beat.uptime_secs());
         entry["uptimeSeconds"] = b->second->beat.uptime_secs();
-        slots.insert({ea.node(), ea.port()});
       }
     }
+    StatsSummary s;
+    if (auto st = stats_of.find({e.start_task(), e.end_task()}); st != stats_of.end()) {
+      s = Summarize(*st->second);
+    }
+    AddSummaryFields(s, spout, Capacity(s, view.window_secs, uptime), entry);
     executors.push_back(entry);
   }
-  // Workers report totals per worker, not per executor: these are the sums
-  // over the workers that run at least one executor of this component, so
-  // they include the other components in those workers.
-  Totals totals;
-  for (const auto& slot : slots) totals.Add(beat_of[slot]->beat);
-  return json{{"id", std::string(component)},
-              {"name", t.base.name()},
-              {"topologyId", t.id},
-              {"componentType", summary->spout() ? "spout" : "bolt"},
-              {"executors", summary->executors()},
-              {"tasks", summary->tasks()},
-              {"executorStats", executors},
-              {"workersTotal", totals.workers},
-              {"workerStats", StatsJson(totals)},
-              {"statsScope", "sums over the workers running this component's executors"},
-              {"componentErrors", ComponentErrorsJson(view, component, now_secs)}}
-      .dump();
+  json body = {{"id", std::string(component)},
+               {"encodedId", Encoded(component)},
+               {"name", t.base.name()},
+               {"topologyId", t.id},
+               {"encodedTopologyId", Encoded(t.id)},
+               {"componentType", spout ? "spout" : "bolt"},
+               {"executors", summary->executors()},
+               {"tasks", summary->tasks()},
+               {"topologyStatus", std::string(TopologyStatusName(t.base.status()))},
+               {"executorStats", executors},
+               {"outputStats", OutputStatsJson(view, component, spout)},
+               {"componentErrors", ComponentErrorsJson(view, component, now_secs)}};
+  AddWindowFields(view, body);
+  if (spout) {
+    body["spoutSummary"] = ComponentWindowsJson(view, component, true, uptime);
+  } else {
+    body["boltStats"] = ComponentWindowsJson(view, component, false, uptime);
+    body["inputStats"] = InputStatsJson(view, component);
+  }
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::string RenderTopologyVisualization(const TopologyView& view, int64_t now_secs) {
+  const int64_t uptime = UptimeOf(view, now_secs);
+  const int64_t span =
+      view.window_secs > 0 ? std::min(view.window_secs, std::max<int64_t>(uptime, 1)) : uptime;
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(view.topology.base);
+  json graph = json::object();
+  for (const v1::ComponentSummary& c : view.topology.base.components()) {
+    if (IsSystemId(c.id())) continue;
+    const ComponentSummaryStats stats = ComponentStats(view, c.id(), view.window_secs, uptime);
+    json inputs = json::array();
+    if (def.ok()) {
+      for (const core::StreamDef& st : def->streams) {
+        if (st.to.value() != c.id()) continue;
+        // Tuples this bolt executed from the input in the window, and their rate.
+        int64_t executed = 0;
+        for (const v1::ExecutorStats& e : StatsOf(view, view.window_secs)) {
+          if (e.component() != c.id()) continue;
+          for (const v1::StreamStats& i : e.inputs()) {
+            if (i.component() == st.from.value() && i.stream() == st.stream.value()) {
+              executed += i.executed();
+            }
+          }
+        }
+        inputs.push_back(json{{":component", st.from.value()},
+                              {":stream", st.stream.value()},
+                              {":sani-stream", Encoded(st.stream.value())},
+                              {":grouping", std::string(core::GroupingTypeName(st.grouping.type))},
+                              {"executed", executed},
+                              {"tuplesPerSecond", span > 0 ? static_cast<double>(executed) / span
+                                                           : 0.0}});
+      }
+    }
+    const StatsSummary& sum = stats.sum;
+    json node = {{":type", c.spout() ? "spout" : "bolt"},
+                 {":capacity", c.spout() ? 0.0 : stats.capacity},
+                 {":latency", c.spout() ? (sum.complete_n > 0 ? static_cast<double>(
+                                                                    sum.complete_us) /
+                                                                    sum.complete_n / 1000.0
+                                                              : 0.0)
+                                        : (sum.process_n > 0 ? static_cast<double>(sum.process_us) /
+                                                                   sum.process_n / 1000.0
+                                                             : 0.0)},
+                 {":transferred", sum.transferred},
+                 {":emitted", sum.emitted},
+                 {":executors", c.executors()},
+                 {":inputs", inputs}};
+    json per_executor = json::array();
+    for (const v1::ExecutorStats& e : StatsOf(view, view.window_secs)) {
+      if (e.component() != c.id()) continue;
+      per_executor.push_back(json{{":id", ExecutorName(e.start_task(), e.end_task())},
+                                  {":transferred", Summarize(e).transferred},
+                                  {":uptime_secs", e.uptime_secs()}});
+    }
+    node[":stats"] = per_executor;
+    graph[c.id()] = node;
+  }
+  return graph.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 }  // namespace tempest::nimbus

@@ -2,6 +2,7 @@
 #define TEMPEST_NIMBUS_REST_VIEWS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,11 @@ struct TopologyView {
   std::optional<v1::Assignment> assignment;
   std::vector<StoredBeat> beats;
   std::vector<StoredError> errors;  // oldest first; read for the detail pages only
+  // Each executor's statistics per window (the keys of kStatsWindows, 0 =
+  // all time), from the nimbus's StatsHistory; executors of an older layout
+  // included. Filled for the pages that show statistics.
+  std::map<int64_t, std::vector<v1::ExecutorStats>> stats;
+  int64_t window_secs = 0;  // the window the page's tables show (?window=)
 };
 
 // The cluster as the summaries and /metrics read it. `supervisors` and each
@@ -70,6 +76,10 @@ std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& super
 std::string RenderTopologySummary(const ClusterView& view);
 // GET /api/v1/topology/:id.
 std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs);
+// GET /api/v1/topology/:id/visualization: Storm UI's graph of the topology
+// (component -> type, capacity, latency, transferred, per-executor stats and
+// its inputs with their groupings) for the view's window.
+std::string RenderTopologyVisualization(const TopologyView& view, int64_t now_secs);
 // GET /api/v1/topology/:id/lag.
 std::string RenderTopologyLag(const TopologyView& view);
 // GET /api/v1/topology/:id/component/:component; nullopt when the topology

@@ -95,7 +95,34 @@ void NimbusTest::WriteBeat(const std::string& topology, const std::string& node,
   beat.set_time_secs(1'700'000'000 + counter);
   beat.set_uptime_secs(counter);
   beat.set_pid(1000 + port);
-  for (const auto& e : executors) *beat.add_executors() = e;
+  for (const auto& e : executors) {
+    *beat.add_executors() = e;
+    if (e.component().empty()) continue;
+    // Storm's executor statistics, derived from `counter` like the totals:
+    // spout "gen" emits 10 per count and sees one tree acked, a bolt
+    // executes and acks one tuple from gen per count.
+    v1::ExecutorStats* stats = beat.add_executor_stats();
+    stats->set_component(e.component());
+    stats->set_start_task(e.start_task());
+    stats->set_end_task(e.end_task());
+    stats->set_uptime_secs(counter);
+    if (e.component() == "gen") {
+      stats->set_spout(true);
+      v1::StreamStats* out = stats->add_outputs();
+      out->set_stream("default");
+      out->set_emitted(10 * counter);
+      out->set_transferred(10 * counter);
+      out->set_acked(counter);
+      out->set_complete_latency_us_sum(1000 * counter);
+      out->set_complete_latency_samples(counter);
+    } else {
+      v1::StreamStats* in = stats->add_inputs();
+      in->set_component("gen");
+      in->set_stream("default");
+      in->set_executed(counter);
+      in->set_acked(counter);
+    }
+  }
   beat.set_emitted(10 * counter);
   beat.set_transferred(10 * counter);
   beat.set_acked(counter);

@@ -271,14 +271,31 @@ TEST_F(RestApiTest, StatsWorkersComponentPageAndMetricsComeFromTheWorkerbeats) {
     return a && a->executors_size() == 7;
   }));
   const v1::Assignment a = *StoredAssignment(id);
+  // Each executor's component, as the topology page lists them.
+  std::map<std::string, std::string> component_of;
+  const json before = Body(Call("GET", "/api/v1/topology/" + id));
+  for (const json& e : before["executorStats"]) {
+    component_of[e["id"].get<std::string>()] = e["component"].get<std::string>();
+  }
   std::map<int, std::vector<v1::ExecutorRange>> by_port;
+  const std::map<int, int64_t> counter_of = {{6700, 5}, {6701, 8}};
+  // What the executors' statistics add up to (see WriteBeat).
+  int64_t spout_acked = 0, spout_emitted = 0, sink_executed = 0;
   for (const auto& e : a.executors()) {
     v1::ExecutorRange r;
     r.set_start_task(e.start_task());
     r.set_end_task(e.end_task());
+    r.set_component(component_of[absl::StrCat("[", e.start_task(), "-", e.end_task(), "]")]);
+    const int64_t counter = counter_of.at(e.port());
+    if (r.component() == "gen") {
+      spout_acked += counter;
+      spout_emitted += 10 * counter;
+    }
+    if (r.component() == "sink") sink_executed += counter;
     by_port[e.port()].push_back(r);
   }
   ASSERT_EQ(by_port.size(), 2u);
+  ASSERT_GT(spout_acked, 0) << before.dump();
   WriteBeat(id, "sup-a", 6700, by_port[6700], 5);  // emitted 50, acked 5, p99 1005us
   WriteBeat(id, "sup-a", 6701, by_port[6701], 8);  // emitted 80, acked 8, p99 1008us
 
@@ -286,12 +303,31 @@ TEST_F(RestApiTest, StatsWorkersComponentPageAndMetricsComeFromTheWorkerbeats) {
   ASSERT_EQ(detail.status, 200);
   EXPECT_EQ(detail.body.find("secret"), std::string::npos);
   json d = Body(detail);
-  ASSERT_EQ(d["topologyStats"].size(), 1u);
-  EXPECT_EQ(d["topologyStats"][0]["window"], ":all-time");
-  EXPECT_EQ(d["topologyStats"][0]["emitted"], 130);
-  EXPECT_EQ(d["topologyStats"][0]["acked"], 13);
-  EXPECT_EQ(d["topologyStats"][0]["failed"], 1);
-  EXPECT_EQ(d["topologyStats"][0]["completeLatency"], "1.008");
+  EXPECT_EQ(d["emitted"], 130) << "the workers' totals";
+  EXPECT_EQ(d["acked"], 13);
+  // Storm's windows from the executors' statistics: a topology younger than
+  // every window shows its whole life in each.
+  ASSERT_EQ(d["topologyStats"].size(), 4u);
+  EXPECT_EQ(d["topologyStats"][0]["window"], "600");
+  EXPECT_EQ(d["topologyStats"][3]["window"], ":all-time");
+  for (const json& w : d["topologyStats"]) {
+    EXPECT_EQ(w["acked"], spout_acked) << w;
+    EXPECT_EQ(w["emitted"], spout_emitted) << "bolts emit nothing here: " << w;
+    EXPECT_EQ(w["completeLatency"], "1.000") << w;
+  }
+  ASSERT_EQ(d["spouts"].size(), 1u);
+  EXPECT_EQ(d["spouts"][0]["acked"], spout_acked);
+  for (const json& b : d["bolts"]) {
+    EXPECT_NE(b["boltId"], "__acker") << "system components are not listed";
+    if (b["boltId"] == "sink") {
+      EXPECT_EQ(b["executed"], sink_executed);
+    }
+  }
+  EXPECT_EQ(Body(Call("GET", "/api/v1/topology/" + id + "?window=600"))["windowHint"], "10m 0s");
+  EXPECT_EQ(Call("GET", "/api/v1/topology/" + id + "?window=7").status, 400);
+  json graph = Body(Call("GET", "/api/v1/topology/" + id + "/visualization"));
+  EXPECT_EQ(graph["gen"][":type"], "spout");
+  EXPECT_EQ(graph["sink"][":inputs"][0][":component"], "gen");
   ASSERT_EQ(d["workers"].size(), 2u);
   EXPECT_EQ(d["workers"][0]["supervisorId"], "sup-a");
   EXPECT_EQ(d["workers"][0]["host"], "127.0.0.1");
@@ -315,8 +351,10 @@ TEST_F(RestApiTest, StatsWorkersComponentPageAndMetricsComeFromTheWorkerbeats) {
     EXPECT_EQ(e["supervisorId"], "sup-a");
     EXPECT_TRUE(e["port"] == 6700 || e["port"] == 6701) << e;
   }
-  EXPECT_EQ(c["workersTotal"], 2);
-  EXPECT_EQ(c["workerStats"][0]["emitted"], 130);
+  EXPECT_EQ(c["boltStats"][3]["executed"], sink_executed);
+  ASSERT_EQ(c["inputStats"].size(), 1u);
+  EXPECT_EQ(c["inputStats"][0]["component"], "gen");
+  EXPECT_EQ(c["inputStats"][0]["executed"], sink_executed);
   EXPECT_EQ(Body(Call("GET", "/api/v1/topology/" + id + "/component/gen"))["componentType"],
             "spout");
   EXPECT_EQ(Call("GET", "/api/v1/topology/" + id + "/component/nope").status, 404);

@@ -364,8 +364,8 @@ streams:
   json lag;
   auto partitions_with_lag = [&](int64_t wanted) {
     lag = RestGet(absl::StrCat("/api/v1/topology/", id, "/lag"));
-    if (!lag.is_object() || !lag["spouts"].contains("events")) return false;
-    const json& rows = lag["spouts"]["events"]["spoutLagResult"];
+    if (!lag.is_object() || !lag.contains("events")) return false;
+    const json& rows = lag["events"]["spoutLagResult"];
     if (rows.size() != 2) return false;
     for (const json& r : rows) {
       if (r.value("lag", int64_t{-1}) != wanted || r.value("logHeadOffset", int64_t{-1}) != 300) {
@@ -376,8 +376,8 @@ streams:
   };
   EXPECT_TRUE(Eventually(seconds(90), [&] { return partitions_with_lag(0); }, milliseconds(500)))
       << lag.dump();
-  EXPECT_EQ(lag["spouts"]["events"].value("spoutType", ""), "KAFKA") << lag.dump();
-  for (const json& r : lag["spouts"]["events"]["spoutLagResult"]) {
+  EXPECT_EQ(lag["events"].value("spoutType", ""), "KAFKA") << lag.dump();
+  for (const json& r : lag["events"]["spoutLagResult"]) {
     EXPECT_EQ(r.value("consumerCommittedOffset", int64_t{-1}), 300) << r.dump();
   }
   EXPECT_EQ(RestGet("/api/v1/topology/no-such-topology/lag").value("error", ""), "Not Found");

@@ -119,12 +119,17 @@ TEST(RestViewsTest, TopologySummaryLeavesOutStaleBeats) {
 TEST(RestViewsTest, TopologyDetailListsExecutorsAndWorkers) {
   const json body = json::parse(RenderTopologyDetail(WordCount(), 200));
   EXPECT_EQ(body["msgTimeout"], 30);
+  EXPECT_EQ(body["window"], ":all-time");
+  EXPECT_EQ(body["windowHint"], "All time");
   // Storm's last-error fields are empty for components that reported none.
   const json no_error = json::parse(
       R"({"lastError":"","errorHost":"","errorPort":"","errorTime":null,"errorLapsedSecs":null,
           "errorWorkerLogLink":""})");
-  json gen = json::parse(R"({"spoutId":"gen","executors":1,"tasks":1})");
-  json sink = json::parse(R"({"boltId":"sink","executors":1,"tasks":2})");
+  json gen = json::parse(R"({"spoutId":"gen","encodedSpoutId":"gen","executors":1,"tasks":1,
+      "emitted":0,"transferred":0,"acked":0,"failed":0,"completeLatency":"0.000"})");
+  json sink = json::parse(R"({"boltId":"sink","encodedBoltId":"sink","executors":1,"tasks":2,
+      "emitted":0,"transferred":0,"acked":0,"failed":0,"executed":0,"executeLatency":"0.000",
+      "processLatency":"0.000","capacity":"0.000"})");
   gen.update(no_error);
   sink.update(no_error);
   EXPECT_EQ(body["spouts"], json::array({gen}));
@@ -150,18 +155,123 @@ TEST(RestViewsTest, TopologyDetailOfAKilledTopologyCountsDownItsRemoval) {
   EXPECT_EQ(json::parse(RenderTopologyDetail(view, 300))["removeInSeconds"], 0);
 }
 
-TEST(RestViewsTest, ComponentDetailSumsTheWorkersOfItsExecutors) {
+TEST(RestViewsTest, ComponentDetailListsItsExecutors) {
   const std::optional<std::string> text = RenderComponentDetail(WordCount(), "sink", 1000);
   ASSERT_TRUE(text.has_value());
   const json body = json::parse(*text);
   EXPECT_EQ(body["componentType"], "bolt");
   EXPECT_EQ(body["topologyId"], "wc-1-100");
   EXPECT_EQ(body["tasks"], 2);
-  EXPECT_EQ(body["workersTotal"], 1);
+  ASSERT_EQ(body["executorStats"].size(), 1u);
+  EXPECT_EQ(body["executorStats"][0]["id"], "[2-3]");
+  EXPECT_EQ(body["executorStats"][0]["host"], "host-a");
   EXPECT_EQ(body["executorStats"][0]["uptimeSeconds"], 65);
-  EXPECT_EQ(body["workerStats"][0]["emitted"], 40);
+  EXPECT_EQ(body["executorStats"][0]["executed"], 0) << "no statistics reported yet";
+  EXPECT_EQ(body["boltStats"].size(), 4u) << "10 min, 3 h, 1 day and all time";
   EXPECT_FALSE(RenderComponentDetail(WordCount(), "nope", 1000).has_value());
   EXPECT_EQ(body["componentErrors"], json::array()) << "no error reported";
+}
+
+// Executor statistics as a worker reports them: `gen` emitted 100 on
+// "default" (90 acked, 10 failed, complete latency 2 ms on average), `sink`
+// executed 90 from gen:default at 1 ms each and emitted nothing.
+std::vector<v1::ExecutorStats> ReportedStats(int64_t scale) {
+  v1::ExecutorStats gen;
+  gen.set_component("gen");
+  gen.set_spout(true);
+  gen.set_start_task(1);
+  gen.set_end_task(1);
+  v1::StreamStats* out = gen.add_outputs();
+  out->set_stream("default");
+  out->set_emitted(100 * scale);
+  out->set_transferred(100 * scale);
+  out->set_acked(90 * scale);
+  out->set_failed(10 * scale);
+  out->set_complete_latency_us_sum(2000 * 9 * scale);
+  out->set_complete_latency_samples(9 * scale);
+  v1::StreamStats* ack_init = gen.add_outputs();  // a system stream: not shown
+  ack_init->set_stream("__ack_init");
+  ack_init->set_emitted(100 * scale);
+  v1::ExecutorStats sink;
+  sink.set_component("sink");
+  sink.set_start_task(2);
+  sink.set_end_task(3);
+  v1::StreamStats* in = sink.add_inputs();
+  in->set_component("gen");
+  in->set_stream("default");
+  in->set_executed(90 * scale);
+  in->set_acked(90 * scale);
+  in->set_execute_latency_us_sum(1000 * 9 * scale);
+  in->set_execute_latency_samples(9 * scale);
+  in->set_process_latency_us_sum(1500 * 9 * scale);
+  in->set_process_latency_samples(9 * scale);
+  return {gen, sink};
+}
+
+TEST(RestViewsTest, ComponentStatisticsInStormsFields) {
+  TopologyView view = WordCount();
+  for (int64_t w : kStatsWindows) view.stats[w] = ReportedStats(w == 0 ? 2 : 1);
+  view.window_secs = 600;
+  const json body = json::parse(RenderTopologyDetail(view, 200));
+  EXPECT_EQ(body["window"], "600");
+  EXPECT_EQ(body["windowHint"], "10m 0s");
+  const json& gen = body["spouts"][0];
+  EXPECT_EQ(gen["emitted"], 100) << "system streams left out";
+  EXPECT_EQ(gen["acked"], 90);
+  EXPECT_EQ(gen["failed"], 10);
+  EXPECT_EQ(gen["completeLatency"], "2.000");
+  const json& sink = body["bolts"][0];
+  EXPECT_EQ(sink["executed"], 90);
+  EXPECT_EQ(sink["executeLatency"], "1.000");
+  EXPECT_EQ(sink["processLatency"], "1.500");
+  // 90 executions of 1 ms in the 100 s the topology has run.
+  EXPECT_EQ(sink["capacity"], "0.001");
+  ASSERT_EQ(body["topologyStats"].size(), 4u);
+  EXPECT_EQ(body["topologyStats"][0]["window"], "600");
+  EXPECT_EQ(body["topologyStats"][0]["acked"], 90);
+  EXPECT_EQ(body["topologyStats"][3]["window"], ":all-time");
+  EXPECT_EQ(body["topologyStats"][3]["acked"], 180);
+  EXPECT_EQ(body["topologyStats"][3]["emitted"], 200);
+
+  const json spout = json::parse(*RenderComponentDetail(view, "gen", 200));
+  EXPECT_EQ(spout["spoutSummary"][3]["acked"], 180);
+  ASSERT_EQ(spout["outputStats"].size(), 1u);
+  EXPECT_EQ(spout["outputStats"][0]["stream"], "default");
+  EXPECT_EQ(spout["outputStats"][0]["emitted"], 100);
+  EXPECT_EQ(spout["executorStats"][0]["acked"], 90);
+  const json bolt = json::parse(*RenderComponentDetail(view, "sink", 200));
+  ASSERT_EQ(bolt["inputStats"].size(), 1u);
+  EXPECT_EQ(bolt["inputStats"][0]["component"], "gen");
+  EXPECT_EQ(bolt["inputStats"][0]["executed"], 90);
+  EXPECT_EQ(bolt["boltStats"][3]["executed"], 180);
+  EXPECT_EQ(bolt["executorStats"][0]["capacity"], "0.001");
+}
+
+TEST(RestViewsTest, VisualizationIsStormsGraph) {
+  TopologyView view = WordCount();
+  view.topology.base.set_flux_text(R"(name: wc
+spouts:
+  - id: gen
+    className: tempest.SequenceSpout
+bolts:
+  - id: sink
+    className: tempest.IdentityBolt
+streams:
+  - from: gen
+    to: sink
+    grouping:
+      type: SHUFFLE
+)");
+  for (int64_t w : kStatsWindows) view.stats[w] = ReportedStats(1);
+  const json graph = json::parse(RenderTopologyVisualization(view, 200));
+  EXPECT_EQ(graph["gen"][":type"], "spout");
+  EXPECT_EQ(graph["gen"][":transferred"], 100);
+  EXPECT_EQ(graph["sink"][":type"], "bolt");
+  ASSERT_EQ(graph["sink"][":inputs"].size(), 1u);
+  EXPECT_EQ(graph["sink"][":inputs"][0][":component"], "gen");
+  EXPECT_EQ(graph["sink"][":inputs"][0][":stream"], "default");
+  EXPECT_EQ(graph["sink"][":inputs"][0][":grouping"], "SHUFFLE");
+  EXPECT_EQ(graph["sink"][":inputs"][0]["executed"], 90);
 }
 
 TEST(RestViewsTest, ErrorsShowAsStormsLastErrorAndComponentErrors) {
@@ -217,11 +327,23 @@ TEST(RestViewsTest, LagGroupsPartitionsBySpout) {
   p->set_partition(2);
   p->set_committed_offset(10);
   p->set_lag(5);
+  p->set_lag_ms(2500);
+  v1::SpoutPartitionLag* unknown = view.beats[0].beat.add_kafka_partitions();
+  unknown->set_component("gen");
+  unknown->set_topic("events");
+  unknown->set_partition(3);
+  unknown->set_lag(-1);
+  unknown->set_lag_ms(-1);
+  // Storm's shape: the top-level keys are the spout ids.
   const json body = json::parse(RenderTopologyLag(view));
-  const json& result = body["spouts"]["gen"]["spoutLagResult"][0];
-  EXPECT_EQ(body["spouts"]["gen"]["spoutType"], "KAFKA");
+  const json& result = body["gen"]["spoutLagResult"][0];
+  EXPECT_EQ(body["gen"]["spoutType"], "KAFKA");
   EXPECT_EQ(result["logHeadOffset"], 15);
   EXPECT_EQ(result["lag"], 5);
+  EXPECT_EQ(result["lagSeconds"], 2.5);
+  EXPECT_EQ(body["gen"]["spoutLagResult"][1]["logHeadOffset"], -1);
+  EXPECT_EQ(body["gen"]["totalLag"], 5);
+  EXPECT_EQ(body["gen"]["partitionsWithUnknownLag"], 1);
 }
 
 TEST(RestViewsTest, NimbusAndSupervisorSummaries) {
