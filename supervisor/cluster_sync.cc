@@ -31,6 +31,7 @@ absl::Status ClusterSync::Connect() {
   zo.config = options_.zk;
   zo.clock = options_.clock;
   zo.operation_timeout = options_.op_timeout;
+  if (options_.metrics != nullptr) zo.metrics = *options_.metrics;
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> session =
       coord::ZkSession::Create(std::move(zo));
   if (!session.ok()) return session.status();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spdlog/spdlog.h"
+#include "supervisor/metrics_view.h"
 #include "supervisor/worker_files.h"
 
 namespace tempest::supervisor {
@@ -66,6 +68,8 @@ absl::StatusOr<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions
 
 absl::Status Supervisor::Start() {
   const int64_t started_at_ms = options_.clock->WallMillis();
+  started_at_ms_ = started_at_ms;
+  options_.metrics = &metrics_;
   if (absl::Status s = MakeDirs(options_.local_dir + "/workers"); !s.ok()) return s;
   absl::StatusOr<std::string> id = LoadOrCreateSupervisorId(options_.local_dir);
   if (!id.ok()) return id.status();
@@ -73,7 +77,8 @@ absl::Status Supervisor::Start() {
 
   // Each side posts to the other's thread: a worker exit asks for a fresh
   // assignment read, and every read's result goes to the control thread.
-  workers_ = std::make_unique<WorkerControl>(options_, id_, [this] { cluster_->RequestSync(); });
+  workers_ = std::make_unique<WorkerControl>(
+      options_, id_, [this] { cluster_->RequestSync(); }, metrics_);
   cluster_ = std::make_unique<ClusterSync>(
       options_, id_, started_at_ms,
       [this](std::optional<DesiredSlots> desired) {
@@ -82,6 +87,8 @@ absl::Status Supervisor::Start() {
         });
       },
       [this] { return workers_->UsedPorts(); });
+  // A port that cannot be bound fails the start before anything else runs.
+  if (absl::Status s = StartMetricsServer(); !s.ok()) return s;
   if (absl::Status s = cluster_->Connect(); !s.ok()) return s;
   // The assignments decide which leftover workers to adopt, so they must be
   // known first; registration then reports the adopted ports as used.
@@ -114,7 +121,57 @@ absl::Status Supervisor::Start() {
   return absl::OkStatus();
 }
 
+absl::Status Supervisor::StartMetricsServer() {
+  if (options_.metrics_port == 0) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<net::EventLoop>> loop = net::EventLoop::Create("sup-metrics");
+  if (!loop.ok()) return loop.status();
+  http_loop_ = *std::move(loop);
+  net::HttpRouter router;
+  absl::Status added = router.Add("GET", "/metrics", [this](const net::HttpRequest&) {
+    net::HttpResponse response;
+    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    response.body = RenderMetrics();
+    return response;
+  });
+  if (!added.ok()) return added;
+  net::HttpServerOptions ho;
+  ho.bind_address = options_.metrics_host;
+  ho.port = options_.metrics_port;
+  ho.body_limit_bytes = 64 << 10;  // scrapes carry no body
+  ho.max_connections = 32;
+  ho.metrics = &metrics_;
+  absl::StatusOr<std::unique_ptr<net::HttpServer>> http =
+      net::HttpServer::Create(*http_loop_, std::move(ho), std::move(router));
+  if (!http.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot serve /metrics on ", options_.metrics_host, ":", options_.metrics_port,
+        " (tempest.supervisor.metrics.host/port): ", http.status().message()));
+  }
+  http_ = *std::move(http);
+  spdlog::info("supervisor {}: metrics on http://{}:{}/metrics", id_, options_.metrics_host,
+               http_->port());
+  return absl::OkStatus();
+}
+
+std::string Supervisor::RenderMetrics() const {
+  SupervisorMetricsView view;
+  view.supervisor_id = id_;
+  view.host = options_.hostname;
+  view.version = options_.version;
+  const int64_t now_ms = options_.clock->WallMillis();
+  view.now_secs = now_ms / 1000;
+  view.uptime_secs = std::max<int64_t>(0, (now_ms - started_at_ms_) / 1000);
+  view.slots_offered = static_cast<int>(options_.slot_ports.size());
+  view.slots_used = static_cast<int>(workers_->UsedPorts().size());
+  view.own = metrics_.Snapshot();
+  view.workers = workers_->WorkerMetrics();
+  return RenderSupervisorMetrics(view);
+}
+
 Supervisor::~Supervisor() {
+  // No scrape may run while the parts below go away.
+  if (http_) http_->Stop();
+  if (http_loop_) http_loop_->Stop();
   if (workers_ == nullptr) return;  // Start failed before anything ran
   workers_->BeginStop();
   // No more syncs or registrations; then the workers, on the thread that

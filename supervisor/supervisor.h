@@ -11,6 +11,9 @@
 #include "absl/status/statusor.h"
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
+#include "common/core/metrics_registry.h"
+#include "common/net/event_loop.h"
+#include "common/net/http_server.h"
 #include "supervisor/cluster_sync.h"
 #include "supervisor/supervisor_options.h"
 #include "supervisor/worker_control.h"
@@ -33,6 +36,12 @@ namespace tempest::supervisor {
 // ZooKeeper callbacks only post to these threads. Public methods may be
 // called from any thread; they wait for at most op_timeout.
 //
+// With tempest.supervisor.metrics.port set, an HTTP server on its own event
+// loop thread serves GET /metrics: the supervisor's series and every
+// worker's registry from the local heartbeat files (docs/adr/0019); the
+// handler only reads what the two threads publish, so it never waits on
+// them.
+//
 // Start-up adopts live workers found under {local}/workers whose slot is still
 // assigned to the same topology, and kills the others. Destruction stops all
 // workers (SIGTERM, wait worker_shutdown_wait, SIGKILL), removes the
@@ -53,6 +62,10 @@ class Supervisor {
 
   // The workers it currently tracks, by port.
   absl::StatusOr<std::vector<WorkerSnapshot>> Workers();
+  // The port /metrics is served on (0: not served).
+  int metrics_port() const { return http_ ? http_->port() : 0; }
+  // What GET /metrics answers (any thread).
+  std::string RenderMetrics() const;
   // Re-reads the assignments and checks the workers now (tests and tools;
   // the loops run by themselves anyway).
   absl::Status SyncNow();
@@ -70,13 +83,22 @@ class Supervisor {
   template <typename T>
   absl::StatusOr<T> RunOn(coord::SerialExecutor& executor, std::function<absl::StatusOr<T>()> fn);
 
+  absl::Status StartMetricsServer();
+
   SupervisorOptions options_;
   std::string id_;
+  int64_t started_at_ms_ = 0;
   std::atomic<bool> leave_workers_running_{false};
+  // The supervisor's own series (its workers' counters, its ZooKeeper
+  // session, its HTTP server); outlives both threads.
+  core::MetricsRegistry metrics_;
   // The ZooKeeper thread's part and the control thread's part; each posts
   // to the other's thread only.
   std::unique_ptr<WorkerControl> workers_;
   std::unique_ptr<ClusterSync> cluster_;
+  // GET /metrics, when configured; stopped first.
+  std::unique_ptr<net::EventLoop> http_loop_;
+  std::unique_ptr<net::HttpServer> http_;
 };
 
 }  // namespace tempest::supervisor

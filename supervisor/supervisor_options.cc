@@ -82,6 +82,16 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
     if (!v.ok()) return v.status();
     *k.out = *v;
   }
+  const int64_t metrics_port = config.GetInt(kSupervisorMetricsPort, 0);
+  if (metrics_port < 0 || metrics_port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Sv(kSupervisorMetricsPort), " must be a port in 1..65535 (0: none), not ", metrics_port));
+  }
+  o.metrics_port = static_cast<int>(metrics_port);
+  o.metrics_host = config.GetString(kSupervisorMetricsHost, "127.0.0.1");
+  if (o.metrics_port != 0 && o.metrics_host.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(Sv(kSupervisorMetricsHost), " is empty"));
+  }
   return o;
 }
 

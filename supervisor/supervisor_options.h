@@ -11,6 +11,7 @@
 #include "common/api/config.h"
 #include "common/coord/retry_policy.h"
 #include "common/core/clock.h"
+#include "common/core/metrics_registry.h"
 #include "common/os/privileges.h"
 
 namespace tempest::supervisor {
@@ -19,6 +20,10 @@ namespace tempest::supervisor {
 // code never runs as root). Read by the supervisor and by each worker.
 inline constexpr std::string_view kSupervisorWorkerUser = "supervisor.worker.user";
 inline constexpr std::string_view kDefaultWorkerUser = "nobody";
+// The supervisor's Prometheus endpoint (docs/adr/0019): the port (0 or
+// absent: none) and the address it is bound to.
+inline constexpr std::string_view kSupervisorMetricsPort = "tempest.supervisor.metrics.port";
+inline constexpr std::string_view kSupervisorMetricsHost = "tempest.supervisor.metrics.host";
 
 // What a Supervisor runs with (read from the Storm config by FromConfig).
 // A plain value; copied into each part of the supervisor.
@@ -63,14 +68,22 @@ struct SupervisorOptions {
   std::optional<os::UnixUser> worker_account;
   std::string version = "tempest-0.1.0";
   core::Clock* clock = &core::RealClock();
+  // tempest.supervisor.metrics.port: GET /metrics of the supervisor and its
+  // workers; 0 = not served. tempest.supervisor.metrics.host: the address
+  // it listens on (an IP address, like nimbus's ui.host).
+  int metrics_port = 0;
+  std::string metrics_host = "127.0.0.1";
+  // Where the ZooKeeper session's metrics go; Supervisor sets its own
+  // registry (null: MetricsRegistry::Global()).
+  core::MetricsRegistry* metrics = nullptr;
 
   // storm.zookeeper.servers/port/root/session.timeout/retry.*, storm.local.dir,
   // storm.local.hostname, supervisor.slots.ports,
   // supervisor.heartbeat.frequency.secs, supervisor.monitor.frequency.secs,
   // supervisor.worker.timeout.secs, supervisor.worker.start.timeout.secs,
   // supervisor.worker.shutdown.sleep.secs,
-  // tempest.supervisor.worker.exit.grace.secs, supervisor.worker.user.
-  // InvalidArgument for unusable
+  // tempest.supervisor.worker.exit.grace.secs, supervisor.worker.user,
+  // tempest.supervisor.metrics.port/host. InvalidArgument for unusable
   // values.
   static absl::StatusOr<SupervisorOptions> FromConfig(const api::Config& config);
 };

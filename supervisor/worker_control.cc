@@ -19,8 +19,13 @@ namespace tempest::supervisor {
 using std::chrono::milliseconds;
 
 WorkerControl::WorkerControl(const SupervisorOptions& options, std::string supervisor_id,
-                             std::function<void()> request_sync)
-    : options_(options), id_(std::move(supervisor_id)), request_sync_(std::move(request_sync)) {
+                             std::function<void()> request_sync, core::MetricsRegistry& metrics)
+    : options_(options),
+      id_(std::move(supervisor_id)),
+      request_sync_(std::move(request_sync)),
+      metrics_(metrics),
+      launches_(metrics.GetCounter("tempest_supervisor_worker_launches_total")),
+      restarts_(metrics.GetCounter("tempest_supervisor_worker_restarts_total")) {
   times_.worker_timeout_ms = options_.worker_timeout.count();
   times_.worker_start_timeout_ms = options_.worker_start_timeout.count();
   times_.shutdown_wait_ms = options_.worker_shutdown_wait.count();
@@ -59,6 +64,7 @@ void WorkerControl::AdoptLeftovers(const DesiredSlots& desired) {
   }
   adoption_done_ = true;
   PublishUsedPorts();
+  PublishWorkerMetrics();
 }
 
 void WorkerControl::AdoptOrKillWorkerIn(const std::string& dir, int dir_port,
@@ -158,6 +164,23 @@ std::vector<int> WorkerControl::UsedPorts() const {
   return used_ports_;
 }
 
+std::vector<WorkerMetricsSource> WorkerControl::WorkerMetrics() const {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  return worker_metrics_;
+}
+
+void WorkerControl::PublishWorkerMetrics() {
+  std::vector<WorkerMetricsSource> workers;
+  for (const auto& [port, slot] : slots_) {
+    if (!slot.worker) continue;
+    auto beat = beats_.find(port);
+    workers.push_back(WorkerMetricsSource{port, slot.worker->topology_id,
+                                          beat == beats_.end() ? nullptr : beat->second});
+  }
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  worker_metrics_ = std::move(workers);
+}
+
 void WorkerControl::ReadHeartbeat(int port, WorkerRecord& worker) {
   const std::string path = HeartbeatPath(WorkerDir(options_.local_dir, port));
   absl::StatusOr<std::string> bytes = ReadSmallFile(path, 1 << 20);
@@ -177,6 +200,8 @@ void WorkerControl::ReadHeartbeat(int port, WorkerRecord& worker) {
   if (!HeartbeatBelongsTo(*beat, worker.topology_id, port, worker.pid)) return;
   const int64_t beat_ms = beat->time_secs() * 1000;
   if (!worker.last_beat_ms || beat_ms > *worker.last_beat_ms) worker.last_beat_ms = beat_ms;
+  // Parsed anyway; kept whole for /metrics (the registry is in it).
+  beats_[port] = std::make_shared<const v1::WorkerHeartbeat>(*std::move(beat));
 }
 
 void WorkerControl::CheckWorkers() {
@@ -210,6 +235,8 @@ void WorkerControl::CheckWorkers() {
     auto d = desired_.find(port);
     const bool failure = RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
                                           options_.max_relaunch_delay.count());
+    beats_.erase(port);
+    if (failure) restarts_.Add();
     if (stopped_by_us) {
       spdlog::info("supervisor {}: worker of {} on port {} (pid {}) stopped ({}): {}", id_,
                    topology, port, pid, StopReasonName(reason), how);
@@ -224,6 +251,7 @@ void WorkerControl::CheckWorkers() {
     std::error_code ec;
     std::filesystem::remove(WorkerJsonPath(WorkerDir(options_.local_dir, port)), ec);
   }
+  PublishWorkerMetrics();
   if (exited) {
     PublishUsedPorts();
     // A worker that exits by itself usually saw its assignment change: read
@@ -264,6 +292,10 @@ void WorkerControl::ExecutePlan() {
         SignalWorkerGroup(w.pid, SIGTERM);
         w.stop_sent_ms = now;
         w.stop_reason = action.reason;
+        metrics_
+            .GetCounter("tempest_supervisor_worker_stops_total",
+                        {{"reason", std::string(StopReasonName(action.reason))}})
+            .Add();
         break;
       }
       case SlotAction::Kind::kForceKill: {
@@ -325,6 +357,8 @@ void WorkerControl::Launch(int port, const DesiredSlot& desired) {
   w.launched_at_ms = now;
   w.start_time = ProcessStartTime(*pid).value_or(0);
   slot.worker = std::move(w);
+  beats_.erase(port);
+  launches_.Add();
 
   WorkerLaunchRecord record{*pid, desired.topology_id, port, id_, now / 1000};
   if (absl::Status s = WriteFileAtomically(WorkerJsonPath(dir), EncodeWorkerJson(record));

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "common/coord/serial_executor.h"
+#include "common/core/metrics_registry.h"
+#include "supervisor/metrics_view.h"
 #include "supervisor/slot_plan.h"
 #include "supervisor/supervisor_options.h"
 
@@ -40,11 +42,13 @@ struct WorkerSnapshot {
 // PlanSlots and carries its actions out. It never calls ZooKeeper, so an
 // outage does not delay restarts; the desired slots come in through
 // SetDesired, and after a worker exits it calls `request_sync` (on the
-// control thread) for a fresh assignment read.
+// control thread) for a fresh assignment read. Launches, restarts and stops
+// are counted in `metrics` (which must outlive it), and each check publishes
+// the workers' latest heartbeats for /metrics (WorkerMetrics()).
 class WorkerControl {
  public:
   WorkerControl(const SupervisorOptions& options, std::string supervisor_id,
-                std::function<void()> request_sync);
+                std::function<void()> request_sync, core::MetricsRegistry& metrics);
   WorkerControl(const WorkerControl&) = delete;
   WorkerControl& operator=(const WorkerControl&) = delete;
 
@@ -72,6 +76,10 @@ class WorkerControl {
 
   // Any thread: the ports that have a worker, for SupervisorInfo.used_ports.
   std::vector<int> UsedPorts() const;
+  // Any thread: each worker with its latest matching heartbeat, by port, as
+  // of the last check (what /metrics serves; never waits on the control
+  // thread).
+  std::vector<WorkerMetricsSource> WorkerMetrics() const;
 
  private:
   int64_t NowMs() const;
@@ -80,6 +88,7 @@ class WorkerControl {
   void Launch(int port, const DesiredSlot& desired);
   void ReadHeartbeat(int port, WorkerRecord& worker);
   void PublishUsedPorts();
+  void PublishWorkerMetrics();
   void TickLoop();
   // Start-up: one {local}/workers/{port} directory; adopts its worker or
   // adds it to `to_kill` (pid, start time).
@@ -98,12 +107,21 @@ class WorkerControl {
   // Written by the control thread, read by the ZooKeeper thread.
   mutable std::mutex used_mu_;
   std::vector<int> used_ports_;
+  // Written by the control thread, read by the HTTP thread.
+  mutable std::mutex metrics_mu_;
+  std::vector<WorkerMetricsSource> worker_metrics_;
+
+  core::MetricsRegistry& metrics_;
+  core::Counter& launches_;
+  core::Counter& restarts_;
 
   // Control-thread state.
   bool adoption_done_ = false;
   DesiredSlots desired_;
   std::map<int, SlotState> slots_;
   std::set<int> bad_beat_logged_;
+  // Each worker's latest heartbeat that matched it, by port.
+  std::map<int, std::shared_ptr<const v1::WorkerHeartbeat>> beats_;
   // After a worker exits, launches wait (at most until then) for a fresh
   // assignment sync: the worker probably left because its slot changed.
   int64_t launch_hold_until_ms_ = 0;

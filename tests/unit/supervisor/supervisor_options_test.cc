@@ -61,6 +61,28 @@ TEST(SupervisorOptionsTest, DefaultsAreStorms) {
   EXPECT_EQ(core::ConfigLoader::Defaults().GetInt(api::kWorkerHeartbeatFrequencySecs, 0), 1);
 }
 
+TEST(SupervisorOptionsTest, MetricsEndpointIsOffUnlessAPortIsSet) {
+  absl::StatusOr<SupervisorOptions> off =
+      SupervisorOptions::FromConfig(core::ConfigLoader::Defaults());
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->metrics_port, 0);
+  EXPECT_EQ(off->metrics_host, "127.0.0.1");
+  api::Config c;
+  c.Set(kSupervisorMetricsPort, 9102);
+  c.Set(kSupervisorMetricsHost, "0.0.0.0");
+  absl::StatusOr<SupervisorOptions> on = SupervisorOptions::FromConfig(c);
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_EQ(on->metrics_port, 9102);
+  EXPECT_EQ(on->metrics_host, "0.0.0.0");
+  for (int bad : {-1, 65536}) {
+    api::Config b;
+    b.Set(kSupervisorMetricsPort, bad);
+    absl::Status s = SupervisorOptions::FromConfig(b).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("tempest.supervisor.metrics.port"));
+  }
+}
+
 // deploy/tempest.yaml is documentation that must keep loading.
 TEST(SupervisorOptionsTest, TheExampleClusterConfigLoadsWithoutWarnings) {
   const char* source = std::getenv("TEMPEST_SOURCE_DIR");
