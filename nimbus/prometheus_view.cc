@@ -1,9 +1,13 @@
 #include "nimbus/prometheus_view.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/core/metrics_registry.h"
 #include "nimbus/topology_state.h"
 
@@ -58,6 +62,241 @@ void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTe
   }
 }
 
+using Label = core::PrometheusTextWriter::Label;
+
+// One stream of one executor (an output stream, or a bolt's input stream
+// from `input_component`), from the beat of the slot the assignment gives
+// the executor.
+struct StreamRow {
+  const MetricsRow* topology;
+  std::string component;
+  std::string executor;  // "start-end", as the workers' receive-queue series
+  std::string input_component;  // inputs only
+  bool spout = false;
+  const v1::StreamStats* stats;
+
+  std::vector<Label> Labels() const {
+    std::vector<Label> l = {{"topology_id", topology->id},
+                            {"topology", topology->name},
+                            {"component", component},
+                            {"executor", executor}};
+    if (!input_component.empty()) l.emplace_back("input_component", input_component);
+    l.emplace_back("stream", stats->stream());
+    return l;
+  }
+};
+
+struct PartitionRow {
+  const MetricsRow* topology;
+  const v1::SpoutPartitionLag* lag;
+};
+
+struct SlotRow {
+  const MetricsRow* topology;
+  std::string supervisor_id;
+  std::string host;
+  std::string port;
+  int64_t restarts = 0;
+};
+
+// What the executor statistics and Kafka partitions of the current beats
+// say, each executor counted once: from the beat of the slot its
+// assignment names (a worker still running on a reassigned slot may beat
+// the executor too, until it exits).
+struct BeatRows {
+  std::vector<StreamRow> outputs, inputs;
+  std::vector<PartitionRow> partitions;
+  std::vector<SlotRow> slots;
+};
+
+void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out) {
+  if (!t.assignment.has_value()) return;
+  std::set<std::tuple<int, std::string, int>> placed;  // (start task, node, port)
+  for (const v1::ExecutorAssignment& e : t.assignment->executors()) {
+    placed.insert({e.start_task(), e.node(), e.port()});
+  }
+  // (component, topic, partition) -> its row; two tasks may briefly claim a
+  // partition across a reassignment: the one further along is kept.
+  std::map<std::tuple<std::string, std::string, int>, PartitionRow> partitions;
+  for (const StoredBeat* b : CurrentBeats(t)) {
+    auto host = t.assignment->node_host().find(b->slot.node);
+    out.slots.push_back(SlotRow{&row, b->slot.node,
+                                host == t.assignment->node_host().end() ? "" : host->second,
+                                absl::StrCat(b->slot.port), b->beat.restarts()});
+    std::vector<std::pair<int, int>> ranges_here;  // executors placed on this slot
+    for (const v1::ExecutorStats& e : b->beat.executor_stats()) {
+      if (!placed.contains({e.start_task(), b->slot.node, b->slot.port})) continue;
+      ranges_here.emplace_back(e.start_task(), e.end_task());
+      const std::string executor = absl::StrCat(e.start_task(), "-", e.end_task());
+      for (const v1::StreamStats& s : e.outputs()) {
+        out.outputs.push_back(StreamRow{&row, e.component(), executor, "", e.spout(), &s});
+      }
+      for (const v1::StreamStats& s : e.inputs()) {
+        out.inputs.push_back(StreamRow{&row, e.component(), executor,
+                                       s.component().empty() ? "unknown" : s.component(), false,
+                                       &s});
+      }
+    }
+    for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
+      const bool here = std::any_of(ranges_here.begin(), ranges_here.end(), [&](const auto& r) {
+        return p.task() >= r.first && p.task() <= r.second;
+      });
+      if (!here) continue;
+      auto [it, inserted] = partitions.try_emplace({p.component(), p.topic(), p.partition()},
+                                                   PartitionRow{&row, &p});
+      if (!inserted && p.committed_offset() > it->second.lag->committed_offset()) {
+        it->second.lag = &p;
+      }
+    }
+  }
+  for (auto& [key, p] : partitions) out.partitions.push_back(p);
+}
+
+// Storm's executor statistics per topology, component, executor and
+// stream. They are all-time counts carried across a slot's worker
+// restarts, so counters: one restarts from 0 only when its executor moves
+// to another slot, which rate() reads as a counter reset.
+void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+  const struct {
+    const char* name;
+    const char* help;
+    bool outputs, inputs;
+    int64_t (*get)(const v1::StreamStats&);
+  } counters[] = {
+      {"tempest_component_emitted_total", "Tuples emitted per output stream.", true, false,
+       [](const v1::StreamStats& s) { return s.emitted(); }},
+      {"tempest_component_transferred_total",
+       "Tuples transferred to other tasks per output stream.", true, false,
+       [](const v1::StreamStats& s) { return s.transferred(); }},
+      {"tempest_component_acked_total",
+       "Acked: a spout's tuple trees by root stream, a bolt's tuples by input stream.", true, true,
+       [](const v1::StreamStats& s) { return s.acked(); }},
+      {"tempest_component_failed_total",
+       "Failed: a spout's tuple trees by root stream, a bolt's tuples by input stream.", true,
+       true, [](const v1::StreamStats& s) { return s.failed(); }},
+      {"tempest_component_executed_total", "Tuples a bolt executed per input stream.", false, true,
+       [](const v1::StreamStats& s) { return s.executed(); }},
+  };
+  for (const auto& c : counters) {
+    out.Family(c.name, "counter", c.help);
+    for (const auto* list : {&rows.outputs, &rows.inputs}) {
+      if ((list == &rows.outputs && !c.outputs) || (list == &rows.inputs && !c.inputs)) continue;
+      for (const StreamRow& r : *list) {
+        // A spout's outputs carry its trees' acked/failed; a bolt's do not.
+        if (list == &rows.outputs && c.inputs && !r.spout) continue;
+        out.Sample(c.name, r.Labels(), c.get(*r.stats));
+      }
+    }
+  }
+  // Sampled latencies: the sum over the sampled tuples and their count, a
+  // summary without quantiles (sum / count is the mean).
+  const struct {
+    const char* name;
+    const char* help;
+    bool outputs;
+    int64_t (*sum_us)(const v1::StreamStats&);
+    int64_t (*count)(const v1::StreamStats&);
+  } latencies[] = {
+      {"tempest_component_complete_latency_seconds",
+       "A spout's complete latency per root stream, over sampled tuple trees.", true,
+       [](const v1::StreamStats& s) { return s.complete_latency_us_sum(); },
+       [](const v1::StreamStats& s) { return s.complete_latency_samples(); }},
+      {"tempest_component_execute_latency_seconds",
+       "A bolt's execute latency per input stream, over sampled tuples.", false,
+       [](const v1::StreamStats& s) { return s.execute_latency_us_sum(); },
+       [](const v1::StreamStats& s) { return s.execute_latency_samples(); }},
+      {"tempest_component_process_latency_seconds",
+       "A bolt's process latency (execute to ack) per input stream, over sampled tuples.", false,
+       [](const v1::StreamStats& s) { return s.process_latency_us_sum(); },
+       [](const v1::StreamStats& s) { return s.process_latency_samples(); }},
+  };
+  for (const auto& l : latencies) {
+    out.Family(l.name, "summary", l.help);
+    const std::string sum = absl::StrCat(l.name, "_sum");
+    const std::string count = absl::StrCat(l.name, "_count");
+    for (const StreamRow& r : l.outputs ? rows.outputs : rows.inputs) {
+      if (l.outputs && !r.spout) continue;
+      const std::vector<Label> labels = r.Labels();
+      out.SampleFraction(sum, labels, static_cast<double>(l.sum_us(*r.stats)) / 1e6);
+      out.Sample(count, labels, l.count(*r.stats));
+    }
+  }
+}
+
+// KafkaSpout partitions, as the spout tasks last reported them; offsets
+// and lag the spout does not know yet (-1) are left out.
+void WritePartitionSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+  const struct {
+    const char* name;
+    const char* help;
+    bool fraction;
+    double (*get)(const v1::SpoutPartitionLag&);
+  } series[] = {
+      {"tempest_kafka_partition_lag", "Records between the committed offset and the log end.",
+       false, [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.lag()); }},
+      {"tempest_kafka_partition_lag_seconds",
+       "The newest record's time minus that of the first record not yet committed.", true,
+       [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.lag_ms()) / 1e3; }},
+      {"tempest_kafka_partition_committed_offset",
+       "The next offset of the partition to process after a restart.", false,
+       [](const v1::SpoutPartitionLag& p) {
+         return static_cast<double>(p.committed_offset());
+       }},
+      {"tempest_kafka_partition_log_end_offset", "The partition's log end offset.", false,
+       [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.log_end_offset()); }},
+  };
+  for (const auto& s : series) {
+    out.Family(s.name, "gauge", s.help);
+    for (const PartitionRow& r : rows.partitions) {
+      const double value = s.get(*r.lag);
+      if (value < 0) continue;
+      const std::string partition = absl::StrCat(r.lag->partition());
+      const Label labels[] = {{"topology_id", r.topology->id}, {"topology", r.topology->name},
+                              {"component", r.lag->component()}, {"topic", r.lag->topic()},
+                              {"partition", partition}};
+      if (s.fraction) {
+        out.SampleFraction(s.name, labels, value);
+      } else {
+        out.Sample(s.name, labels, static_cast<int64_t>(value));
+      }
+    }
+  }
+}
+
+void WriteSlotSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+  constexpr const char* kRestarts = "tempest_worker_restarts_total";
+  out.Family(kRestarts, "counter",
+             "Restarts of the slot's worker after it died, while the slot keeps the topology.");
+  for (const SlotRow& r : rows.slots) {
+    const Label labels[] = {{"topology_id", r.topology->id}, {"topology", r.topology->name},
+                            {"supervisor_id", r.supervisor_id}, {"host", r.host},
+                            {"port", r.port}};
+    out.Sample(kRestarts, labels, r.restarts);
+  }
+}
+
+void WriteSupervisorSeries(const ClusterView& view, core::PrometheusTextWriter& out) {
+  const struct {
+    const char* name;
+    const char* help;
+    int (*get)(const v1::SupervisorInfo&);
+  } series[] = {
+      {"tempest_supervisor_slots_offered", "Worker slots the supervisor offers.",
+       [](const v1::SupervisorInfo& s) { return s.slot_ports_size(); }},
+      {"tempest_supervisor_slots_used", "Worker slots of the supervisor running a worker.",
+       [](const v1::SupervisorInfo& s) { return s.used_ports_size(); }},
+  };
+  // A supervisor node is keyed by its id: ids are unique.
+  for (const auto& s : series) {
+    out.Family(s.name, "gauge", s.help);
+    for (const v1::SupervisorInfo& info : view.supervisors) {
+      const Label labels[] = {{"supervisor_id", info.supervisor_id()},
+                              {"host", info.hostname()}};
+      out.Sample(s.name, labels, s.get(info));
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenderNimbusMetrics(const ClusterView& view) {
@@ -89,6 +328,14 @@ std::string RenderNimbusMetrics(const ClusterView& view) {
     out.Sample("tempest_topologies", labels, n);
   }
   WriteTopologySeries(rows, out);
+  WriteSupervisorSeries(view, out);
+  BeatRows beat_rows;
+  for (size_t i = 0; i < view.topologies.size(); ++i) {
+    CollectBeatRows(view.topologies[i], rows[i], beat_rows);
+  }
+  WriteStreamSeries(beat_rows, out);
+  WritePartitionSeries(beat_rows, out);
+  WriteSlotSeries(beat_rows, out);
   return out.Take();
 }
 
