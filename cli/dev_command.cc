@@ -5,7 +5,8 @@
 // a new random API token in DIR/api-token (mode 0600). Prints `zookeeper=`,
 // `bootstrap.servers=`, `nimbus=`, `token-file=` (when nimbus has a token
 // file), `ui=` (the web UI, carrying the token), one `supervisor=` per
-// supervisor, the shell exports a user needs (`export TEMPEST_NIMBUS=`,
+// supervisor, each followed by `supervisor-metrics=HOST:PORT` (its
+// Prometheus endpoint, a free port), the shell exports a user needs (`export TEMPEST_NIMBUS=`,
 // `export BOOTSTRAP=`, `export TEMPEST_ZK=`, `export TEMPEST_TOKEN_FILE=`)
 // and then `ready`. The token file's path is recorded for client verbs in
 // $HOME/.tempest/dev/HOST:PORT.token-file (cli/dev_token.h) while it runs.
@@ -159,6 +160,9 @@ absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opt
         cluster.AddSupervisor(name, (dir / name).string(), opts.slots);
     if (!supervisor.ok()) return supervisor.status();
     PrintLine("supervisor=", *supervisor);
+    // Prometheus scrapes the supervisor (its workers' series included) here.
+    PrintLine("supervisor-metrics=",
+              absl::StrCat("127.0.0.1:", cluster.metrics_port(cluster.supervisor_count() - 1)));
   }
   // The client verbs read TEMPEST_NIMBUS and TEMPEST_TOKEN_FILE; examples
   // and kcat read BOOTSTRAP.
@@ -207,6 +211,7 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   options.fresh_logs = false;
   options.zk_dir = (*dir / "zookeeper").string();
   options.daemon_args = UserConfigArgs(globals);
+  options.supervisor_metrics = true;
   devcluster::DevCluster cluster(std::move(options));
   if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return Fail(std::string(s.message()));
   PrintLine("zookeeper=", cluster.zk_connect());

@@ -140,9 +140,17 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
   if (!options_.config.has_value()) {
     args.insert(args.end(), {"-c", "storm.local.hostname=127.0.0.1"});
   }
+  int metrics_port = 0;
+  if (options_.supervisor_metrics) {
+    absl::StatusOr<int> port = os::FindFreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    metrics_port = *port;
+    args.insert(args.end(), {"-c", absl::StrCat("tempest.supervisor.metrics.port=", *port)});
+  }
   absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "supervisor=");
   if (!daemon.ok()) return daemon.status();
   daemon->slot_ports = std::move(ports);
+  daemon->metrics_port = metrics_port;
   supervisors_.push_back(*std::move(daemon));
   return Launch(supervisors_.back());
 }

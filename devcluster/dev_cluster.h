@@ -42,6 +42,7 @@ struct Daemon {
   std::string ready_prefix;  // the log line that says it serves
   std::unique_ptr<os::ChildProcess> process;
   std::vector<int> slot_ports;  // supervisors only
+  int metrics_port = 0;         // supervisors only: GET /metrics on 127.0.0.1 (0: off)
 };
 
 // A whole cluster on 127.0.0.1, assembled step by step: ZooKeeper (one
@@ -83,6 +84,9 @@ class DevCluster {
     std::string config_path;
     // After each daemon's own arguments.
     std::vector<std::string> daemon_args;
+    // Each supervisor serves /metrics on a free loopback port of its own
+    // (tempest.supervisor.metrics.port; Daemon::metrics_port).
+    bool supervisor_metrics = false;
   };
 
   explicit DevCluster(Options options) : options_(std::move(options)) {}
@@ -127,6 +131,8 @@ class DevCluster {
   int supervisor_count() const { return static_cast<int>(supervisors_.size()); }
   Daemon& supervisor(int i) { return supervisors_.at(i); }
   const std::vector<int>& slot_ports(int i) const { return supervisors_.at(i).slot_ports; }
+  // Supervisor i's /metrics port (0 without Options::supervisor_metrics).
+  int metrics_port(int i) const { return supervisors_.at(i).metrics_port; }
 
   // Every daemon in start order: the Kafka child, the nimbuses, the supervisors.
   std::vector<Daemon*> Daemons();
