@@ -76,6 +76,7 @@ class Chromium:
         self._next_id = 0
         self._pending = {}
         self.dialogs = []
+        self.prompt_answers = []  # what the next prompts are answered with, in order
         self.session = None
         self.width, self.height = width, height
 
@@ -108,13 +109,17 @@ class Chromium:
         return json.loads(raw)
 
     def _on_event(self, message):
-        # A dialog (alert, confirm, prompt) would block the page: record and
-        # dismiss it. The UI asks for a token only when nimbus answers 401.
+        # A dialog (alert, confirm, prompt) would block the page: record it,
+        # answer a prompt with the next of prompt_answers, dismiss the rest.
+        # The UI asks for a token only when nimbus answers 401.
         if message.get("method") == "Page.javascriptDialogOpening":
             p = message.get("params", {})
-            self.dialogs.append({"type": p.get("type"), "message": p.get("message")})
-            self._send("Page.handleJavaScriptDialog", {"accept": False},
-                       message.get("sessionId"))
+            answer = {"accept": False}
+            if p.get("type") == "prompt" and self.prompt_answers:
+                answer = {"accept": True, "promptText": self.prompt_answers.pop(0)}
+            self.dialogs.append({"type": p.get("type"), "message": p.get("message"),
+                                 "answer": answer.get("promptText")})
+            self._send("Page.handleJavaScriptDialog", answer, message.get("sessionId"))
 
     def call(self, method, params=None, timeout=30, session="page"):
         if session == "page":
@@ -479,6 +484,62 @@ def main():
         chrome.wait_for("document.getElementById('status').dataset.stale==='0'",
                         "fresh data after going online", a.timeout)
         report["fresh_again"] = chrome.evaluate("document.getElementById('status').textContent")
+
+        # 9b. nimbus takes the requests and never answers (every API request
+        #     held by the browser): the page gives up on them and says so.
+        step("nimbus does not answer")
+        chrome.call("Fetch.enable", {"patterns": [{"urlPattern": "*/api/v1/*",
+                                                   "requestStage": "Request"}]})
+        chrome.wait_for("document.getElementById('status').dataset.stale==='1'",
+                        "the stale-data notice while requests hang", a.timeout)
+        report["hang"] = {
+            "status": chrome.evaluate("document.getElementById('status').textContent"),
+            "spouts_kept": read_table(chrome, "spouts"),
+        }
+        chrome.call("Fetch.disable")
+        chrome.wait_for("document.getElementById('status').dataset.stale==='0'",
+                        "fresh data after the requests are released", a.timeout)
+
+        # 10. Rebalance with its prompts (wait 4 s, workers and executors
+        #     kept): REBALANCING with a countdown and only kill allowed, then
+        #     back to INACTIVE.
+        step("rebalance")
+        chrome.prompt_answers = ["4", "", ""]
+        chrome.evaluate("document.getElementById('action-rebalance').click()")
+        chrome.wait_for("document.getElementById('topology-state').textContent==='REBALANCING'",
+                        "the state REBALANCING on the page", a.timeout)
+        countdown = chrome.wait_for("document.getElementById('countdown').textContent",
+                                    "the rebalance countdown", a.timeout)
+        report["rebalancing"] = {
+            "countdown": countdown,
+            "buttons": chrome.evaluate(
+                "Object.fromEntries([...document.querySelectorAll('#actions button')]"
+                ".map(b=>[b.dataset.action, !b.disabled]))"),
+        }
+        chrome.screenshot(os.path.join(a.out, "topology-rebalancing.png"))
+        chrome.wait_for("document.getElementById('topology-state').textContent==='INACTIVE'",
+                        "INACTIVE again after the rebalance", a.timeout)
+        report["after_rebalance"] = {
+            "state": chrome.evaluate("document.getElementById('topology-state').textContent"),
+            "countdown": chrome.evaluate("document.getElementById('countdown').textContent"),
+        }
+
+        # 11. Kill with its prompt (wait 120 s): KILLED with the removal
+        #     countdown, and no button left.
+        step("kill")
+        chrome.prompt_answers = ["120"]
+        chrome.evaluate("document.getElementById('action-kill').click()")
+        chrome.wait_for("document.getElementById('topology-state').textContent==='KILLED'",
+                        "the state KILLED on the page", a.timeout)
+        countdown = chrome.wait_for("document.getElementById('countdown').textContent",
+                                    "the removal countdown", a.timeout)
+        report["killed"] = {
+            "countdown": countdown,
+            "rest_status": rest(a.nimbus, "/api/v1/topology/" + a.topology).get("status"),
+            "buttons": chrome.evaluate(
+                "Object.fromEntries([...document.querySelectorAll('#actions button')]"
+                ".map(b=>[b.dataset.action, !b.disabled]))"),
+        }
         report["dialogs"] = chrome.dialogs
         step("done")
         return 0

@@ -287,7 +287,15 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   EXPECT_TRUE(cluster["topologies"].contains(id)) << cluster.dump();
   EXPECT_EQ(Str(cluster, "topology_link"), topology_hash);
   EXPECT_EQ(cluster["supervisors"].size(), 1u) << cluster.dump();
-  EXPECT_EQ(report["dialogs"], json::array()) << report["dialogs"].dump();
+  // The only dialogs: the rebalance's three prompts and the kill's one (no
+  // token prompt: the link's token was used).
+  std::vector<std::string> dialogs;
+  for (const json& d : report["dialogs"]) {
+    dialogs.push_back(Str(d, "type") + ": " + Str(d, "message").substr(0, 12));
+  }
+  EXPECT_EQ(dialogs, (std::vector<std::string>{"prompt: Rebalance ui", "prompt: Number of wo",
+                                               "prompt: Executors pe", "prompt: Kill ui-kafk"}))
+      << report["dialogs"].dump();
 
   // The topology page, opened by its URL while ACTIVE: the actions that
   // apply, and the graph of the three components.
@@ -365,6 +373,29 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   EXPECT_TRUE(report["stale"]["spouts_kept"].contains(kSpout)) << report["stale"].dump();
   EXPECT_TRUE(absl::StartsWith(Str(report, "fresh_again"), "updated "))
       << Str(report, "fresh_again");
+  // nimbus taking requests and never answering: the page gives up on them.
+  EXPECT_TRUE(std::regex_search(Str(report["hang"], "status"),
+                                std::regex("^nimbus unreachable, data from [0-9]+ s ago$")))
+      << report["hang"].dump();
+  EXPECT_TRUE(report["hang"]["spouts_kept"].contains(kSpout)) << report["hang"].dump();
+
+  // Rebalance: REBALANCING with its countdown, kill the only action; then
+  // INACTIVE again. Kill: KILLED with the removal countdown, no action left.
+  EXPECT_TRUE(std::regex_search(Str(report["rebalancing"], "countdown"),
+                                std::regex("^rebalancing: the new placement applies in [0-4] s")))
+      << report["rebalancing"].dump();
+  EXPECT_EQ(report["rebalancing"]["buttons"],
+            (json{{"activate", false}, {"deactivate", false}, {"rebalance", false}, {"kill", true}}));
+  EXPECT_EQ(Str(report["after_rebalance"], "state"), "INACTIVE") << report["after_rebalance"];
+  EXPECT_EQ(Str(report["after_rebalance"], "countdown"), "");
+  EXPECT_TRUE(std::regex_search(Str(report["killed"], "countdown"),
+                                std::regex("^killed: nimbus removes it in [0-9]+ s$")))
+      << report["killed"].dump();
+  EXPECT_EQ(Str(report["killed"], "rest_status"), "KILLED");
+  EXPECT_EQ(report["killed"]["buttons"], (json{{"activate", false},
+                                               {"deactivate", false},
+                                               {"rebalance", false},
+                                               {"kill", false}}));
 
   for (const char* shot : {"cluster.png", "topology.png", "component.png"}) {
     EXPECT_TRUE(IsPng(out + "/" + shot)) << out << "/" << shot;
