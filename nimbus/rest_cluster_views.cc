@@ -87,9 +87,7 @@ json TopologySummaryRow(const TopologyView& view, int replication_count, int64_t
   const StoredTopology& t = view.topology;
   const int64_t uptime = std::max<int64_t>(0, now_secs - t.base.launch_time_secs());
   const Totals totals = TotalsOf(CurrentBeats(view));
-  const double requested = t.base.num_workers();
-  const double assigned = AssignedWorkers(view.assignment);
-  return json{{"id", t.id},
+  json row = {{"id", t.id},
               {"name", t.base.name()},
               {"status", std::string(TopologyStatusName(t.base.status()))},
               {"uptime", PrettyUptime(uptime)},
@@ -101,23 +99,14 @@ json TopologySummaryRow(const TopologyView& view, int replication_count, int64_t
               {"assignedExecutors",
                view.assignment.has_value() ? view.assignment->executors_size() : 0},
               {"owner", t.base.owner()},
-              // The Flux text lives in ZooKeeper, so every live nimbus has it.
-              {"replicationCount", replication_count},
-              {"schedulerDisplayResource", false},
-              {"requestedMemOnHeap", requested},
-              {"requestedMemOffHeap", 0.0},
-              {"requestedTotalMem", requested},
-              {"requestedCpu", requested},
-              {"assignedMemOnHeap", assigned},
-              {"assignedMemOffHeap", 0.0},
-              {"assignedTotalMem", assigned},
-              {"assignedCpu", assigned},
               {"emitted", totals.emitted},
               {"acked", totals.acked},
               {"failed", totals.failed},
               {"completeLatency", LatencyMs(totals.p99_us)},
               {"workerRestarts", totals.restarts},
               {"topologyStats", StatsJson(totals)}};
+  AddTopologyResources(view, replication_count, row);
+  return row;
 }
 
 // The current beat of each slot of a topology.
@@ -128,6 +117,28 @@ std::map<SlotKey, const StoredBeat*> BeatsBySlot(const TopologyView& view) {
 }
 
 }  // namespace
+
+void AddTopologyResources(const TopologyView& view, int nimbuses, json& body) {
+  const double requested = view.topology.base.num_workers();
+  const double assigned = AssignedWorkers(view.assignment);
+  // The Flux text lives in ZooKeeper, so every live nimbus has it.
+  body["replicationCount"] = nimbuses;
+  body["schedulerDisplayResource"] = false;
+  body["requestedMemOnHeap"] = requested;
+  body["requestedMemOffHeap"] = 0.0;
+  body["requestedTotalMem"] = requested;
+  body["requestedCpu"] = requested;
+  body["assignedMemOnHeap"] = assigned;
+  body["assignedMemOffHeap"] = 0.0;
+  body["assignedTotalMem"] = assigned;
+  body["assignedCpu"] = assigned;
+}
+
+void AddComponentResources(json& body) {
+  body["requestedMemOnHeap"] = 0.0;
+  body["requestedMemOffHeap"] = 0.0;
+  body["requestedCpu"] = 0.0;
+}
 
 json WorkerSlotJson(const TopologyView& view, const std::string& node, int port,
                     const StoredBeat* beat) {

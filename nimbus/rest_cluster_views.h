@@ -37,6 +37,19 @@ namespace tempest::nimbus {
 nlohmann::json WorkerSlotJson(const TopologyView& view, const std::string& node, int port,
                               const StoredBeat* beat);
 
+// Storm's resource fields of a topology in the slots model, added to `body`:
+// schedulerDisplayResource (false), requestedMemOnHeap, requestedTotalMem,
+// requestedCpu (the requested workers), assignedMemOnHeap, assignedTotalMem,
+// assignedCpu (the assigned workers), requestedMemOffHeap and
+// assignedMemOffHeap (0), and replicationCount: `nimbuses`, the live
+// nimbuses, as each reads the topology's code from ZooKeeper. The summary
+// and the topology page share it.
+void AddTopologyResources(const TopologyView& view, int nimbuses, nlohmann::json& body);
+// A spout's or bolt's requestedMemOnHeap, requestedMemOffHeap and
+// requestedCpu: 0, as slots are requested by the topology
+// (topology.workers), not by its components.
+void AddComponentResources(nlohmann::json& body);
+
 // GET /api/v1/supervisor?id=ID or ?host=HOST (id wins; neither: every
 // supervisor): the matching supervisors and the worker slots assigned on
 // them. nullopt when an id is given and no supervisor has it. `view` needs

@@ -150,6 +150,21 @@ TEST(RestClusterViewsTest, TopologySummaryHasReplicationAndSlotResources) {
   EXPECT_EQ(t["uptimeSeconds"], 100);
 }
 
+TEST(RestClusterViewsTest, ResourceFieldsForTheTopologyAndComponentPages) {
+  TopologyView view = WordCount();
+  view.assignment.reset();
+  json body = json::object();
+  AddTopologyResources(view, 3, body);
+  EXPECT_EQ(body, json::parse(R"({"replicationCount":3,"schedulerDisplayResource":false,
+      "requestedMemOnHeap":2.0,"requestedMemOffHeap":0.0,"requestedTotalMem":2.0,
+      "requestedCpu":2.0,"assignedMemOnHeap":0.0,"assignedMemOffHeap":0.0,
+      "assignedTotalMem":0.0,"assignedCpu":0.0})"));
+  json component = json::object();
+  AddComponentResources(component);
+  EXPECT_EQ(component, json::parse(R"({"requestedMemOnHeap":0.0,"requestedMemOffHeap":0.0,
+      "requestedCpu":0.0})"));
+}
+
 TEST(RestClusterViewsTest, WorkerSlotCountsTasksPerUserComponent) {
   const TopologyView view = WordCount();
   const json w = WorkerSlotJson(view, "sup-a", 6700, &view.beats[0]);
