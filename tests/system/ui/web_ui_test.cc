@@ -25,6 +25,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/net/http_client.h"
@@ -75,8 +76,8 @@ std::map<std::string, std::string> DevLines(const std::string& out) {
 // starts it: waits for "ready". Failures are fatal.
 void StartDev(const TempDir& dir, std::unique_ptr<os::ChildProcess>& dev) {
   os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "dev", "--supervisors", "1", "--dir", dir.File("cluster"),
-            "-c",            "ui.port=0"};
+  o.argv = {TempestBinary(),     "dev", "--supervisors", "1", "--dir",
+            dir.File("cluster"), "-c",  "ui.port=0"};
   o.stdout_path = dir.File("dev.out");
   o.stderr_path = dir.File("dev.err");
   auto started = os::ChildProcess::Start(o);
@@ -90,22 +91,22 @@ void StartDev(const TempDir& dir, std::unique_ptr<os::ChildProcess>& dev) {
 // into a slow identity bolt and a second one, so the page has counts, a
 // graph with two edges and, while the topic drains, lag.
 std::string KafkaTopology(const std::string& bootstrap, const std::string& zk) {
-  return absl::StrCat(R"(name: ui-kafka
+  return absl::StrReplaceAll(R"(name: ui-kafka
 config:
   topology.workers: 1
   topology.message.timeout.secs: 30
   topology.max.spout.pending: 200
 spouts:
-  - id: )", kSpout, R"(
+  - id: SPOUT
     className: tempest.KafkaSpout
     parallelism: 2
     properties:
       - name: bootstrap.servers
-        value: ")", bootstrap, R"("
+        value: "BOOTSTRAP"
       - name: topics
-        value: )", kTopic, R"(
+        value: TOPIC
       - name: zkServers
-        value: ")", zk, R"("
+        value: "ZOOKEEPER"
       - name: zkRoot
         value: /kafkaspout
       - name: id
@@ -115,7 +116,7 @@ spouts:
       - name: stateUpdateIntervalMs
         value: 500
 bolts:
-  - id: )", kBolt, R"(
+  - id: BOLT
     className: tempest.IdentityBolt
     parallelism: 2
     properties:
@@ -125,15 +126,20 @@ bolts:
     className: tempest.IdentityBolt
     parallelism: 1
 streams:
-  - from: )", kSpout, R"(
-    to: )", kBolt, R"(
+  - from: SPOUT
+    to: BOLT
     grouping:
       type: SHUFFLE
-  - from: )", kBolt, R"(
+  - from: BOLT
     to: sink
     grouping:
       type: SHUFFLE
-)");
+)",
+                             {{"SPOUT", kSpout},
+                              {"BOLT", kBolt},
+                              {"TOPIC", kTopic},
+                              {"BOOTSTRAP", bootstrap},
+                              {"ZOOKEEPER", zk}});
 }
 
 json RestGet(const std::string& nimbus, const std::string& target) {
@@ -258,12 +264,31 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   const std::string profiles = dir.File("chromium");
   std::filesystem::create_directories(profiles);
   const std::string report_path = dir.File("report.json");
-  CommandRun driver = run(
-      {Python(), SourceDir() + "/tests/system/ui/web_ui_driver.py", "--ui-url", lines["ui"],
-       "--nimbus", nimbus, "--topology", id, "--spout", kSpout, "--bolt", kBolt, "--topic", kTopic,
-       "--partitions", std::to_string(partitions), "--out", out, "--report", report_path,
-       "--profile-parent", profiles, "--timeout", "90"},
-      seconds(480));
+  CommandRun driver = run({Python(),
+                           SourceDir() + "/tests/system/ui/web_ui_driver.py",
+                           "--ui-url",
+                           lines["ui"],
+                           "--nimbus",
+                           nimbus,
+                           "--topology",
+                           id,
+                           "--spout",
+                           kSpout,
+                           "--bolt",
+                           kBolt,
+                           "--topic",
+                           kTopic,
+                           "--partitions",
+                           std::to_string(partitions),
+                           "--out",
+                           out,
+                           "--report",
+                           report_path,
+                           "--profile-parent",
+                           profiles,
+                           "--timeout",
+                           "90"},
+                          seconds(480));
   // Whatever happened, no browser is left behind.
   const std::vector<pid_t> left = ProcessesMentioning(profiles);
   for (pid_t pid : left) ::kill(pid, SIGKILL);
@@ -273,8 +298,8 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   json report = json::parse(ReadFileOrEmpty(report_path), nullptr, false);
   ASSERT_TRUE(report.is_object()) << "no report; driver said:\n" << driver.out << driver.err;
   EXPECT_EQ(driver.exit_code, 0) << Str(report, "error") << "\n"
-                                 << Str(report, "traceback") << "\nsteps: "
-                                 << report["steps"].dump() << "\n"
+                                 << Str(report, "traceback")
+                                 << "\nsteps: " << report["steps"].dump() << "\n"
                                  << driver.err;
   const std::string topology_hash = "#/topology/" + id;
 
@@ -384,18 +409,18 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   EXPECT_TRUE(std::regex_search(Str(report["rebalancing"], "countdown"),
                                 std::regex("^rebalancing: the new placement applies in [0-4] s")))
       << report["rebalancing"].dump();
-  EXPECT_EQ(report["rebalancing"]["buttons"],
-            (json{{"activate", false}, {"deactivate", false}, {"rebalance", false}, {"kill", true}}));
+  EXPECT_EQ(
+      report["rebalancing"]["buttons"],
+      (json{{"activate", false}, {"deactivate", false}, {"rebalance", false}, {"kill", true}}));
   EXPECT_EQ(Str(report["after_rebalance"], "state"), "INACTIVE") << report["after_rebalance"];
   EXPECT_EQ(Str(report["after_rebalance"], "countdown"), "");
   EXPECT_TRUE(std::regex_search(Str(report["killed"], "countdown"),
                                 std::regex("^killed: nimbus removes it in [0-9]+ s$")))
       << report["killed"].dump();
   EXPECT_EQ(Str(report["killed"], "rest_status"), "KILLED");
-  EXPECT_EQ(report["killed"]["buttons"], (json{{"activate", false},
-                                               {"deactivate", false},
-                                               {"rebalance", false},
-                                               {"kill", false}}));
+  EXPECT_EQ(
+      report["killed"]["buttons"],
+      (json{{"activate", false}, {"deactivate", false}, {"rebalance", false}, {"kill", false}}));
 
   for (const char* shot : {"cluster.png", "topology.png", "component.png"}) {
     EXPECT_TRUE(IsPng(out + "/" + shot)) << out << "/" << shot;
