@@ -354,6 +354,12 @@ TEST_F(StormRestFieldsTest, ClusterPagesAgreeWithTheRunningTopology) {
   EXPECT_EQ(Get("/api/v1/topology/" + id_ + "/metrics?window=7").first, 400);
   EXPECT_EQ(Get("/api/v1/topology/no-such-1-1/metrics").first, 404);
   EXPECT_EQ(Get("/api/v1/topology-workers/no-such-1-1").first, 404);
+  // Bytes that are not UTF-8 get one JSON answer, never a crash.
+  const auto [bad_status, bad_body] = Get("/api/v1/supervisor?id=%FF%FE%00x");
+  EXPECT_EQ(bad_status, 404);
+  EXPECT_TRUE(bad_body.contains("errorMessage")) << bad_body.dump();
+  EXPECT_EQ(Get("/api/v1/owner-resources/%FF%C0").second["owners"], json::array());
+  EXPECT_EQ(Get("/api/v1/cluster/summary").first, 200) << "nimbus still serves";
 }
 
 TEST_F(StormRestFieldsTest, StatisticsPagesServeEveryDocumentedField) {
