@@ -7,9 +7,16 @@
 // complaint, repeat no series, and show the topology working: emitted and
 // acked counts above zero on both daemons. A SIGKILLed worker shows up as a
 // restart on its supervisor and on nimbus; a KafkaSpout's partitions show
-// their committed and log-end offsets and lag.
+// their committed and log-end offsets and lag. The alert rules of the user
+// guide fire on their symptoms and stay quiet otherwise (`promtool test
+// rules`), and a supervisor whose metrics port is taken or out of range
+// stops with one clear error.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -387,6 +394,121 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
     CommandRun kill = Tempest({"kill", name, "-w", "1"});
     EXPECT_EQ(kill.exit_code, 0) << kill.err;
   }
+}
+
+// The user guide's alert rules, as printed there, on synthetic series:
+// each alert fires on its symptom and not on a healthy topology.
+TEST(PrometheusAlertRulesTest, UserGuideRulesFireOnTheirSymptomsOnly) {
+  const std::string guide = ReadFileOrEmpty(SourceDir() + "/docs/user-guide.md");
+  const size_t start = guide.find("groups:\n  - name: tempest\n");
+  ASSERT_NE(start, std::string::npos) << "no alert rules in docs/user-guide.md";
+  const size_t end = guide.find("```", start);
+  ASSERT_NE(end, std::string::npos);
+  TempDir dir("tempest-alert-rules");
+  std::ofstream(dir.File("rules.yml")) << guide.substr(start, end - start);
+  std::ofstream(dir.File("test.yml")) << R"(rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'tempest_kafka_partition_lag{topology="t",component="k",topic="x",partition="0"}'
+        values: '20000+100x60'
+      - series: 'tempest_component_acked_total{topology="t",component="k",executor="1-1",stream="default"}'
+        values: '5x60'
+      - series: 'tempest_component_acked_total{topology="t",component="b",executor="2-2",input_component="k",stream="default"}'
+        values: '0+10x60'
+      - series: 'tempest_worker_restarts_total{topology="t",topology_id="t-1-1",supervisor_id="s",host="h",port="6700"}'
+        values: '0+1x10 10x50'
+      - series: 'tempest_zk_session_state{job="tempest-supervisor",instance="w1:9102"}'
+        values: '1 1 1 4x57'
+      - series: 'tempest_zk_session_state{job="tempest-supervisor",instance="w1:9102",topology="t",port="6700"}'
+        values: '1x60'
+    alert_rule_test:
+      - eval_time: 40m
+        alertname: TempestKafkaLagGrowing
+        exp_alerts:
+          - exp_labels: {topology: t, component: k}
+      - eval_time: 40m
+        alertname: TempestTopologyStalled
+        exp_alerts:
+          - exp_labels: {topology: t}
+      - eval_time: 10m
+        alertname: TempestWorkerRestarting
+        exp_alerts:
+          - exp_labels: {topology: t, host: h, port: "6700"}
+      - eval_time: 50m
+        alertname: TempestWorkerRestarting
+        exp_alerts: []
+      - eval_time: 10m
+        alertname: TempestSupervisorZooKeeperLost
+        exp_alerts:
+          - exp_labels: {job: tempest-supervisor, instance: "w1:9102"}
+  - interval: 1m
+    input_series:
+      - series: 'tempest_kafka_partition_lag{topology="t",component="k",topic="x",partition="0"}'
+        values: '50x60'
+      - series: 'tempest_component_acked_total{topology="t",component="k",executor="1-1",stream="default"}'
+        values: '0+100x60'
+      - series: 'tempest_worker_restarts_total{topology="t",topology_id="t-1-1",supervisor_id="s",host="h",port="6700"}'
+        values: '3x60'
+      - series: 'tempest_zk_session_state{job="tempest-supervisor",instance="w1:9102"}'
+        values: '1x60'
+    alert_rule_test:
+      - eval_time: 40m
+        alertname: TempestKafkaLagGrowing
+        exp_alerts: []
+      - eval_time: 40m
+        alertname: TempestTopologyStalled
+        exp_alerts: []
+      - eval_time: 40m
+        alertname: TempestWorkerRestarting
+        exp_alerts: []
+      - eval_time: 40m
+        alertname: TempestSupervisorZooKeeperLost
+        exp_alerts: []
+)";
+  CommandRun check = RunCommand({"promtool", "check", "rules", dir.File("rules.yml")},
+                                dir.File("check"), milliseconds(60000));
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  CommandRun test = RunCommand({"promtool", "test", "rules", dir.File("test.yml")},
+                               dir.File("test"), milliseconds(60000));
+  EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
+  EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out << test.err;
+}
+
+// A port the supervisor cannot use stops it before it touches ZooKeeper,
+// with one message naming the key.
+TEST(SupervisorMetricsPortTest, ATakenOrInvalidPortIsOneClearError) {
+  TempDir dir("tempest-metrics-port");
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int taken = ntohs(addr.sin_port);
+  auto supervisor = [&](const std::string& name, const std::string& port) {
+    return RunCommand({TempestBinary(), "supervisor", "-c", "storm.zookeeper.servers=[\"127.0.0.1\"]",
+                       "-c", "storm.zookeeper.port=1", "-c", "storm.local.dir=" + dir.File(name),
+                       "-c", "tempest.supervisor.metrics.port=" + port},
+                      dir.File(name), milliseconds(60000));
+  };
+  CommandRun busy = supervisor("busy", absl::StrCat(taken));
+  EXPECT_EQ(busy.exit_code, 1) << busy.out << busy.err;
+  EXPECT_NE(busy.err.find(absl::StrCat("cannot serve /metrics on 127.0.0.1:", taken)),
+            std::string::npos)
+      << busy.err;
+  EXPECT_NE(busy.err.find("tempest.supervisor.metrics"), std::string::npos) << busy.err;
+  EXPECT_EQ(busy.out.find("supervisor="), std::string::npos) << busy.out;
+  ::close(fd);
+
+  CommandRun invalid = supervisor("invalid", "70000");
+  EXPECT_EQ(invalid.exit_code, 2) << invalid.out << invalid.err;
+  EXPECT_NE(invalid.err.find("tempest.supervisor.metrics.port"), std::string::npos)
+      << invalid.err;
 }
 
 }  // namespace
