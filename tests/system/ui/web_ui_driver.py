@@ -455,6 +455,32 @@ def main():
         wait_loaded(chrome, "topology", "the topology page after Back", a.timeout)
         report["back"] = page_state(chrome)
 
+        # 7b. Forward goes to the component page again; Back once more.
+        step("forward")
+        chrome.evaluate("history.forward()")
+        wait_loaded(chrome, "component", "the component page after Forward", a.timeout)
+        report["forward"] = page_state(chrome)
+        chrome.evaluate("history.back()")
+        wait_loaded(chrome, "topology", "the topology page after Back", a.timeout)
+
+        # 7c. The spout's link in table#spouts opens the spout's page.
+        step("spout page by its link")
+        chrome.evaluate("document.querySelector('#spouts a[data-component=%s]').click()" %
+                        json.dumps(a.spout))
+        wait_loaded(chrome, "component", "the spout's page", a.timeout)
+        chrome.wait_for("!!document.querySelector('#executors tbody tr')",
+                        "rows in the spout's table#executors", a.timeout)
+        report["spout_page"] = {
+            "page": page_state(chrome),
+            "type": chrome.evaluate("document.getElementById('component-type').textContent"),
+            "executors": read_table(chrome, "executors"),
+            "outputs": read_table(chrome, "output-stats"),
+            "inputs_hidden": chrome.evaluate("document.getElementById('input-section').hidden"),
+            "rest": rest(a.nimbus, "/api/v1/topology/%s/component/%s" % (a.topology, a.spout)),
+        }
+        chrome.evaluate("history.back()")
+        wait_loaded(chrome, "topology", "the topology page after Back", a.timeout)
+
         # 8. The window selector puts ?window= in the address.
         step("window selector")
         chrome.evaluate("(function(){const s=document.getElementById('window');s.value='600';"

@@ -389,7 +389,32 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   // Back returns to the topology page; the window selector is in the URL.
   EXPECT_EQ(Str(report["back"], "route"), "topology") << report["back"].dump();
   EXPECT_EQ(Str(report["back"], "hash"), topology_hash);
+  EXPECT_EQ(Str(report["forward"], "route"), "component") << report["forward"].dump();
+  EXPECT_EQ(Str(report["forward"], "hash"), topology_hash + "/component/" + kBolt);
   EXPECT_EQ(Str(report["window"]["page"], "hash"), topology_hash + "?window=600");
+
+  // The spout's page, from its link: executors and output streams as REST
+  // has them (counts frozen), no input section.
+  json& spout_page = report["spout_page"];
+  EXPECT_EQ(Str(spout_page["page"], "hash"), topology_hash + "/component/" + kSpout)
+      << spout_page.dump();
+  EXPECT_EQ(Str(spout_page, "type"), "Spout");
+  EXPECT_EQ(spout_page["inputs_hidden"], true);
+  EXPECT_EQ(spout_page["executors"].size(), spout_page["rest"]["executorStats"].size());
+  EXPECT_EQ(spout_page["executors"].size(), 2u) << spout_page.dump();
+  for (const json& e : spout_page["rest"]["executorStats"]) {
+    const std::string key = Str(e, "id");
+    EXPECT_EQ(Str(spout_page["executors"][key], "acked"),
+              e.contains("acked") ? e["acked"].dump() : "")
+        << key << " " << spout_page.dump();
+  }
+  for (const json& o : spout_page["rest"]["outputStats"]) {
+    const std::string key = Str(o, "stream");
+    EXPECT_EQ(Str(spout_page["outputs"][key], "emitted"),
+              o.contains("emitted") ? o["emitted"].dump() : "")
+        << key << " " << spout_page.dump();
+  }
+  EXPECT_FALSE(spout_page["rest"]["outputStats"].empty()) << spout_page.dump();
 
   // nimbus out of reach: the last tables stay, marked stale; then fresh.
   const std::string stale = Str(report["stale"], "status");
