@@ -317,7 +317,13 @@ def main():
         print("step: " + name, flush=True)
         save()
 
-    binary = shutil.which(a.chromium) or a.chromium
+    binary = shutil.which(a.chromium)
+    if binary is None:
+        report["error"] = ("no %s to run: install it with deploy/install-deps.sh (or name another "
+                           "binary in TEMPEST_CHROMIUM)" % a.chromium)
+        save()
+        print(report["error"], file=sys.stderr)
+        return 1
     chrome = Chromium(binary, os.path.join(a.out, "chromium.log"), a.profile_parent)
 
     def stop(signum, frame):
