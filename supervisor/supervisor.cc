@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/net/http_auth.h"
 #include "spdlog/spdlog.h"
 #include "supervisor/metrics_view.h"
 #include "supervisor/worker_files.h"
@@ -127,12 +128,14 @@ absl::Status Supervisor::StartMetricsServer() {
   if (!loop.ok()) return loop.status();
   http_loop_ = *std::move(loop);
   net::HttpRouter router;
-  absl::Status added = router.Add("GET", "/metrics", [this](const net::HttpRequest&) {
+  net::HttpHandler metrics = [this](const net::HttpRequest&) {
     net::HttpResponse response;
     response.content_type = "text/plain; version=0.0.4; charset=utf-8";
     response.body = RenderMetrics();
     return response;
-  });
+  };
+  absl::Status added =
+      router.Add("GET", "/metrics", net::RequireAuth(options_.metrics_auth, std::move(metrics)));
   if (!added.ok()) return added;
   net::HttpServerOptions ho;
   ho.bind_address = options_.metrics_host;

@@ -88,9 +88,22 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
         Sv(kSupervisorMetricsPort), " must be a port in 1..65535 (0: none), not ", metrics_port));
   }
   o.metrics_port = static_cast<int>(metrics_port);
-  o.metrics_host = config.GetString(kSupervisorMetricsHost, "127.0.0.1");
+  // On its host's address when it has one, so a scraper on another host reaches it.
+  o.metrics_host = config.GetString(kSupervisorMetricsHost,
+                                    o.hostname.empty() ? "127.0.0.1" : o.hostname);
   if (o.metrics_port != 0 && o.metrics_host.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(Sv(kSupervisorMetricsHost), " is empty"));
+  }
+  // Reads are protected as on nimbus: only with tempest.api.auth.reads and a
+  // token file (the token file is read only when it matters here).
+  if (o.metrics_port != 0 && config.GetBool(net::kApiAuthReadsKey, false)) {
+    const std::string file = config.GetString(net::kApiTokenFileKey, "");
+    if (!file.empty()) {
+      absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, net::kApiTokenFileKey);
+      if (!token.ok()) return token.status();
+      o.metrics_auth.token = std::move(token->token);
+      o.metrics_auth.protect_reads = true;
+    }
   }
   return o;
 }

@@ -12,6 +12,7 @@
 #include "common/coord/retry_policy.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
+#include "common/net/http_auth.h"
 #include "common/os/privileges.h"
 
 namespace tempest::supervisor {
@@ -70,9 +71,13 @@ struct SupervisorOptions {
   core::Clock* clock = &core::RealClock();
   // tempest.supervisor.metrics.port: GET /metrics of the supervisor and its
   // workers; 0 = not served. tempest.supervisor.metrics.host: the address
-  // it listens on (an IP address, like nimbus's ui.host).
+  // it listens on (an IP address, like nimbus's ui.host; unset:
+  // storm.local.hostname, else 127.0.0.1).
   int metrics_port = 0;
   std::string metrics_host = "127.0.0.1";
+  // Who may scrape: as nimbus's GET endpoints, the API token
+  // (tempest.api.token.file) is needed only with tempest.api.auth.reads.
+  net::HttpAuthPolicy metrics_auth;
   // Where the ZooKeeper session's metrics go; Supervisor sets its own
   // registry (null: MetricsRegistry::Global()).
   core::MetricsRegistry* metrics = nullptr;
@@ -83,8 +88,8 @@ struct SupervisorOptions {
   // supervisor.worker.timeout.secs, supervisor.worker.start.timeout.secs,
   // supervisor.worker.shutdown.sleep.secs,
   // tempest.supervisor.worker.exit.grace.secs, supervisor.worker.user,
-  // tempest.supervisor.metrics.port/host. InvalidArgument for unusable
-  // values.
+  // tempest.supervisor.metrics.port/host (with a port: tempest.api.auth.reads
+  // and tempest.api.token.file). InvalidArgument for unusable values.
   static absl::StatusOr<SupervisorOptions> FromConfig(const api::Config& config);
 };
 

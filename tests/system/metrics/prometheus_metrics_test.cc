@@ -9,8 +9,9 @@
 // restart on its supervisor and on nimbus; a KafkaSpout's partitions show
 // their committed and log-end offsets and lag. The alert rules of the user
 // guide fire on their symptoms and stay quiet otherwise (`promtool test
-// rules`), and a supervisor whose metrics port is taken or out of range
-// stops with one clear error.
+// rules`), a supervisor whose metrics port is taken or out of range stops
+// with one clear error, and one whose config protects reads wants the API
+// token for /metrics.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -34,6 +35,7 @@
 #include "absl/strings/str_split.h"
 #include "common/net/http_client.h"
 #include "common/os/child_process.h"
+#include "common/os/loopback.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/eventually.h"
@@ -394,6 +396,34 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
     CommandRun kill = Tempest({"kill", name, "-w", "1"});
     EXPECT_EQ(kill.exit_code, 0) << kill.err;
   }
+
+  // With tempest.api.auth.reads, a supervisor's /metrics wants the API
+  // token, as nimbus's GET endpoints do.
+  absl::StatusOr<int> slot = os::FindFreeLoopbackPort();
+  absl::StatusOr<int> metrics_port = os::FindFreeLoopbackPort();
+  ASSERT_TRUE(slot.ok() && metrics_port.ok());
+  os::ChildProcess::Options o;
+  o.argv = {TempestBinary(), "supervisor",
+            "-c", "storm.zookeeper.servers=[\"" + zk[0] + "\"]",
+            "-c", "storm.local.dir=" + dir_.File("guarded"),
+            "-c", absl::StrCat("supervisor.slots.ports=[", *slot, "]"),
+            "-c", absl::StrCat("tempest.supervisor.metrics.port=", *metrics_port),
+            "-c", "tempest.api.token.file=" + dir_.File("cluster/api-token"),
+            "-c", "tempest.api.auth.reads=true"};
+  o.stdout_path = dir_.File("guarded.out");
+  o.stderr_path = dir_.File("guarded.err");
+  auto guarded = os::ChildProcess::Start(o);
+  ASSERT_TRUE(guarded.ok()) << guarded.status();
+  ASSERT_TRUE(WaitForLineWithPrefix(dir_.File("guarded.out"), "supervisor=", seconds(60)))
+      << ReadFileOrEmpty(dir_.File("guarded.err"));
+  net::HttpClient anonymous("127.0.0.1", *metrics_port, milliseconds(20000));
+  absl::StatusOr<net::HttpClientResponse> refused = anonymous.Get("/metrics");
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->status, 401) << refused->body;
+  ASSERT_FALSE(token_.empty());
+  const std::string allowed = Scrape(Address{"127.0.0.1", *metrics_port}, token_);
+  EXPECT_TRUE(HasSeries(allowed, "tempest_supervisor_info")) << allowed;
+  (*guarded)->Stop(seconds(30));
 }
 
 // The user guide's alert rules, as printed there, on synthetic series:

@@ -1,4 +1,7 @@
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -81,6 +84,31 @@ TEST(SupervisorOptionsTest, MetricsEndpointIsOffUnlessAPortIsSet) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("tempest.supervisor.metrics.port"));
   }
+}
+
+TEST(SupervisorOptionsTest, MetricsNeedTheApiTokenOnlyWhenReadsAreProtected) {
+  char dir_template[] = "/tmp/tempest-metrics-token-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string token_file = std::string(dir_template) + "/token";
+  ASSERT_TRUE(net::WriteTokenFile(token_file, "s3cret").ok());
+  api::Config c;
+  c.Set(kSupervisorMetricsPort, 9102);
+  c.Set(net::kApiTokenFileKey, token_file);
+  absl::StatusOr<SupervisorOptions> open = SupervisorOptions::FromConfig(c);
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_FALSE(open->metrics_auth.enabled() && open->metrics_auth.protect_reads);
+  c.Set(net::kApiAuthReadsKey, true);
+  absl::StatusOr<SupervisorOptions> guarded = SupervisorOptions::FromConfig(c);
+  ASSERT_TRUE(guarded.ok()) << guarded.status();
+  EXPECT_EQ(guarded->metrics_auth.token, "s3cret");
+  EXPECT_TRUE(guarded->metrics_auth.protect_reads);
+  c.Set(net::kApiTokenFileKey, std::string(dir_template) + "/missing");
+  EXPECT_EQ(SupervisorOptions::FromConfig(c).status().code(), absl::StatusCode::kInvalidArgument);
+  // Without a metrics port the token file is not the supervisor's concern.
+  c.Set(kSupervisorMetricsPort, 0);
+  EXPECT_TRUE(SupervisorOptions::FromConfig(c).ok());
+  std::remove(token_file.c_str());
+  ::rmdir(dir_template);
 }
 
 // deploy/tempest.yaml is documentation that must keep loading.
