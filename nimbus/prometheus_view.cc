@@ -70,7 +70,7 @@ using Label = core::PrometheusTextWriter::Label;
 struct StreamRow {
   const MetricsRow* topology;
   std::string component;
-  std::string executor;  // "start-end", as the workers' receive-queue series
+  std::string executor;         // "start-end", as the workers' receive-queue series
   std::string input_component;  // inputs only
   bool spout = false;
   const v1::StreamStats* stats;
@@ -142,8 +142,8 @@ void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out
         return p.task() >= r.first && p.task() <= r.second;
       });
       if (!here) continue;
-      auto [it, inserted] = partitions.try_emplace({p.component(), p.topic(), p.partition()},
-                                                   PartitionRow{&row, &p});
+      auto [it, inserted] =
+          partitions.try_emplace({p.component(), p.topic(), p.partition()}, PartitionRow{&row, &p});
       if (!inserted && p.committed_offset() > it->second.lag->committed_offset()) {
         it->second.lag = &p;
       }
@@ -172,8 +172,8 @@ void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
        "Acked: a spout's tuple trees by root stream, a bolt's tuples by input stream.", true, true,
        [](const v1::StreamStats& s) { return s.acked(); }},
       {"tempest_component_failed_total",
-       "Failed: a spout's tuple trees by root stream, a bolt's tuples by input stream.", true,
-       true, [](const v1::StreamStats& s) { return s.failed(); }},
+       "Failed: a spout's tuple trees by root stream, a bolt's tuples by input stream.", true, true,
+       [](const v1::StreamStats& s) { return s.failed(); }},
       {"tempest_component_executed_total", "Tuples a bolt executed per input stream.", false, true,
        [](const v1::StreamStats& s) { return s.executed(); }},
   };
@@ -239,9 +239,7 @@ void WritePartitionSeries(const BeatRows& rows, core::PrometheusTextWriter& out)
        [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.lag_ms()) / 1e3; }},
       {"tempest_kafka_partition_committed_offset",
        "The next offset of the partition to process after a restart.", false,
-       [](const v1::SpoutPartitionLag& p) {
-         return static_cast<double>(p.committed_offset());
-       }},
+       [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.committed_offset()); }},
       {"tempest_kafka_partition_log_end_offset", "The partition's log end offset.", false,
        [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.log_end_offset()); }},
   };
@@ -251,8 +249,10 @@ void WritePartitionSeries(const BeatRows& rows, core::PrometheusTextWriter& out)
       const double value = s.get(*r.lag);
       if (value < 0) continue;
       const std::string partition = absl::StrCat(r.lag->partition());
-      const Label labels[] = {{"topology_id", r.topology->id}, {"topology", r.topology->name},
-                              {"component", r.lag->component()}, {"topic", r.lag->topic()},
+      const Label labels[] = {{"topology_id", r.topology->id},
+                              {"topology", r.topology->name},
+                              {"component", r.lag->component()},
+                              {"topic", r.lag->topic()},
                               {"partition", partition}};
       if (s.fraction) {
         out.SampleFraction(s.name, labels, value);
@@ -268,8 +268,10 @@ void WriteSlotSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
   out.Family(kRestarts, "counter",
              "Restarts of the slot's worker after it died, while the slot keeps the topology.");
   for (const SlotRow& r : rows.slots) {
-    const Label labels[] = {{"topology_id", r.topology->id}, {"topology", r.topology->name},
-                            {"supervisor_id", r.supervisor_id}, {"host", r.host},
+    const Label labels[] = {{"topology_id", r.topology->id},
+                            {"topology", r.topology->name},
+                            {"supervisor_id", r.supervisor_id},
+                            {"host", r.host},
                             {"port", r.port}};
     out.Sample(kRestarts, labels, r.restarts);
   }
@@ -290,8 +292,7 @@ void WriteSupervisorSeries(const ClusterView& view, core::PrometheusTextWriter& 
   for (const auto& s : series) {
     out.Family(s.name, "gauge", s.help);
     for (const v1::SupervisorInfo& info : view.supervisors) {
-      const Label labels[] = {{"supervisor_id", info.supervisor_id()},
-                              {"host", info.hostname()}};
+      const Label labels[] = {{"supervisor_id", info.supervisor_id()}, {"host", info.hostname()}};
       out.Sample(s.name, labels, s.get(info));
     }
   }

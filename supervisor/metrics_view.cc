@@ -56,7 +56,8 @@ constexpr std::pair<std::string_view, std::string_view> kHelp[] = {
     {"tempest_zk_session_transitions_total",
      "ZooKeeper session state changes (to=\"lost\": expirations; from=\"suspended\" "
      "to=\"connected\": reconnects)."},
-    {"tempest_zk_sessions_created_total", "ZooKeeper sessions opened (the first and after expiry)."},
+    {"tempest_zk_sessions_created_total",
+     "ZooKeeper sessions opened (the first and after expiry)."},
 };
 
 std::string_view HelpOf(std::string_view family) {
@@ -84,7 +85,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 // A registry series as the exposition names it.
 struct Shape {
   std::string family;
-  std::string type;  // counter, gauge, summary
+  std::string type;       // counter, gauge, summary
   double per_second = 0;  // 0: values as they are; else units in a second
 };
 
@@ -94,9 +95,8 @@ std::optional<Shape> ShapeOf(std::string_view name, core::MetricSample::Kind kin
   if (EndsWith(base, "_total")) base.resize(base.size() - 6);
   Shape shape;
   // Prometheus's base unit of time is the second.
-  for (const auto& [unit, per_second] : {std::pair<std::string_view, double>{"_us", 1e6},
-                                         {"_ms", 1e3},
-                                         {"_ns", 1e9}}) {
+  for (const auto& [unit, per_second] :
+       {std::pair<std::string_view, double>{"_us", 1e6}, {"_ms", 1e3}, {"_ns", 1e9}}) {
     if (EndsWith(base, unit)) {
       base.resize(base.size() - unit.size());
       base += "_seconds";

@@ -146,9 +146,9 @@ absl::Status Supervisor::StartMetricsServer() {
   absl::StatusOr<std::unique_ptr<net::HttpServer>> http =
       net::HttpServer::Create(*http_loop_, std::move(ho), std::move(router));
   if (!http.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot serve /metrics on ", options_.metrics_host, ":", options_.metrics_port,
-        " (tempest.supervisor.metrics.host/port): ", http.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot serve /metrics on ", options_.metrics_host, ":", options_.metrics_port,
+                     " (tempest.supervisor.metrics.host/port): ", http.status().message()));
   }
   http_ = *std::move(http);
   spdlog::info("supervisor {}: metrics on http://{}:{}/metrics", id_, options_.metrics_host,

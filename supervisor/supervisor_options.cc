@@ -89,8 +89,8 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
   }
   o.metrics_port = static_cast<int>(metrics_port);
   // On its host's address when it has one, so a scraper on another host reaches it.
-  o.metrics_host = config.GetString(kSupervisorMetricsHost,
-                                    o.hostname.empty() ? "127.0.0.1" : o.hostname);
+  o.metrics_host =
+      config.GetString(kSupervisorMetricsHost, o.hostname.empty() ? "127.0.0.1" : o.hostname);
   if (o.metrics_port != 0 && o.metrics_host.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(Sv(kSupervisorMetricsHost), " is empty"));
   }

@@ -103,9 +103,11 @@ void ExpectValidExposition(const TempDir& dir, const std::string& name, const st
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("# HELP ", 0) == 0) {
-      EXPECT_TRUE(helps.insert(line.substr(7, line.find(' ', 7) - 7)).second) << name << ": " << line;
+      EXPECT_TRUE(helps.insert(line.substr(7, line.find(' ', 7) - 7)).second)
+          << name << ": " << line;
     } else if (line.rfind("# TYPE ", 0) == 0) {
-      EXPECT_TRUE(types.insert(line.substr(7, line.find(' ', 7) - 7)).second) << name << ": " << line;
+      EXPECT_TRUE(types.insert(line.substr(7, line.find(' ', 7) - 7)).second)
+          << name << ": " << line;
     } else if (!line.empty() && line[0] != '#') {
       EXPECT_TRUE(series.insert(line.substr(0, line.rfind(' '))).second)
           << name << ": repeated series " << line;
@@ -162,7 +164,7 @@ class PrometheusMetricsTest : public ::testing::Test {
 
   void StartDev(int supervisors) {
     os::ChildProcess::Options o;
-    o.argv = {TempestBinary(),     "dev", "--supervisors", std::to_string(supervisors), "--dir",
+    o.argv = {TempestBinary(),      "dev", "--supervisors", std::to_string(supervisors), "--dir",
               dir_.File("cluster"), "-c",  "ui.port=0"};
     o.stdout_path = dir_.File("dev.out");
     o.stderr_path = dir_.File("dev.err");
@@ -200,13 +202,11 @@ class PrometheusMetricsTest : public ::testing::Test {
   // The pid of a worker of supervisor `index` (1-based, as `tempest dev`
   // names them), from its worker.json; 0 if none.
   pid_t WorkerPidOf(int index) {
-    const std::filesystem::path workers =
-        std::filesystem::path(dir_.File("cluster")) / absl::StrCat("supervisor-", index) /
-        "workers";
+    const std::filesystem::path workers = std::filesystem::path(dir_.File("cluster")) /
+                                          absl::StrCat("supervisor-", index) / "workers";
     std::error_code ec;
     for (const auto& slot : std::filesystem::directory_iterator(workers, ec)) {
-      json j = json::parse(ReadFileOrEmpty((slot.path() / "worker.json").string()), nullptr,
-                           false);
+      json j = json::parse(ReadFileOrEmpty((slot.path() / "worker.json").string()), nullptr, false);
       if (j.is_object() && j.contains("pid")) return j["pid"].get<pid_t>();
     }
     return 0;
@@ -268,18 +268,19 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
         return emitted > 0 && acked > 0 && running == 2;
       },
       milliseconds(1000)))
-      << sup_text[0] << "\n----\n" << sup_text[1];
+      << sup_text[0] << "\n----\n"
+      << sup_text[1];
   for (size_t i = 0; i < supervisors_.size(); ++i) {
     ExpectValidExposition(dir_, absl::StrCat("supervisor-", i + 1), sup_text[i]);
-    EXPECT_TRUE(HasSeries(sup_text[i], "tempest_supervisor_worker_heartbeat_age_seconds",
-                          {topology}))
+    EXPECT_TRUE(
+        HasSeries(sup_text[i], "tempest_supervisor_worker_heartbeat_age_seconds", {topology}))
         << sup_text[i];
     // Latencies are converted to seconds; nothing in microseconds is left.
     EXPECT_EQ(sup_text[i].find("_us{"), std::string::npos);
     EXPECT_GE(Sum(sup_text[i], "tempest_supervisor_worker_launches_total"), 1);
   }
-  EXPECT_TRUE(HasSeries(sup_text[0] + sup_text[1], "tempest_execute_latency_seconds_count",
-                        {topology}));
+  EXPECT_TRUE(
+      HasSeries(sup_text[0] + sup_text[1], "tempest_execute_latency_seconds_count", {topology}));
 
   // Nimbus: per component and stream, from the workers' beats in ZooKeeper.
   std::string nimbus_text;
@@ -298,9 +299,8 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
   ExpectValidExposition(dir_, "nimbus", nimbus_text);
   EXPECT_EQ(Sum(nimbus_text, "tempest_nimbus_leader"), 1);
   for (const std::string& sup : supervisor_ids_) {
-    EXPECT_EQ(Sum(nimbus_text, "tempest_supervisor_slots_offered",
-                  {"supervisor_id=\"" + sup + "\""}),
-              2)
+    EXPECT_EQ(
+        Sum(nimbus_text, "tempest_supervisor_slots_offered", {"supervisor_id=\"" + sup + "\""}), 2)
         << nimbus_text;
   }
   EXPECT_TRUE(HasSeries(nimbus_text, "tempest_component_complete_latency_seconds_count",
@@ -341,23 +341,21 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
   const std::vector<std::string> zk = LinesWithPrefix(dir_.File("dev.out"), "zookeeper=");
   ASSERT_EQ(bootstrap.size(), 1u);
   ASSERT_EQ(zk.size(), 1u);
-  CommandRun produce = RunCommand(
-      {"/bin/sh", "-c",
-       "kcat -P -b " + bootstrap[0] + " -t sentences < " + SourceDir() +
-           "/examples/data/sentences.txt"},
-      dir_.File("kcat"), milliseconds(60000));
+  CommandRun produce = RunCommand({"/bin/sh", "-c",
+                                   "kcat -P -b " + bootstrap[0] + " -t sentences < " + SourceDir() +
+                                       "/examples/data/sentences.txt"},
+                                  dir_.File("kcat"), milliseconds(60000));
   ASSERT_EQ(produce.exit_code, 0) << produce.err;
-  std::string kafka_yaml = absl::StrReplaceAll(
-      ReadFileOrEmpty(SourceDir() + "/examples/kafka-transform.yaml"),
-      {{"value: true        # finite", "value: false       # keeps running"}});
+  std::string kafka_yaml =
+      absl::StrReplaceAll(ReadFileOrEmpty(SourceDir() + "/examples/kafka-transform.yaml"),
+                          {{"value: true        # finite", "value: false       # keeps running"}});
   std::ofstream(dir_.File("kafka.yaml")) << kafka_yaml;
-  std::vector<std::string> submit_kafka = {TempestBinary(), "submit", dir_.File("kafka.yaml"),
-                                           "--env-filter", "--nimbus", nimbus_text_};
-  CommandRun submitted = RunCommand(
-      submit_kafka, dir_.File("submit-kafka"), milliseconds(60000),
-      {{"TEMPEST_TOKEN_FILE", dir_.File("cluster/api-token")},
-       {"BOOTSTRAP", bootstrap[0]},
-       {"ZK", zk[0]}});
+  std::vector<std::string> submit_kafka = {TempestBinary(), "submit",   dir_.File("kafka.yaml"),
+                                           "--env-filter",  "--nimbus", nimbus_text_};
+  CommandRun submitted = RunCommand(submit_kafka, dir_.File("submit-kafka"), milliseconds(60000),
+                                    {{"TEMPEST_TOKEN_FILE", dir_.File("cluster/api-token")},
+                                     {"BOOTSTRAP", bootstrap[0]},
+                                     {"ZK", zk[0]}});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   std::string kafka_id = submitted.out;
   while (!kafka_id.empty() && (kafka_id.back() == '\n' || kafka_id.back() == ' ')) {
@@ -403,13 +401,20 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
   absl::StatusOr<int> metrics_port = os::FindFreeLoopbackPort();
   ASSERT_TRUE(slot.ok() && metrics_port.ok());
   os::ChildProcess::Options o;
-  o.argv = {TempestBinary(), "supervisor",
-            "-c", "storm.zookeeper.servers=[\"" + zk[0] + "\"]",
-            "-c", "storm.local.dir=" + dir_.File("guarded"),
-            "-c", absl::StrCat("supervisor.slots.ports=[", *slot, "]"),
-            "-c", absl::StrCat("tempest.supervisor.metrics.port=", *metrics_port),
-            "-c", "tempest.api.token.file=" + dir_.File("cluster/api-token"),
-            "-c", "tempest.api.auth.reads=true"};
+  o.argv = {TempestBinary(),
+            "supervisor",
+            "-c",
+            "storm.zookeeper.servers=[\"" + zk[0] + "\"]",
+            "-c",
+            "storm.local.dir=" + dir_.File("guarded"),
+            "-c",
+            absl::StrCat("supervisor.slots.ports=[", *slot, "]"),
+            "-c",
+            absl::StrCat("tempest.supervisor.metrics.port=", *metrics_port),
+            "-c",
+            "tempest.api.token.file=" + dir_.File("cluster/api-token"),
+            "-c",
+            "tempest.api.auth.reads=true"};
   o.stdout_path = dir_.File("guarded.out");
   o.stderr_path = dir_.File("guarded.err");
   auto guarded = os::ChildProcess::Start(o);
@@ -521,10 +526,11 @@ TEST(SupervisorMetricsPortTest, ATakenOrInvalidPortIsOneClearError) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   const int taken = ntohs(addr.sin_port);
   auto supervisor = [&](const std::string& name, const std::string& port) {
-    return RunCommand({TempestBinary(), "supervisor", "-c", "storm.zookeeper.servers=[\"127.0.0.1\"]",
-                       "-c", "storm.zookeeper.port=1", "-c", "storm.local.dir=" + dir.File(name),
-                       "-c", "tempest.supervisor.metrics.port=" + port},
-                      dir.File(name), milliseconds(60000));
+    return RunCommand(
+        {TempestBinary(), "supervisor", "-c", "storm.zookeeper.servers=[\"127.0.0.1\"]", "-c",
+         "storm.zookeeper.port=1", "-c", "storm.local.dir=" + dir.File(name), "-c",
+         "tempest.supervisor.metrics.port=" + port},
+        dir.File(name), milliseconds(60000));
   };
   CommandRun busy = supervisor("busy", absl::StrCat(taken));
   EXPECT_EQ(busy.exit_code, 1) << busy.out << busy.err;
@@ -537,8 +543,7 @@ TEST(SupervisorMetricsPortTest, ATakenOrInvalidPortIsOneClearError) {
 
   CommandRun invalid = supervisor("invalid", "70000");
   EXPECT_EQ(invalid.exit_code, 2) << invalid.out << invalid.err;
-  EXPECT_NE(invalid.err.find("tempest.supervisor.metrics.port"), std::string::npos)
-      << invalid.err;
+  EXPECT_NE(invalid.err.find("tempest.supervisor.metrics.port"), std::string::npos) << invalid.err;
 }
 
 }  // namespace

@@ -149,9 +149,10 @@ TEST(PrometheusViewTest, KafkaPartitionsSlotsAndSupervisors) {
   EXPECT_TRUE(Has(text, "tempest_kafka_partition_log_end_offset{" + p0 + "} 50"));
   // Partition 1 has no known log end yet: only its committed offset.
   EXPECT_EQ(Count(text, "partition=\"1\""), 1u);
-  EXPECT_TRUE(Has(text, "tempest_worker_restarts_total{topology_id=\"kt-1-100\","
-                        "topology=\"k\\\"t\",supervisor_id=\"sup-a\",host=\"host-a\","
-                        "port=\"6700\"} 2"));
+  EXPECT_TRUE(Has(text,
+                  "tempest_worker_restarts_total{topology_id=\"kt-1-100\","
+                  "topology=\"k\\\"t\",supervisor_id=\"sup-a\",host=\"host-a\","
+                  "port=\"6700\"} 2"));
   EXPECT_TRUE(
       Has(text, "tempest_supervisor_slots_offered{supervisor_id=\"sup-a\",host=\"host-a\"} 2"));
   EXPECT_TRUE(

@@ -70,14 +70,16 @@ TEST(SupervisorMetricsViewTest, OwnSeriesWithoutWorkers) {
   SupervisorMetricsView view = BaseView();
   core::MetricsRegistry registry;
   registry.GetCounter("tempest_supervisor_worker_launches_total").Add(3);
-  registry.GetCounter("tempest_zk_session_transitions_total", {{"from", "connecting"},
-                                                               {"to", "connected"}})
+  registry
+      .GetCounter("tempest_zk_session_transitions_total",
+                  {{"from", "connecting"}, {"to", "connected"}})
       .Add();
   view.own = registry.Snapshot();
   const std::string text = RenderSupervisorMetrics(view);
   ExpectWellFormed(text);
-  EXPECT_TRUE(Has(text, "tempest_supervisor_info{supervisor_id=\"sup-a\",host=\"127.0.0.1\","
-                        "version=\"tempest-0.1.0\"} 1"))
+  EXPECT_TRUE(Has(text,
+                  "tempest_supervisor_info{supervisor_id=\"sup-a\",host=\"127.0.0.1\","
+                  "version=\"tempest-0.1.0\"} 1"))
       << text;
   EXPECT_TRUE(Has(text, "# TYPE tempest_supervisor_slots_offered gauge"));
   EXPECT_TRUE(
@@ -88,8 +90,8 @@ TEST(SupervisorMetricsViewTest, OwnSeriesWithoutWorkers) {
   EXPECT_TRUE(Has(text, "tempest_supervisor_uptime_seconds 42"));
   EXPECT_TRUE(Has(text, "# TYPE tempest_supervisor_worker_launches_total counter"));
   EXPECT_TRUE(Has(text, "tempest_supervisor_worker_launches_total 3"));
-  EXPECT_TRUE(Has(
-      text, "tempest_zk_session_transitions_total{from=\"connecting\",to=\"connected\"} 1"));
+  EXPECT_TRUE(
+      Has(text, "tempest_zk_session_transitions_total{from=\"connecting\",to=\"connected\"} 1"));
   // Families are sorted, so a scrape reads the same every time.
   EXPECT_LT(text.find("# TYPE tempest_supervisor_info"),
             text.find("# TYPE tempest_supervisor_slots_offered"));
@@ -97,32 +99,33 @@ TEST(SupervisorMetricsViewTest, OwnSeriesWithoutWorkers) {
 
 TEST(SupervisorMetricsViewTest, WorkerSeriesGetTheirSlotLabelsAndValidNames) {
   SupervisorMetricsView view = BaseView();
-  v1::MetricPoint latency =
-      Point("tempest_complete_latency_us", v1::MetricPoint::HISTOGRAM, 4,
-            {{"component", "spout"}, {"stream", "default"}, {"task", "3"}});
+  v1::MetricPoint latency = Point("tempest_complete_latency_us", v1::MetricPoint::HISTOGRAM, 4,
+                                  {{"component", "spout"}, {"stream", "default"}, {"task", "3"}});
   latency.set_sum(3'000'000);
   latency.set_p50(500'000);
   latency.set_p99(1'500'000);
-  view.workers.push_back(Worker(
-      6700, "wc-1-100",
-      {Point("tempest_emitted_total", v1::MetricPoint::COUNTER, 17,
-             {{"component", "spout"}, {"stream", "default"}, {"task", "3"}}),
-       // A counter without _total gets it; a gauge never keeps one.
-       Point("tempest_kafka_spout_lost_messages", v1::MetricPoint::COUNTER, 2,
-             {{"partition", "0"}}),
-       Point("tempest_odd_total", v1::MetricPoint::GAUGE, 5),
-       // The worker's own topology label agrees with the slot's: written once.
-       Point("tempest_topology_acked_total", v1::MetricPoint::COUNTER, 9,
-             {{"topology", "wc-1-100"}}),
-       latency}));
+  view.workers.push_back(
+      Worker(6700, "wc-1-100",
+             {Point("tempest_emitted_total", v1::MetricPoint::COUNTER, 17,
+                    {{"component", "spout"}, {"stream", "default"}, {"task", "3"}}),
+              // A counter without _total gets it; a gauge never keeps one.
+              Point("tempest_kafka_spout_lost_messages", v1::MetricPoint::COUNTER, 2,
+                    {{"partition", "0"}}),
+              Point("tempest_odd_total", v1::MetricPoint::GAUGE, 5),
+              // The worker's own topology label agrees with the slot's: written once.
+              Point("tempest_topology_acked_total", v1::MetricPoint::COUNTER, 9,
+                    {{"topology", "wc-1-100"}}),
+              latency}));
   const std::string text = RenderSupervisorMetrics(view);
   ExpectWellFormed(text);
   EXPECT_TRUE(Has(text, "# TYPE tempest_emitted_total counter"));
-  EXPECT_TRUE(Has(text, "tempest_emitted_total{topology=\"wc-1-100\",port=\"6700\","
-                        "component=\"spout\",stream=\"default\",task=\"3\"} 17"))
+  EXPECT_TRUE(Has(text,
+                  "tempest_emitted_total{topology=\"wc-1-100\",port=\"6700\","
+                  "component=\"spout\",stream=\"default\",task=\"3\"} 17"))
       << text;
-  EXPECT_TRUE(Has(text, "tempest_kafka_spout_lost_messages_total{topology=\"wc-1-100\","
-                        "port=\"6700\",partition=\"0\"} 2"));
+  EXPECT_TRUE(Has(text,
+                  "tempest_kafka_spout_lost_messages_total{topology=\"wc-1-100\","
+                  "port=\"6700\",partition=\"0\"} 2"));
   EXPECT_TRUE(Has(text, "# TYPE tempest_odd gauge"));
   EXPECT_TRUE(Has(text, "tempest_topology_acked_total{topology=\"wc-1-100\",port=\"6700\"} 9"));
   // Microseconds become seconds, as a summary.
@@ -133,25 +136,27 @@ TEST(SupervisorMetricsViewTest, WorkerSeriesGetTheirSlotLabelsAndValidNames) {
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds{" + labels + ",quantile=\"0.99\"} 1.5"));
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds_sum{" + labels + "} 3"));
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds_count{" + labels + "} 4"));
-  EXPECT_TRUE(Has(text, "tempest_supervisor_worker_heartbeat_age_seconds{topology=\"wc-1-100\","
-                        "port=\"6700\"} 2"));
+  EXPECT_TRUE(Has(text,
+                  "tempest_supervisor_worker_heartbeat_age_seconds{topology=\"wc-1-100\","
+                  "port=\"6700\"} 2"));
   EXPECT_EQ(text.find("_us{"), std::string::npos) << text;
   EXPECT_EQ(text.find("_us_"), std::string::npos) << text;
 }
 
 TEST(SupervisorMetricsViewTest, TwoWorkersShareOneFamilyBlock) {
   SupervisorMetricsView view = BaseView();
-  view.workers.push_back(Worker(6700, "a-1-1", {Point("tempest_acked_total",
-                                                      v1::MetricPoint::COUNTER, 1)}));
-  view.workers.push_back(Worker(6701, "b-2-2", {Point("tempest_acked_total",
-                                                      v1::MetricPoint::COUNTER, 2)}));
+  view.workers.push_back(
+      Worker(6700, "a-1-1", {Point("tempest_acked_total", v1::MetricPoint::COUNTER, 1)}));
+  view.workers.push_back(
+      Worker(6701, "b-2-2", {Point("tempest_acked_total", v1::MetricPoint::COUNTER, 2)}));
   // A worker that has not beaten yet contributes nothing.
   view.workers.push_back(WorkerMetricsSource{6702, "c-3-3", nullptr});
   const std::string text = RenderSupervisorMetrics(view);
   ExpectWellFormed(text);
-  EXPECT_TRUE(Has(text, "# TYPE tempest_acked_total counter\n"
-                        "tempest_acked_total{topology=\"a-1-1\",port=\"6700\"} 1\n"
-                        "tempest_acked_total{topology=\"b-2-2\",port=\"6701\"} 2"))
+  EXPECT_TRUE(Has(text,
+                  "# TYPE tempest_acked_total counter\n"
+                  "tempest_acked_total{topology=\"a-1-1\",port=\"6700\"} 1\n"
+                  "tempest_acked_total{topology=\"b-2-2\",port=\"6701\"} 2"))
       << text;
   EXPECT_TRUE(Has(text, "tempest_supervisor_workers_running 3"));
   EXPECT_EQ(text.find("c-3-3"), std::string::npos);
@@ -159,22 +164,21 @@ TEST(SupervisorMetricsViewTest, TwoWorkersShareOneFamilyBlock) {
 
 TEST(SupervisorMetricsViewTest, HostileWorkerSeriesAreLeftOutOrEscaped) {
   SupervisorMetricsView view = BaseView();
-  view.workers.push_back(Worker(
-      6700, "t-1-1",
-      {Point("bad name{", v1::MetricPoint::COUNTER, 1),
-       Point("", v1::MetricPoint::GAUGE, 1),
-       Point("tempest_x_total", v1::MetricPoint::COUNTER, 1, {{"bad-label", "v"}}),
-       Point("tempest_x_total", v1::MetricPoint::COUNTER, 1, {{"__reserved", "v"}}),
-       // A gauge named like the summary a histogram became: another type,
-       // left out.
-       Point("tempest_y_us", v1::MetricPoint::HISTOGRAM, 1),
-       Point("tempest_y_seconds", v1::MetricPoint::GAUGE, 7),
-       // A label that disagrees with the slot's is kept under exported_.
-       Point("tempest_z_total", v1::MetricPoint::COUNTER, 1,
-             {{"topology", "other"}, {"port", "6700"}, {"component", "a\"b\\c\nd"}}),
-       // A repeat of a series already written.
-       Point("tempest_z_total", v1::MetricPoint::COUNTER, 5,
-             {{"topology", "other"}, {"component", "a\"b\\c\nd"}})}));
+  view.workers.push_back(
+      Worker(6700, "t-1-1",
+             {Point("bad name{", v1::MetricPoint::COUNTER, 1), Point("", v1::MetricPoint::GAUGE, 1),
+              Point("tempest_x_total", v1::MetricPoint::COUNTER, 1, {{"bad-label", "v"}}),
+              Point("tempest_x_total", v1::MetricPoint::COUNTER, 1, {{"__reserved", "v"}}),
+              // A gauge named like the summary a histogram became: another type,
+              // left out.
+              Point("tempest_y_us", v1::MetricPoint::HISTOGRAM, 1),
+              Point("tempest_y_seconds", v1::MetricPoint::GAUGE, 7),
+              // A label that disagrees with the slot's is kept under exported_.
+              Point("tempest_z_total", v1::MetricPoint::COUNTER, 1,
+                    {{"topology", "other"}, {"port", "6700"}, {"component", "a\"b\\c\nd"}}),
+              // A repeat of a series already written.
+              Point("tempest_z_total", v1::MetricPoint::COUNTER, 5,
+                    {{"topology", "other"}, {"component", "a\"b\\c\nd"}})}));
   const std::string text = RenderSupervisorMetrics(view);
   ExpectWellFormed(text);
   EXPECT_EQ(text.find("bad name"), std::string::npos);
@@ -182,10 +186,10 @@ TEST(SupervisorMetricsViewTest, HostileWorkerSeriesAreLeftOutOrEscaped) {
   EXPECT_EQ(text.find("__reserved"), std::string::npos);
   EXPECT_TRUE(Has(text, "# TYPE tempest_y_seconds summary"));
   EXPECT_TRUE(Has(text, "tempest_y_seconds_count{topology=\"t-1-1\",port=\"6700\"} 1"));
-  EXPECT_EQ(text.find("tempest_y_seconds{topology=\"t-1-1\",port=\"6700\"} 7"),
-            std::string::npos);
-  EXPECT_TRUE(Has(text, "tempest_z_total{topology=\"t-1-1\",port=\"6700\","
-                        "component=\"a\\\"b\\\\c\\nd\",exported_topology=\"other\"} 1"))
+  EXPECT_EQ(text.find("tempest_y_seconds{topology=\"t-1-1\",port=\"6700\"} 7"), std::string::npos);
+  EXPECT_TRUE(Has(text,
+                  "tempest_z_total{topology=\"t-1-1\",port=\"6700\","
+                  "component=\"a\\\"b\\\\c\\nd\",exported_topology=\"other\"} 1"))
       << text;
   EXPECT_EQ(text.find("} 5\n"), std::string::npos);
 }
