@@ -1,5 +1,6 @@
 #include "supervisor/metrics_view.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -178,10 +179,11 @@ void AddValue(Exposition::Family& f, std::string_view name, const std::vector<La
   }
 }
 
-// One registry series, with `extra` labels first (the worker's slot).
+// One registry series, with `extra` labels first (the worker's slot); the
+// series' own labels that say the same as one of `redundant` are dropped.
 // Series that cannot be written validly are left out.
 void AddRegistrySample(Exposition& out, const core::MetricSample& s,
-                       const std::vector<Label>& extra) {
+                       const std::vector<Label>& extra, const std::vector<Label>& redundant = {}) {
   std::optional<Shape> shape = ShapeOf(s.name, s.kind);
   if (!shape) return;
   const bool summary = shape->type == "summary";
@@ -190,6 +192,9 @@ void AddRegistrySample(Exposition& out, const core::MetricSample& s,
   renamed.reserve(s.labels.size());
   for (const auto& [key, value] : s.labels) {
     if (!ValidName(key, /*colon_ok=*/false) || key.starts_with("__")) return;
+    if (std::find(redundant.begin(), redundant.end(), Label(key, value)) != redundant.end()) {
+      continue;
+    }
     bool clash = summary && key == "quantile";
     bool same = false;
     for (const Label& e : extra) {
@@ -252,6 +257,22 @@ void AddGauge(Exposition& out, const std::string& name, const std::vector<Label>
 
 }  // namespace
 
+std::string TopologyNameOf(std::string_view topology_id) {
+  // Nimbus makes ids as {name}-{counter}-{secs}.
+  std::string_view rest = topology_id;
+  for (int part = 0; part < 2; ++part) {
+    const size_t dash = rest.rfind('-');
+    if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) {
+      return std::string(topology_id);
+    }
+    for (char c : rest.substr(dash + 1)) {
+      if (c < '0' || c > '9') return std::string(topology_id);
+    }
+    rest = rest.substr(0, dash);
+  }
+  return std::string(rest);
+}
+
 std::string RenderSupervisorMetrics(const SupervisorMetricsView& view) {
   Exposition out;
   const std::vector<Label> who = {{"supervisor_id", view.supervisor_id}, {"host", view.host}};
@@ -267,11 +288,16 @@ std::string RenderSupervisorMetrics(const SupervisorMetricsView& view) {
   for (const WorkerMetricsSource& w : view.workers) {
     if (w.beat == nullptr) continue;
     const std::string port = absl::StrCat(w.port);
-    const std::vector<Label> slot = {{"topology", w.topology_id}, {"port", port}};
+    // As nimbus labels a topology: its id and its name.
+    const std::string name = TopologyNameOf(w.topology_id);
+    const std::vector<Label> slot = {
+        {"topology_id", w.topology_id}, {"topology", name}, {"port", port}};
+    // Workers label their topology-wide series with topology=<id>.
+    const std::vector<Label> redundant = {{"topology", w.topology_id}};
     AddGauge(out, "tempest_supervisor_worker_heartbeat_age_seconds", slot,
              std::max<int64_t>(0, view.now_secs - w.beat->time_secs()));
     for (const v1::MetricPoint& p : w.beat->local_metrics()) {
-      AddRegistrySample(out, SampleOf(p), slot);
+      AddRegistrySample(out, SampleOf(p), slot, redundant);
     }
   }
   return out.Render();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/core/metrics_registry.h"
@@ -38,7 +39,9 @@ struct SupervisorMetricsView {
 
 // Prometheus text (0.0.4) of the supervisor's own series and of every
 // worker's registry (WorkerHeartbeat.local_metrics), the worker series
-// labelled topology and port. Registry series become valid exposition:
+// labelled as nimbus labels a topology, topology_id (the id) and topology
+// (the name), and port (the slot); a worker's own topology=<id> label is
+// dropped as redundant. Registry series become valid exposition:
 // counters end in _total, gauges do not, histograms are summaries
 // (quantiles 0.5 and 0.99, _sum, _count), and a name ending in _us or _ms
 // becomes _seconds with its values converted. One # HELP and # TYPE per
@@ -47,6 +50,10 @@ struct SupervisorMetricsView {
 // type, or that repeats a series already written, is left out (the
 // heartbeat file is the worker's to write). Pure: no I/O, no clock.
 std::string RenderSupervisorMetrics(const SupervisorMetricsView& view);
+
+// The topology's name in an id nimbus made ({name}-{counter}-{secs}); the id
+// itself when it is not of that form.
+std::string TopologyNameOf(std::string_view topology_id);
 
 }  // namespace tempest::supervisor
 

@@ -249,8 +249,9 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
   std::string id = submit.out;
   while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
   ASSERT_EQ(id.rfind("cluster-generator-verifier-", 0), 0u) << id;
-  const std::string topology = "topology=\"" + id + "\"";
+  // Both daemons label a topology by its id and its name.
   const std::string topology_id = "topology_id=\"" + id + "\"";
+  const std::string topology = topology_id + ",topology=\"cluster-generator-verifier\"";
 
   // The workers' registries, through their supervisors: tuples emitted and
   // trees acked, under the topology's label.
@@ -381,7 +382,7 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
         with_kafka.clear();
         for (const Address& a : supervisors_) with_kafka += Scrape(a);
         return HasSeries(with_kafka, "tempest_kafka_spout_lag",
-                         {"topology=\"" + kafka_id + "\"", "topic=\"sentences\""});
+                         {"topology_id=\"" + kafka_id + "\"", "topic=\"sentences\""});
       },
       milliseconds(1000)))
       << with_kafka;
@@ -456,7 +457,7 @@ tests:
         values: '0+1x10 10x50'
       - series: 'tempest_zk_session_state{job="tempest-supervisor",instance="w1:9102"}'
         values: '1 1 1 4x57'
-      - series: 'tempest_zk_session_state{job="tempest-supervisor",instance="w1:9102",topology="t",port="6700"}'
+      - series: 'tempest_zk_session_state{job="tempest-supervisor",instance="w1:9102",topology_id="t-1-1",topology="t",port="6700"}'
         values: '1x60'
     alert_rule_test:
       - eval_time: 40m

@@ -120,25 +120,28 @@ TEST(SupervisorMetricsViewTest, WorkerSeriesGetTheirSlotLabelsAndValidNames) {
   ExpectWellFormed(text);
   EXPECT_TRUE(Has(text, "# TYPE tempest_emitted_total counter"));
   EXPECT_TRUE(Has(text,
-                  "tempest_emitted_total{topology=\"wc-1-100\",port=\"6700\","
+                  "tempest_emitted_total{topology_id=\"wc-1-100\",topology=\"wc\",port=\"6700\","
                   "component=\"spout\",stream=\"default\",task=\"3\"} 17"))
       << text;
   EXPECT_TRUE(Has(text,
-                  "tempest_kafka_spout_lost_messages_total{topology=\"wc-1-100\","
-                  "port=\"6700\",partition=\"0\"} 2"));
+                  "tempest_kafka_spout_lost_messages_total{topology_id=\"wc-1-100\",topology="
+                  "\"wc\",port=\"6700\",partition=\"0\"} 2"));
   EXPECT_TRUE(Has(text, "# TYPE tempest_odd gauge"));
-  EXPECT_TRUE(Has(text, "tempest_topology_acked_total{topology=\"wc-1-100\",port=\"6700\"} 9"));
+  EXPECT_TRUE(Has(
+      text,
+      "tempest_topology_acked_total{topology_id=\"wc-1-100\",topology=\"wc\",port=\"6700\"} 9"));
   // Microseconds become seconds, as a summary.
   EXPECT_TRUE(Has(text, "# TYPE tempest_complete_latency_seconds summary"));
   const std::string labels =
-      "topology=\"wc-1-100\",port=\"6700\",component=\"spout\",stream=\"default\",task=\"3\"";
+      "topology_id=\"wc-1-100\",topology=\"wc\",port=\"6700\",component=\"spout\",stream="
+      "\"default\",task=\"3\"";
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds{" + labels + ",quantile=\"0.5\"} 0.5"));
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds{" + labels + ",quantile=\"0.99\"} 1.5"));
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds_sum{" + labels + "} 3"));
   EXPECT_TRUE(Has(text, "tempest_complete_latency_seconds_count{" + labels + "} 4"));
   EXPECT_TRUE(Has(text,
-                  "tempest_supervisor_worker_heartbeat_age_seconds{topology=\"wc-1-100\","
-                  "port=\"6700\"} 2"));
+                  "tempest_supervisor_worker_heartbeat_age_seconds{topology_id=\"wc-1-100\","
+                  "topology=\"wc\",port=\"6700\"} 2"));
   EXPECT_EQ(text.find("_us{"), std::string::npos) << text;
   EXPECT_EQ(text.find("_us_"), std::string::npos) << text;
 }
@@ -155,8 +158,8 @@ TEST(SupervisorMetricsViewTest, TwoWorkersShareOneFamilyBlock) {
   ExpectWellFormed(text);
   EXPECT_TRUE(Has(text,
                   "# TYPE tempest_acked_total counter\n"
-                  "tempest_acked_total{topology=\"a-1-1\",port=\"6700\"} 1\n"
-                  "tempest_acked_total{topology=\"b-2-2\",port=\"6701\"} 2"))
+                  "tempest_acked_total{topology_id=\"a-1-1\",topology=\"a\",port=\"6700\"} 1\n"
+                  "tempest_acked_total{topology_id=\"b-2-2\",topology=\"b\",port=\"6701\"} 2"))
       << text;
   EXPECT_TRUE(Has(text, "tempest_supervisor_workers_running 3"));
   EXPECT_EQ(text.find("c-3-3"), std::string::npos);
@@ -185,13 +188,24 @@ TEST(SupervisorMetricsViewTest, HostileWorkerSeriesAreLeftOutOrEscaped) {
   EXPECT_EQ(text.find("bad-label"), std::string::npos);
   EXPECT_EQ(text.find("__reserved"), std::string::npos);
   EXPECT_TRUE(Has(text, "# TYPE tempest_y_seconds summary"));
-  EXPECT_TRUE(Has(text, "tempest_y_seconds_count{topology=\"t-1-1\",port=\"6700\"} 1"));
-  EXPECT_EQ(text.find("tempest_y_seconds{topology=\"t-1-1\",port=\"6700\"} 7"), std::string::npos);
+  EXPECT_TRUE(
+      Has(text, "tempest_y_seconds_count{topology_id=\"t-1-1\",topology=\"t\",port=\"6700\"} 1"));
+  EXPECT_EQ(text.find("tempest_y_seconds{topology_id=\"t-1-1\",topology=\"t\",port=\"6700\"} 7"),
+            std::string::npos);
   EXPECT_TRUE(Has(text,
-                  "tempest_z_total{topology=\"t-1-1\",port=\"6700\","
+                  "tempest_z_total{topology_id=\"t-1-1\",topology=\"t\",port=\"6700\","
                   "component=\"a\\\"b\\\\c\\nd\",exported_topology=\"other\"} 1"))
       << text;
   EXPECT_EQ(text.find("} 5\n"), std::string::npos);
+}
+
+TEST(SupervisorMetricsViewTest, TopologyNamesComeFromNimbusIds) {
+  EXPECT_EQ(TopologyNameOf("word-count-3-1700000000"), "word-count");
+  EXPECT_EQ(TopologyNameOf("wc-1-100"), "wc");
+  EXPECT_EQ(TopologyNameOf("not-an-id"), "not-an-id");
+  EXPECT_EQ(TopologyNameOf("1-2"), "1-2");
+  EXPECT_EQ(TopologyNameOf("-1-2"), "-1-2");
+  EXPECT_EQ(TopologyNameOf(""), "");
 }
 
 }  // namespace
