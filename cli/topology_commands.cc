@@ -27,6 +27,7 @@
 #include "common/api/component_registry.h"
 #include "common/core/flux_loader.h"
 #include "common/core/topology_resources.h"
+#include "common/os/privileges.h"
 #include "nimbus/topology_store.h"
 #include "spout/builtin_spouts.h"
 
@@ -224,7 +225,8 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
   if (!client.ok()) return Fail(std::string(client.status().message()), 2);
   json body = {{"flux", request.flux_text},
                {"fileName", std::filesystem::path(opts.topology).filename().string()},
-               {"inactive", opts.inactive}};
+               {"inactive", opts.inactive},
+               {"owner", os::CurrentUserName()}};
   if (!opts.name.empty()) body["name"] = opts.name;
   json config = json::object();
   for (const auto& [key, value] : request.config_overrides) {

@@ -15,6 +15,17 @@ namespace tempest::os {
 
 bool RunningAsRoot() { return ::geteuid() == 0; }
 
+std::string CurrentUserName() {
+  std::vector<char> buffer(16384);
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  const uid_t uid = ::geteuid();
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    return found->pw_name;
+  }
+  return absl::StrCat(uid);
+}
+
 absl::StatusOr<UnixUser> LookUpUnprivilegedUser(std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("the worker user is empty");
   const std::string text(name);

@@ -22,6 +22,11 @@ struct UnixUser {
 // (multilang commands, plugins) must not run with it.
 bool RunningAsRoot();
 
+// The name of this process's effective user from the password database
+// (Storm's topology owner is the submitting user); the numeric uid when the
+// account has no entry.
+std::string CurrentUserName();
+
 // The account `name` (a name or a numeric uid). NotFound when there is no
 // such account; InvalidArgument for uid 0, which is never an unprivileged
 // user, whatever it is called.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/os/child_process.h"
+#include "common/os/privileges.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/eventually.h"
@@ -66,6 +67,9 @@ TEST_F(NimbusCommandTest, SubmitListDeactivateActivateKill) {
   json topologies = ListJson()["topologies"];
   ASSERT_EQ(topologies.size(), 1u);
   EXPECT_EQ(topologies[0]["tasksTotal"], 5);  // 1 spout, 2 identity, 1 verifier, 1 acker
+  // The owner is the submitting user, as in `storm list`.
+  EXPECT_EQ(topologies[0]["owner"], os::CurrentUserName());
+  EXPECT_NE(list.out.find(os::CurrentUserName()), std::string::npos) << list.out;
 
   CommandRun again = Tempest({"submit", SourceDir() + "/examples/generator-verifier.yaml"});
   EXPECT_EQ(again.exit_code, 1);
