@@ -34,6 +34,8 @@ PACKAGES=(
   prometheus
   # tests/system/ui drives the web UI in headless Chromium (DevTools protocol over a pipe)
   chromium
+  # tests/system/multihost cuts links between network-namespace hosts with nft rules
+  nftables iproute2
 )
 
 missing=()
