@@ -114,7 +114,11 @@ absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& confi
   o.zk_connect = zk->connect;
   o.root = zk->root;
   o.zk = zk->client;
-  o.bind_host = config.GetString("ui.host", "127.0.0.1");
+  // A nimbus given its host's name serves (and registers itself) there
+  // rather than on loopback, where no other host could reach it.
+  o.bind_host = config.GetString(
+      "ui.host", config.GetString(api::kStormLocalHostname, "127.0.0.1"));
+  if (o.bind_host.empty()) o.bind_host = "127.0.0.1";
   const int64_t port = config.GetInt("ui.port", 8080);
   if (port < 0 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("ui.port must be 0..65535, not ", port));

@@ -37,7 +37,7 @@ struct NimbusOptions {
   std::string zk_connect;            // "host:port,host:port"
   std::string root = "/tempest";     // storm.zookeeper.root
   coord::ZkClientConfig zk;          // storm.zookeeper.* timeouts and retries
-  std::string bind_host = "127.0.0.1";  // ui.host
+  std::string bind_host = "127.0.0.1";  // ui.host; unset: storm.local.hostname, else 127.0.0.1
   int port = 8080;                   // ui.port; 0 = ephemeral
   // How often the leader reconciles (removes killed topologies whose wait is
   // over, schedules) even when nothing woke it: nimbus.monitor.freq.secs.

@@ -35,6 +35,13 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
   if (options.size != 1 && options.size != 3) {
     return absl::InvalidArgumentError("ZkEnsemble size must be 1 or 3");
   }
+  if (!options.hosts.empty() && static_cast<int>(options.hosts.size()) != options.size) {
+    return absl::InvalidArgumentError("ZkEnsemble: give one host per member, or none");
+  }
+  if (!options.command_prefixes.empty() &&
+      static_cast<int>(options.command_prefixes.size()) != options.size) {
+    return absl::InvalidArgumentError("ZkEnsemble: give one command prefix per member, or none");
+  }
   const bool owns_dir = options.dir.empty();
   if (owns_dir) {
     absl::StatusOr<std::string> made = MakeTempDir();
@@ -48,6 +55,15 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
   std::vector<ZkPeer> peers;
   for (int i = 0; i < options.size; ++i) {
     ZkPeer peer{.id = i + 1};
+    if (!options.hosts.empty()) {
+      // A host of its own: nothing else listens there.
+      peer.host = options.hosts[i];
+      peer.client_port = 2181;
+      peer.quorum_port = 2888;
+      peer.election_port = 3888;
+      peers.push_back(peer);
+      continue;
+    }
     for (int* port : {&peer.client_port, &peer.quorum_port, &peer.election_port}) {
       absl::StatusOr<int> found = os::FindFreeLoopbackPort();
       if (!found.ok()) return found.status();
@@ -58,7 +74,9 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
   for (int i = 0; i < options.size; ++i) {
     ZkServerConfig config;
     config.data_dir = absl::StrCat(ensemble->dir(), "/zk", i + 1);
+    config.host = peers[i].host;
     config.client_port = peers[i].client_port;
+    if (!options.command_prefixes.empty()) config.command_prefix = options.command_prefixes[i];
     config.tick_ms = options.tick_ms;
     config.read_only_mode = options.read_only_mode;
     if (options.size > 1) {

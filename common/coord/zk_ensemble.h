@@ -14,7 +14,8 @@
 namespace tempest::coord {
 
 // 1 or 3 real ZooKeeper servers (Debian's package, see ZkServer) on free
-// loopback ports, each in its own subdirectory zk<N> of dir(). It backs the
+// loopback ports, or each on an address (host) of its own (Options::hosts),
+// each in its own subdirectory zk<N> of dir(). It backs the
 // test suites' fixtures and `tempest study`, which needs a 3-node ensemble it
 // can kill, pause and restart members of.
 //
@@ -36,6 +37,13 @@ class ZkEnsemble {
     // (The empty initializer lets designated initializers such as
     // `{.size = 3}` omit it under -Werror=missing-field-initializers.)
     std::string dir{};
+    // Empty: every member on 127.0.0.1 with free ports. Otherwise one address
+    // per member (size entries), each member on ZooKeeper's usual ports
+    // 2181/2888/3888 of its own address, as on separate machines.
+    std::vector<std::string> hosts{};
+    // Empty, or one command prefix per member (e.g. `ip netns exec NETNS`),
+    // to start each member on its own host.
+    std::vector<std::vector<std::string>> command_prefixes{};
   };
 
   // Starts every member and waits until each serves.

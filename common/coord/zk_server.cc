@@ -34,7 +34,7 @@ std::string RenderZooCfg(const ZkServerConfig& c) {
       "syncLimit=", std::max(5, 3000 / c.tick_ms), "\n",
       "dataDir=", c.data_dir, "/data\n",
       "clientPort=", c.client_port, "\n",
-      "clientPortAddress=127.0.0.1\n"
+      "clientPortAddress=", c.host, "\n",
       "maxClientCnxns=0\n"
       "admin.enableServer=false\n"
       "4lw.commands.whitelist=*\n"
@@ -47,7 +47,7 @@ std::string RenderZooCfg(const ZkServerConfig& c) {
   if (!c.ensemble.empty()) {
     absl::StrAppend(&cfg, "standaloneEnabled=false\n");
     for (const auto& p : c.ensemble) {
-      absl::StrAppend(&cfg, "server.", p.id, "=127.0.0.1:", p.quorum_port, ":", p.election_port,
+      absl::StrAppend(&cfg, "server.", p.id, "=", p.host, ":", p.quorum_port, ":", p.election_port,
                       "\n");
     }
   }
@@ -90,6 +90,8 @@ absl::Status ZkServer::Launch() {
                   kDebianClasspath,
                   "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                   config_.data_dir + "/zoo.cfg"};
+  options.argv.insert(options.argv.begin(), config_.command_prefix.begin(),
+                      config_.command_prefix.end());
   options.working_dir = config_.data_dir;
   options.stdout_path = config_.data_dir + "/server.log";
   options.stderr_path = "=stdout";
@@ -101,7 +103,7 @@ absl::Status ZkServer::Launch() {
 }
 
 absl::StatusOr<std::string> ZkServer::Mode(std::chrono::milliseconds timeout) const {
-  auto reply = os::TcpRequest("127.0.0.1", config_.client_port, "srvr", timeout);
+  auto reply = os::TcpRequest(config_.host, config_.client_port, "srvr", timeout);
   if (!reply.ok()) return reply.status();
   auto pos = reply->find("Mode: ");
   if (pos == std::string::npos) {
@@ -188,7 +190,7 @@ absl::Status ZkServer::Restart() {
 bool ZkServer::Running() { return process_ != nullptr && process_->Running(); }
 
 std::string ZkServer::connect_string() const {
-  return absl::StrCat("127.0.0.1:", config_.client_port);
+  return absl::StrCat(config_.host, ":", config_.client_port);
 }
 
 }  // namespace tempest::coord

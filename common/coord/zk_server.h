@@ -15,6 +15,7 @@ namespace tempest::coord {
 // One member of a ZooKeeper ensemble as seen by every other member.
 struct ZkPeer {
   int id = 0;  // myid, 1-based
+  std::string host = "127.0.0.1";  // the address it serves clients and peers on
   int client_port = 0;
   int quorum_port = 0;
   int election_port = 0;
@@ -22,6 +23,7 @@ struct ZkPeer {
 
 struct ZkServerConfig {
   std::string data_dir;  // created if missing; holds zoo.cfg, myid, snapshots, server.log
+  std::string host = "127.0.0.1";  // clientPortAddress, and where Mode() probes
   int client_port = 0;
   int tick_ms = 2000;  // sessions may last 2..20 ticks
   // Empty for a standalone server; otherwise every member (including this one).
@@ -31,6 +33,9 @@ struct ZkServerConfig {
   // Serve reads to ZOO_READONLY clients while cut off from the quorum
   // (Java property readonlymode.enabled).
   bool read_only_mode = false;
+  // Put before the java command line, e.g. {"ip", "netns", "exec", NETNS}
+  // to run the server on another network-namespace host.
+  std::vector<std::string> command_prefix;
 };
 
 // A real ZooKeeper server (Debian's `zookeeper` package, run with `java`) as a
