@@ -1,0 +1,91 @@
+#ifndef TEMPEST_TESTS_SYSTEM_MULTIHOST_MULTIHOST_WORLD_H_
+#define TEMPEST_TESTS_SYSTEM_MULTIHOST_MULTIHOST_WORLD_H_
+
+// A Tempest cluster spread over network-namespace hosts
+// (devcluster::NetnsHosts): a 3-member ZooKeeper ensemble on zk1..zk3, a
+// nimbus on each of nimbus1 and nimbus2 (one leads, one stands by), a
+// supervisor with two slots on each of sup1..sup3, and a host "client" that
+// the calling thread moves onto, so the test talks to the cluster from
+// outside it, as a user's machine would. Every daemon binds to and
+// advertises its own host's address; nothing listens on loopback for others.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/coord/zk_ensemble.h"
+#include "common/os/child_process.h"
+#include "devcluster/netns_hosts.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::testing {
+
+// Owns the hosts, the ensemble and every daemon; the destructor stops the
+// daemons and deletes the hosts (killing anything left on them). Use from
+// one long-lived thread: it enters the client host and starts children.
+class MultiHostWorld {
+ public:
+  static constexpr int kSupervisors = 3;
+  static constexpr int kUiPort = 8080;
+
+  // Starts everything under `dir` (configs, logs, local dirs) with the
+  // tempest binary `binary`, and waits until both nimbuses serve and all
+  // three supervisors are registered.
+  static absl::StatusOr<std::unique_ptr<MultiHostWorld>> Start(const std::string& dir,
+                                                               const std::string& binary);
+  ~MultiHostWorld();
+
+  devcluster::NetnsHosts& hosts() { return *hosts_; }
+  int HostIndex(const std::string& name) const { return hosts_->Find(name); }
+  const std::string& Address(const std::string& name) const {
+    return hosts_->host(hosts_->Find(name)).address;
+  }
+  // "sup1".."sup3" by index 0..2.
+  static std::string SupervisorHost(int i) { return "sup" + std::to_string(i + 1); }
+  const std::string& SupervisorLocalDir(int i) const { return supervisor_dirs_.at(i); }
+
+  // HOST:PORT of each nimbus.
+  std::vector<std::string> NimbusAddresses() const;
+  // GET `path` from the first nimbus that answers; null when none does.
+  nlohmann::json RestGet(const std::string& path) const;
+  // The host (storm.local.hostname) of every worker nimbus shows for the
+  // topology (workers[].host), one entry per worker.
+  std::vector<std::string> WorkerHosts(const std::string& topology_id) const;
+
+  // `tempest ARGS... --nimbus <first nimbus>` run on the client host; its
+  // stdout, or an error with its output.
+  absl::StatusOr<std::string> Tempest(const std::vector<std::string>& args,
+                                      std::chrono::milliseconds timeout) const;
+
+  // Daemon logs, for failure messages.
+  std::string LogTails() const;
+
+ private:
+  struct Daemon {
+    std::string host;
+    std::string log;
+    std::unique_ptr<os::ChildProcess> process;
+  };
+
+  MultiHostWorld(std::string dir, std::string binary)
+      : dir_(std::move(dir)), binary_(std::move(binary)) {}
+  absl::Status StartAll();
+  std::string ConfigFor(const std::string& host) const;
+  absl::StatusOr<std::string> StartDaemon(const std::string& host, const std::string& verb,
+                                          const std::string& ready_prefix);
+
+  std::string dir_;
+  std::string binary_;
+  std::unique_ptr<devcluster::NetnsHosts> hosts_;
+  std::unique_ptr<coord::ZkEnsemble> zk_;
+  std::vector<Daemon> daemons_;
+  std::vector<std::string> supervisor_dirs_;
+  std::vector<std::string> nimbus_addresses_;
+};
+
+}  // namespace tempest::testing
+
+#endif  // TEMPEST_TESTS_SYSTEM_MULTIHOST_MULTIHOST_WORLD_H_
