@@ -189,8 +189,14 @@ void RegisterStudyCommand(CLI::App& app, CommandSet& set) {
       "study",
       "Run fault-injection scenarios against a private local cluster and report lost and "
       "duplicated records per delivery guarantee (docs/study-guide.md)");
+  std::string names;
+  for (const study::Scenario& s : study::BuiltinScenarios()) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", s.name);
+  }
   sub->add_option("--scenario", args->scenarios,
-                  "a scenario to run (repeatable; 'all' or none: every scenario)");
+                  absl::StrCat("a scenario to run (repeatable; 'all' or none: every scenario); "
+                               "built in: ",
+                               names, "; --list-scenarios describes them"));
   sub->add_option("--guarantee", args->guarantees,
                   "at-least-once, at-most-once, no-guarantee or all (repeatable; default all)");
   sub->add_option("--scenario-file", args->scenario_files,

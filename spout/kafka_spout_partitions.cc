@@ -40,6 +40,14 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
       spdlog::info("kafka spout {}: acquired {} (stored offset {}, session {:x})", config_.id,
                    Describe(u.partition),
                    u.stored.has_value() ? absl::StrCat(u.stored->offset) : "none", u.session_id);
+      if (!u.stored.has_value() && p->totals.acquisitions == 1) {
+        // Also what a mistyped zkRoot or id looks like: say where we looked.
+        spdlog::warn(
+            "kafka spout {}: no offset stored for {} under {}/{}; starting at "
+            "startOffsetTime {} (if this spout committed before, check zkRoot and id)",
+            config_.id, Describe(u.partition), config_.zk_root, config_.id,
+            config_.start_offset_time);
+      }
       p->stored = u.stored;
       source_->Resolve(u.partition, u.acquisition, u.stored);
       if (rewind_watcher_ != nullptr) rewind_watcher_->Watch(u.partition, u.session_id);

@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<ZkOffsetStore>> ZkOffsetStore::Create(Options opt
   if (!session.ok()) return session.status();
   store->session_ = std::move(*session);
   if (absl::Status s = store->CheckCredentials(); !s.ok()) return s;
+  if (absl::Status s = store->CheckChroot(); !s.ok()) return s;
   ZkOffsetStore* self = store.get();
   // Runs on the session's dispatcher: only flags and wakes the store thread.
   store->subscription_ = store->session_->Subscribe([self](const coord::ZkSessionEvent&) {
@@ -68,13 +69,48 @@ absl::Status ZkOffsetStore::CheckCredentials() {
   return absl::IsPermissionDenied(s) ? s : absl::OkStatus();
 }
 
+absl::Status ZkOffsetStore::CheckChroot() {
+  std::string hosts, chroot;
+  if (!coord::SplitConnectString(options_.connect_string, &hosts, &chroot).ok() || chroot.empty()) {
+    return absl::OkStatus();
+  }
+  // Like CheckCredentials: a ZooKeeper that cannot be reached now is left to
+  // the store's retries; one that answers and lacks the chroot is a
+  // configuration error. The store never creates a chroot: a mistyped one
+  // would otherwise hold a fresh, empty offset tree and the spout would
+  // start from startOffsetTime as if it had never committed.
+  const auto wait =
+      std::min(options_.zk_config.connection_timeout, std::chrono::milliseconds(10000));
+  (void)session_->WaitConnected(wait);
+  if (!session_->IsConnected()) return absl::OkStatus();
+  absl::StatusOr<std::optional<coord::ZkStat>> root =
+      session_->Exists("/", coord::ZkCall{options_.op_timeout});
+  if (!root.ok() || root->has_value()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("kafka spout ", options_.spout_id, ": the ZooKeeper chroot ", chroot,
+                   " of zkServers (", options_.connect_string,
+                   ") does not exist; create it or correct zkServers (offsets are "
+                   "never read from or written to another path)"));
+}
+
+void ZkOffsetStore::EndDeniedEpisode() {
+  if (denied_in_episode_ == 0) return;
+  spdlog::info(
+      "kafka spout {}: ZooKeeper admits offset commits again after {} refused; the "
+      "commit stored everything acked meanwhile",
+      options_.spout_id, denied_in_episode_);
+  denied_in_episode_ = 0;
+}
+
 void ZkOffsetStore::ReportCommitDenied(const CommitBatch& batch, int failed_op,
                                        const absl::Status& st) {
   // An ACL that shuts us out (NOAUTH): nothing was written and nothing is
   // advanced; the commit is retried every round until the ACL allows it.
+  // One line when the refusals start, not one per round.
   commit_denied_->Add(1);
   const auto now = SteadyClock::now();
-  if (now - denied_logged_ < std::chrono::seconds(10)) return;
+  const bool starts = denied_in_episode_++ == 0;
+  if (!starts && now - denied_logged_ < std::chrono::minutes(10)) return;
   denied_logged_ = now;
   const std::string path = failed_op >= 0 && failed_op < static_cast<int>(batch.ops.size())
                                ? batch.ops[failed_op].path
@@ -92,6 +128,9 @@ ZkOffsetStore::ZkOffsetStore(Options options) : options_(std::move(options)) {
   commit_failures_ = &metrics_->GetCounter("tempest_kafka_spout_commit_failures", options_.labels);
   commit_denied_ = &metrics_->GetCounter("tempest_kafka_spout_commit_denied", options_.labels);
   commits_ = &metrics_->GetCounter("tempest_kafka_spout_zk_multis", options_.labels);
+  coalesced_ = &metrics_->GetCounter("tempest_kafka_spout_commits_coalesced", options_.labels);
+  pending_ = &metrics_->GetGauge("tempest_kafka_spout_commit_partitions_pending", options_.labels);
+  in_flight_ = &metrics_->GetGauge("tempest_kafka_spout_commit_multis_in_flight", options_.labels);
 }
 
 ZkOffsetStore::~ZkOffsetStore() { Close(std::chrono::milliseconds(0)); }
@@ -108,6 +147,9 @@ void ZkOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
   std::lock_guard<std::mutex> lock(mu_);
   for (OffsetCommit& c : commits) {
     auto it = requested_.find(c.partition);
+    // Not sent yet: the newer request replaces it (one multi carries the
+    // latest offset), so a slow ZooKeeper never builds a queue.
+    if (it != requested_.end()) coalesced_->Add(1);
     if (it != requested_.end() && !it->second.journal.empty()) {
       // The replaced request's entries go first: they happened first.
       c.journal.insert(c.journal.begin(), std::make_move_iterator(it->second.journal.begin()),
@@ -115,6 +157,7 @@ void ZkOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
     }
     requested_[c.partition] = std::move(c);
   }
+  pending_->Set(static_cast<int64_t>(requested_.size()));
   cv_.notify_all();
 }
 
@@ -197,6 +240,7 @@ void ZkOffsetStore::Loop() {
         desired_changed_ = false;
       }
       requested.swap(requested_);
+      pending_->Set(0);
       session_event_ = false;
       closing = closing_;
       close_deadline = close_deadline_;
@@ -418,13 +462,16 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
     if (batch.ops.empty()) return;
     const auto start = SteadyClock::now();
     int failed_op = -1;
+    in_flight_->Set(1);
     absl::StatusOr<std::vector<coord::ZkOpResult>> result = session_->Multi(
         batch.ops, coord::ZkCall{options_.op_timeout, batch.session_id}, &failed_op);
+    in_flight_->Set(0);
     multis_.fetch_add(1);
     commits_->Add(1);
     commit_latency_us_->Record(
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start).count());
     if (result.ok()) {
+      EndDeniedEpisode();
       OnCommitApplied(batch.sent);
       return;
     }

@@ -119,11 +119,18 @@ class ZkOffsetStore : public OffsetStore {
   void Post(OffsetStoreUpdate update);
   void HandleSession();
   void CommitRound(std::map<TopicPartition, OffsetCommit> commits);
-  // NOAUTH on a commit: counts it and logs one error line per 10 s.
+  // NOAUTH on a commit: counts it; logs one error line when an episode of
+  // refusals starts (and again every 10 min while it lasts).
   void ReportCommitDenied(const CommitBatch& batch, int failed_op, const absl::Status& st);
+  // A commit went through: ends a NOAUTH episode with one line.
+  void EndDeniedEpisode();
   // With credentials: PermissionDenied when they may not read the spout's
   // directory (wrong storm.zookeeper.auth.payload), so open fails.
   absl::Status CheckCredentials();
+  // A connect string with a chroot that does not exist: FailedPrecondition
+  // naming it, so open fails instead of the spout waiting forever for
+  // ownership it can never take (the store never creates a chroot).
+  absl::Status CheckChroot();
   // Drops stale and already-stored requests from `commits` (answering the
   // latter) and batches the rest.
   CommitBatch BuildCommitBatch(std::map<TopicPartition, OffsetCommit>& commits);
@@ -153,7 +160,15 @@ class ZkOffsetStore : public OffsetStore {
   core::Counter* commit_failures_ = nullptr;
   core::Counter* commit_denied_ = nullptr;  // tempest_kafka_spout_commit_denied (NOAUTH)
   std::chrono::steady_clock::time_point denied_logged_{};
+  int64_t denied_in_episode_ = 0;  // refused commits since the last one that went through
   core::Counter* commits_ = nullptr;
+  // A request that replaced one not yet sent (commits coalesce while
+  // ZooKeeper is slow instead of queueing).
+  core::Counter* coalesced_ = nullptr;
+  // Partitions whose commit waits for the next multi (at most the assigned
+  // partitions), and multis in flight (at most one).
+  core::Gauge* pending_ = nullptr;
+  core::Gauge* in_flight_ = nullptr;
 
   // Mailbox (guarded by mu_).
   mutable std::mutex mu_;

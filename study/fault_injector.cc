@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "study/zk_acl_operator.h"
 
 namespace tempest::study {
 
@@ -45,8 +46,53 @@ absl::Status FaultInjector::Inject() {
       if (absl::Status s = targets_.KillTopologies(); !s.ok()) return s;
       return targets_.SubmitTopologies();
     }
+    case FaultKind::kZkOverload:
+      duty_cycle_ =
+          std::make_unique<ZkDutyCycle>(world_->zookeeper(), kOverloadPeriod, kOverloadPaused);
+      break;
+    case FaultKind::kZkAclRevoked:
+      return RevokeOffsetAcls();
+    case FaultKind::kZkMisconfigured:
+      return Misconfigure();
   }
   return absl::OkStatus();
+}
+
+absl::Status FaultInjector::RevokeOffsetAcls() {
+  revoked_ = targets_.OffsetNodes();
+  if (revoked_.empty()) {
+    targets_.Note("no offset node had been written yet: there was no ACL to change");
+    return absl::OkStatus();
+  }
+  ZkAclOperator op(world_->zk_connect(), world_->spout_credentials(),
+                   world_->operator_credentials(),
+                   std::filesystem::path(switch_file_).parent_path().string());
+  return op.RevokeWrite(revoked_);
+}
+
+absl::Status FaultInjector::Misconfigure() {
+  // First a chroot that does not exist: each spout must refuse to open,
+  // naming it, and never read or write offsets elsewhere.
+  if (absl::Status s = targets_.KillTopologies(); !s.ok()) return s;
+  if (absl::Status s = targets_.SubmitTopologiesWith(FaultTargets::ZkServers::kMissingChroot);
+      !s.ok()) {
+    return s;
+  }
+  absl::Status refused = targets_.WaitWorkerLogs(
+      absl::StrCat("the ZooKeeper chroot ", kMissingChroot, " of zkServers"),
+      std::chrono::seconds(60));
+  if (!refused.ok()) {
+    targets_.Note(
+        absl::StrCat("a spout given a missing chroot did not refuse to open: ", refused.message()));
+  }
+  // Then a server list whose first member is dead: the client must move on
+  // to the others and the spouts resume from their committed offsets.
+  if (absl::Status s = targets_.KillTopologies(); !s.ok()) return s;
+  if (absl::Status s = targets_.SubmitTopologiesWith(FaultTargets::ZkServers::kDeadFirst);
+      !s.ok()) {
+    return s;
+  }
+  return targets_.WaitSpoutsRunning(std::chrono::seconds(90));
 }
 
 absl::Status FaultInjector::InjectIntoWorkers() {
@@ -141,8 +187,20 @@ absl::Status FaultInjector::Heal() {
     case FaultKind::kSlowBolt:
       status = SwitchTransform(false);
       break;
+    case FaultKind::kZkOverload:
+      if (duty_cycle_ != nullptr) duty_cycle_->Stop();
+      break;
+    case FaultKind::kZkAclRevoked:
+      if (!revoked_.empty()) {
+        ZkAclOperator op(world_->zk_connect(), world_->spout_credentials(),
+                         world_->operator_credentials(),
+                         std::filesystem::path(switch_file_).parent_path().string());
+        status = op.Restore(revoked_);
+      }
+      break;
     case FaultKind::kKillWorker:
     case FaultKind::kRestartTopology:
+    case FaultKind::kZkMisconfigured:
       break;
   }
   end_s_ = targets_.Now();

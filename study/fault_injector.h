@@ -3,15 +3,29 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "study/scenario.h"
 #include "study/study_world.h"
+#include "study/zk_duty_cycle.h"
 
 namespace tempest::study {
+
+// zk-overload: every ZooKeeper server is stopped this long of each period.
+// The pause is longer than the spouts' 500 ms commit interval, so commits
+// wait longer than the interval, and shorter than the world's clients' read
+// timeout (2/3 of its 4 s session timeout) and the servers' 3 s sync limit,
+// so no connection, session or leader is lost: ZooKeeper is slow, not down.
+inline constexpr std::chrono::milliseconds kOverloadPeriod{2000};
+inline constexpr std::chrono::milliseconds kOverloadPaused{1600};
+// zk-misconfigured: the chroot the spouts are given first; it never exists.
+inline constexpr char kMissingChroot[] = "/tempest-study-no-such-chroot";
 
 // What a fault needs from the scenario it hits, beyond the cluster's levers:
 // its own topologies, its producer and its clock. The scenario run implements
@@ -34,6 +48,20 @@ class FaultTargets {
   virtual absl::Status RecordRetentionLoss() = 0;
   // A remark every run of the scenario reports as a violation.
   virtual void Note(std::string note) = 0;
+  // zk-acl-revoked: the offset nodes the scenario's spouts have written.
+  virtual std::vector<std::string> OffsetNodes() = 0;
+  // zk-misconfigured: submits every topology again (they must be gone) with
+  // its spout's zkServers changed, without waiting for it to run.
+  enum class ZkServers {
+    kMissingChroot,  // the servers followed by a chroot that does not exist
+    kDeadFirst,      // an address where nothing listens, then the servers
+  };
+  virtual absl::Status SubmitTopologiesWith(ZkServers servers) = 0;
+  // Waits up to `timeout` until every topology's worker log contains
+  // `needle`; NotFound naming those whose log does not.
+  virtual absl::Status WaitWorkerLogs(std::string_view needle, std::chrono::seconds timeout) = 0;
+  // Waits up to `timeout` until every spout reads its partitions.
+  virtual absl::Status WaitSpoutsRunning(std::chrono::seconds timeout) = 0;
 };
 
 // Injects one scenario's fault and heals it, per FaultKind, remembering what
@@ -70,6 +98,8 @@ class FaultInjector {
   absl::Status PauseZooKeeperQuorum();
   absl::Status InjectRetention();
   absl::Status SwitchTransform(bool on);
+  absl::Status RevokeOffsetAcls();
+  absl::Status Misconfigure();
 
   StudyWorld* world_;
   const FaultKind kind_;
@@ -85,6 +115,8 @@ class FaultInjector {
   int killed_supervisor_ = -1;
   int killed_zk_ = -1;
   std::vector<int> paused_zk_;
+  std::unique_ptr<ZkDutyCycle> duty_cycle_;  // zk-overload
+  std::vector<std::string> revoked_;         // zk-acl-revoked: nodes the operator changed
 };
 
 }  // namespace tempest::study

@@ -39,6 +39,7 @@ PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
   spec.seed = site.seed;
   if (scenario.fault == FaultKind::kBoltFailures) spec.fail_fraction = scenario.fail_fraction;
   if (scenario.fault == FaultKind::kSlowBolt) spec.delay_micros = scenario.delay_ms * 1000;
+  if (scenario.fault == FaultKind::kZkAclRevoked) spec.zk_auth_payload = site.spout_credentials;
   return spec;
 }
 
@@ -49,19 +50,27 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
   }
   std::string yaml = absl::StrCat(
       "# Written by `tempest study`: one guarantee's pipeline of one scenario.\n"
-      "name: ", spec.name, "\n",
+      "name: ",
+      spec.name, "\n",
       "config:\n"
       "  topology.workers: 2\n"
       "  topology.acker.executors: 1\n"
       "  topology.message.timeout.secs: 4\n"
       "  topology.max.spout.pending: 1000\n"
-      "  topology.tick.tuple.freq.secs: 1\n"
+      "  topology.tick.tuple.freq.secs: 1\n");
+  if (!spec.zk_auth_payload.empty()) {
+    absl::StrAppend(&yaml, "  storm.zookeeper.auth.scheme: digest\n",
+                    "  storm.zookeeper.auth.payload: ", YamlQuoted(spec.zk_auth_payload), "\n");
+  }
+  absl::StrAppend(
+      &yaml,
       "spouts:\n"
       "  - id: kafka\n"
       "    className: tempest.KafkaSpout\n"
       "    parallelism: 1\n"
       "    properties:\n"
-      "      - {name: bootstrap.servers, value: ", YamlQuoted(spec.bootstrap_servers), "}\n",
+      "      - {name: bootstrap.servers, value: ",
+      YamlQuoted(spec.bootstrap_servers), "}\n",
       "      - {name: topics, value: ", YamlQuoted(spec.topic), "}\n",
       "      - {name: zkServers, value: [", zk_servers, "]}\n",
       "      - {name: zkRoot, value: ", YamlQuoted(spec.zk_root), "}\n",
@@ -75,8 +84,8 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "    parallelism: 1\n"
       "    properties:\n"
       "      - {name: fields, value: [topic, partition, offset, key, value]}\n"
-      "      - {name: failFraction, value: ", spec.fail_fraction, "}\n",
-      "      - {name: delayMicros, value: ", spec.delay_micros, "}\n",
+      "      - {name: failFraction, value: ",
+      spec.fail_fraction, "}\n", "      - {name: delayMicros, value: ", spec.delay_micros, "}\n",
       "      - {name: seed, value: ", spec.seed, "}\n",
       "      - {name: faultSwitchFile, value: ", YamlQuoted(spec.fault_switch_file), "}\n",
       "  - id: sink\n"
@@ -84,7 +93,8 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "    parallelism: 1\n"
       "    properties:\n"
       "      - {name: field, value: value}\n"
-      "      - {name: logPath, value: ", YamlQuoted(spec.sink_log), "}\n");
+      "      - {name: logPath, value: ",
+      YamlQuoted(spec.sink_log), "}\n");
   if (!spec.dedup_sink_log.empty()) {
     absl::StrAppend(&yaml,
                     "  - id: dedup-sink\n"

@@ -22,6 +22,10 @@ struct PipelineSpec {
   std::string bootstrap_servers;
   std::vector<std::string> zk_servers;  // for the spout's offsets
   std::string zk_root;
+  // The spout's own digest credentials ("user:password"; empty: none), set in
+  // the topology's storm.zookeeper.auth.* so that its offset nodes are
+  // creator-only (zk-acl-revoked).
+  std::string zk_auth_payload;
   std::string sink_log;
   std::string dedup_sink_log;  // empty: no effectively-once sink
   std::string fault_switch_file;
@@ -41,12 +45,14 @@ struct PipelineSite {
   std::filesystem::path dir;  // the scenario's directory; each guarantee gets dir/<guarantee>/
   std::string fault_switch_file;
   uint64_t seed = 1;
+  std::string spout_credentials;  // for scenarios whose spouts authenticate
 };
 
 // The pipeline of `guarantee` in `scenario`: its topology name
 // ("study-<scenario>-alo"), its sink logs under site.dir/<guarantee>/ (the
 // at-least-once one also feeds an effectively-once sink), and the transform's
-// fault settings for bolt-failures and slow-bolt. Pure; any thread.
+// fault settings for bolt-failures and slow-bolt; under zk-acl-revoked the
+// spout authenticates with site.spout_credentials. Pure; any thread.
 PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
                          const PipelineSite& site);
 

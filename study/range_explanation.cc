@@ -265,4 +265,20 @@ ExplainedRanges ExplainRanges(const DeliveryCounts& counts, const RecordLayout& 
   return Cap(std::move(all), max_ranges);
 }
 
+int64_t CountZombieCommits(const std::vector<PartitionJournal>& journals) {
+  int64_t zombies = 0;
+  for (const PartitionJournal& j : journals) {
+    std::optional<std::string> owner;  // the session of the latest acquisition
+    for (const spout::JournalEntry& e : j.entries) {
+      if (e.type == spout::JournalEntryType::kAcquired) {
+        owner = e.session;
+      } else if (e.type == spout::JournalEntryType::kCommit && owner.has_value() &&
+                 !e.session.empty() && e.session != *owner) {
+        ++zombies;
+      }
+    }
+  }
+  return zombies;
+}
+
 }  // namespace tempest::study

@@ -52,6 +52,13 @@ ExplainedRanges ExplainRanges(const DeliveryCounts& counts, const RecordLayout& 
                               const std::vector<PartitionJournal>& journals,
                               int max_ranges = kMaxExplainedRanges);
 
+// Commit entries written by a session other than the one whose acquisition
+// entry precedes them in their partition's journal: an owner that had been
+// replaced still committing (fencing makes this 0). Commits before the first
+// acquisition entry left in a journal (trimmed history) are not counted.
+// Pure; any thread.
+int64_t CountZombieCommits(const std::vector<PartitionJournal>& journals);
+
 }  // namespace tempest::study
 
 #endif  // TEMPEST_STUDY_RANGE_EXPLANATION_H_

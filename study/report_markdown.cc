@@ -171,6 +171,34 @@ void AppendRanges(const StudyResults& r, std::string& md) {
   }
 }
 
+// The spouts' offset commits as their workers' metrics showed them, and
+// the commits the journal shows made by a replaced owner.
+void AppendCommitPath(const StudyResults& r, std::string& md) {
+  const bool any = std::any_of(r.runs.begin(), r.runs.end(),
+                               [](const RunResult& run) { return run.commit_path.has_value(); });
+  if (!any) return;
+  md.append(
+      "## Offset commits\n\n"
+      "What each spout's worker counted while the run lasted (its `tempest_kafka_spout_*` and "
+      "`tempest_zk_*` metrics): commit multis sent, their latency, requests coalesced into a "
+      "later multi, the most partitions waiting for a multi and multis in flight at once (a "
+      "slow ZooKeeper must not make either grow), commits not applied, refused with NOAUTH, "
+      "ZooKeeper writes resolved by read-back; and commits the offset journal shows made by an "
+      "owner after another had taken over (zombie commits, which must be 0).\n\n"
+      "| scenario | guarantee | multis | latency p99 / max (ms) | coalesced | pending max | "
+      "in flight max | failed | denied | read-back | zombie commits |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+  for (const RunResult& run : r.runs) {
+    if (!run.commit_path.has_value()) continue;
+    const CommitPathFigures& c = *run.commit_path;
+    absl::StrAppend(&md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee), " | ", c.multis,
+                    " | ", c.latency_p99_ms, " / ", c.latency_max_ms, " | ", c.coalesced, " | ",
+                    c.pending_max, " | ", c.in_flight_max, " | ", c.failures, " | ", c.denied,
+                    " | ", c.ambiguous_writes, " | ", run.zombie_commits, " |\n");
+  }
+  md.append("\n");
+}
+
 void AppendViolations(const StudyResults& r, const Verdict& verdict, std::string& md) {
   if (verdict.violations == 0) return;
   md.append("## Violations\n\n");
@@ -272,6 +300,7 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
   md.append("\n\n## Runs\n\n");
   AppendRuns(r, md);
   AppendRanges(r, md);
+  AppendCommitPath(r, md);
   AppendViolations(r, verdict, md);
   AppendNotTested(r, verdict, md);
   AppendCharts(charts, charts_error, timeline_of, md);

@@ -67,6 +67,7 @@ Json RunToJson(const RunResult& run) {
   j["committed_not_processed"] = run.committed_not_processed;
   j["processed_not_committed"] = run.processed_not_committed;
   j["commit_blocked_s"] = Number(run.commit_blocked_s);
+  j["zombie_commits"] = run.zombie_commits;
   j["fault_planned_s"] = OptionalNumber(run.fault_planned_s);
   j["fault_start_s"] = OptionalNumber(run.fault_start_s);
   j["fault_held_for_flow"] = run.fault_held_for_flow;
@@ -84,6 +85,21 @@ Json RunToJson(const RunResult& run) {
                            {"expected_loss", run.dedup_sink->expected_loss}};
   } else {
     j["dedup_sink"] = nullptr;
+  }
+  if (run.commit_path.has_value()) {
+    const CommitPathFigures& c = *run.commit_path;
+    j["commit_path"] = Json{{"multis", c.multis},
+                            {"failures", c.failures},
+                            {"denied", c.denied},
+                            {"coalesced", c.coalesced},
+                            {"pending_max", c.pending_max},
+                            {"in_flight_max", c.in_flight_max},
+                            {"latency_p99_ms", c.latency_p99_ms},
+                            {"latency_max_ms", c.latency_max_ms},
+                            {"ambiguous_writes", c.ambiguous_writes},
+                            {"readings", c.readings}};
+  } else {
+    j["commit_path"] = nullptr;
   }
   j["not_tested"] = run.not_tested;
   j["not_tested_reason"] = run.not_tested_reason;
@@ -296,6 +312,8 @@ void ReadRunFigures(const Json& j, FieldReader& f, RunResult& run) {
   f.Int("committed_not_processed", &run.committed_not_processed);
   f.Int("processed_not_committed", &run.processed_not_committed);
   f.Double("commit_blocked_s", &run.commit_blocked_s);
+  // Absent in results written before zombie commits were counted.
+  if (j.contains("zombie_commits")) f.Int("zombie_commits", &run.zombie_commits);
   f.OptionalDouble("fault_planned_s", &run.fault_planned_s);
   f.OptionalDouble("fault_start_s", &run.fault_start_s);
   // Absent in results written before faults waited for the pipelines.
@@ -326,6 +344,31 @@ absl::Status ReadDedupSink(const Json& j, const std::string& where, RunResult& r
   if (it->contains("expected_loss")) d.Int("expected_loss", &dedup.expected_loss);
   if (!d.status().ok()) return d.status();
   run.dedup_sink = dedup;
+  return absl::OkStatus();
+}
+
+// `commit_path`: an object, or null or absent.
+absl::Status ReadCommitPath(const Json& j, const std::string& where, RunResult& run) {
+  auto it = j.find("commit_path");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"commit_path\" must be an object or null, got ", FieldReader::Describe(*it)));
+  }
+  CommitPathFigures c;
+  FieldReader d(*it, absl::StrCat(where, ": commit_path"));
+  d.Int("multis", &c.multis);
+  d.Int("failures", &c.failures);
+  d.Int("denied", &c.denied);
+  d.Int("coalesced", &c.coalesced);
+  d.Int("pending_max", &c.pending_max);
+  d.Int("in_flight_max", &c.in_flight_max);
+  d.Int("latency_p99_ms", &c.latency_p99_ms);
+  d.Int("latency_max_ms", &c.latency_max_ms);
+  d.Int("ambiguous_writes", &c.ambiguous_writes);
+  d.Int("readings", &c.readings);
+  if (!d.status().ok()) return d.status();
+  run.commit_path = c;
   return absl::OkStatus();
 }
 
@@ -461,6 +504,7 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
   ReadRunFigures(j, f, run);
   if (!f.status().ok()) return f.status();
   if (absl::Status s = ReadDedupSink(j, where, run); !s.ok()) return s;
+  if (absl::Status s = ReadCommitPath(j, where, run); !s.ok()) return s;
   ReadViolations(f, run);
   if (absl::Status s = ReadRanges(j, where, run); !s.ok()) return s;
   ReadSamples(f, run);

@@ -239,6 +239,10 @@ std::vector<std::string> CheckExpectations(const RunResult& run) {
     v.push_back(absl::StrCat("a committed offset went backwards ", run.offset_regressions,
                              " times"));
   }
+  if (run.zombie_commits != 0) {
+    v.push_back(absl::StrCat(run.zombie_commits,
+                             " commits were made by an owner after another had taken over"));
+  }
   if (!run.quiesced) v.push_back("the run did not settle before its deadline");
   if (run.guarantee == "at-least-once") {
     if (run.lost != run.expected_loss) {
@@ -360,6 +364,12 @@ std::string ReplayCause(std::optional<FaultKind> kind) {
       return "the spout's tuples timed out behind the slow transform";
     case FaultKind::kRestartTopology:
       return "the topology was killed and submitted again";
+    case FaultKind::kZkOverload:
+      return "the spout's ZooKeeper writes waited so long that its tuples or session timed out";
+    case FaultKind::kZkAclRevoked:
+      return "the spout's commits were refused while the ACL was revoked";
+    case FaultKind::kZkMisconfigured:
+      return "the topologies were killed and submitted again with another zkServers";
   }
   return "the spout started again after the fault";
 }
@@ -392,6 +402,12 @@ std::string InFlightCause(std::optional<FaultKind> kind) {
     case FaultKind::kSlowBolt:
       return "the transform was slow";
     case FaultKind::kRestartTopology:
+      return "the topologies were killed";
+    case FaultKind::kZkOverload:
+      return "ZooKeeper was overloaded";
+    case FaultKind::kZkAclRevoked:
+      return "the ACL was revoked";
+    case FaultKind::kZkMisconfigured:
       return "the topologies were killed";
   }
   return "the fault hit";

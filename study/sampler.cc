@@ -73,6 +73,7 @@ void Sampler::Stop() {
 void Sampler::Loop() {
   coord::ZkSession::Options o;
   o.connect_string = options_.zk_connect;
+  o.config = options_.zk_config;
   o.operation_timeout = std::chrono::milliseconds(300);
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = coord::ZkSession::Create(o);
   if (!zk.ok()) return;

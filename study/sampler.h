@@ -53,6 +53,7 @@ class Sampler {
   };
   struct Options {
     std::string zk_connect;
+    coord::ZkClientConfig zk_config;  // e.g. credentials that read creator-only offset nodes
     std::vector<Watched> pipelines;
     int partitions = 1;
     int64_t records = 0;

@@ -36,13 +36,21 @@ constexpr KindInfo kKinds[] = {
      "stop the topologies while retention deletes past their committed offsets; resubmit"},
     {FaultKind::kBoltFailures, "bolt-failures",
      "the transform fails fail_fraction of its inputs for duration_s"},
-    {FaultKind::kSlowBolt, "slow-bolt",
-     "the transform sleeps delay_ms per input for duration_s"},
+    {FaultKind::kSlowBolt, "slow-bolt", "the transform sleeps delay_ms per input for duration_s"},
     {FaultKind::kRestartTopology, "restart-topology", "kill -w every topology and resubmit it"},
+    {FaultKind::kZkOverload, "zk-overload",
+     "pause every ZooKeeper server 1.6 s of each 2 s for duration_s (commits slower than their "
+     "interval)"},
+    {FaultKind::kZkAclRevoked, "zk-acl-revoked",
+     "an operator makes the spouts' offset nodes read-only to their identity; restore after "
+     "duration_s"},
+    {FaultKind::kZkMisconfigured, "zk-misconfigured",
+     "resubmit with a zkServers chroot that does not exist, then with a dead server in zkServers"},
 };
 
 // The built-in scenarios, in exactly the format users write.
-constexpr std::string_view kBuiltinYaml = R"(# Built-in scenarios of `tempest study`. Each starts its fault at a seeded
+constexpr std::string_view kBuiltinYaml =
+    R"(# Built-in scenarios of `tempest study`. Each starts its fault at a seeded
 # random point between at[0] and at[1] of the production window.
 scenarios:
   - name: worker-kill
@@ -104,6 +112,24 @@ scenarios:
   - name: clean-restart
     fault: restart-topology
     description: The control. Every topology is killed with kill -w and submitted again.
+  - name: zk-overload
+    fault: zk-overload
+    duration_s: 10
+    description: >-
+      ZooKeeper is overloaded for 10 s: every server runs only 0.4 s of each 2 s,
+      so offset commits take longer than the spout's 500 ms commit interval.
+  - name: zk-permission-lost
+    fault: zk-acl-revoked
+    duration_s: 8
+    description: >-
+      An operator changes the ACL of the spouts' offset nodes so that their
+      identity may only read them; 8 s later the ACL is restored.
+  - name: zk-misconfigured
+    fault: zk-misconfigured
+    description: >-
+      The topologies are resubmitted with a zkServers chroot that does not exist
+      (the spouts must refuse to open), then with an unreachable server in front
+      of the valid ones (they must work through the others).
 )";
 
 std::string Where(const std::string& source, const YAML::Node& node) {
@@ -144,6 +170,8 @@ bool NeedsDuration(FaultKind kind) {
     case FaultKind::kKafkaBrokerDown:
     case FaultKind::kBoltFailures:
     case FaultKind::kSlowBolt:
+    case FaultKind::kZkOverload:
+    case FaultKind::kZkAclRevoked:
       return true;
     default:
       return false;

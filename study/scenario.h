@@ -17,14 +17,21 @@ enum class FaultKind {
   kPauseWorker,      // SIGSTOP them past their ZooKeeper session timeout, then SIGCONT (zombie)
   kKillSupervisor,   // SIGKILL one supervisor and its workers; restart it after `duration`
   kKillNimbus,       // SIGKILL nimbus; restart it after `duration`
-  kZkSessionExpiry,  // cut the spouts' ZooKeeper connections for `duration`, so the server expires their sessions
+  kZkSessionExpiry,  // cut the spouts' ZooKeeper connections for `duration`, so the server expires
+                     // their sessions
   kKillZkLeader,     // SIGKILL the ZooKeeper leader; restart it after `duration`
   kZkQuorumLoss,     // SIGSTOP two of the three ZooKeeper servers for `duration`
   kKafkaBrokerDown,  // take the Kafka broker down for `duration`
-  kRetention,        // stop the topologies; retention deletes past their committed offsets; resubmit at the end of production
-  kBoltFailures,     // the transform bolt fails `fail_fraction` of its inputs for `duration`
-  kSlowBolt,         // the transform bolt sleeps `delay_ms` per input for `duration` (tuples time out)
+  kRetention,  // stop the topologies; retention deletes past their committed offsets; resubmit at
+               // the end of production
+  kBoltFailures,  // the transform bolt fails `fail_fraction` of its inputs for `duration`
+  kSlowBolt,      // the transform bolt sleeps `delay_ms` per input for `duration` (tuples time out)
   kRestartTopology,  // `kill -w` every topology and submit it again (the control)
+  kZkOverload,    // SIGSTOP/SIGCONT every ZooKeeper server, paused 80% of each 2 s, for `duration`
+  kZkAclRevoked,  // an operator makes the spouts' offset nodes read-only to them; restores after
+                  // `duration`
+  kZkMisconfigured,  // resubmit with a chroot that does not exist, then with a dead server in
+                     // zkServers
 };
 
 std::string_view FaultKindName(FaultKind kind);

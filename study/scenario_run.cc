@@ -13,6 +13,7 @@
 #include "common/coord/zk_session.h"
 #include "common/os/privileges.h"
 #include "spout/offset_admin.h"
+#include "spout/storm_kafka_offset.h"
 #include "study/committed_offsets.h"
 #include "study/range_explanation.h"
 #include "supervisor/supervisor_options.h"
@@ -41,11 +42,33 @@ absl::Status RunTogether(StudyWorld& world, const std::vector<std::vector<std::s
   return first;
 }
 
-// A ZooKeeper session to the world's ensemble for the main thread's reads.
+// A ZooKeeper session to the world's ensemble for the main thread's reads
+// (with the spouts' credentials: it reads their creator-only nodes too).
 absl::StatusOr<std::unique_ptr<coord::ZkSession>> ConnectZk(StudyWorld& world) {
   coord::ZkSession::Options o;
   o.connect_string = world.zk_connect();
+  o.config = world.reader_zk_config();
   return coord::ZkSession::Create(o);
+}
+
+int64_t MetricOf(const std::map<std::string, int64_t>& m, const char* name) {
+  auto it = m.find(name);
+  return it == m.end() ? 0 : it->second;
+}
+
+// A pipeline's commit figures: the maxima seen, plus each worker's latest
+// counters summed.
+std::optional<CommitPathFigures> CommitFigures(
+    const std::map<pid_t, std::map<std::string, int64_t>>& latest, CommitPathFigures f) {
+  if (f.readings == 0) return std::nullopt;
+  for (const auto& [pid, m] : latest) {
+    f.multis += MetricOf(m, "tempest_kafka_spout_zk_multis");
+    f.failures += MetricOf(m, "tempest_kafka_spout_commit_failures");
+    f.denied += MetricOf(m, "tempest_kafka_spout_commit_denied");
+    f.coalesced += MetricOf(m, "tempest_kafka_spout_commits_coalesced");
+    f.ambiguous_writes += MetricOf(m, "tempest_zk_ambiguous_writes_total");
+  }
+  return f;
 }
 
 // The copies each record reached `log` with; none when it cannot be read.
@@ -67,6 +90,7 @@ void FillRanges(coord::ZkSession* zk, const std::string& spout_id, const std::st
     for (PartitionJournal& j : journals) j.unreadable = "ZooKeeper could not be reached";
   }
   ExplainedRanges ranges = ExplainRanges(counts, layout, topic, journals);
+  run.zombie_commits = CountZombieCommits(journals);
   run.ranges = std::move(ranges.ranges);
   run.ranges_omitted = ranges.omitted;
 }
@@ -108,6 +132,7 @@ absl::Status ScenarioRun::Prepare() {
   site.dir = dir_;
   site.fault_switch_file = switch_file_;
   site.seed = options_.seed;
+  site.spout_credentials = world_.spout_credentials();
   // Under root the world's workers run as the default worker account
   // (supervisor.worker.user): each pipeline's directory, where its sinks
   // write, is given to it.
@@ -172,6 +197,111 @@ std::vector<StudyWorld::Worker> ScenarioRun::SpoutWorkers() const {
   return out;
 }
 
+std::vector<std::string> ScenarioRun::OffsetNodes() {
+  std::vector<std::string> nodes;
+  absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = ConnectZk(world_);
+  if (!zk.ok() || !(*zk)->WaitConnected(seconds(20)).ok()) return nodes;
+  for (const Pipeline& p : pipelines_) {
+    for (int k = 0; k < options_.partitions; ++k) {
+      const std::string path = spout::OffsetNodePath(kStudyOffsetsRoot, p.spec.name, topic_, k,
+                                                     /*topic_level=*/false);
+      absl::StatusOr<std::optional<coord::ZkStat>> stat = (*zk)->Exists(path);
+      if (stat.ok() && stat->has_value()) nodes.push_back(path);
+    }
+  }
+  (*zk)->Close();
+  return nodes;
+}
+
+absl::Status ScenarioRun::SubmitTopologiesWith(ZkServers servers) {
+  const char* variant = servers == ZkServers::kMissingChroot ? "missing-chroot" : "dead-first";
+  std::vector<std::string> list = world_.spout_zk_servers();
+  if (servers == ZkServers::kMissingChroot) {
+    // A chroot follows the whole server list (host:port,...,host:port/chroot).
+    if (!list.empty()) list.back() += kMissingChroot;
+  } else {
+    absl::StatusOr<std::string> dead = world_.DeadZkServer();
+    if (!dead.ok()) return dead.status();
+    list.insert(list.begin(), *dead);
+  }
+  std::vector<std::vector<std::string>> runs;
+  for (const Pipeline& p : pipelines_) {
+    PipelineSpec spec = p.spec;
+    spec.zk_servers = list;
+    const std::string path = (std::filesystem::path(p.yaml_path).parent_path() /
+                              absl::StrCat("topology-", variant, ".yaml"))
+                                 .string();
+    std::ofstream yaml(path);
+    yaml << PipelineTopologyYaml(spec);
+    if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", path));
+    runs.push_back({"submit", path});
+  }
+  return RunTogether(world_, runs);
+}
+
+absl::Status ScenarioRun::WaitWorkerLogs(std::string_view needle, std::chrono::seconds timeout) {
+  const auto until = SteadyClock::now() + timeout;
+  const std::vector<std::string> names = OurTopologies();
+  while (world_.TopologiesLogging(names, needle) < static_cast<int>(names.size())) {
+    if (SteadyClock::now() >= until || options_.stop_requested()) {
+      return absl::NotFoundError(absl::StrCat(world_.TopologiesLogging(names, needle), " of ",
+                                              names.size(), " topologies' worker logs say '",
+                                              std::string(needle), "' after ", timeout.count(),
+                                              " s"));
+    }
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+  return absl::OkStatus();
+}
+
+void ScenarioRun::ReadCommitMetrics() {
+  const auto now = SteadyClock::now();
+  if (now < next_metrics_read_) return;
+  next_metrics_read_ = now + seconds(1);
+  std::vector<StudyWorld::Worker> workers = SpoutWorkers();
+  for (Pipeline& p : pipelines_) {
+    for (const StudyWorld::Worker& w : workers) {
+      if (w.topology_id.rfind(p.spec.name + "-", 0) != 0 || w.commit_metrics.empty()) continue;
+      const auto& m = w.commit_metrics;
+      p.commit_metrics[w.pid] = m;
+      CommitPathFigures& f = p.commit_maxima;
+      ++f.readings;
+      f.pending_max =
+          std::max(f.pending_max, MetricOf(m, "tempest_kafka_spout_commit_partitions_pending"));
+      f.in_flight_max =
+          std::max(f.in_flight_max, MetricOf(m, "tempest_kafka_spout_commit_multis_in_flight"));
+      f.latency_max_ms = std::max(f.latency_max_ms,
+                                  MetricOf(m, "tempest_kafka_spout_commit_latency_us_max") / 1000);
+      f.latency_p99_ms = std::max(f.latency_p99_ms,
+                                  MetricOf(m, "tempest_kafka_spout_commit_latency_us_p99") / 1000);
+    }
+  }
+}
+
+std::vector<std::string> ScenarioRun::CheckFaultExpectations(const RunResult& r) const {
+  std::vector<std::string> v;
+  if (!r.commit_path.has_value()) {
+    if (scenario_.fault == FaultKind::kZkOverload || scenario_.fault == FaultKind::kZkAclRevoked) {
+      v.push_back("no spout worker's commit metrics could be read");
+    }
+    return v;
+  }
+  const CommitPathFigures& c = *r.commit_path;
+  // One multi at a time, and at most one waiting request per partition: a
+  // slow ZooKeeper makes commits coalesce, never queue.
+  if (c.in_flight_max > 1) {
+    v.push_back(absl::StrCat(c.in_flight_max, " commit multis were in flight at once"));
+  }
+  if (c.pending_max > options_.partitions) {
+    v.push_back(absl::StrCat(c.pending_max, " commits waited at once for ", options_.partitions,
+                             " partitions"));
+  }
+  if (scenario_.fault == FaultKind::kZkAclRevoked && injector_.injected() && c.denied == 0) {
+    v.push_back("no commit was refused while the ACL was revoked (the fault did not bite)");
+  }
+  return v;
+}
+
 absl::Status ScenarioRun::WaitSpoutsReady(std::chrono::seconds timeout) {
   const auto until = SteadyClock::now() + timeout;
   while (SteadyClock::now() < until) {
@@ -211,6 +341,7 @@ absl::Status ScenarioRun::StartTopologies() {
 void ScenarioRun::StartSampler() {
   Sampler::Options so;
   so.zk_connect = world_.zk_connect();
+  so.zk_config = world_.reader_zk_config();
   for (const Pipeline& p : pipelines_) so.pipelines.push_back({p.spec.name, p.spec.sink_log});
   so.partitions = options_.partitions;
   so.records = options_.records;
@@ -300,6 +431,7 @@ absl::Status ScenarioRun::DriveFault() {
         return absl::OkStatus();
       }
     }
+    ReadCommitMetrics();
     progress_.Update(std::min(t / expected_total, 1.0),
                      producing ? absl::StrCat(static_cast<int>(t), " s") : "settling");
     // Wake up on time for the planned fault; otherwise check every 100 ms.
@@ -411,7 +543,9 @@ RunResult ScenarioRun::AnalysePipeline(const Pipeline& p, size_t index, coord::Z
   FillTimeline(r);
   MarkNotTested(r);
   if (!p.spec.dedup_sink_log.empty()) r.dedup_sink = AnalyseDedupSink(p, problems);
+  r.commit_path = CommitFigures(p.commit_metrics, p.commit_maxima);
   r.violations = CheckExpectations(r);
+  for (std::string& v : CheckFaultExpectations(r)) r.violations.push_back(std::move(v));
   r.violations.insert(r.violations.end(), problems.begin(), problems.end());
   r.violations.insert(r.violations.end(), notes_.begin(), notes_.end());
   return r;

@@ -1,12 +1,16 @@
 #ifndef TEMPEST_STUDY_SCENARIO_RUN_H_
 #define TEMPEST_STUDY_SCENARIO_RUN_H_
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +53,9 @@ class ScenarioRun final : private FaultTargets {
     // Retention: what was deleted before the pipeline saw it.
     int64_t expected_loss = 0;
     int64_t dedup_expected_loss = 0;
+    // The spout workers' commit metrics, latest per worker.
+    std::map<pid_t, std::map<std::string, int64_t>> commit_metrics;
+    CommitPathFigures commit_maxima;  // gauges and histograms: their largest values
   };
 
   absl::Status Prepare();
@@ -81,6 +88,17 @@ class ScenarioRun final : private FaultTargets {
   void ProduceBigRecords() override { producer_->UseBigKeys(); }
   absl::Status RecordRetentionLoss() override;
   void Note(std::string note) override { notes_.push_back(std::move(note)); }
+  std::vector<std::string> OffsetNodes() override;
+  absl::Status SubmitTopologiesWith(ZkServers servers) override;
+  absl::Status WaitWorkerLogs(std::string_view needle, std::chrono::seconds timeout) override;
+  absl::Status WaitSpoutsRunning(std::chrono::seconds timeout) override {
+    return WaitSpoutsReady(timeout);
+  }
+  // Reads the spout workers' commit metrics into each pipeline's
+  // commit_path (about once a second; main thread).
+  void ReadCommitMetrics();
+  // What this scenario's fault requires of a run beyond its guarantee.
+  std::vector<std::string> CheckFaultExpectations(const RunResult& r) const;
 
   StudyWorld& world_;
   const StudyOptions& options_;
@@ -100,6 +118,7 @@ class ScenarioRun final : private FaultTargets {
   std::optional<double> production_end_s_;  // when the producer was seen done
   bool quiesced_ = false;
   std::vector<std::string> notes_;
+  std::chrono::steady_clock::time_point next_metrics_read_{};
   std::unique_ptr<PacedProducer> producer_;
   std::unique_ptr<Sampler> sampler_;
   absl::Status world_broken_;

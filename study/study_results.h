@@ -33,6 +33,23 @@ struct DedupSinkResult {
   int64_t expected_loss = 0;  // what retention deleted before this sink received it
 };
 
+// The spout's offset commits as its workers' own metrics showed them (the
+// tempest_kafka_spout_* and tempest_zk_* series of their heartbeat files,
+// read about once a second while the run lasted; counters summed over the
+// workers, the rest their largest value).
+struct CommitPathFigures {
+  int64_t multis = 0;            // commit multis sent (tempest_kafka_spout_zk_multis)
+  int64_t failures = 0;          // commits not applied (tempest_kafka_spout_commit_failures)
+  int64_t denied = 0;            // refused with NOAUTH (tempest_kafka_spout_commit_denied)
+  int64_t coalesced = 0;         // requests replaced by a newer one before being sent
+  int64_t pending_max = 0;       // most partitions waiting for the next multi at once
+  int64_t in_flight_max = 0;     // most commit multis in flight at once
+  int64_t latency_p99_ms = 0;    // commit multi latency, 99th percentile
+  int64_t latency_max_ms = 0;    // the slowest commit multi
+  int64_t ambiguous_writes = 0;  // writes of the workers' ZooKeeper sessions resolved by read-back
+  int64_t readings = 0;          // heartbeat readings these come from (0: none found)
+};
+
 // One run of offsets of a partition the sink lost or received more than once,
 // and what the spout's offset journal says about it (study/range_explanation.h).
 enum class RangeKind { kLost, kDuplicated };
@@ -67,6 +84,9 @@ struct RunResult {
   int64_t committed_not_processed = 0;  // below the final commit, never received
   int64_t processed_not_committed = 0;  // received, at or above the final commit
   double commit_blocked_s = 0;          // longest time commits stood still with lag > 0
+  // Commits the offset journal shows made by a session after another
+  // session had acquired the partition (a fenced owner still writing).
+  int64_t zombie_commits = 0;
 
   // Timing, in seconds since production started. Absent for no fault.
   std::optional<double> fault_planned_s;  // from the seed
@@ -81,6 +101,7 @@ struct RunResult {
   int64_t expected_loss = 0;  // retention-past-offset: the deleted, unprocessed range
   bool quiesced = true;       // everything settled before the run's deadline
   std::optional<DedupSinkResult> dedup_sink;  // at-least-once runs only
+  std::optional<CommitPathFigures> commit_path;  // absent when no worker metrics were read
   // A run that is no evidence either way: the fault fired before any record
   // had reached the sink, or nothing was measured (no samples, nothing
   // produced or delivered). Its figures hold vacuously, so the study's

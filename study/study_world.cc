@@ -1,14 +1,20 @@
 #include "study/study_world.h"
 
+#include <netinet/in.h>
 #include <signal.h>
-#include <unistd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <random>
+#include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/os/files.h"
 #include "supervisor/worker_files.h"
 
@@ -28,6 +34,32 @@ std::string ReadOrEmpty(const std::string& path) {
 // any more was reused by something else and must not be signalled.
 bool IsGroupLeader(pid_t pid) { return pid > 0 && ::getpgid(pid) == pid; }
 
+// "user:" followed by 24 random hex digits.
+std::string RandomCredentials(const std::string& user) {
+  std::random_device random;
+  std::string out = user + ":";
+  for (int i = 0; i < 3; ++i) absl::StrAppend(&out, absl::Hex(random(), absl::kZeroPad8));
+  return out;
+}
+
+// The offset-commit metrics of one worker's registry (see Worker).
+std::map<std::string, int64_t> CommitMetrics(const v1::WorkerHeartbeat& beat) {
+  std::map<std::string, int64_t> out;
+  for (const v1::MetricPoint& m : beat.local_metrics()) {
+    const std::string& name = m.name();
+    if (name.rfind("tempest_kafka_spout_", 0) != 0 && name.rfind("tempest_zk_", 0) != 0) continue;
+    if (m.kind() == v1::MetricPoint::HISTOGRAM) {
+      int64_t& max = out[name + "_max"];
+      max = std::max(max, m.max());
+      int64_t& p99 = out[name + "_p99"];
+      p99 = std::max(p99, m.p99());
+    } else {
+      out[name] += m.value();
+    }
+  }
+  return out;
+}
+
 std::string LastLine(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   const size_t nl = text.rfind('\n');
@@ -36,7 +68,10 @@ std::string LastLine(std::string text) {
 
 }  // namespace
 
-StudyWorld::StudyWorld(Options options) : options_(std::move(options)) {
+StudyWorld::StudyWorld(Options options)
+    : options_(std::move(options)),
+      spout_credentials_(RandomCredentials("study-spout")),
+      operator_credentials_(RandomCredentials("study-operator")) {
   const std::filesystem::path dir = options_.dir;
   devcluster::DevCluster::Options co;
   co.binary = options_.binary;
@@ -111,6 +146,32 @@ std::vector<std::string> StudyWorld::spout_zk_servers() const {
   return out;
 }
 
+coord::ZkClientConfig StudyWorld::reader_zk_config() const {
+  coord::ZkClientConfig c;
+  c.auth.scheme = "digest";
+  c.auth.payload = spout_credentials_;
+  return c;
+}
+
+absl::StatusOr<std::string> StudyWorld::DeadZkServer() const {
+  // Bind an ephemeral port and let it go: nothing listens there afterwards
+  // (the kernel hands out ephemeral ports in turn, so it is not reused soon).
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("cannot create a socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  if (port == 0) return absl::InternalError("cannot find a free port");
+  return absl::StrCat("127.0.0.1:", port);
+}
+
 std::string StudyWorld::LocalDir(int supervisor) const {
   return (std::filesystem::path(options_.dir) / absl::StrCat("supervisor-", supervisor + 1))
       .string();
@@ -159,11 +220,35 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
       w.topology_id = launch->topology_id;
       absl::StatusOr<v1::WorkerHeartbeat> beat =
           supervisor::ParseWorkerHeartbeat(ReadOrEmpty(supervisor::HeartbeatPath(wdir)));
-      if (beat.ok() && beat->pid() == w.pid) w.kafka_partitions = beat->kafka_partitions_size();
+      if (beat.ok() && beat->pid() == w.pid) {
+        w.kafka_partitions = beat->kafka_partitions_size();
+        if (w.kafka_partitions > 0) w.commit_metrics = CommitMetrics(*beat);
+      }
       out.push_back(w);
     }
   }
   return out;
+}
+
+int StudyWorld::TopologiesLogging(const std::vector<std::string>& names,
+                                  std::string_view needle) const {
+  // Slot logs, not launch records: a worker that keeps failing at start is
+  // mostly waiting for its next restart, without a launch record.
+  std::set<std::string> found;
+  for (int s = 0; s < cluster_->supervisor_count(); ++s) {
+    for (int port : cluster_->slot_ports(s)) {
+      absl::StatusOr<std::string> log = os::ReadSmallFile(
+          supervisor::WorkerLogPath(supervisor::WorkerDir(LocalDir(s), port)), 64 << 20);
+      if (!log.ok()) continue;
+      for (absl::string_view line : absl::StrSplit(*log, '\n')) {
+        if (!absl::StrContains(line, absl::string_view(needle.data(), needle.size()))) continue;
+        for (const std::string& name : names) {
+          if (absl::StrContains(line, absl::StrCat(name, ":"))) found.insert(name);
+        }
+      }
+    }
+  }
+  return static_cast<int>(found.size());
 }
 
 void StudyWorld::CollectWorkerLogs(const std::vector<std::string>& name_prefixes,

@@ -4,17 +4,20 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/coord/retry_policy.h"
 #include "common/coord/zk_ensemble.h"
+#include "common/kafka/dev_kafka_cluster.h"
 #include "common/net/tcp_proxy.h"
 #include "common/os/child_process.h"
 #include "devcluster/dev_cluster.h"
-#include "common/kafka/dev_kafka_cluster.h"
 
 namespace tempest::study {
 
@@ -50,6 +53,10 @@ class StudyWorld {
     pid_t pid = 0;
     std::string topology_id;
     int kafka_partitions = 0;  // partitions its spouts read (0: no KafkaSpout)
+    // Its offset-commit metrics from its heartbeat file: tempest_kafka_spout_*
+    // and tempest_zk_* counters and gauges summed over labels, and each
+    // histogram's largest value as NAME_max.
+    std::map<std::string, int64_t> commit_metrics;
   };
 
   static absl::StatusOr<std::unique_ptr<StudyWorld>> Start(const Options& options);
@@ -63,6 +70,17 @@ class StudyWorld {
   std::vector<std::string> spout_zk_servers() const;
   const std::string& bootstrap_servers() const { return cluster_->bootstrap_servers(); }
   const std::string& nimbus_address() const { return cluster_->nimbus_address(0); }
+  // Digest credentials ("user:password", random per world): the identity
+  // scenarios may give their spouts (`storm.zookeeper.auth.payload` in the
+  // topology), and an operator's, which the study's own ZooKeeper readers
+  // and the zk-acl-revoked fault use. Nothing else in the world has them.
+  const std::string& spout_credentials() const { return spout_credentials_; }
+  const std::string& operator_credentials() const { return operator_credentials_; }
+  // A ZooKeeper client configuration with the spouts' credentials, for the
+  // study's readers: it reads open nodes and the spouts' creator-only ones.
+  coord::ZkClientConfig reader_zk_config() const;
+  // An address on 127.0.0.1 where nothing listens (a port just freed).
+  absl::StatusOr<std::string> DeadZkServer() const;
   kafka::DevKafkaCluster& kafka() { return cluster_->kafka(); }
   coord::ZkEnsemble& zookeeper() { return *cluster_->ensemble(); }
 
@@ -86,6 +104,9 @@ class StudyWorld {
   void CutSpoutZooKeeper(bool cut);
 
   std::vector<Worker> Workers() const;
+  // How many of `names` (topology names, which the study also uses as spout
+  // ids) appear on a worker.log line, on any slot, that contains `needle`.
+  int TopologiesLogging(const std::vector<std::string>& names, std::string_view needle) const;
   // Copies the worker.log of every slot last used by a topology whose id
   // starts with one of `name_prefixes` into `dest_dir` (as
   // supervisor-N-PORT.log), before a later topology reuses the slot.
@@ -101,6 +122,8 @@ class StudyWorld {
   std::unique_ptr<devcluster::DevCluster> cluster_;
   std::vector<std::unique_ptr<net::TcpProxy>> zk_proxies_;
   int commands_ = 0;
+  std::string spout_credentials_;
+  std::string operator_credentials_;
 };
 
 }  // namespace tempest::study

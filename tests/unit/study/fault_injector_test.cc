@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
@@ -34,7 +35,22 @@ class RecordingTargets : public FaultTargets {
     return absl::OkStatus();
   }
   void Note(std::string note) override { notes.push_back(std::move(note)); }
+  std::vector<std::string> OffsetNodes() override { return {}; }
+  absl::Status SubmitTopologiesWith(ZkServers servers) override {
+    calls.push_back(servers == ZkServers::kMissingChroot ? "submit missing-chroot"
+                                                         : "submit dead-first");
+    return absl::OkStatus();
+  }
+  absl::Status WaitWorkerLogs(std::string_view needle, std::chrono::seconds) override {
+    calls.push_back(absl::StrCat("wait for '", std::string(needle), "'"));
+    return logs_refuse ? absl::OkStatus() : absl::NotFoundError("0 of 3");
+  }
+  absl::Status WaitSpoutsRunning(std::chrono::seconds) override {
+    calls.push_back("wait running");
+    return absl::OkStatus();
+  }
 
+  bool logs_refuse = true;
   double now = 0;
   std::vector<std::string> calls;
   std::vector<std::string> notes;
@@ -87,6 +103,34 @@ TEST(FaultInjectorTest, ARestartKillsThenSubmits) {
   FaultInjector injector(nullptr, FaultKind::kRestartTopology, FaultPlan{}, "unused", targets);
   ASSERT_TRUE(injector.Inject().ok());
   EXPECT_THAT(targets.calls, ElementsAre("kill", "submit"));
+}
+
+TEST(FaultInjectorTest, MisconfigurationRefusesAMissingChrootThenRunsWithADeadServerFirst) {
+  RecordingTargets targets;
+  FaultInjector injector(nullptr, FaultKind::kZkMisconfigured, FaultPlan{}, "unused", targets);
+  ASSERT_TRUE(injector.Inject().ok());
+  EXPECT_THAT(targets.calls, ElementsAre("kill", "submit missing-chroot",
+                                         absl::StrCat("wait for 'the ZooKeeper chroot ",
+                                                      kMissingChroot, " of zkServers'"),
+                                         "kill", "submit dead-first", "wait running"));
+  EXPECT_TRUE(targets.notes.empty());
+  ASSERT_TRUE(injector.Heal().ok());
+}
+
+TEST(FaultInjectorTest, ASpoutThatOpensWithAMissingChrootIsNoted) {
+  RecordingTargets targets;
+  targets.logs_refuse = false;
+  FaultInjector injector(nullptr, FaultKind::kZkMisconfigured, FaultPlan{}, "unused", targets);
+  ASSERT_TRUE(injector.Inject().ok());
+  EXPECT_THAT(targets.notes, ElementsAre(HasSubstr("did not refuse to open")));
+}
+
+TEST(FaultInjectorTest, TheOverloadPauseStaysBelowTheClientsReadTimeout) {
+  // The world's session timeout is 4 s: clients give up on a connection
+  // after 2/3 of it; the servers' sync limit is 3 s.
+  EXPECT_GT(kOverloadPaused, std::chrono::milliseconds(500));  // the spouts' commit interval
+  EXPECT_LT(kOverloadPaused, std::chrono::milliseconds(4000 * 2 / 3));
+  EXPECT_LT(kOverloadPaused, kOverloadPeriod);
 }
 
 }  // namespace

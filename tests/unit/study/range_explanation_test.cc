@@ -215,5 +215,25 @@ TEST(ExplainRangesCapTest, AnUnreadableJournalSaysSo) {
   EXPECT_THAT(out.ranges[0].cause, HasSubstr("could not be read: connection loss"));
 }
 
+TEST(ZombieCommitsTest, CountsCommitsByASessionAfterAnotherAcquired) {
+  PartitionJournal p0;
+  p0.entries = {Entry(JournalEntryType::kCommit, 0, 5, "old", "a"),  // before any acquisition
+                Entry(JournalEntryType::kAcquired, -1, 5, "w1", "a"),
+                Entry(JournalEntryType::kCommit, 5, 9, "w1", "a"),
+                Entry(JournalEntryType::kAcquired, -1, 9, "w2", "b"),
+                Entry(JournalEntryType::kCommit, 9, 12, "w2", "b"),
+                Entry(JournalEntryType::kCommit, 12, 14, "w1", "a"),  // the replaced owner
+                Entry(JournalEntryType::kManualSet, 14, 3, "tempest offsets set", "")};
+  PartitionJournal p1;
+  p1.entries = {Entry(JournalEntryType::kAcquired, -1, 0, "w2", "b"),
+                Entry(JournalEntryType::kCommit, 0, 4, "w2", "b"),
+                // The same session taking the partition again is no zombie.
+                Entry(JournalEntryType::kAcquired, -1, 4, "w2", "b"),
+                Entry(JournalEntryType::kCommit, 4, 8, "w2", "b")};
+  EXPECT_EQ(CountZombieCommits({p0, p1}), 1);
+  EXPECT_EQ(CountZombieCommits({p1}), 0);
+  EXPECT_EQ(CountZombieCommits({}), 0);
+}
+
 }  // namespace
 }  // namespace tempest::study

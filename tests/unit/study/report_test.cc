@@ -82,6 +82,17 @@ StudyResults TwoRuns() {
   a.expected_loss = 0;
   a.quiesced = true;
   a.dedup_sink = DedupSinkResult{.lost = 0, .duplicated = 0, .deduplicated = 412};
+  a.zombie_commits = 2;
+  a.commit_path = CommitPathFigures{.multis = 40,
+                                    .failures = 3,
+                                    .denied = 2,
+                                    .coalesced = 17,
+                                    .pending_max = 4,
+                                    .in_flight_max = 1,
+                                    .latency_p99_ms = 1480,
+                                    .latency_max_ms = 1605,
+                                    .ambiguous_writes = 1,
+                                    .readings = 21};
   a.violations = {"at-least-once replayed more than expected", "second \"quoted\" one"};
   a.samples = Samples(20, 1000, 5.1, 8.8);
 
@@ -138,6 +149,18 @@ TEST(ResultsJsonTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(a.dedup_sink->duplicated, 0);
   EXPECT_EQ(a.dedup_sink->deduplicated, 412);
   EXPECT_EQ(a.violations, in.runs[0].violations);
+  EXPECT_EQ(a.zombie_commits, 2);
+  ASSERT_TRUE(a.commit_path.has_value());
+  EXPECT_EQ(a.commit_path->multis, 40);
+  EXPECT_EQ(a.commit_path->failures, 3);
+  EXPECT_EQ(a.commit_path->denied, 2);
+  EXPECT_EQ(a.commit_path->coalesced, 17);
+  EXPECT_EQ(a.commit_path->pending_max, 4);
+  EXPECT_EQ(a.commit_path->in_flight_max, 1);
+  EXPECT_EQ(a.commit_path->latency_p99_ms, 1480);
+  EXPECT_EQ(a.commit_path->latency_max_ms, 1605);
+  EXPECT_EQ(a.commit_path->ambiguous_writes, 1);
+  EXPECT_EQ(a.commit_path->readings, 21);
   ASSERT_EQ(a.samples.size(), in.runs[0].samples.size());
   for (size_t i = 0; i < a.samples.size(); ++i) {
     EXPECT_EQ(a.samples[i].t_s, in.runs[0].samples[i].t_s) << i;
@@ -155,6 +178,8 @@ TEST(ResultsJsonTest, RoundTripKeepsEveryField) {
   EXPECT_FALSE(b.fault_end_s.has_value());
   EXPECT_FALSE(b.recovery_s.has_value());
   EXPECT_FALSE(b.dedup_sink.has_value());
+  EXPECT_EQ(b.zombie_commits, 0);
+  EXPECT_FALSE(b.commit_path.has_value());
   EXPECT_TRUE(b.violations.empty());
   ASSERT_EQ(b.samples.size(), 2u);
   EXPECT_EQ(b.samples[0].committed, -1);
@@ -232,6 +257,32 @@ TEST(ReportMarkdownTest, ListsEachRunsRangesUnderTheTable) {
   EXPECT_LT(md.find("| scenario |"), md.find("## Lost and duplicated ranges"));
   // Without ranges there is no section.
   EXPECT_THAT(ReportMarkdown(TwoRuns(), {}, "", {}), Not(HasSubstr("Lost and duplicated ranges")));
+}
+
+TEST(ReportMarkdownTest, ListsEachRunsOffsetCommitsAndZombieCommits) {
+  const std::string md = ReportMarkdown(TwoRuns(), {}, "", {});
+  const size_t section = md.find("## Offset commits");
+  ASSERT_NE(section, std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| worker-kill | at-least-once | 40 | 1480 / 1605 | 17 | 4 | 1 | 3 | 2 | 1 | 2 |",
+              section),
+      std::string::npos)
+      << md;
+  // The run without worker metrics has no row.
+  EXPECT_EQ(md.find("| baseline |", section), std::string::npos) << md;
+}
+
+TEST(RunAnalysisTest, ZombieCommitsBreakEveryGuarantee) {
+  for (const char* g : {"at-least-once", "at-most-once", "no-guarantee"}) {
+    RunResult r;
+    r.guarantee = g;
+    r.zombie_commits = 3;
+    const std::vector<std::string> v = CheckExpectations(r);
+    EXPECT_TRUE(std::any_of(v.begin(), v.end(), [](const std::string& s) {
+      return s.find("3 commits were made by an owner after another had taken over") !=
+             std::string::npos;
+    })) << g;
+  }
 }
 
 TEST(ResultsJsonTest, PrettyWithOneLinePerSampleAndNullsForAbsentValues) {

@@ -1,21 +1,48 @@
 #include "study/scenario.h"
 
+#include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace tempest::study {
 namespace {
 
-TEST(ScenarioTest, BuiltinsAreTheNamedTwelve) {
+TEST(ScenarioTest, BuiltinsAreTheNamedFifteen) {
   std::set<std::string> names;
   for (const Scenario& s : BuiltinScenarios()) names.insert(s.name);
   const std::set<std::string> expected = {
-      "worker-kill",       "supervisor-kill",   "nimbus-kill",          "zk-session-expiry",
-      "zk-leader-kill",    "zk-quorum-loss",    "zombie-spout",         "kafka-broker-down",
-      "retention-past-offset", "bolt-failures", "slow-bolt",            "clean-restart"};
+      "worker-kill",           "supervisor-kill",    "nimbus-kill",     "zk-session-expiry",
+      "zk-leader-kill",        "zk-quorum-loss",     "zombie-spout",    "kafka-broker-down",
+      "retention-past-offset", "bolt-failures",      "slow-bolt",       "clean-restart",
+      "zk-overload",           "zk-permission-lost", "zk-misconfigured"};
   EXPECT_EQ(names, expected);
   for (const Scenario& s : BuiltinScenarios()) EXPECT_FALSE(s.description.empty()) << s.name;
+}
+
+TEST(ScenarioTest, TheOffsetPathScenariosUseTheirFaults) {
+  std::map<std::string, std::pair<FaultKind, double>> want = {
+      {"zk-overload", {FaultKind::kZkOverload, 10}},
+      {"zk-permission-lost", {FaultKind::kZkAclRevoked, 8}},
+      {"zk-misconfigured", {FaultKind::kZkMisconfigured, 0}}};
+  for (const Scenario& s : BuiltinScenarios()) {
+    auto it = want.find(s.name);
+    if (it == want.end()) continue;
+    EXPECT_EQ(s.fault, it->second.first) << s.name;
+    EXPECT_EQ(s.duration_s, it->second.second) << s.name;
+    want.erase(it);
+  }
+  EXPECT_TRUE(want.empty());
+  // Overload and a revoked ACL act over a window: a duration is required.
+  for (const char* fault : {"zk-overload", "zk-acl-revoked"}) {
+    absl::StatusOr<std::vector<Scenario>> parsed =
+        ParseScenarios(absl::StrCat("- {name: x, fault: ", fault, "}\n"), "mine.yaml");
+    ASSERT_FALSE(parsed.ok()) << fault;
+    EXPECT_NE(parsed.status().message().find("needs duration_s > 0"), std::string::npos)
+        << parsed.status();
+  }
+  EXPECT_TRUE(ParseScenarios("- {name: x, fault: zk-misconfigured}\n", "mine.yaml").ok());
 }
 
 TEST(ScenarioTest, QuorumLossLastsTenSecondsAndBoltFailuresFailTenPercent) {
