@@ -1,0 +1,242 @@
+// KafkaSpout against a misconfigured or hostile offsets ZooKeeper, on a real
+// ZooKeeper server and DevKafka: a zkServers chroot that does not exist fails
+// open naming it (and nothing is created); a chroot that exists is used; a
+// dead or unresolvable server in zkServers next to a valid one does not
+// matter; a zkRoot without offsets starts at startOffsetTime, says where it
+// looked, and leaves the other root alone; an ACL that shuts the spout out
+// is logged once per episode and once when it ends, and loses nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/coord/zk_auth.h"
+#include "common/coord/zk_session.h"
+#include "common/core/metrics_registry.h"
+#include "spdlog/sinks/base_sink.h"
+#include "spdlog/spdlog.h"
+#include "spout/kafka_spout.h"
+#include "spout/kafka_spout_config.h"
+#include "spout/storm_kafka_offset.h"
+#include "tests/integration/spout/spout_cluster_fixture.h"
+#include "tests/integration/spout/spout_harness.h"
+#include "tests/support/temp_dir.h"
+
+namespace tempest::spout {
+namespace {
+
+using std::chrono::seconds;
+using testing::NumberedRecords;
+using testing::SpoutUnderTest;
+using testing::StoredOffset;
+
+constexpr auto kWait = seconds(40);
+constexpr char kCredentials[] = "offsets:spout-secret";
+
+// The messages logged while it lives (added to the default logger).
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<Sink>()) {
+    spdlog::default_logger()->sinks().push_back(sink_);
+  }
+  ~LogCapture() {
+    auto& sinks = spdlog::default_logger()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  int Count(const std::string& needle) const {
+    std::lock_guard<std::mutex> lock(sink_->lines_mu);
+    int n = 0;
+    for (const std::string& line : sink_->lines) n += absl::StrContains(line, needle);
+    return n;
+  }
+
+ private:
+  struct Sink final : spdlog::sinks::base_sink<std::mutex> {
+    mutable std::mutex lines_mu;
+    std::vector<std::string> lines;
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+      std::lock_guard<std::mutex> lock(lines_mu);
+      lines.emplace_back(msg.payload.data(), msg.payload.size());
+    }
+    void flush_() override {}
+  };
+  std::shared_ptr<Sink> sink_;
+};
+
+class KafkaSpoutZkConfigTest : public testing::SpoutClusterTest<1> {
+ protected:
+  void SetUp() override {
+    client_ = ConnectClient(seconds(20));
+    ASSERT_NE(client_, nullptr);
+  }
+
+  // A KafkaSpout reading `topic` from its start (startOffsetTime -2) with
+  // offsets under `root`; `servers` replaces zkServers when not empty;
+  // `payload` gives it digest credentials. Open's result goes to `open`.
+  std::unique_ptr<SpoutUnderTest> Spout(const std::string& topic, const std::string& root,
+                                        const api::ValueList& servers, absl::Status* open,
+                                        const std::string& payload = "") {
+    api::ValueMap extra = {{"startOffsetTime", -2}};
+    if (!servers.empty()) extra["zkServers"] = servers;
+    auto config = ParseKafkaSpoutArgs(KafkaSpoutArgs(topic, root, extra));
+    EXPECT_TRUE(config.ok()) << config.status();
+    auto t = std::make_unique<SpoutUnderTest>();
+    t->spout = std::make_unique<KafkaSpout>(std::move(*config));
+    api::Config topo = TopologyConfig();
+    if (!payload.empty()) {
+      topo.Set(coord::kZkAuthSchemeKey, "digest");
+      topo.Set(coord::kZkAuthPayloadKey, payload);
+    }
+    api::TopologyContext ctx = testing::SpoutContext(topo);
+    *open = t->spout->Open(ctx.config(), ctx, t->collector);
+    return t;
+  }
+
+  static int64_t Counter(const std::string& name) {
+    int64_t total = 0;
+    for (const auto& m : core::MetricsRegistry::Global().Snapshot()) {
+      if (m.name == name) total += m.value;
+    }
+    return total;
+  }
+
+  // Sets `path`'s ACL through kazoo, an independent client holding the
+  // spout's credentials: "readonly" leaves their identity read and admin,
+  // "restore" gives it every permission back.
+  void SetAcl(const std::string& path, const std::string& how) {
+    const std::string perms = how == "readonly" ? "read=True, admin=True" : "all=True";
+    auto [rc, out] = testing::RunKazoo(
+        absl::StrCat("from kazoo.client import KazooClient\n"
+                     "from kazoo.security import make_digest_acl\n"
+                     "zk = KazooClient(hosts='",
+                     zk_->ConnectString(), "', auth_data=[('digest', '", kCredentials, "')])\n",
+                     "zk.start(timeout=20)\n", "zk.set_acls('", path,
+                     "', [make_digest_acl('offsets', 'spout-secret', ", perms, ")])\n",
+                     "zk.stop()\nprint('ok')\n"));
+    ASSERT_EQ(rc, 0) << out;
+  }
+
+  std::unique_ptr<coord::ZkSession> client_;
+};
+
+TEST_F(KafkaSpoutZkConfigTest, AChrootThatDoesNotExistFailsOpenNamingItAndCreatesNothing) {
+  ASSERT_TRUE(kafka_->CreateTopic("chroot-missing", 1).ok());
+  absl::Status open;
+  auto t = Spout("chroot-missing", "/offsets",
+                 api::ValueList{absl::StrCat(zk_->ConnectString(), "/no-such-chroot")}, &open);
+  EXPECT_TRUE(absl::IsFailedPrecondition(open)) << open;
+  EXPECT_TRUE(absl::StrContains(open.message(), "chroot /no-such-chroot")) << open;
+  EXPECT_TRUE(absl::StrContains(open.message(), "does not exist")) << open;
+  auto chroot = client_->Exists("/no-such-chroot");
+  ASSERT_TRUE(chroot.ok()) << chroot.status();
+  EXPECT_FALSE(chroot->has_value());
+}
+
+TEST_F(KafkaSpoutZkConfigTest, AChrootThatExistsHoldsTheOffsets) {
+  ASSERT_TRUE(kafka_->CreateTopic("chroot-ok", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("chroot-ok", 0, NumberedRecords(0, 20)).ok());
+  ASSERT_TRUE(client_->EnsurePath("/present-chroot").ok());
+  absl::Status open;
+  auto t = Spout("chroot-ok", "/offsets",
+                 api::ValueList{absl::StrCat(zk_->ConnectString(), "/present-chroot")}, &open);
+  ASSERT_TRUE(open.ok()) << open;
+  const std::string path =
+      "/present-chroot" + OffsetNodePath("/offsets", "spout", "chroot-ok", 0, false);
+  EXPECT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*client_, path) == 20; }));
+  t->spout->Close();
+}
+
+TEST_F(KafkaSpoutZkConfigTest, DeadAndUnresolvableServersBesideAValidOneDoNotMatter) {
+  ASSERT_TRUE(kafka_->CreateTopic("partial-list", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("partial-list", 0, NumberedRecords(0, 30)).ok());
+  const std::string path = OffsetNodePath("/partial", "spout", "partial-list", 0, false);
+  const std::string dead = absl::StrCat("127.0.0.1:", testing::FreePort());
+  for (const api::ValueList& servers :
+       {api::ValueList{dead, zk_->ConnectString()},
+        api::ValueList{"no-such-host.invalid:2181", zk_->ConnectString()}}) {
+    absl::Status open;
+    auto t = Spout("partial-list", "/partial", servers, &open);
+    ASSERT_TRUE(open.ok()) << open;
+    EXPECT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*client_, path) == 30; }));
+    t->spout->Close();
+  }
+}
+
+TEST_F(KafkaSpoutZkConfigTest, AZkRootWithoutOffsetsStartsAtStartOffsetTimeAndSaysWhere) {
+  ASSERT_TRUE(kafka_->CreateTopic("wrong-root", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("wrong-root", 0, NumberedRecords(0, 25)).ok());
+  const std::string right = OffsetNodePath("/right-root", "spout", "wrong-root", 0, false);
+  const std::string wrong = OffsetNodePath("/wrnog-root", "spout", "wrong-root", 0, false);
+  {
+    absl::Status open;
+    auto t = Spout("wrong-root", "/right-root", {}, &open);
+    ASSERT_TRUE(open.ok()) << open;
+    ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*client_, right) == 25; }));
+    t->spout->Close();
+  }
+  // A mistyped zkRoot looks exactly like a first start: the spout follows the
+  // start rule (here the log's start), warns naming where it looked, and
+  // never touches the offsets under the right root.
+  LogCapture log;
+  absl::Status open;
+  auto t = Spout("wrong-root", "/wrnog-root", {}, &open);
+  ASSERT_TRUE(open.ok()) << open;
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*client_, wrong) == 25; }));
+  EXPECT_EQ(*t->Unique(0).begin(), 0);
+  EXPECT_EQ(t->Unique(0).size(), 25u);
+  EXPECT_EQ(log.Count("no offset stored for wrong-root/0 under /wrnog-root/spout; starting at "
+                      "startOffsetTime -2"),
+            1);
+  EXPECT_EQ(StoredOffset(*client_, right), 25);
+  t->spout->Close();
+}
+
+TEST_F(KafkaSpoutZkConfigTest, ARevokedAclIsLoggedOncePerEpisodeAndLosesNothing) {
+  ASSERT_TRUE(kafka_->CreateTopic("acl-episodes", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("acl-episodes", 0, NumberedRecords(0, 10)).ok());
+  const std::string path = OffsetNodePath("/episodes", "spout", "acl-episodes", 0, false);
+  // The spout's nodes are creator-only: read them with its credentials.
+  coord::ZkSession::Options o;
+  o.connect_string = zk_->ConnectString();
+  o.create_chroot = false;
+  o.config.auth.scheme = "digest";
+  o.config.auth.payload = kCredentials;
+  auto reader = coord::ZkSession::Create(o);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE((*reader)->WaitConnected(seconds(20)).ok());
+  coord::ZkSession& zk = **reader;
+  LogCapture log;
+  absl::Status open;
+  auto t = Spout("acl-episodes", "/episodes", {}, &open, kCredentials);
+  ASSERT_TRUE(open.ok()) << open;
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(zk, path) == 10; }));
+  int produced = 10;
+  for (int episode = 1; episode <= 2; ++episode) {
+    SCOPED_TRACE(absl::StrCat("episode ", episode));
+    SetAcl(path, "readonly");
+    const int64_t denied = Counter("tempest_kafka_spout_commit_denied");
+    ASSERT_TRUE(kafka_->Produce("acl-episodes", 0, NumberedRecords(produced, produced + 10)).ok());
+    produced += 10;
+    // Several refused rounds, still one line; nothing stored meanwhile.
+    ASSERT_TRUE(t->RunUntil(
+        kWait, [&] { return Counter("tempest_kafka_spout_commit_denied") >= denied + 3; }));
+    EXPECT_EQ(log.Count("ZooKeeper denies writing " + path), episode);
+    EXPECT_EQ(StoredOffset(zk, path), produced - 10);
+    SetAcl(path, "restore");
+    ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(zk, path) == produced; }));
+    EXPECT_EQ(log.Count("ZooKeeper admits offset commits again"), episode);
+  }
+  std::set<int64_t> expected;
+  for (int64_t i = 0; i < produced; ++i) expected.insert(i);
+  EXPECT_EQ(t->Unique(0), expected);
+  t->spout->Close();
+}
+
+}  // namespace
+}  // namespace tempest::spout
