@@ -24,8 +24,10 @@
 #include "spout/kafka_spout.h"
 #include "spout/kafka_spout_config.h"
 #include "spout/storm_kafka_offset.h"
+#include "spout/zk_offset_store.h"
 #include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/integration/spout/spout_harness.h"
+#include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::spout {
@@ -236,6 +238,59 @@ TEST_F(KafkaSpoutZkConfigTest, ARevokedAclIsLoggedOncePerEpisodeAndLosesNothing)
   for (int64_t i = 0; i < produced; ++i) expected.insert(i);
   EXPECT_EQ(t->Unique(0), expected);
   t->spout->Close();
+}
+
+TEST_F(KafkaSpoutZkConfigTest, ACommitStuckOnAStoppedZooKeeperCoalescesLaterOnes) {
+  core::MetricsRegistry metrics;
+  ZkOffsetStore::Options so;
+  so.connect_string = zk_->ConnectString();
+  so.zk_root = "/coalesce";
+  so.spout_id = "spout";
+  so.metrics = &metrics;
+  so.op_timeout = std::chrono::milliseconds(20000);
+  auto store = ZkOffsetStore::Create(so);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const TopicPartition tp{"coalesce", 0};
+  (*store)->SetAssignment({tp});
+  uint64_t acquisition = 0;
+  ASSERT_TRUE(testing::Eventually(kWait, [&] {
+    for (const OffsetStoreUpdate& u : (*store)->TakeUpdates()) {
+      if (u.kind == OffsetStoreUpdate::Kind::kAcquired) acquisition = u.acquisition;
+    }
+    return acquisition != 0;
+  }));
+  auto commit = [&](int64_t offset) {
+    OffsetCommit c;
+    c.partition = tp;
+    c.acquisition = acquisition;
+    c.state.offset = offset;
+    c.state.topic = tp.topic;
+    (*store)->RequestCommit({c});
+  };
+  auto gauge = [&](const std::string& name) {
+    for (const auto& m : metrics.Snapshot()) {
+      if (m.name == name) return m.value;
+    }
+    return int64_t{-1};
+  };
+  // ZooKeeper stops answering: the first commit's multi waits in flight,
+  // and each later request replaces the one waiting behind it.
+  zk_->Pause(0);
+  commit(10);
+  ASSERT_TRUE(testing::Eventually(
+      kWait, [&] { return gauge("tempest_kafka_spout_commit_multis_in_flight") == 1; }));
+  for (int64_t offset = 11; offset <= 20; ++offset) commit(offset);
+  EXPECT_EQ(gauge("tempest_kafka_spout_commit_partitions_pending"), 1);
+  EXPECT_EQ(gauge("tempest_kafka_spout_commits_coalesced"), 9);
+  EXPECT_EQ((*store)->multi_count(), 0);
+  zk_->Resume(0);
+  // Two multis store everything: the one that waited, then the latest.
+  const std::string path = OffsetNodePath("/coalesce", "spout", "coalesce", 0, false);
+  ASSERT_TRUE(testing::Eventually(kWait, [&] { return StoredOffset(*client_, path) == 20; }));
+  EXPECT_EQ((*store)->multi_count(), 2);
+  EXPECT_EQ(gauge("tempest_kafka_spout_commit_multis_in_flight"), 0);
+  EXPECT_EQ(gauge("tempest_kafka_spout_commit_partitions_pending"), 0);
+  (*store)->Close(seconds(5));
 }
 
 }  // namespace
