@@ -196,6 +196,28 @@ class MultiHostTest : public ::testing::Test {
     std::printf("%s: %s\n", name.c_str(), v.dump().c_str());
   }
 
+  // Submits, and waits until the workers run on all 3 supervisor hosts and
+  // the verifier has seen some seqs. The id, or "" after a failure.
+  std::string StartRunning(const std::string& name, int64_t count, int64_t rate) {
+    const std::string id = Submit(name, count, rate);
+    EXPECT_FALSE(id.empty());
+    if (id.empty()) return "";
+    ExpectWorkersOnAllHosts(id, seconds(90));
+    if (HasFailure()) return "";
+    if (!Eventually(seconds(60), [&] { return Unique(name, count) > 300; }, milliseconds(500))) {
+      ADD_FAILURE() << name << " made no progress\n" << world_->LogTails();
+      return "";
+    }
+    return id;
+  }
+
+  // Waits until the verifier has seen `more` seqs beyond what it has now.
+  bool Progresses(const std::string& name, int64_t count, int64_t more, seconds bound) {
+    const int64_t now = Unique(name, count);
+    return Eventually(bound, [&] { return Unique(name, count) >= std::min(count, now + more); },
+                      milliseconds(500));
+  }
+
   void Kill(const std::string& name) {
     absl::StatusOr<std::string> killed =
         world_->Tempest({"kill", name, "-w", "1"}, milliseconds(30000));
@@ -330,6 +352,95 @@ TEST_F(MultiHostTest, WorkerPairCutWhileBothReachZooKeeperLosesNothing) {
   ExpectNothingLost(name, count, seconds(120));
   std::printf("pair cut sup1<->sup2: all %lld seqs verified %.1f s after healing\n",
               static_cast<long long>(count), SecondsSince(heal));
+  Kill(name);
+}
+
+TEST_F(MultiHostTest, NimbusLeaderCutOffStandbyTakesOver) {
+  const int64_t count = 4000;
+  const std::string name = "mh-leader";
+  const std::string id = StartRunning(name, count, 200);
+  ASSERT_FALSE(id.empty());
+  const std::vector<std::string> nimbuses = world_->NimbusAddresses();
+  std::string leader;
+  ASSERT_TRUE(Eventually(seconds(30), [&] { return !(leader = world_->Leader()).empty(); },
+                         milliseconds(250)));
+  const std::string standby = leader == nimbuses[0] ? nimbuses[1] : nimbuses[0];
+  const std::string leader_host = leader == nimbuses[0] ? "nimbus1" : "nimbus2";
+  const Clock::time_point cut = Clock::now();
+  ASSERT_TRUE(world_->hosts().Isolate(world_->HostIndex(leader_host)).ok());
+  // The standby's view: it leads once the old leader's session has expired.
+  EXPECT_TRUE(Eventually(seconds(45), [&] { return world_->Leader(standby) == standby; },
+                         milliseconds(250)))
+      << world_->RestGet("/api/v1/nimbus/summary", standby).dump() << "\n"
+      << world_->LogTails();
+  const double took_over = SecondsSince(cut);
+  // Workers need no nimbus: the topology keeps going meanwhile, and the new
+  // leader answers changes.
+  EXPECT_TRUE(Progresses(name, count, 200, seconds(60)));
+  absl::StatusOr<std::string> listed =
+      world_->Tempest({"list"}, milliseconds(30000), standby);
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  const absl::Status healed = world_->hosts().Heal();
+  ASSERT_TRUE(healed.ok()) << healed;
+  // The old leader comes back as a standby: still exactly one leader.
+  json summary;
+  EXPECT_TRUE(Eventually(seconds(45), [&] {
+    summary = world_->RestGet("/api/v1/nimbus/summary", leader);
+    if (!summary.is_object() || !summary.contains("nimbuses")) return false;
+    int leaders = 0;
+    for (const json& n : summary["nimbuses"]) leaders += n.value("status", "") == "Leader";
+    return summary["nimbuses"].size() == 2 && leaders == 1 &&
+           world_->Leader(leader) == world_->Leader(standby);
+  }, milliseconds(250))) << summary.dump();
+  ExpectNothingLost(name, count, seconds(120));
+  std::printf("isolated the nimbus leader: the standby led after %.1f s\n", took_over);
+  Kill(name);
+}
+
+TEST_F(MultiHostTest, ZooKeeperMemberCutOffClientsMoveToTheMajority) {
+  const int64_t count = 4000;
+  const std::string name = "mh-zk";
+  const std::string id = StartRunning(name, count, 200);
+  ASSERT_FALSE(id.empty());
+  const Clock::time_point cut = Clock::now();
+  ASSERT_TRUE(world_->hosts().Isolate(world_->HostIndex("zk3")).ok());
+  // The two others still form a quorum; clients of zk3 reconnect to them.
+  EXPECT_TRUE(Progresses(name, count, 600, seconds(60))) << world_->LogTails();
+  json sups;
+  EXPECT_TRUE(Eventually(seconds(30), [&] {
+    sups = world_->RestGet("/api/v1/supervisor/summary");
+    return sups.is_object() && sups.value("supervisors", json::array()).size() == 3u;
+  }, milliseconds(250))) << sups.dump();
+  std::printf("zk3 cut off for %.1f s with the topology running\n", SecondsSince(cut));
+  const absl::Status healed = world_->hosts().Heal();
+  ASSERT_TRUE(healed.ok()) << healed;
+  ExpectNothingLost(name, count, seconds(120));
+  Kill(name);
+}
+
+TEST_F(MultiHostTest, LossyHostAndOneWayCutLoseNothing) {
+  const int64_t count = 5000;
+  const std::string name = "mh-lossy";
+  const std::string id = StartRunning(name, count, 200);
+  ASSERT_FALSE(id.empty());
+  // 10% of every packet to or from sup2 dropped: TCP retransmits, acks
+  // come late, trees past the message timeout replay.
+  ASSERT_TRUE(world_->hosts().SetLoss(world_->HostIndex("sup2"), 10).ok());
+  EXPECT_TRUE(Progresses(name, count, 600, seconds(60))) << world_->LogTails();
+  ASSERT_TRUE(world_->hosts().Heal().ok());
+  // Packets from sup1 to sup3 dropped, sup3 to sup1 passing: TCP between
+  // them stalls both ways, the rest of the cluster carries on.
+  ASSERT_TRUE(world_->hosts()
+                  .CutOneWay(world_->HostIndex("sup1"), world_->HostIndex("sup3"))
+                  .ok());
+  std::this_thread::sleep_for(seconds(10));
+  json sups = world_->RestGet("/api/v1/supervisor/summary");
+  EXPECT_EQ(sups.value("supervisors", json::array()).size(), 3u) << sups.dump();
+  ASSERT_TRUE(world_->hosts().Heal().ok());
+  const Clock::time_point heal = Clock::now();
+  ExpectNothingLost(name, count, seconds(120));
+  std::printf("10%% loss on sup2, then sup1->sup3 dropped for 10 s: all verified %.1f s after "
+              "healing\n", SecondsSince(heal));
   Kill(name);
 }
 

@@ -156,8 +156,10 @@ absl::Status MultiHostWorld::StartAll() {
 
 std::vector<std::string> MultiHostWorld::NimbusAddresses() const { return nimbus_addresses_; }
 
-json MultiHostWorld::RestGet(const std::string& path) const {
-  for (const std::string& address : nimbus_addresses_) {
+json MultiHostWorld::RestGet(const std::string& path, const std::string& only) const {
+  const std::vector<std::string> addresses =
+      only.empty() ? nimbus_addresses_ : std::vector<std::string>{only};
+  for (const std::string& address : addresses) {
     const size_t colon = address.rfind(':');
     if (colon == std::string::npos) continue;
     const std::string host = address.substr(0, colon);
@@ -175,6 +177,17 @@ json MultiHostWorld::RestGet(const std::string& path) const {
   return json();
 }
 
+std::string MultiHostWorld::Leader(const std::string& address) const {
+  json summary = RestGet("/api/v1/nimbus/summary", address);
+  if (!summary.is_object() || !summary.contains("nimbuses")) return "";
+  for (const json& n : summary["nimbuses"]) {
+    if (n.value("status", "") == "Leader") {
+      return absl::StrCat(n.value("host", ""), ":", n.value("port", 0));
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> MultiHostWorld::WorkerHosts(const std::string& topology_id) const {
   std::vector<std::string> out;
   json t = RestGet("/api/v1/topology/" + topology_id);
@@ -188,10 +201,11 @@ std::vector<std::string> MultiHostWorld::WorkerHosts(const std::string& topology
 }
 
 absl::StatusOr<std::string> MultiHostWorld::Tempest(const std::vector<std::string>& args,
-                                                    std::chrono::milliseconds timeout) const {
+                                                    std::chrono::milliseconds timeout,
+                                                    const std::string& nimbus) const {
   std::vector<std::string> argv = {binary_};
   argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--nimbus", nimbus_addresses_.at(0)});
+  argv.insert(argv.end(), {"--nimbus", nimbus.empty() ? nimbus_addresses_.at(0) : nimbus});
   static int runs = 0;
   CommandRun r = RunCommand(hosts_->Command(HostIndex("client"), argv),
                             absl::StrCat(dir_, "/cmd-", ++runs), timeout);

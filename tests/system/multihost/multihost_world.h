@@ -49,16 +49,20 @@ class MultiHostWorld {
 
   // HOST:PORT of each nimbus.
   std::vector<std::string> NimbusAddresses() const;
-  // GET `path` from the first nimbus that answers; null when none does.
-  nlohmann::json RestGet(const std::string& path) const;
+  // GET `path` from the nimbus at `address`, or (empty) from the first
+  // nimbus that answers; null when none does.
+  nlohmann::json RestGet(const std::string& path, const std::string& address = "") const;
+  // HOST:PORT of the nimbus that `address`'s nimbus reports as leader ("" if none).
+  std::string Leader(const std::string& address = "") const;
   // The host (storm.local.hostname) of every worker nimbus shows for the
   // topology (workers[].host), one entry per worker.
   std::vector<std::string> WorkerHosts(const std::string& topology_id) const;
 
-  // `tempest ARGS... --nimbus <first nimbus>` run on the client host; its
-  // stdout, or an error with its output.
+  // `tempest ARGS... --nimbus NIMBUS` (empty: the first nimbus) run on the
+  // client host; its stdout, or an error with its output.
   absl::StatusOr<std::string> Tempest(const std::vector<std::string>& args,
-                                      std::chrono::milliseconds timeout) const;
+                                      std::chrono::milliseconds timeout,
+                                      const std::string& nimbus = "") const;
 
   // Daemon logs, for failure messages.
   std::string LogTails() const;
