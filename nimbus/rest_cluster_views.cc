@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "common/core/stream_stats.h"
+#include "nimbus/rest_json.h"
 #include "nimbus/stats_history.h"
 #include "nimbus/topology_state.h"
 #include "nlohmann/json.hpp"
@@ -16,20 +18,6 @@ namespace {
 
 using json = nlohmann::json;
 using SlotKey = std::pair<std::string, int>;  // supervisor id, port
-
-// Storm's system components and streams (the acker, __ack_init, ...).
-bool IsSystemId(std::string_view id) { return id.starts_with("__"); }
-
-// Storm UI's spelling of a latency: milliseconds as a string, 3 decimals.
-std::string LatencyMs(int64_t us) {
-  return absl::StrFormat("%.3f", static_cast<double>(us) / 1000.0);
-}
-
-// The mean of sampled latencies, in milliseconds ("0.000" without samples).
-std::string MeanMs(int64_t sum_us, int64_t samples) {
-  return absl::StrFormat("%.3f",
-                         samples > 0 ? static_cast<double>(sum_us) / samples / 1000.0 : 0.0);
-}
 
 std::string Dump(const json& body) {
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -70,41 +58,10 @@ json SupervisorJson(const v1::SupervisorInfo& s) {
   return row;
 }
 
-json StatsJson(const Totals& t) {
-  return json::array({json{{"window", ":all-time"},
-                           {"windowPretty", "All time"},
-                           {"emitted", t.emitted},
-                           {"transferred", t.transferred},
-                           {"acked", t.acked},
-                           {"failed", t.failed},
-                           {"completeLatency", LatencyMs(t.p99_us)},
-                           {"completeLatencyP99Us", t.p99_us}}});
-}
-
 // One row of /topology/summary: Storm's fields, the slots model's
 // resources, and the running totals of the topology's current workers.
 json TopologySummaryRow(const TopologyView& view, int replication_count, int64_t now_secs) {
-  const StoredTopology& t = view.topology;
-  const int64_t uptime = std::max<int64_t>(0, now_secs - t.base.launch_time_secs());
-  const Totals totals = TotalsOf(CurrentBeats(view));
-  json row = {{"id", t.id},
-              {"name", t.base.name()},
-              {"status", std::string(TopologyStatusName(t.base.status()))},
-              {"uptime", PrettyUptime(uptime)},
-              {"uptimeSeconds", uptime},
-              {"tasksTotal", t.base.num_tasks()},
-              {"executorsTotal", t.base.num_executors()},
-              {"workersTotal", AssignedWorkers(view.assignment)},
-              {"requestedWorkers", t.base.num_workers()},
-              {"assignedExecutors",
-               view.assignment.has_value() ? view.assignment->executors_size() : 0},
-              {"owner", t.base.owner()},
-              {"emitted", totals.emitted},
-              {"acked", totals.acked},
-              {"failed", totals.failed},
-              {"completeLatency", LatencyMs(totals.p99_us)},
-              {"workerRestarts", totals.restarts},
-              {"topologyStats", StatsJson(totals)}};
+  json row = TopologyTotalsJson(view, now_secs);
   AddTopologyResources(view, replication_count, row);
   return row;
 }
@@ -331,21 +288,6 @@ struct ComponentStreams {
   std::map<std::pair<std::string, std::string>, v1::StreamStats> inputs;  // (component, stream)
 };
 
-void Add(const v1::StreamStats& from, v1::StreamStats& to) {
-  to.set_emitted(to.emitted() + from.emitted());
-  to.set_transferred(to.transferred() + from.transferred());
-  to.set_acked(to.acked() + from.acked());
-  to.set_failed(to.failed() + from.failed());
-  to.set_executed(to.executed() + from.executed());
-  to.set_execute_latency_us_sum(to.execute_latency_us_sum() + from.execute_latency_us_sum());
-  to.set_execute_latency_samples(to.execute_latency_samples() + from.execute_latency_samples());
-  to.set_process_latency_us_sum(to.process_latency_us_sum() + from.process_latency_us_sum());
-  to.set_process_latency_samples(to.process_latency_samples() + from.process_latency_samples());
-  to.set_complete_latency_us_sum(to.complete_latency_us_sum() + from.complete_latency_us_sum());
-  to.set_complete_latency_samples(to.complete_latency_samples() +
-                                  from.complete_latency_samples());
-}
-
 // Storm lists a stream under a statistic once it was counted there.
 json ByStream(const std::map<std::string, v1::StreamStats>& streams,
               int64_t (*count)(const v1::StreamStats&), bool all = false) {
@@ -395,11 +337,11 @@ std::string RenderTopologyMetrics(const TopologyView& view,
     auto c = components.find(e.component());
     if (c == components.end()) continue;
     for (const v1::StreamStats& o : e.outputs()) {
-      if (include_sys || !IsSystemId(o.stream())) Add(o, c->second.outputs[o.stream()]);
+      if (include_sys || !IsSystemId(o.stream())) core::AddStreamCounts(o, c->second.outputs[o.stream()]);
     }
     for (const v1::StreamStats& i : e.inputs()) {
       if (include_sys || !IsSystemId(i.stream())) {
-        Add(i, c->second.inputs[{i.component(), i.stream()}]);
+        core::AddStreamCounts(i, c->second.inputs[{i.component(), i.stream()}]);
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "common/core/stored_topology.h"
 #include "common/core/stream_stats.h"
 #include "nimbus/rebalance.h"
+#include "nimbus/rest_json.h"
 #include "nimbus/rest_cluster_views.h"
 #include "nimbus/topology_state.h"
 #include "nlohmann/json.hpp"
@@ -60,31 +61,6 @@ Totals TotalsOf(const std::vector<const StoredBeat*>& beats) {
 namespace {
 
 using json = nlohmann::json;
-
-// Storm UI's spelling of a latency: milliseconds as a string, 3 decimals.
-std::string LatencyMs(int64_t us) {
-  return absl::StrFormat("%.3f", static_cast<double>(us) / 1000.0);
-}
-
-json StatsJson(const Totals& t) {
-  return json::array({json{{"window", ":all-time"},
-                           {"windowPretty", "All time"},
-                           {"emitted", t.emitted},
-                           {"transferred", t.transferred},
-                           {"acked", t.acked},
-                           {"failed", t.failed},
-                           {"completeLatency", LatencyMs(t.p99_us)},
-                           {"completeLatencyP99Us", t.p99_us}}});
-}
-
-// Storm hides its system components and streams (the acker, __ack_init,
-// __tick, ...) unless asked: so do these pages.
-bool IsSystemId(std::string_view id) { return id.starts_with("__"); }
-
-// Mean of sampled latencies in Storm UI's spelling ("0.000" when none).
-std::string MeanMs(int64_t sum_us, int64_t samples) {
-  return absl::StrFormat("%.3f", samples > 0 ? static_cast<double>(sum_us) / samples / 1000.0 : 0);
-}
 
 // One executor's (or a sum of executors') counts in one window.
 struct StatsSummary {
@@ -298,31 +274,6 @@ std::map<std::pair<int, int>, const v1::ExecutorAssignment*> PlacedExecutors(
   return placed;
 }
 
-json TopologySummaryJson(const TopologyView& view, const std::vector<const StoredBeat*>& beats,
-                         int64_t now_secs) {
-  const StoredTopology& t = view.topology;
-  const std::optional<v1::Assignment>& assignment = view.assignment;
-  const int64_t uptime = now_secs - t.base.launch_time_secs();
-  const Totals totals = TotalsOf(beats);
-  return json{{"id", t.id},
-              {"name", t.base.name()},
-              {"status", std::string(TopologyStatusName(t.base.status()))},
-              {"uptime", PrettyUptime(uptime)},
-              {"uptimeSeconds", uptime},
-              {"tasksTotal", t.base.num_tasks()},
-              {"executorsTotal", t.base.num_executors()},
-              {"workersTotal", AssignedWorkers(assignment)},
-              {"requestedWorkers", t.base.num_workers()},
-              {"assignedExecutors", assignment.has_value() ? assignment->executors_size() : 0},
-              {"owner", t.base.owner()},
-              {"emitted", totals.emitted},
-              {"acked", totals.acked},
-              {"failed", totals.failed},
-              {"completeLatency", LatencyMs(totals.p99_us)},
-              {"workerRestarts", totals.restarts},
-              {"topologyStats", StatsJson(totals)}};
-}
-
 // "spouts" and "bolts" of the topology page, with their statistics in the
 // view's window (system components such as the acker left out, as Storm's
 // UI does by default).
@@ -488,7 +439,7 @@ std::string PrettyUptime(int64_t secs) {
 
 std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {
   const std::vector<const StoredBeat*> beats = CurrentBeats(view);
-  json body = TopologySummaryJson(view, beats, now_secs);
+  json body = TopologyTotalsJson(view, now_secs);
   body["msgTimeout"] = view.topology.base.message_timeout_secs();
   AddWindowFields(view, body);
   if (!view.stats.empty()) body["topologyStats"] = TopologyStatsJson(view);

@@ -1,0 +1,56 @@
+#include "nimbus/rest_json.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "nimbus/topology_state.h"
+
+namespace tempest::nimbus {
+
+using json = nlohmann::json;
+
+bool IsSystemId(std::string_view id) { return id.starts_with("__"); }
+
+std::string LatencyMs(int64_t us) {
+  return absl::StrFormat("%.3f", static_cast<double>(us) / 1000.0);
+}
+
+std::string MeanMs(int64_t sum_us, int64_t samples) {
+  return absl::StrFormat("%.3f",
+                         samples > 0 ? static_cast<double>(sum_us) / samples / 1000.0 : 0.0);
+}
+
+json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
+  const StoredTopology& t = view.topology;
+  const std::optional<v1::Assignment>& assignment = view.assignment;
+  const int64_t uptime = std::max<int64_t>(0, now_secs - t.base.launch_time_secs());
+  const Totals totals = TotalsOf(CurrentBeats(view));
+  const json all_time = {{"window", ":all-time"},
+                         {"windowPretty", "All time"},
+                         {"emitted", totals.emitted},
+                         {"transferred", totals.transferred},
+                         {"acked", totals.acked},
+                         {"failed", totals.failed},
+                         {"completeLatency", LatencyMs(totals.p99_us)},
+                         {"completeLatencyP99Us", totals.p99_us}};
+  return json{{"id", t.id},
+              {"name", t.base.name()},
+              {"status", std::string(TopologyStatusName(t.base.status()))},
+              {"uptime", PrettyUptime(uptime)},
+              {"uptimeSeconds", uptime},
+              {"tasksTotal", t.base.num_tasks()},
+              {"executorsTotal", t.base.num_executors()},
+              {"workersTotal", AssignedWorkers(assignment)},
+              {"requestedWorkers", t.base.num_workers()},
+              {"assignedExecutors", assignment.has_value() ? assignment->executors_size() : 0},
+              {"owner", t.base.owner()},
+              {"emitted", totals.emitted},
+              {"acked", totals.acked},
+              {"failed", totals.failed},
+              {"completeLatency", LatencyMs(totals.p99_us)},
+              {"workerRestarts", totals.restarts},
+              {"topologyStats", json::array({all_time})}};
+}
+
+}  // namespace tempest::nimbus
