@@ -35,6 +35,7 @@
 #include "tests/support/output_file.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tempest_dev.h"
 #include "tests/system/cluster/cluster_fixture.h"
 
 namespace tempest::testing {
@@ -50,18 +51,9 @@ using std::chrono::seconds;
 void StartDev(const TempDir& dir, int supervisors, std::unique_ptr<os::ChildProcess>& dev,
               std::optional<std::string>& nimbus, const std::vector<std::string>& extra_args = {},
               const std::map<std::string, std::string>& env = {}) {
-  os::ChildProcess::Options o;
-  o.argv = {TempestBinary(),     "dev", "--supervisors", std::to_string(supervisors), "--dir",
-            dir.File("cluster"), "-c",  "ui.port=0"};
-  o.argv.insert(o.argv.end(), extra_args.begin(), extra_args.end());
-  o.env = env;
-  o.stdout_path = dir.File("dev.out");
-  o.stderr_path = dir.File("dev.err");
-  auto started = os::ChildProcess::Start(o);
+  auto started = StartTempestDev(dir, {supervisors, extra_args, env});
   ASSERT_TRUE(started.ok()) << started.status();
   dev = *std::move(started);
-  ASSERT_TRUE(WaitForLineWithPrefix(dir.File("dev.out"), "ready", seconds(180)).has_value())
-      << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
   nimbus = WaitForLineWithPrefix(dir.File("dev.out"), "nimbus=", seconds(1));
   ASSERT_TRUE(nimbus.has_value());
 }

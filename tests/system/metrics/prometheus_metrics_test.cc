@@ -42,6 +42,7 @@
 #include "tests/support/output_file.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tempest_dev.h"
 #include "tests/system/cluster/cluster_fixture.h"
 
 namespace tempest::testing {
@@ -163,15 +164,11 @@ class PrometheusMetricsTest : public ::testing::Test {
   }
 
   void StartDev(int supervisors) {
-    os::ChildProcess::Options o;
-    o.argv = {TempestBinary(),      "dev", "--supervisors", std::to_string(supervisors), "--dir",
-              dir_.File("cluster"), "-c",  "ui.port=0"};
-    o.stdout_path = dir_.File("dev.out");
-    o.stderr_path = dir_.File("dev.err");
-    auto started = os::ChildProcess::Start(o);
+    TempestDevOptions options;
+    options.supervisors = supervisors;
+    auto started = StartTempestDev(dir_, options);
     ASSERT_TRUE(started.ok()) << started.status();
     dev_ = *std::move(started);
-    ASSERT_TRUE(WaitForLineWithPrefix(dir_.File("dev.out"), "ready", seconds(180)).has_value());
     std::vector<std::string> nimbus = LinesWithPrefix(dir_.File("dev.out"), "nimbus=");
     ASSERT_EQ(nimbus.size(), 1u);
     nimbus_text_ = nimbus[0];

@@ -36,6 +36,7 @@
 #include "tests/support/output_file.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tempest_dev.h"
 
 namespace tempest::testing {
 namespace {
@@ -75,16 +76,9 @@ std::map<std::string, std::string> DevLines(const std::string& out) {
 // `tempest dev --supervisors 1` in `dir` (ui.port=0), as cluster_dev_test
 // starts it: waits for "ready". Failures are fatal.
 void StartDev(const TempDir& dir, std::unique_ptr<os::ChildProcess>& dev) {
-  os::ChildProcess::Options o;
-  o.argv = {TempestBinary(),     "dev", "--supervisors", "1", "--dir",
-            dir.File("cluster"), "-c",  "ui.port=0"};
-  o.stdout_path = dir.File("dev.out");
-  o.stderr_path = dir.File("dev.err");
-  auto started = os::ChildProcess::Start(o);
+  auto started = StartTempestDev(dir, {});
   ASSERT_TRUE(started.ok()) << started.status();
   dev = *std::move(started);
-  ASSERT_TRUE(WaitForLineWithPrefix(dir.File("dev.out"), "ready", seconds(180)).has_value())
-      << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
 }
 
 // A KafkaSpout (two tasks over the topic's partitions, offsets in ZooKeeper)
