@@ -29,5 +29,28 @@ TEST(PipelineTopologyTest, EachGuaranteeGetsItsOwnNameAndSinks) {
   EXPECT_THAT(PipelineTopologyYaml(amo), HasSubstr("value: AT_MOST_ONCE"));
 }
 
+TEST(PipelineTopologyTest, OnlyARevokedAclScenarioGivesItsSpoutsCredentials) {
+  PipelineSite site;
+  site.topic = "study-zk-permission-lost";
+  site.dir = "/out";
+  site.spout_credentials = "study-spout:secret";
+  auto builtin = [](const std::string& name) {
+    for (const Scenario& s : BuiltinScenarios()) {
+      if (s.name == name) return s;
+    }
+    return Scenario{};
+  };
+  const Scenario acl = builtin("zk-permission-lost");
+  ASSERT_EQ(acl.fault, FaultKind::kZkAclRevoked);
+  const std::string yaml = PipelineTopologyYaml(PipelineFor(acl, "at-least-once", site));
+  EXPECT_THAT(yaml, HasSubstr("  storm.zookeeper.auth.scheme: digest\n"));
+  EXPECT_THAT(yaml, HasSubstr("  storm.zookeeper.auth.payload: \"study-spout:secret\"\n"));
+  const Scenario overload = builtin("zk-overload");
+  ASSERT_EQ(overload.fault, FaultKind::kZkOverload);
+  const PipelineSpec plain = PipelineFor(overload, "at-least-once", site);
+  EXPECT_TRUE(plain.zk_auth_payload.empty());
+  EXPECT_THAT(PipelineTopologyYaml(plain), ::testing::Not(HasSubstr("storm.zookeeper.auth")));
+}
+
 }  // namespace
 }  // namespace tempest::study
