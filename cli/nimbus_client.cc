@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
@@ -13,6 +15,7 @@
 #include "common/core/config_loader.h"
 #include "common/net/http_auth.h"
 #include "common/net/http_client.h"
+#include "common/os/loopback.h"
 
 namespace tempest::cli {
 namespace {
@@ -68,7 +71,8 @@ std::string DiscoveredDevToken(const std::string& host, int port) {
   return token.ok() ? token->token : "";
 }
 
-// HOST:PORT of nimbus: --nimbus, else $TEMPEST_NIMBUS, else the config.
+// HOST:PORT of nimbus: --nimbus, else $TEMPEST_NIMBUS, else the first of the
+// config's nimbus.seeds that accepts a connection on ui.port.
 absl::Status ResolveAddress(const GlobalOptions& globals, const api::Config& config,
                             std::string* host, int* port) {
   if (!globals.nimbus.empty()) return ParseHostPort(globals.nimbus, host, port);
@@ -78,14 +82,31 @@ absl::Status ResolveAddress(const GlobalOptions& globals, const api::Config& con
     return ParseHostPort(env, host, port, kNimbusEnv);
   }
   *host = "127.0.0.1";
+  *port = static_cast<int>(config.GetInt("ui.port", 8080));
+  std::vector<std::string> candidates;
   if (const api::Value* seeds = config.Find(api::kNimbusSeeds)) {
-    if (const api::ValueList* list = seeds->TryList(); list != nullptr && !list->empty()) {
-      if (const std::string* first = list->front().TryString()) *host = *first;
-    } else if (const std::string* one = seeds->TryString()) {
-      *host = *one;
+    if (const api::ValueList* list = seeds->TryList(); list != nullptr) {
+      for (const api::Value& seed : *list) {
+        if (const std::string* name = seed.TryString(); name != nullptr && !name->empty()) {
+          candidates.push_back(*name);
+        }
+      }
+    } else if (const std::string* one = seeds->TryString(); one != nullptr && !one->empty()) {
+      candidates.push_back(*one);
     }
   }
-  *port = static_cast<int>(config.GetInt("ui.port", 8080));
+  if (candidates.empty()) return absl::OkStatus();
+  *host = candidates.front();
+  // Several seeds are several machines: one that is down or cut off must
+  // not make the cluster unreachable, so take the first that accepts.
+  if (candidates.size() > 1) {
+    for (const std::string& seed : candidates) {
+      if (os::TcpPortAccepts(seed, *port, std::chrono::seconds(2))) {
+        *host = seed;
+        break;
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -380,6 +380,16 @@ TEST_F(MultiHostTest, NimbusLeaderCutOffStandbyTakesOver) {
   absl::StatusOr<std::string> listed =
       world_->Tempest({"list"}, milliseconds(30000), standby);
   EXPECT_TRUE(listed.ok()) << listed.status();
+  // A client configured with both nimbus hosts, the unreachable one first,
+  // still gets through.
+  const std::string leader_ip = leader.substr(0, leader.rfind(':'));
+  const std::string standby_ip = standby.substr(0, standby.rfind(':'));
+  absl::StatusOr<std::string> via_seeds =
+      world_->TempestWithSeeds({"list"}, {leader_ip, standby_ip}, milliseconds(30000));
+  EXPECT_TRUE(via_seeds.ok()) << via_seeds.status();
+  if (via_seeds.ok()) {
+    EXPECT_NE(via_seeds->find(name), std::string::npos) << *via_seeds;
+  }
   const absl::Status healed = world_->hosts().Heal();
   ASSERT_TRUE(healed.ok()) << healed;
   // The old leader comes back as a standby: still exactly one leader.

@@ -217,6 +217,28 @@ absl::StatusOr<std::string> MultiHostWorld::Tempest(const std::vector<std::strin
   return r.out;
 }
 
+absl::StatusOr<std::string> MultiHostWorld::TempestWithSeeds(
+    const std::vector<std::string>& args, const std::vector<std::string>& seeds,
+    std::chrono::milliseconds timeout) const {
+  static int configs = 0;
+  const std::string config = absl::StrCat(dir_, "/client-", ++configs, ".yaml");
+  std::vector<std::string> quoted;
+  for (const std::string& seed : seeds) quoted.push_back(absl::StrCat("\"", seed, "\""));
+  std::ofstream(config) << "nimbus.seeds: [" << absl::StrJoin(quoted, ", ") << "]\n"
+                        << "ui.port: " << kUiPort << "\n";
+  std::vector<std::string> argv = {binary_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--config", config});
+  CommandRun r = RunCommand(hosts_->Command(HostIndex("client"), argv),
+                            absl::StrCat(dir_, "/seeds-cmd-", configs), timeout);
+  if (!r.finished || r.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("`tempest ", absl::StrJoin(args, " "), "` ",
+                                            r.finished ? "failed" : "did not finish", ": ", r.out,
+                                            r.err));
+  }
+  return r.out;
+}
+
 std::string MultiHostWorld::LogTails() const {
   std::string out;
   for (const Daemon& d : daemons_) {

@@ -64,6 +64,12 @@ class MultiHostWorld {
                                       std::chrono::milliseconds timeout,
                                       const std::string& nimbus = "") const;
 
+  // `tempest ARGS... --config FILE` run on the client host, where FILE holds
+  // only `nimbus.seeds: SEEDS` and ui.port: how a user's machine finds nimbus.
+  absl::StatusOr<std::string> TempestWithSeeds(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& seeds,
+                                               std::chrono::milliseconds timeout) const;
+
   // Daemon logs, for failure messages.
   std::string LogTails() const;
 
