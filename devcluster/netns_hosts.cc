@@ -377,6 +377,36 @@ absl::Status NetnsHosts::Heal() {
   return first;
 }
 
+absl::Status NetnsHosts::ShareLoopbackPort(int owner, int port) {
+  if (port <= 0 || port > 65535) return absl::InvalidArgumentError("NetnsHosts: bad port");
+  const std::string& target = hosts_.at(owner).address;
+  // Packets to or from 127.0.0.0/8 may cross eth0 only with route_localnet.
+  const std::vector<std::string> localnet = {
+      "sh", "-c",
+      "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet && "
+      "echo 1 > /proc/sys/net/ipv4/conf/eth0/route_localnet"};
+  for (int i = 0; i < size(); ++i) {
+    if (absl::Status s = Run(i, localnet).status(); !s.ok()) return s;
+    std::string script = "add table ip tempest_share; ";
+    if (i == owner) {
+      absl::StrAppend(&script,
+                      "add chain ip tempest_share prerouting { type nat hook prerouting priority "
+                      "-100; }; add rule ip tempest_share prerouting iifname \"eth0\" tcp dport ",
+                      port, " dnat to 127.0.0.1:", port);
+    } else {
+      absl::StrAppend(&script,
+                      "add chain ip tempest_share output { type nat hook output priority -100; }; "
+                      "add rule ip tempest_share output ip daddr 127.0.0.1 tcp dport ",
+                      port, " dnat to ", target, ":", port,
+                      "; add chain ip tempest_share postrouting { type nat hook postrouting "
+                      "priority 100; }; add rule ip tempest_share postrouting ip daddr ",
+                      target, " tcp dport ", port, " masquerade");
+    }
+    if (absl::Status s = Run(i, {"nft", script}).status(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> NetnsHosts::FaultRules(int i) const {
   absl::StatusOr<std::string> listed = Run(i, {"nft", "list", "table", "inet", "tempest_faults"});
   if (!listed.ok() && absl::StrContains(listed.status().message(), "No such file")) return "";

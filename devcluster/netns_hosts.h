@@ -94,6 +94,14 @@ class NetnsHosts {
   absl::Status SetLoss(int i, int percent);
   // Removes every fault rule on every host.
   absl::Status Heal();
+
+  // For a server on host `owner` that can only listen on 127.0.0.1 (such as
+  // librdkafka's mock brokers, which also advertise 127.0.0.1:port): makes
+  // 127.0.0.1:`port` on every other host lead to it. Connections cross the
+  // bridge from the client's address to the owner's (NAT inside the
+  // namespaces, with route_localnet), so every fault between the two hosts
+  // applies to them. Heal() leaves this in place.
+  absl::Status ShareLoopbackPort(int owner, int port);
   // The fault rules on host i as `nft list table` prints them ("" if none).
   absl::StatusOr<std::string> FaultRules(int i) const;
 

@@ -226,6 +226,37 @@ TEST_F(NetnsHostsTest, LossDropsAShareOfTheHostsPackets) {
   EXPECT_FALSE(hosts_->SetLoss(0, 101).ok());
 }
 
+TEST_F(NetnsHostsTest, SharedLoopbackPortReachesItsOwnerAcrossTheBridge) {
+  constexpr int kShared = 7100;
+  ASSERT_TRUE(hosts_->EnterHost(0).ok());
+  const int server = Bound(SOCK_STREAM, "127.0.0.1", kShared);
+  ASSERT_TRUE(hosts_->LeaveHost().ok());
+  ASSERT_GE(server, 0);
+  auto reaches = [&](int from) {
+    EXPECT_TRUE(hosts_->EnterHost(from).ok());
+    const bool ok = os::TcpPortAccepts("127.0.0.1", kShared, milliseconds(400));
+    EXPECT_TRUE(hosts_->LeaveHost().ok());
+    while (true) {
+      const int c = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) break;
+      ::close(c);
+    }
+    return ok;
+  };
+  EXPECT_FALSE(reaches(1)) << "not shared yet";
+  ASSERT_TRUE(hosts_->ShareLoopbackPort(0, kShared).ok());
+  EXPECT_TRUE(reaches(1));
+  EXPECT_TRUE(reaches(2));
+  EXPECT_TRUE(reaches(0)) << "the owner itself, as before";
+  // The connection crosses the bridge: a cut between the hosts stops it.
+  ASSERT_TRUE(hosts_->CutPair(0, 1).ok());
+  EXPECT_FALSE(reaches(1));
+  EXPECT_TRUE(reaches(2));
+  ASSERT_TRUE(hosts_->Heal().ok());
+  EXPECT_TRUE(reaches(1));
+  ::close(server);
+}
+
 TEST_F(NetnsHostsTest, TeardownKillsWhatRunsOnTheHosts) {
   std::vector<std::string> names;
   for (const NetnsHost& h : hosts_->hosts()) names.push_back(h.netns);
