@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -451,6 +452,153 @@ TEST_F(MultiHostTest, LossyHostAndOneWayCutLoseNothing) {
   ExpectNothingLost(name, count, seconds(120));
   std::printf("10%% loss on sup2, then sup1->sup3 dropped for 10 s: all verified %.1f s after "
               "healing\n", SecondsSince(heal));
+  Kill(name);
+}
+
+// Appends the records `from`..`to` (their decimal text as the value) to the
+// dev Kafka's topic with kcat, run on the client host.
+void Produce(MultiHostWorld& world, const TempDir& dir, int64_t from, int64_t to) {
+  static int runs = 0;
+  CommandRun r = RunCommand(
+      world.hosts().Command(world.HostIndex("client"),
+                            {"sh", "-c",
+                             absl::StrCat("seq ", from, " ", to, " | kcat -P -b ",
+                                          world.KafkaBootstrap(), " -t ",
+                                          MultiHostWorld::kKafkaTopic)}),
+      dir.File(absl::StrCat("produce-", ++runs)), milliseconds(60000));
+  ASSERT_TRUE(r.finished && r.exit_code == 0) << r.out << r.err;
+}
+
+TEST_F(MultiHostTest, KafkaSpoutAcrossHostsWithItsHostCutFromZooKeeperLosesNothing) {
+  const std::string name = "mh-kafka";
+  const int64_t first = 3000;
+  const int64_t total = 6000;
+  Produce(*world_, *dir_, 0, first - 1);
+  if (HasFatalFailure()) return;
+  const std::string out = dir_->File(name);
+  std::filesystem::create_directories(out);
+  std::filesystem::permissions(out, std::filesystem::perms::all);
+  const std::string yaml = absl::StrCat(
+      "name: ", name, "\n",
+      "config:\n"
+      "  topology.workers: 3\n"
+      "  topology.acker.executors: 3\n"
+      "  topology.message.timeout.secs: 6\n"
+      "  topology.max.spout.pending: 300\n"
+      "spouts:\n"
+      "  - id: kafka\n"
+      "    className: tempest.KafkaSpout\n"
+      "    parallelism: 3\n"
+      "    properties:\n"
+      "      - name: bootstrap.servers\n"
+      "        value: \"", world_->KafkaBootstrap(), "\"\n",
+      "      - name: topics\n"
+      "        value: ", MultiHostWorld::kKafkaTopic, "\n",
+      "      - name: zkServers\n"
+      "        value: \"", world_->ZkConnect(), "\"\n",
+      "      - name: zkRoot\n"
+      "        value: /kafkaspout\n"
+      "      - name: id\n"
+      "        value: ", name, "\n",
+      "      - name: startOffsetTime\n"
+      "        value: -2\n"
+      "      - name: stateUpdateIntervalMs\n"
+      "        value: 1000\n"
+      "bolts:\n"
+      "  - id: identity\n"
+      "    className: tempest.IdentityBolt\n"
+      "    parallelism: 3\n"
+      "    properties:\n"
+      "      - name: fields\n"
+      "        value: [topic, partition, offset, key, value]\n"
+      "  - id: verifier\n"
+      "    className: tempest.VerifierBolt\n"
+      "    parallelism: 1\n"
+      "    properties:\n"
+      "      - name: field\n"
+      "        value: value\n"
+      "      - name: logPath\n"
+      "        value: \"", out, "/verifier.log\"\n",
+      "      - name: expected\n"
+      "        value: ", total, "\n",
+      "streams:\n"
+      "  - from: kafka\n"
+      "    to: identity\n"
+      "    grouping:\n"
+      "      type: SHUFFLE\n"
+      "  - from: identity\n"
+      "    to: verifier\n"
+      "    grouping:\n"
+      "      type: SHUFFLE\n");
+  const std::string path = dir_->File(name + ".yaml");
+  std::ofstream(path) << yaml;
+  absl::StatusOr<std::string> submitted = world_->Tempest({"submit", path}, milliseconds(60000));
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  std::string id = *submitted;
+  while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
+  ExpectWorkersOnAllHosts(id, seconds(90));
+  if (HasFatalFailure()) return;
+  ExpectNothingLost(name, first, seconds(90));
+
+  // The committed offsets as `tempest offsets show --json` reports them.
+  auto offsets = [&] {
+    CommandRun r = RunCommand(
+        world_->hosts().Command(
+            world_->HostIndex("client"),
+            {TempestBinary(), "offsets", "show", "--zk", world_->ZkConnect(), "--root",
+             "/kafkaspout", "--id", name, "--bootstrap", world_->KafkaBootstrap(), "--json"}),
+        dir_->File("offsets"), milliseconds(30000));
+    json j = json::parse(r.out, nullptr, false);
+    return j.is_discarded() ? json() : j;
+  };
+  // Committed offset per partition; empty when they cannot be read.
+  auto committed = [&] {
+    std::map<int64_t, int64_t> out;
+    json j = offsets();
+    for (const json& p : j.value("partitions", json::array())) {
+      out[p.value("partition", int64_t{-1})] = p.value("committed_offset", int64_t{-1});
+    }
+    return out;
+  };
+  // Every partition committed up to its log end, and the ends add up to `n`.
+  auto all_committed = [&](int64_t n) {
+    json j = offsets();
+    int64_t ends = 0;
+    for (const json& p : j.value("partitions", json::array())) {
+      if (p.value("committed_offset", int64_t{-1}) != p.value("log_end_offset", int64_t{-2})) {
+        return false;
+      }
+      ends += p.value("log_end_offset", int64_t{0});
+    }
+    return ends == n;
+  };
+  EXPECT_TRUE(Eventually(seconds(30), [&] { return all_committed(first); }, milliseconds(500)))
+      << offsets().dump();
+  const std::map<int64_t, int64_t> before = committed();
+
+  // sup1 keeps Kafka and the other workers but loses every ZooKeeper member.
+  const int sup1 = world_->HostIndex("sup1");
+  for (const char* zk : {"zk1", "zk2", "zk3"}) {
+    ASSERT_TRUE(world_->hosts().CutPair(sup1, world_->HostIndex(zk)).ok());
+  }
+  const Clock::time_point cut = Clock::now();
+  Produce(*world_, *dir_, first, total - 1);
+  std::this_thread::sleep_for(seconds(12));
+  std::printf("sup1 cut from ZooKeeper for %.1f s; workers now on %s\n", SecondsSince(cut),
+              absl::StrJoin(world_->WorkerHosts(id), ",").c_str());
+  ASSERT_TRUE(world_->hosts().Heal().ok());
+  const Clock::time_point heal = Clock::now();
+  ExpectNothingLost(name, total, seconds(120));
+  const double verified = SecondsSince(heal);
+  // Commits resume up to the log end, and no partition's offset went back.
+  EXPECT_TRUE(Eventually(seconds(60), [&] { return all_committed(total); }, milliseconds(500)))
+      << offsets().dump();
+  const std::map<int64_t, int64_t> after = committed();
+  for (const auto& [partition, offset] : before) {
+    EXPECT_GE(after.count(partition) ? after.at(partition) : -1, offset) << partition;
+  }
+  std::printf("KafkaSpout: all %lld records verified %.1f s and committed %.1f s after healing\n",
+              static_cast<long long>(total), verified, SecondsSince(heal));
   Kill(name);
 }
 

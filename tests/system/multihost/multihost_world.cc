@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/os/loopback.h"
 #include "devcluster/dev_cluster.h"
 #include "tests/support/eventually.h"
@@ -20,7 +22,7 @@ using std::chrono::seconds;
 namespace {
 
 const std::vector<std::string> kHostNames = {"zk1",  "zk2",  "zk3",  "nimbus1", "nimbus2",
-                                             "sup1", "sup2", "sup3", "client"};
+                                             "sup1", "sup2", "sup3", "kafka",   "client"};
 
 std::string Tail(const std::string& path, size_t bytes) {
   std::ifstream in(path, std::ios::binary);
@@ -94,14 +96,17 @@ std::string MultiHostWorld::ConfigFor(const std::string& host) const {
 
 absl::StatusOr<std::string> MultiHostWorld::StartDaemon(const std::string& host,
                                                         const std::string& verb,
-                                                        const std::string& ready_prefix) {
+                                                        const std::string& ready_prefix,
+                                                        const std::vector<std::string>& args) {
   const std::string config = dir_ + "/" + host + ".yaml";
   std::ofstream(config) << ConfigFor(host);
   Daemon d;
   d.host = host;
   d.log = dir_ + "/" + host + "-" + verb + ".log";
   os::ChildProcess::Options o;
-  o.argv = hosts_->Command(HostIndex(host), {binary_, verb, "--config", config});
+  std::vector<std::string> argv = {binary_, verb, "--config", config};
+  argv.insert(argv.end(), args.begin(), args.end());
+  o.argv = hosts_->Command(HostIndex(host), argv);
   o.stdout_path = d.log;
   o.stderr_path = "=stdout";
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
@@ -132,6 +137,7 @@ absl::Status MultiHostWorld::StartAll() {
   if (!zk.ok()) return zk.status();
   zk_ = *std::move(zk);
 
+  if (absl::Status s = StartKafka(); !s.ok()) return s;
   for (const char* name : {"nimbus1", "nimbus2"}) {
     absl::StatusOr<std::string> address = StartDaemon(name, "nimbus", "nimbus=");
     if (!address.ok()) return address.status();
@@ -152,6 +158,29 @@ absl::Status MultiHostWorld::StartAll() {
         absl::StrCat("the supervisors did not all register: ", summary.dump()));
   }
   return absl::OkStatus();
+}
+
+absl::Status MultiHostWorld::StartKafka() {
+  absl::StatusOr<std::string> bootstrap =
+      StartDaemon("kafka", "dev-kafka", "bootstrap.servers=",
+                  {"--topic", absl::StrCat(kKafkaTopic, ":3"), "--zk", ZkConnect()});
+  if (!bootstrap.ok()) return bootstrap.status();
+  kafka_bootstrap_ = *bootstrap;
+  for (absl::string_view broker : absl::StrSplit(kafka_bootstrap_, ',', absl::SkipEmpty())) {
+    int port = 0;
+    const size_t colon = broker.rfind(':');
+    if (colon == absl::string_view::npos || !absl::SimpleAtoi(broker.substr(colon + 1), &port)) {
+      return absl::InternalError(absl::StrCat("dev-kafka printed '", kafka_bootstrap_, "'"));
+    }
+    if (absl::Status s = hosts_->ShareLoopbackPort(HostIndex("kafka"), port); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::string MultiHostWorld::ZkConnect() const {
+  std::vector<std::string> members;
+  for (const char* name : {"zk1", "zk2", "zk3"}) members.push_back(Address(name) + ":2181");
+  return absl::StrJoin(members, ",");
 }
 
 std::vector<std::string> MultiHostWorld::NimbusAddresses() const { return nimbus_addresses_; }

@@ -4,7 +4,9 @@
 // A Tempest cluster spread over network-namespace hosts
 // (devcluster::NetnsHosts): a 3-member ZooKeeper ensemble on zk1..zk3, a
 // nimbus on each of nimbus1 and nimbus2 (one leads, one stands by), a
-// supervisor with two slots on each of sup1..sup3, and a host "client" that
+// supervisor with two slots on each of sup1..sup3, the dev Kafka (`tempest
+// dev-kafka`, topic kKafkaTopic with 3 partitions, its broker registry in
+// the ensemble) on host "kafka", and a host "client" that
 // the calling thread moves onto, so the test talks to the cluster from
 // outside it, as a user's machine would. Every daemon binds to and
 // advertises its own host's address; nothing listens on loopback for others.
@@ -30,6 +32,7 @@ class MultiHostWorld {
  public:
   static constexpr int kSupervisors = 3;
   static constexpr int kUiPort = 8080;
+  static constexpr const char* kKafkaTopic = "mh-records";
 
   // Starts everything under `dir` (configs, logs, local dirs) with the
   // tempest binary `binary`, and waits until both nimbuses serve and all
@@ -46,6 +49,13 @@ class MultiHostWorld {
   // "sup1".."sup3" by index 0..2.
   static std::string SupervisorHost(int i) { return "sup" + std::to_string(i + 1); }
   const std::string& SupervisorLocalDir(int i) const { return supervisor_dirs_.at(i); }
+
+  // The ensemble's connect string (every member's host:2181).
+  std::string ZkConnect() const;
+  // The dev Kafka's bootstrap servers: 127.0.0.1:PORT, which every host
+  // reaches across the bridge (NetnsHosts::ShareLoopbackPort), because the
+  // mock brokers listen and advertise on loopback only.
+  const std::string& KafkaBootstrap() const { return kafka_bootstrap_; }
 
   // HOST:PORT of each nimbus.
   std::vector<std::string> NimbusAddresses() const;
@@ -84,8 +94,12 @@ class MultiHostWorld {
       : dir_(std::move(dir)), binary_(std::move(binary)) {}
   absl::Status StartAll();
   std::string ConfigFor(const std::string& host) const;
+  // `tempest VERB --config <host's config> ARGS...` on `host`; returns the
+  // rest of its ready line.
   absl::StatusOr<std::string> StartDaemon(const std::string& host, const std::string& verb,
-                                          const std::string& ready_prefix);
+                                          const std::string& ready_prefix,
+                                          const std::vector<std::string>& args = {});
+  absl::Status StartKafka();
 
   std::string dir_;
   std::string binary_;
@@ -94,6 +108,7 @@ class MultiHostWorld {
   std::vector<Daemon> daemons_;
   std::vector<std::string> supervisor_dirs_;
   std::vector<std::string> nimbus_addresses_;
+  std::string kafka_bootstrap_;
 };
 
 }  // namespace tempest::testing
