@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bolts/builtin_bolts.h"
 #include "common/coord/zk_auth.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
@@ -29,6 +30,8 @@
 #include "tests/integration/spout/spout_harness.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
+#include "worker/local_cluster.h"
+#include "worker/testing/topology_builder.h"
 
 namespace tempest::spout {
 namespace {
@@ -291,6 +294,69 @@ TEST_F(KafkaSpoutZkConfigTest, ACommitStuckOnAStoppedZooKeeperCoalescesLaterOnes
   EXPECT_EQ(gauge("tempest_kafka_spout_commit_multis_in_flight"), 0);
   EXPECT_EQ(gauge("tempest_kafka_spout_commit_partitions_pending"), 0);
   (*store)->Close(seconds(5));
+}
+
+// In a running topology (the execution engine of `tempest local`), a spout
+// that may not use its offsets stops the topology at start with one error
+// naming why, instead of running without commits.
+TEST_F(KafkaSpoutZkConfigTest, ATopologyWhoseSpoutMayNotUseItsOffsetsDoesNotStart) {
+  ASSERT_TRUE(kafka_->CreateTopic("topology-refused", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("topology-refused", 0, NumberedRecords(0, 10)).ok());
+  // The spout's directory, made by its rightful identity: creator-only.
+  coord::ZkSession::Options o;
+  o.connect_string = zk_->ConnectString();
+  o.create_chroot = false;
+  o.config.auth.scheme = "digest";
+  o.config.auth.payload = kCredentials;
+  auto owner = coord::ZkSession::Create(o);
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  ASSERT_TRUE((*owner)->WaitConnected(seconds(20)).ok());
+  ASSERT_TRUE((*owner)->EnsurePath("/guarded/spout").ok());
+
+  struct Case {
+    std::string what;
+    std::string servers;
+    std::string payload;
+    absl::StatusCode code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"wrong password", zk_->ConnectString(), "offsets:guess", absl::StatusCode::kPermissionDenied,
+       "/guarded/spout"},
+      {"missing chroot", absl::StrCat(zk_->ConnectString(), "/no-such-chroot"), kCredentials,
+       absl::StatusCode::kFailedPrecondition, "chroot /no-such-chroot"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    api::ComponentRegistry registry;
+    ASSERT_TRUE(RegisterKafkaSpout(registry).ok());
+    ASSERT_TRUE(bolts::RegisterBuiltinBolts(registry).ok());
+    worker::testing::TopologyBuilder b("refused");
+    b.SetSpout("kafka", "tempest.KafkaSpout", 1);
+    b.SetBolt("pass", "tempest.IdentityBolt", 1).ShuffleGrouping("kafka");
+    b.Config(coord::kZkAuthSchemeKey, "digest");
+    b.Config(coord::kZkAuthPayloadKey, c.payload);
+    core::TopologyDef def = b.Build();
+    def.spouts[0].args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
+                                     {"topics", "topology-refused"},
+                                     {"zkRoot", "/guarded"},
+                                     {"id", "spout"},
+                                     {"zkServers", c.servers},
+                                     {"stateUpdateIntervalMs", 200}};
+    def.bolts[0].args.properties = {
+        {"fields", api::ValueList{"topic", "partition", "offset", "key", "value"}}};
+    worker::LocalClusterOptions options;
+    options.registry = &registry;
+    auto cluster = worker::LocalCluster::Create(std::move(def), options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    const absl::Status started = (*cluster)->Start();
+    EXPECT_EQ(started.code(), c.code) << started;
+    EXPECT_TRUE(absl::StrContains(started.message(), c.message)) << started;
+    EXPECT_TRUE(absl::StrContains(started.message(), "Open")) << started;
+  }
+  // Nothing was written where the spout may not write.
+  auto children = (*owner)->Children("/guarded/spout");
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_TRUE(children->empty());
 }
 
 }  // namespace
