@@ -69,8 +69,8 @@ class FaultTargets {
 // Heal undoes exactly that, and when each happened. Main thread only (it
 // signals and restarts the world's child processes). `world` is not touched
 // by the faults that only switch the transform or the topologies
-// (bolt-failures, slow-bolt, restart-topology, retention, kill-worker), so
-// it may be null for those.
+// (bolt-failures, slow-bolt, restart-topology, retention, kill-worker,
+// zk-misconfigured), so it may be null for those.
 class FaultInjector {
  public:
   FaultInjector(StudyWorld* world, FaultKind kind, const FaultPlan& plan,
