@@ -364,6 +364,19 @@ TEST(ResultsJsonTest, RejectsBadInputNamingWhatIsWrong) {
   EXPECT_THAT(
       ErrorOf(Edited([](nlohmann::json& j) { j["runs"][0]["dedup_sink"].erase("deduplicated"); })),
       HasSubstr("dedup_sink: \"deduplicated\" is missing"));
+  EXPECT_THAT(ErrorOf(Edited([](nlohmann::json& j) { j["runs"][0]["commit_path"] = "fast"; })),
+              HasSubstr("\"commit_path\" must be an object or null, got string"));
+  EXPECT_THAT(
+      ErrorOf(Edited([](nlohmann::json& j) { j["runs"][0]["commit_path"].erase("denied"); })),
+      HasSubstr("commit_path: \"denied\" is missing"));
+  EXPECT_THAT(ErrorOf(Edited([](nlohmann::json& j) { j["runs"][0]["zombie_commits"] = "none"; })),
+              HasSubstr("\"zombie_commits\" must be an integer"));
+  // Results written before zombie commits and commit paths were counted.
+  EXPECT_EQ(ErrorOf(Edited([](nlohmann::json& j) {
+              j["runs"][0].erase("zombie_commits");
+              j["runs"][0].erase("commit_path");
+            })),
+            "");
   EXPECT_THAT(ErrorOf(Edited([](nlohmann::json& j) { j["runs"][0]["violations"] = {1}; })),
               HasSubstr("violations[0] must be a string"));
   EXPECT_THAT(ErrorOf(Edited([](nlohmann::json& j) {
