@@ -20,9 +20,15 @@
 //             measured window after a warm-up window.
 // Prints every run and the medians, with the two-process/local ratios.
 //
+// --hosts 1 (root, iproute2 and nftables; devcluster::NetnsHosts) also runs the
+// unacked and acked two-process measurements with A and B on two hosts made
+// of network namespaces, talking over veth pairs and a bridge (MTU 1500)
+// instead of loopback: "2 hosts", with its ratio to the same run's loopback
+// two-process figure.
+//
 // Usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F]
 //                      [--latency-secs S] [--flush-us U] [--resume-us U]
-//                      [--only unacked|acked]
+//                      [--only unacked|acked] [--hosts 1]
 // --only unacked|acked runs just that two-process measurement (profiling).
 // --flush-us overrides WorkerOptions::flush_interval (the transport's
 // coalescing delay), --resume-us WorkerOptions::resume_poll.
@@ -47,6 +53,7 @@
 
 #include "bench/bench_components.h"
 #include "common/api/component_registry.h"
+#include "devcluster/netns_hosts.h"
 #include "spdlog/spdlog.h"
 #include "worker/local_cluster.h"
 #include "worker/testing/topology_builder.h"
@@ -71,6 +78,7 @@ struct Args {
   int64_t flush_us = -1;  // -1: WorkerOptions default
   int64_t resume_us = -1;  // -1: WorkerOptions default
   std::string only;       // "": everything; else one of unacked, acked (for profiling)
+  bool hosts = false;     // also measure across two network-namespace hosts
 };
 Args g_args;
 
@@ -86,6 +94,8 @@ using bench::ParseFlags;
 using bench::Shared;
 
 Shared* g_shared = nullptr;
+// Hosts "a" (worker A) and "b" (worker B) with --hosts.
+devcluster::NetnsHosts* g_hosts = nullptr;
 
 const api::ComponentRegistry* Registry() {
   static api::ComponentRegistry* registry = [] {
@@ -164,9 +174,53 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// Where the two workers run: both on loopback, or A on host a and B on host b.
+struct Placement {
+  bool across_hosts = false;
+  std::string host_a = "127.0.0.1";
+  std::string host_b = "127.0.0.1";
+  int port_a = 0;
+  int port_b = 0;
+};
+
+int FreePort();
+
+Placement Place(bool across_hosts) {
+  Placement p;
+  if (!across_hosts) {
+    p.port_a = FreePort();
+    p.port_b = FreePort();
+    return p;
+  }
+  // Fresh namespaces: any port is free; a new pair per run steps past
+  // connections of the previous run still closing.
+  static int next = 7000;
+  p.across_hosts = true;
+  p.host_a = g_hosts->host(0).address;
+  p.host_b = g_hosts->host(1).address;
+  p.port_a = next++;
+  p.port_b = next++;
+  return p;
+}
+
+// Worker A's side of a run across hosts: the calling thread (and the worker
+// threads it starts) on host a until the run ends.
+class OnHostA {
+ public:
+  explicit OnHostA(const Placement& p) : active_(p.across_hosts) {
+    if (active_ && !g_hosts->EnterHost(0).ok()) Die("cannot enter host a");
+  }
+  ~OnHostA() {
+    if (active_ && !g_hosts->LeaveHost().ok()) Die("cannot leave host a");
+  }
+
+ private:
+  bool active_;
+};
+
 // A: spout + acker; B: bolt.
-std::pair<worker::WorkerPlan, worker::WorkerPlan> Plans(const core::TopologyDef& def, int port_a,
-                                                        int port_b) {
+std::pair<worker::WorkerPlan, worker::WorkerPlan> Plans(const core::TopologyDef& def,
+                                                        const Placement& where) {
   auto layout = core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config));
   if (!layout.ok()) Die(layout.status().ToString());
   std::vector<std::pair<int32_t, int32_t>> a;
@@ -178,13 +232,15 @@ std::pair<worker::WorkerPlan, worker::WorkerPlan> Plans(const core::TopologyDef&
   pa.topology_id = def.name + "-1-1";
   pa.def = def;
   pa.local_executors = a;
-  pa.remote_workers = {worker::RemoteWorker{"127.0.0.1", port_b, b}};
-  pa.port = port_a;
+  pa.remote_workers = {worker::RemoteWorker{where.host_b, where.port_b, b}};
+  pa.bind_host = where.host_a;
+  pa.port = where.port_a;
   pa.secret = "cluster-bench-secret";
   worker::WorkerPlan pb = pa;
   pb.local_executors = b;
-  pb.remote_workers = {worker::RemoteWorker{"127.0.0.1", port_a, a}};
-  pb.port = port_b;
+  pb.remote_workers = {worker::RemoteWorker{where.host_a, where.port_a, a}};
+  pb.bind_host = where.host_b;
+  pb.port = where.port_b;
   return {std::move(pa), std::move(pb)};
 }
 
@@ -234,7 +290,8 @@ struct Remote {
 };
 
 // Forks worker B; returns once it is running.
-Remote ForkB(const worker::WorkerPlan& plan_b, int64_t n, bool time_delivery) {
+Remote ForkB(const worker::WorkerPlan& plan_b, int64_t n, bool time_delivery,
+             bool across_hosts = false) {
   int report[2];
   int stop[2];
   if (::pipe(report) != 0 || ::pipe(stop) != 0) Die("pipe");
@@ -244,6 +301,7 @@ Remote ForkB(const worker::WorkerPlan& plan_b, int64_t n, bool time_delivery) {
   if (pid == 0) {
     ::close(report[0]);
     ::close(stop[1]);
+    if (across_hosts && !g_hosts->EnterHost(1).ok()) Die("cannot enter host b");
     ChildMain(plan_b, n, time_delivery, report[1], stop[0]);
   }
   ::close(report[1]);
@@ -262,10 +320,12 @@ void Reap(Remote& r) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("worker B process failed");
 }
 
-double RemoteUnacked(int64_t n) {
+double RemoteUnacked(int64_t n, bool across_hosts = false) {
   const core::TopologyDef def = Topology(false, 0);
-  auto [pa, pb] = Plans(def, FreePort(), FreePort());
-  Remote child = ForkB(pb, n, /*time_delivery=*/true);
+  const Placement where = Place(across_hosts);
+  auto [pa, pb] = Plans(def, where);
+  Remote child = ForkB(pb, n, /*time_delivery=*/true, across_hosts);
+  OnHostA on_a(where);
   Shared shared;
   shared.count = n;
   g_shared = &shared;
@@ -281,10 +341,12 @@ double RemoteUnacked(int64_t n) {
   return rate;
 }
 
-double RemoteAcked(int64_t n, int64_t max_pending) {
+double RemoteAcked(int64_t n, int64_t max_pending, bool across_hosts = false) {
   const core::TopologyDef def = Topology(true, max_pending);
-  auto [pa, pb] = Plans(def, FreePort(), FreePort());
-  Remote child = ForkB(pb, n, false);
+  const Placement where = Place(across_hosts);
+  auto [pa, pb] = Plans(def, where);
+  Remote child = ForkB(pb, n, false, across_hosts);
+  OnHostA on_a(where);
   Shared shared;
   shared.count = n;
   shared.reliable = true;
@@ -308,7 +370,7 @@ struct Latency {
 
 Latency RemoteLatency(double rate, double secs, int64_t max_pending) {
   const core::TopologyDef def = Topology(true, max_pending);
-  auto [pa, pb] = Plans(def, FreePort(), FreePort());
+  auto [pa, pb] = Plans(def, Place(false));
   Remote child = ForkB(pb, 0, false);
   Shared shared;
   shared.count = -1;
@@ -346,7 +408,7 @@ int main(int argc, char** argv) {
   ParseFlags(argc, argv,
              "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
              "[--latency-secs S] [--latency-max-pending P] [--flush-us U] [--resume-us U] "
-             "[--only unacked|acked]",
+             "[--only unacked|acked] [--hosts 1]",
              [&](const std::string& flag, const char* value) {
                if (flag == "--runs") {
                  args.runs = std::atoi(value);
@@ -366,12 +428,24 @@ int main(int argc, char** argv) {
                  args.only = value;
                } else if (flag == "--flush-us") {
                  args.flush_us = std::atoll(value);
+               } else if (flag == "--hosts") {
+                 args.hosts = std::string(value) != "0";
                } else {
                  return false;
                }
                return true;
              });
   g_args = args;
+  std::unique_ptr<devcluster::NetnsHosts> hosts;
+  if (args.hosts) {
+    (void)devcluster::NetnsHosts::RemoveStale();
+    devcluster::NetnsHosts::Options o;
+    o.names = {"a", "b"};
+    absl::StatusOr<std::unique_ptr<devcluster::NetnsHosts>> made = devcluster::NetnsHosts::Create(o);
+    if (!made.ok()) Die(std::string(made.status().message()));
+    hosts = *std::move(made);
+    g_hosts = hosts.get();
+  }
   // Connection warnings when a run's workers stop are expected.
   spdlog::set_level(spdlog::level::err);
   // The bolt publishes its count every 1024 tuples.
@@ -381,7 +455,7 @@ int main(int argc, char** argv) {
       "latency_max_pending=%lld\n",
       args.runs, static_cast<long long>(args.tuples), static_cast<long long>(args.max_pending),
       args.load, args.latency_secs, static_cast<long long>(args.latency_max_pending));
-  std::vector<double> lu, la, ru, ra, lat_rate, p50, p99;
+  std::vector<double> lu, la, ru, ra, hu, ha, lat_rate, p50, p99;
   if (!args.only.empty()) {
     // One two-process measurement alone, e.g. under `perf record -g`.
     for (int run = 0; run < args.runs; ++run) {
@@ -398,12 +472,25 @@ int main(int argc, char** argv) {
     const double remote_acked = RemoteAcked(args.tuples / 2, args.max_pending);
     const Latency l =
         RemoteLatency(remote_acked * args.load, args.latency_secs, args.latency_max_pending);
+    double hosts_unacked = 0;
+    double hosts_acked = 0;
+    if (args.hosts) {
+      hosts_unacked = RemoteUnacked(args.tuples, /*across_hosts=*/true);
+      hosts_acked = RemoteAcked(args.tuples / 2, args.max_pending, /*across_hosts=*/true);
+      hu.push_back(hosts_unacked);
+      ha.push_back(hosts_acked);
+    }
     std::printf(
         "run %d: local unacked %.2fM/s acked %.2fM/s | 2 processes unacked %.2fM/s (%.2fx) "
         "acked %.2fM/s (%.2fx) | latency @%.0fk/s: p50 %lldus p99 %lldus\n",
         run, local_unacked / 1e6, local_acked / 1e6, remote_unacked / 1e6,
         remote_unacked / local_unacked, remote_acked / 1e6, remote_acked / local_acked,
         l.rate / 1e3, static_cast<long long>(l.p50_us), static_cast<long long>(l.p99_us));
+    if (args.hosts) {
+      std::printf("run %d: 2 hosts unacked %.2fM/s (%.2fx of 2 processes) acked %.2fM/s (%.2fx)\n",
+                  run, hosts_unacked / 1e6, hosts_unacked / remote_unacked, hosts_acked / 1e6,
+                  hosts_acked / remote_acked);
+    }
     std::fflush(stdout);
     lu.push_back(local_unacked);
     la.push_back(local_acked);
@@ -419,5 +506,10 @@ int main(int argc, char** argv) {
       Median(lu) / 1e6, Median(la) / 1e6, Median(ru) / 1e6, Median(ru) / Median(lu),
       Median(ra) / 1e6, Median(ra) / Median(la), Median(lat_rate) / 1e3, Median(p50),
       Median(p99));
+  if (args.hosts) {
+    std::printf("median: 2 hosts unacked %.2fM/s (%.2fx of 2 processes) acked %.2fM/s (%.2fx)\n",
+                Median(hu) / 1e6, Median(hu) / Median(ru), Median(ha) / 1e6,
+                Median(ha) / Median(ra));
+  }
   return 0;
 }
