@@ -161,9 +161,12 @@ absl::Status MultiHostWorld::StartAll() {
 }
 
 absl::Status MultiHostWorld::StartKafka() {
+  std::vector<std::string> args = {"--zk", ZkConnect()};
+  for (const char* topic : kKafkaTopics) {
+    args.insert(args.end(), {"--topic", absl::StrCat(topic, ":3")});
+  }
   absl::StatusOr<std::string> bootstrap =
-      StartDaemon("kafka", "dev-kafka", "bootstrap.servers=",
-                  {"--topic", absl::StrCat(kKafkaTopic, ":3"), "--zk", ZkConnect()});
+      StartDaemon("kafka", "dev-kafka", "bootstrap.servers=", args);
   if (!bootstrap.ok()) return bootstrap.status();
   kafka_bootstrap_ = *bootstrap;
   for (absl::string_view broker : absl::StrSplit(kafka_bootstrap_, ',', absl::SkipEmpty())) {

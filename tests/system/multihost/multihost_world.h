@@ -5,7 +5,7 @@
 // (devcluster::NetnsHosts): a 3-member ZooKeeper ensemble on zk1..zk3, a
 // nimbus on each of nimbus1 and nimbus2 (one leads, one stands by), a
 // supervisor with two slots on each of sup1..sup3, the dev Kafka (`tempest
-// dev-kafka`, topic kKafkaTopic with 3 partitions, its broker registry in
+// dev-kafka`, topics kKafkaTopics with 3 partitions each, its broker registry in
 // the ensemble) on host "kafka", and a host "client" that
 // the calling thread moves onto, so the test talks to the cluster from
 // outside it, as a user's machine would. Every daemon binds to and
@@ -32,7 +32,8 @@ class MultiHostWorld {
  public:
   static constexpr int kSupervisors = 3;
   static constexpr int kUiPort = 8080;
-  static constexpr const char* kKafkaTopic = "mh-records";
+  // One topic per KafkaSpout case.
+  static constexpr const char* kKafkaTopics[] = {"mh-at-least-once", "mh-at-most-once"};
 
   // Starts everything under `dir` (configs, logs, local dirs) with the
   // tempest binary `binary`, and waits until both nimbuses serve and all
