@@ -170,6 +170,9 @@ HttpResponse StatsPage(Nimbus& nimbus, const HttpRequest& req, const std::string
                                      view.topology.base.launch_time_secs());
     }
     view.window_secs = *window;
+    if (absl::StatusOr<std::vector<NimbusPeer>> peers = nimbus.Nimbuses(); peers.ok()) {
+      view.nimbuses = static_cast<int>(peers->size());
+    }
     return render(view);
   });
 }

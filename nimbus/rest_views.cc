@@ -285,6 +285,7 @@ void AddComponents(const TopologyView& view, int64_t now_secs, json& body) {
     json entry = {{"executors", c.executors()}, {"tasks", c.tasks()}};
     const ComponentSummaryStats stats = ComponentStats(view, c.id(), view.window_secs, uptime);
     AddSummaryFields(stats.sum, c.spout(), stats.capacity, entry);
+    AddComponentResources(entry);
     AddLastError(view, c.id(), now_secs, entry);
     if (c.spout()) {
       entry["spoutId"] = c.id();
@@ -420,6 +421,14 @@ json TopologyConfigurationJson(const v1::StormBase& base) {
   return ConfigJson(def->config);
 }
 
+// Storm's debug fields: Tempest has no event logger, so topology.debug is
+// all there is and it samples everything or nothing.
+void AddDebugFields(const json& configuration, json& body) {
+  const bool debug = configuration.value("topology.debug", false);
+  body["debug"] = debug;
+  body["samplingPct"] = debug ? 100 : 0;
+}
+
 }  // namespace
 
 std::string RenderClusterConfiguration(const api::Config& config) {
@@ -445,6 +454,8 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {
   if (!view.stats.empty()) body["topologyStats"] = TopologyStatsJson(view);
   AddComponents(view, now_secs, body);
   body["configuration"] = TopologyConfigurationJson(view.topology.base);
+  AddDebugFields(body["configuration"], body);
+  AddTopologyResources(view, view.nimbuses, body);
   body["executorStats"] = ExecutorStatsJson(view);
   body["workers"] = WorkersJson(view, beats, now_secs);
   AddStateFields(view.topology.base, now_secs, body);
@@ -546,6 +557,7 @@ json InputStatsJson(const TopologyView& view, std::string_view component) {
     out.push_back(
         json{{"component", input.first},
              {"encodedComponent", Encoded(input.first)},
+             {"encodedComponentId", Encoded(input.first)},
              {"stream", input.second},
              {"executeLatency", MeanMs(i.execute_latency_us_sum(), i.execute_latency_samples())},
              {"processLatency", MeanMs(i.process_latency_us_sum(), i.process_latency_samples())},
@@ -627,6 +639,15 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
                {"outputStats", OutputStatsJson(view, component, spout)},
                {"componentErrors", ComponentErrorsJson(view, component, now_secs)}};
   AddWindowFields(view, body);
+  AddDebugFields(TopologyConfigurationJson(t.base), body);
+  AddComponentResources(body);
+  body["schedulerDisplayResource"] = false;
+  body["user"] = t.base.owner();
+  // No event logger and no profiler: workers are native processes.
+  body["eventLogLink"] = "";
+  body["profilingAndDebuggingCapable"] = false;
+  body["profileActionEnabled"] = false;
+  body["profilerActive"] = json::array();
   if (spout) {
     body["spoutSummary"] = ComponentWindowsJson(view, component, true, uptime);
   } else {

@@ -33,6 +33,8 @@ struct TopologyView {
   // included. Filled for the pages that show statistics.
   std::map<int64_t, std::vector<v1::ExecutorStats>> stats;
   int64_t window_secs = 0;  // the window the page's tables show (?window=)
+  // Live nimbuses, each holding the topology (Storm's replicationCount).
+  int nimbuses = 1;
 };
 
 // The cluster as the summaries and /metrics read it. `supervisors` and each

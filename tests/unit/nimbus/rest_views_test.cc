@@ -121,6 +121,9 @@ TEST(RestViewsTest, TopologyDetailListsExecutorsAndWorkers) {
   EXPECT_EQ(body["msgTimeout"], 30);
   EXPECT_EQ(body["window"], ":all-time");
   EXPECT_EQ(body["windowHint"], "All time");
+  EXPECT_EQ(body["replicationCount"], 1);
+  EXPECT_EQ(body["debug"], false);
+  EXPECT_EQ(body["schedulerDisplayResource"], false);
   // Storm's last-error fields are empty for components that reported none.
   const json no_error = json::parse(
       R"({"lastError":"","errorHost":"","errorPort":"","errorTime":null,"errorLapsedSecs":null,
@@ -130,8 +133,13 @@ TEST(RestViewsTest, TopologyDetailListsExecutorsAndWorkers) {
   json sink = json::parse(R"({"boltId":"sink","encodedBoltId":"sink","executors":1,"tasks":2,
       "emitted":0,"transferred":0,"acked":0,"failed":0,"executed":0,"executeLatency":"0.000",
       "processLatency":"0.000","capacity":"0.000"})");
+  // The slots model: components request no memory or CPU of their own.
+  const json no_resources =
+      json::parse(R"({"requestedMemOnHeap":0.0,"requestedMemOffHeap":0.0,"requestedCpu":0.0})");
   gen.update(no_error);
   sink.update(no_error);
+  gen.update(no_resources);
+  sink.update(no_resources);
   EXPECT_EQ(body["spouts"], json::array({gen}));
   EXPECT_EQ(body["bolts"], json::array({sink}));
   ASSERT_EQ(body["executorStats"].size(), 2u);
