@@ -48,5 +48,22 @@ TEST(NimbusOptionsTest, LivenessKeysAreReadAndBadValuesRefused) {
   }
 }
 
+TEST(NimbusOptionsTest, UiHostFollowsTheLocalHostnameUnlessSet) {
+  // Nothing set: loopback, as before.
+  auto bare = NimbusOptions::FromConfig(core::ConfigLoader::Defaults());
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(bare->bind_host, "127.0.0.1");
+  // A nimbus told its host's address serves there, not on loopback.
+  api::Config c = core::ConfigLoader::Defaults();
+  c.Set(api::kStormLocalHostname, "10.1.2.3");
+  auto o = NimbusOptions::FromConfig(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->bind_host, "10.1.2.3");
+  c.Set("ui.host", "0.0.0.0");
+  o = NimbusOptions::FromConfig(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->bind_host, "0.0.0.0");
+}
+
 }  // namespace
 }  // namespace tempest::nimbus

@@ -86,6 +86,19 @@ TEST(SupervisorOptionsTest, MetricsEndpointIsOffUnlessAPortIsSet) {
   }
 }
 
+TEST(SupervisorOptionsTest, MetricsFollowTheAdvertisedHostnameUnlessTheirHostIsSet) {
+  // A supervisor on another machine is scraped at the address it advertises.
+  api::Config c;
+  c.Set(api::kStormLocalHostname, "10.1.2.3");
+  absl::StatusOr<SupervisorOptions> o = SupervisorOptions::FromConfig(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->metrics_host, "10.1.2.3");
+  c.Set(kSupervisorMetricsHost, "0.0.0.0");
+  o = SupervisorOptions::FromConfig(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->metrics_host, "0.0.0.0");
+}
+
 TEST(SupervisorOptionsTest, MetricsNeedTheApiTokenOnlyWhenReadsAreProtected) {
   char dir_template[] = "/tmp/tempest-metrics-token-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
