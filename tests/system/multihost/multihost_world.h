@@ -2,7 +2,8 @@
 #define TEMPEST_TESTS_SYSTEM_MULTIHOST_MULTIHOST_WORLD_H_
 
 // A Tempest cluster spread over network-namespace hosts
-// (devcluster::NetnsHosts): a 3-member ZooKeeper ensemble on zk1..zk3, a
+// (devcluster::NetnsCluster on devcluster::NetnsHosts), plus the REST and
+// CLI helpers the tests use: a 3-member ZooKeeper ensemble on zk1..zk3, a
 // nimbus on each of nimbus1 and nimbus2 (one leads, one stands by), a
 // supervisor with two slots on each of sup1..sup3, the dev Kafka (`tempest
 // dev-kafka`, topics kKafkaTopics with 3 partitions each, its broker registry in
@@ -18,8 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/coord/zk_ensemble.h"
-#include "common/os/child_process.h"
+#include "devcluster/netns_cluster.h"
 #include "devcluster/netns_hosts.h"
 #include "nlohmann/json.hpp"
 
@@ -31,7 +31,7 @@ namespace tempest::testing {
 class MultiHostWorld {
  public:
   static constexpr int kSupervisors = 3;
-  static constexpr int kUiPort = 8080;
+  static constexpr int kUiPort = devcluster::NetnsCluster::kUiPort;
   // One topic per KafkaSpout case.
   static constexpr const char* kKafkaTopics[] = {"mh-at-least-once", "mh-at-most-once"};
 
@@ -42,24 +42,22 @@ class MultiHostWorld {
                                                                const std::string& binary);
   ~MultiHostWorld();
 
-  devcluster::NetnsHosts& hosts() { return *hosts_; }
-  int HostIndex(const std::string& name) const { return hosts_->Find(name); }
-  const std::string& Address(const std::string& name) const {
-    return hosts_->host(hosts_->Find(name)).address;
-  }
+  devcluster::NetnsHosts& hosts() { return cluster_->hosts(); }
+  devcluster::NetnsCluster& cluster() { return *cluster_; }
+  int HostIndex(const std::string& name) const { return cluster_->HostIndex(name); }
+  const std::string& Address(const std::string& name) const { return cluster_->Address(name); }
   // "sup1".."sup3" by index 0..2.
-  static std::string SupervisorHost(int i) { return "sup" + std::to_string(i + 1); }
-  const std::string& SupervisorLocalDir(int i) const { return supervisor_dirs_.at(i); }
+  static std::string SupervisorHost(int i) { return devcluster::NetnsCluster::SupervisorHost(i); }
 
   // The ensemble's connect string (every member's host:2181).
-  std::string ZkConnect() const;
+  std::string ZkConnect() const { return cluster_->ZkConnect(); }
   // The dev Kafka's bootstrap servers: 127.0.0.1:PORT, which every host
   // reaches across the bridge (NetnsHosts::ShareLoopbackPort), because the
   // mock brokers listen and advertise on loopback only.
-  const std::string& KafkaBootstrap() const { return kafka_bootstrap_; }
+  const std::string& KafkaBootstrap() const { return cluster_->KafkaBootstrap(); }
 
   // HOST:PORT of each nimbus.
-  std::vector<std::string> NimbusAddresses() const;
+  std::vector<std::string> NimbusAddresses() const { return cluster_->NimbusAddresses(); }
   // GET `path` from the nimbus at `address`, or (empty) from the first
   // nimbus that answers; null when none does.
   nlohmann::json RestGet(const std::string& path, const std::string& address = "") const;
@@ -82,34 +80,15 @@ class MultiHostWorld {
                                                std::chrono::milliseconds timeout) const;
 
   // Daemon logs, for failure messages.
-  std::string LogTails() const;
+  std::string LogTails() const { return cluster_->LogTails(); }
 
  private:
-  struct Daemon {
-    std::string host;
-    std::string log;
-    std::unique_ptr<os::ChildProcess> process;
-  };
-
   MultiHostWorld(std::string dir, std::string binary)
       : dir_(std::move(dir)), binary_(std::move(binary)) {}
-  absl::Status StartAll();
-  std::string ConfigFor(const std::string& host) const;
-  // `tempest VERB --config <host's config> ARGS...` on `host`; returns the
-  // rest of its ready line.
-  absl::StatusOr<std::string> StartDaemon(const std::string& host, const std::string& verb,
-                                          const std::string& ready_prefix,
-                                          const std::vector<std::string>& args = {});
-  absl::Status StartKafka();
 
   std::string dir_;
   std::string binary_;
-  std::unique_ptr<devcluster::NetnsHosts> hosts_;
-  std::unique_ptr<coord::ZkEnsemble> zk_;
-  std::vector<Daemon> daemons_;
-  std::vector<std::string> supervisor_dirs_;
-  std::vector<std::string> nimbus_addresses_;
-  std::string kafka_bootstrap_;
+  std::unique_ptr<devcluster::NetnsCluster> cluster_;
 };
 
 }  // namespace tempest::testing
