@@ -225,7 +225,9 @@ Figures OnLoopback(const std::string& dir, const Args& a) {
                 f.acked.back() / 1e3);
     std::fflush(stdout);
   }
-  cluster.StopAll(milliseconds(3000));
+  // The supervisors stop their workers on SIGTERM; give them the time tempest dev
+  // gives, or the workers outlive the run.
+  cluster.StopAll(std::chrono::seconds(10));
   return f;
 }
 
