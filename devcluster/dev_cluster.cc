@@ -1,5 +1,6 @@
 #include "devcluster/dev_cluster.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -126,9 +127,15 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
                                                       const std::string& local_dir, int slots) {
   std::vector<int> ports;
   std::vector<std::string> port_texts;
-  for (int s = 0; s < slots; ++s) {
+  // A free port stays free until someone binds it, so two calls can give
+  // the same one: ask again until every slot has its own.
+  for (int attempt = 0; static_cast<int>(ports.size()) < slots; ++attempt) {
     absl::StatusOr<int> port = os::FindFreeLoopbackPort();
     if (!port.ok()) return port.status();
+    if (std::find(ports.begin(), ports.end(), *port) != ports.end()) {
+      if (attempt > 100 * slots) return absl::ResourceExhaustedError("no distinct free ports");
+      continue;
+    }
     ports.push_back(*port);
     port_texts.push_back(absl::StrCat(*port));
   }
@@ -143,6 +150,11 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
   int metrics_port = 0;
   if (options_.supervisor_metrics) {
     absl::StatusOr<int> port = os::FindFreeLoopbackPort();
+    for (int attempt = 0; port.ok() && std::find(ports.begin(), ports.end(), *port) != ports.end();
+         ++attempt) {
+      if (attempt > 100) return absl::ResourceExhaustedError("no distinct free ports");
+      port = os::FindFreeLoopbackPort();
+    }
     if (!port.ok()) return port.status();
     metrics_port = *port;
     args.insert(args.end(), {"-c", absl::StrCat("tempest.supervisor.metrics.port=", *port)});
