@@ -119,6 +119,9 @@ absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& confi
   o.bind_host = config.GetString(
       "ui.host", config.GetString(api::kStormLocalHostname, "127.0.0.1"));
   if (o.bind_host.empty()) o.bind_host = "127.0.0.1";
+  if (o.bind_host == "0.0.0.0" || o.bind_host == "::") {
+    o.advertise_host = config.GetString(api::kStormLocalHostname, "");
+  }
   const int64_t port = config.GetInt("ui.port", 8080);
   if (port < 0 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("ui.port must be 0..65535, not ", port));
@@ -198,7 +201,7 @@ absl::Status Nimbus::Start() {
   if (!http.ok()) return http.status();
   http_ = *std::move(http);
   port_ = http_->port();
-  id_ = absl::StrCat(options_.bind_host, ":", port_);
+  id_ = absl::StrCat(AdvertisedHost(), ":", port_);
 
   const coord::ClusterPaths& paths = store_->paths();
   for (const std::string& path : {paths.Storms(), paths.Assignments(), paths.Supervisors(),
@@ -211,7 +214,7 @@ absl::Status Nimbus::Start() {
   coord::LeaderElection::Options eo;
   eo.path = store_->paths().Leader();
   eo.participant_id = id_;
-  eo.host = options_.bind_host;
+  eo.host = AdvertisedHost();
   eo.port = port_;
   eo.op_timeout = options_.op_timeout;
   std::weak_ptr<coord::SerialExecutor> weak = control_;
@@ -454,7 +457,7 @@ absl::Status Nimbus::Register() {
   // next round re-creates it.
   if (exists->has_value()) return absl::OkStatus();
   v1::NimbusSummary summary;
-  summary.set_host(options_.bind_host);
+  summary.set_host(AdvertisedHost());
   summary.set_port(port_);
   summary.set_launch_time_secs(launch_time_secs_);
   summary.set_version(std::string(kVersion));

@@ -38,6 +38,10 @@ struct NimbusOptions {
   std::string root = "/tempest";     // storm.zookeeper.root
   coord::ZkClientConfig zk;          // storm.zookeeper.* timeouts and retries
   std::string bind_host = "127.0.0.1";  // ui.host; unset: storm.local.hostname, else 127.0.0.1
+  // The host others reach this nimbus at: its id, registration and leader
+  // node. Empty: bind_host. With a wildcard ui.host, storm.local.hostname
+  // when set, so peers on other machines are not sent to 0.0.0.0.
+  std::string advertise_host{};
   int port = 8080;                   // ui.port; 0 = ephemeral
   // How often the leader reconciles (removes killed topologies whose wait is
   // over, schedules) even when nothing woke it: nimbus.monitor.freq.secs.
@@ -98,6 +102,10 @@ class Nimbus {
   Nimbus& operator=(const Nimbus&) = delete;
 
   const std::string& host() const { return options_.bind_host; }
+  // What peers and clients are given: NimbusOptions::advertise_host, else the bind host.
+  const std::string& AdvertisedHost() const {
+    return options_.advertise_host.empty() ? options_.bind_host : options_.advertise_host;
+  }
   int port() const { return port_; }
   // host:port: the participant id and the name of the registration node.
   const std::string& id() const { return id_; }

@@ -52,6 +52,14 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// j[key] as an integer; `otherwise` when j is no object, lacks the key or
+// holds something else there (`tempest offsets show` writes null for a
+// partition with no stored offset yet).
+int64_t Int(const json& j, const std::string& key, int64_t otherwise) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return otherwise;
+  return j[key].get<int64_t>();
+}
+
 // True while `pid` runs. A zombie does not: it has released everything,
 // including its namespaces, and waits only for its parent (for orphaned
 // workers, the machine's init) to reap it.
@@ -165,7 +173,7 @@ class MultiHostTest : public ::testing::Test {
 
   int64_t Unique(const std::string& name, int64_t expected) {
     json v = Verify(name, expected);
-    return v.is_object() ? v.value("unique", int64_t{0}) : 0;
+    return v.is_object() ? Int(v, "unique", 0) : 0;
   }
 
   // Waits until the topology's workers run on every supervisor host, as
@@ -190,10 +198,10 @@ class MultiHostTest : public ::testing::Test {
     json v;
     EXPECT_TRUE(Eventually(bound, [&] {
       v = Verify(name, count);
-      return v.is_object() && v.value("missing", int64_t{-1}) == 0;
+      return v.is_object() && Int(v, "missing", -1) == 0;
     }, milliseconds(1000)))
         << v.dump() << "\n" << world_->LogTails();
-    EXPECT_EQ(v.value("unexpected", int64_t{0}), 0) << v.dump();
+    EXPECT_EQ(Int(v, "unexpected", 0), 0) << v.dump();
     std::printf("%s: %s\n", name.c_str(), v.dump().c_str());
   }
 
@@ -268,10 +276,10 @@ class MultiHostTest : public ::testing::Test {
     json j = Offsets(id);
     int64_t ends = 0;
     for (const json& p : j.value("partitions", json::array())) {
-      if (p.value("committed_offset", int64_t{-1}) != p.value("log_end_offset", int64_t{-2})) {
+      if (Int(p, "committed_offset", -1) != Int(p, "log_end_offset", -2)) {
         return false;
       }
-      ends += p.value("log_end_offset", int64_t{0});
+      ends += Int(p, "log_end_offset", 0);
     }
     return ends == n;
   }
@@ -288,7 +296,7 @@ class MultiHostTest : public ::testing::Test {
     Eventually(seconds(30), [&] {
       json now = Verify(name, n);
       const bool same = last.is_object() && now.is_object() &&
-                        now.value("received", int64_t{-1}) == last.value("received", int64_t{-2});
+                        Int(now, "received", -1) == Int(last, "received", -2);
       last = now;
       if (!same) std::this_thread::sleep_for(seconds(2));
       return same;
@@ -390,7 +398,7 @@ class MultiHostTest : public ::testing::Test {
     auto committed = [&] {
       std::map<int64_t, int64_t> offsets;
       for (const json& p : Offsets(name).value("partitions", json::array())) {
-        offsets[p.value("partition", int64_t{-1})] = p.value("committed_offset", int64_t{-1});
+        offsets[Int(p, "partition", -1)] = Int(p, "committed_offset", -1);
       }
       return offsets;
     };
@@ -438,8 +446,8 @@ MultiHostWorld* MultiHostTest::world_ = nullptr;
 std::string* MultiHostTest::start_error_ = new std::string();
 
 TEST_F(MultiHostTest, DaemonsServeOnTheirOwnHostAddresses) {
-  // Both nimbuses bound their host's address (ui.host follows
-  // storm.local.hostname), and exactly one leads.
+  // Both nimbuses, bound to every interface, advertise their host's address
+  // (storm.local.hostname), and exactly one leads.
   const std::vector<std::string> nimbuses = world_->NimbusAddresses();
   ASSERT_EQ(nimbuses.size(), 2u);
   EXPECT_EQ(nimbuses[0], absl::StrCat(world_->Address("nimbus1"), ":", MultiHostWorld::kUiPort));
@@ -474,7 +482,7 @@ TEST_F(MultiHostTest, TopologySpreadsOverThreeHostsAndLosesNothing) {
   if (HasFatalFailure()) return;
   ExpectNothingLost(name, count, seconds(90));
   json v = Verify(name, count);
-  EXPECT_EQ(v.value("duplicated", int64_t{-1}), 0) << "nothing failed, so nothing replayed";
+  EXPECT_EQ(Int(v, "duplicated", -1), 0) << "nothing failed, so nothing replayed";
   Kill(name);
 }
 
@@ -649,18 +657,18 @@ TEST_F(MultiHostTest, LossyHostAndOneWayCutLoseNothing) {
 
 TEST_F(MultiHostTest, KafkaSpoutAcrossHostsWithItsHostCutFromZooKeeperLosesNothing) {
   const KafkaCut run = RunKafkaCut(MultiHostWorld::kKafkaTopics[0], "AT_LEAST_ONCE");
-  EXPECT_EQ(run.first.value("missing", int64_t{-1}), 0) << run.first.dump();
-  EXPECT_EQ(run.final.value("missing", int64_t{-1}), 0) << run.final.dump();
+  EXPECT_EQ(Int(run.first, "missing", -1), 0) << run.first.dump();
+  EXPECT_EQ(Int(run.final, "missing", -1), 0) << run.final.dump();
 }
 
 TEST_F(MultiHostTest, AtMostOnceKafkaSpoutWithItsHostCutFromZooKeeperDuplicatesNothing) {
   const KafkaCut run = RunKafkaCut(MultiHostWorld::kKafkaTopics[1], "AT_MOST_ONCE");
-  EXPECT_EQ(run.first.value("duplicated", int64_t{-1}), 0) << run.first.dump();
-  EXPECT_EQ(run.final.value("duplicated", int64_t{-1}), 0) << run.final.dump();
+  EXPECT_EQ(Int(run.first, "duplicated", -1), 0) << run.first.dump();
+  EXPECT_EQ(Int(run.final, "duplicated", -1), 0) << run.final.dump();
   EXPECT_TRUE(run.final.is_object()) << "never settled";
   std::printf("at-most-once: %lld of %lld records lost across the cut\n",
-              static_cast<long long>(run.final.value("missing", int64_t{-1})),
-              static_cast<long long>(run.final.value("expected", int64_t{-1})));
+              static_cast<long long>(Int(run.final, "missing", -1)),
+              static_cast<long long>(Int(run.final, "expected", -1)));
 }
 
 TEST_F(MultiHostTest, TeardownLeavesNoNamespaceOrProcess) {

@@ -27,6 +27,9 @@ absl::StatusOr<std::unique_ptr<MultiHostWorld>> MultiHostWorld::Start(const std:
   o.supervisors = kSupervisors;
   o.slots_per_supervisor = 2;
   for (const char* topic : kKafkaTopics) o.kafka_topics.push_back(absl::StrCat(topic, ":3"));
+  // As deploy/tempest.yaml has it: nimbus on every interface, advertising
+  // storm.local.hostname (the unset case is a unit test of NimbusOptions).
+  o.extra_config = {"ui.host: \"0.0.0.0\""};
   absl::StatusOr<std::unique_ptr<devcluster::NetnsCluster>> cluster =
       devcluster::NetnsCluster::Start(o);
   if (!cluster.ok()) return cluster.status();

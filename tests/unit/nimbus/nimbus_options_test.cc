@@ -59,10 +59,18 @@ TEST(NimbusOptionsTest, UiHostFollowsTheLocalHostnameUnlessSet) {
   auto o = NimbusOptions::FromConfig(c);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->bind_host, "10.1.2.3");
+  EXPECT_EQ(o->advertise_host, "");  // bound to a specific address: that one
+  // A wildcard bind advertises the host's name, never 0.0.0.0.
   c.Set("ui.host", "0.0.0.0");
   o = NimbusOptions::FromConfig(c);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->bind_host, "0.0.0.0");
+  EXPECT_EQ(o->advertise_host, "10.1.2.3");
+  api::Config wildcard_only = core::ConfigLoader::Defaults();
+  wildcard_only.Set("ui.host", "0.0.0.0");
+  o = NimbusOptions::FromConfig(wildcard_only);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->advertise_host, "") << "nothing better known: the bind address, as before";
 }
 
 }  // namespace
