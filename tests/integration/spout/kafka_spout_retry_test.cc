@@ -27,6 +27,7 @@
 #include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/zk_ensemble.h"
 #include "worker/local_cluster.h"
 #include "worker/testing/topology_builder.h"
@@ -54,35 +55,7 @@ bool IsPoison(const testing::RecordingCollector::Emitted& e) {
   return e.values.size() == 5 && e.values[4].is_string() && e.values[4].AsString() == kPoison;
 }
 
-// Keeps the messages logged while it lives (added to the default logger).
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<Sink>()) {
-    spdlog::default_logger()->sinks().push_back(sink_);
-  }
-  ~LogCapture() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  int Count(const std::string& needle) const {
-    std::lock_guard<std::mutex> lock(sink_->lines_mu);
-    int n = 0;
-    for (const std::string& line : sink_->lines) n += absl::StrContains(line, needle);
-    return n;
-  }
-
- private:
-  struct Sink final : spdlog::sinks::base_sink<std::mutex> {
-    mutable std::mutex lines_mu;
-    std::vector<std::string> lines;
-    void sink_it_(const spdlog::details::log_msg& msg) override {
-      std::lock_guard<std::mutex> lock(lines_mu);
-      lines.emplace_back(msg.payload.data(), msg.payload.size());
-    }
-    void flush_() override {}
-  };
-  std::shared_ptr<Sink> sink_;
-};
+using testing::LogCapture;
 
 class KafkaSpoutRetryTest : public testing::SpoutClusterTest<1> {
  protected:

@@ -29,6 +29,7 @@
 #include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/integration/spout/spout_harness.h"
 #include "tests/support/eventually.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/temp_dir.h"
 #include "worker/local_cluster.h"
 #include "worker/testing/topology_builder.h"
@@ -44,35 +45,7 @@ using testing::StoredOffset;
 constexpr auto kWait = seconds(40);
 constexpr char kCredentials[] = "offsets:spout-secret";
 
-// The messages logged while it lives (added to the default logger).
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<Sink>()) {
-    spdlog::default_logger()->sinks().push_back(sink_);
-  }
-  ~LogCapture() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  int Count(const std::string& needle) const {
-    std::lock_guard<std::mutex> lock(sink_->lines_mu);
-    int n = 0;
-    for (const std::string& line : sink_->lines) n += absl::StrContains(line, needle);
-    return n;
-  }
-
- private:
-  struct Sink final : spdlog::sinks::base_sink<std::mutex> {
-    mutable std::mutex lines_mu;
-    std::vector<std::string> lines;
-    void sink_it_(const spdlog::details::log_msg& msg) override {
-      std::lock_guard<std::mutex> lock(lines_mu);
-      lines.emplace_back(msg.payload.data(), msg.payload.size());
-    }
-    void flush_() override {}
-  };
-  std::shared_ptr<Sink> sink_;
-};
+using testing::LogCapture;
 
 class KafkaSpoutZkConfigTest : public testing::SpoutClusterTest<1> {
  protected:
