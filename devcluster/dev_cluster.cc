@@ -203,6 +203,26 @@ absl::StatusOr<Daemon> DevCluster::MakeDaemon(const std::string& name,
   return daemon;
 }
 
+absl::StatusOr<std::string> StartDaemonProcess(const std::vector<std::string>& argv,
+                                               const std::string& log,
+                                               const std::string& ready_prefix,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& label,
+                                               std::unique_ptr<os::ChildProcess>& process) {
+  os::ChildProcess::Options o;
+  o.argv = argv;
+  o.stdout_path = log;
+  o.stderr_path = "=stdout";
+  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
+  if (!child.ok()) return child.status();
+  process = *std::move(child);
+  absl::StatusOr<std::string> line = os::AwaitLogLine(log, ready_prefix, *process, timeout);
+  if (!line.ok()) {
+    return absl::Status(line.status().code(), absl::StrCat(label, ": ", line.status().message()));
+  }
+  return line;
+}
+
 absl::StatusOr<std::string> DevCluster::Launch(Daemon& daemon) {
   std::error_code ec;
   if (options_.fresh_logs) {
@@ -212,20 +232,8 @@ absl::StatusOr<std::string> DevCluster::Launch(Daemon& daemon) {
     if (ec) return absl::InternalError(absl::StrCat("cannot move the old log ", daemon.log,
                                                     " aside: ", ec.message()));
   }
-  os::ChildProcess::Options o;
-  o.argv = daemon.argv;
-  o.stdout_path = daemon.log;
-  o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  daemon.process = *std::move(child);
-  absl::StatusOr<std::string> line = os::AwaitLogLine(daemon.log, daemon.ready_prefix,
-                                                      *daemon.process, options_.start_timeout);
-  if (!line.ok()) {
-    return absl::Status(line.status().code(),
-                        absl::StrCat(daemon.name, ": ", line.status().message()));
-  }
-  return line;
+  return StartDaemonProcess(daemon.argv, daemon.log, daemon.ready_prefix, options_.start_timeout,
+                            daemon.name, daemon.process);
 }
 
 std::vector<Daemon*> DevCluster::Daemons() {

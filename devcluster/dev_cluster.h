@@ -35,6 +35,17 @@ std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig
 
 // One `tempest` child process of the cluster: its log (stdout and stderr)
 // and the arguments it is restarted with.
+// Starts `argv` with stdout and stderr appended to `log` and waits up to
+// `timeout` for its line starting with `ready_prefix` (returned without the
+// prefix); `label` names the daemon in errors. The started process is put
+// in `process` even when it never gets ready, so the caller can stop it.
+absl::StatusOr<std::string> StartDaemonProcess(const std::vector<std::string>& argv,
+                                               const std::string& log,
+                                               const std::string& ready_prefix,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& label,
+                                               std::unique_ptr<os::ChildProcess>& process);
+
 struct Daemon {
   std::string name;
   std::string log;

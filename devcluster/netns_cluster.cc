@@ -146,20 +146,8 @@ absl::StatusOr<std::string> NetnsCluster::StartDaemon(const std::string& host,
 absl::StatusOr<std::string> NetnsCluster::Launch(Daemon& daemon) {
   std::error_code ec;
   std::filesystem::remove(daemon.log, ec);  // only the new ready line counts
-  os::ChildProcess::Options o;
-  o.argv = daemon.argv;
-  o.stdout_path = daemon.log;
-  o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  daemon.process = *std::move(child);
-  absl::StatusOr<std::string> line = os::AwaitLogLine(daemon.log, daemon.ready_prefix,
-                                                      *daemon.process, options_.start_timeout);
-  if (!line.ok()) {
-    return absl::Status(line.status().code(),
-                        absl::StrCat(daemon.host, ": ", line.status().message()));
-  }
-  return line;
+  return StartDaemonProcess(daemon.argv, daemon.log, daemon.ready_prefix, options_.start_timeout,
+                            daemon.host, daemon.process);
 }
 
 absl::Status NetnsCluster::StartAll() {
