@@ -227,6 +227,28 @@ std::optional<bool> ClusterFixture::ClusterNodeExists(const std::string& relativ
   return std::nullopt;
 }
 
+std::string ClusterFixture::ErringBoltResources() {
+  const std::string resources = dir_.File("erring");
+  std::filesystem::create_directories(resources);
+  std::filesystem::copy_file(SourceDir() + "/examples/legacy/multilang/storm.py",
+                             resources + "/storm.py",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(resources + "/erring_bolt.py") << R"(import storm
+
+class ErringBolt(storm.BasicBolt):
+    def initialize(self, conf, context):
+        self.seen = 0
+
+    def process(self, tup):
+        self.seen += 1
+        if self.seen % 25 == 0:
+            storm.reportError("cannot parse record %d" % self.seen)
+
+ErringBolt().run()
+)";
+  return resources;
+}
+
 std::string ClusterFixture::PacedExample(int64_t count, int64_t rate) {
   std::string yaml = ExampleWithPaths(SourceDir() + "/examples/cluster-generator-verifier.yaml",
                                       "${ENV-OUT}/cluster-gv", dir_.File("gv"));

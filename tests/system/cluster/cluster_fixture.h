@@ -79,6 +79,10 @@ class ClusterFixture : public ::testing::Test {
   // tuples, and a 5 s message timeout so trees lost with a worker replay
   // soon.
   std::string PacedExample(int64_t count, int64_t rate);
+  // A resources directory (under this test's) holding Storm's storm.py and
+  // erring_bolt.py, a Python bolt that acks every tuple and reports an error
+  // ("cannot parse record N") for every 25th; returns its path.
+  std::string ErringBoltResources();
   // Where PacedExample's verifier writes.
   std::string VerifierLog() const { return dir_.File("gv/verifier.log"); }
   // `tempest verify LOG --expected N --json`; null if it could not run.

@@ -172,23 +172,7 @@ TEST_F(ClusterOperationsTest, ComponentErrorsReachTheRestApiAndGetErrors) {
   ASSERT_FALSE(HasFatalFailure());
   // A Python bolt (on the Storm-compatible storm.py) that reports an error
   // for every 25th tuple and acks them all.
-  const std::string resources = dir_.File("erring");
-  std::filesystem::create_directories(resources);
-  std::filesystem::copy_file(SourceDir() + "/examples/legacy/multilang/storm.py",
-                             resources + "/storm.py");
-  std::ofstream(resources + "/erring_bolt.py") << R"(import storm
-
-class ErringBolt(storm.BasicBolt):
-    def initialize(self, conf, context):
-        self.seen = 0
-
-    def process(self, tup):
-        self.seen += 1
-        if self.seen % 25 == 0:
-            storm.reportError("cannot parse record %d" % self.seen)
-
-ErringBolt().run()
-)";
+  const std::string resources = ErringBoltResources();
   const std::string yaml = R"(name: erring
 config:
   topology.workers: 1

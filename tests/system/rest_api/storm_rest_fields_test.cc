@@ -78,23 +78,7 @@ class StormRestFieldsTest : public ClusterFixture {
   void StartTopology() {
     StartCluster({});
     ASSERT_FALSE(HasFatalFailure());
-    const std::string resources = dir_.File("erring");
-    std::filesystem::create_directories(resources);
-    std::filesystem::copy_file(SourceDir() + "/examples/legacy/multilang/storm.py",
-                               resources + "/storm.py");
-    std::ofstream(resources + "/erring_bolt.py") << R"(import storm
-
-class ErringBolt(storm.BasicBolt):
-    def initialize(self, conf, context):
-        self.seen = 0
-
-    def process(self, tup):
-        self.seen += 1
-        if self.seen % 25 == 0:
-            storm.reportError("cannot parse record %d" % self.seen)
-
-ErringBolt().run()
-)";
+    const std::string resources = ErringBoltResources();
     std::ofstream(dir_.File("fields.yaml")) << R"(name: fields
 config:
   topology.workers: 2
