@@ -47,12 +47,25 @@ void ZkSession::DispatchLoop() {
 
 // The one use of Options::clock (the injected clock): tests drive it to
 // decide when a suspended session counts as lost.
+//
+// The C client notices a silent server after 2/3 of the negotiated timeout
+// without a reply, so a third more after the disconnect is the whole timeout
+// since we last heard from the ensemble: the earliest moment the server may
+// expire the session and let another client take what it owned. Giving up
+// then, not a whole timeout after noticing, is what makes a partitioned
+// owner stop before a new one can start (docs/adr/0003). A loud disconnect
+// (a reset, a server that stopped) is noticed at once and costs ownership
+// after a third of the timeout unless the client reconnects first.
+std::chrono::milliseconds ZkSession::SuspensionBudget(std::chrono::milliseconds negotiated_timeout) {
+  return negotiated_timeout / 3;
+}
+
 void ZkSession::CheckLocalTimer() {
   bool lost = false;
   {
     std::lock_guard<std::mutex> lock(state_mu_);
     if (state_ == ZkSessionState::kSuspended && negotiated_timeout_.count() > 0 &&
-        options_.clock->Now() - suspended_at_ >= negotiated_timeout_) {
+        options_.clock->Now() - suspended_at_ >= SuspensionBudget(negotiated_timeout_)) {
       lost = true;
     }
   }

@@ -339,8 +339,9 @@ TEST_F(ZkSessionTest, SetWhileServerPausedIsAppliedExactlyOnce) {
 }
 
 // The local session timer runs on the injected Clock: while disconnected,
-// Lost is declared when *that* clock passes the negotiated timeout, not
-// before, and without any word from the server.
+// Lost is declared when *that* clock passes a third of the negotiated
+// timeout (SuspensionBudget), not before, and without any word from the
+// server.
 TEST_F(ZkSessionTest, LocalTimerDeclaresLostOnTheInjectedClock) {
   testing::TcpProxy proxy(std::stoi(
       ensemble_->ConnectString().substr(ensemble_->ConnectString().rfind(':') + 1)));
@@ -354,11 +355,11 @@ TEST_F(ZkSessionTest, LocalTimerDeclaresLostOnTheInjectedClock) {
   proxy.DropToClient(true);
   ASSERT_TRUE(Eventually(milliseconds(15000), [&] { return log.Saw(ZkSessionState::kSuspended); }));
   // Real time is already past 2/3 of the timeout, but the fake clock has not moved.
-  clock.Advance(s->negotiated_timeout() / 2);
+  clock.Advance(ZkSession::SuspensionBudget(s->negotiated_timeout()) - milliseconds(1));
   ASSERT_TRUE(s->Get("/", ZkCall{milliseconds(200)}).status().code() ==
               absl::StatusCode::kUnavailable);
   EXPECT_EQ(s->state(), ZkSessionState::kSuspended);
-  clock.Advance(s->negotiated_timeout());
+  clock.Advance(milliseconds(1));
   // The event log, not state(): listeners run on the dispatcher thread
   // after the state has changed, so the event may trail the state.
   ASSERT_TRUE(Eventually(milliseconds(5000), [&] { return log.Saw(ZkSessionState::kLost); }));
