@@ -28,6 +28,9 @@
 namespace tempest::worker {
 namespace {
 
+// The deadline of Sync's reads (see there).
+constexpr std::chrono::milliseconds kReadTimeout{2000};
+
 // Storm keeps each component's newest 10 errors in ZooKeeper.
 constexpr size_t kErrorsKeptPerComponent = 10;
 constexpr size_t kMaxErrorMessageBytes = 4096;
@@ -229,6 +232,14 @@ absl::Status WorkerProcess::Launch() {
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
   if (!session.ok()) return session.status();
   session_ = *std::move(session);
+  // Like the watches, the listener only raises flags for Run. A loss fences
+  // (see Run); a new connection asks for the re-read that can lift a fence.
+  auto losses = losses_;
+  auto reconnected = changed_;
+  session_->Subscribe([losses, reconnected](const coord::ZkSessionEvent& e) {
+    if (e.state == coord::ZkSessionState::kLost) losses->fetch_add(1);
+    if (e.state == coord::ZkSessionState::kConnected) reconnected->store(true);
+  });
 
   // The watches only raise a flag: Run re-reads on its own thread.
   auto flag = changed_;
@@ -288,7 +299,11 @@ absl::Status WorkerProcess::Launch() {
   absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(std::move(plan), std::move(wo));
   if (!worker.ok()) return worker.status();
   worker_ = *std::move(worker);
+  const core::MetricLabels labels{{"topology", options_.topology_id}};
+  fenced_gauge_ = &worker_->metrics().GetGauge("tempest_worker_fenced", labels);
+  fences_total_ = &worker_->metrics().GetCounter("tempest_worker_fences_total", labels);
   active_ = base.status() == v1::ACTIVE;
+  spouts_running_ = active_;
   if (absl::Status s = worker_->Start(active_); !s.ok()) return s;
   spdlog::info("worker {} {}:{} started with {} executors, {}", options_.topology_id,
                options_.supervisor_id, options_.port, slot->local.size(),
@@ -300,7 +315,15 @@ absl::Status WorkerProcess::Launch() {
 std::optional<WorkerExit> WorkerProcess::Sync() {
   auto flag = changed_;
   auto raise = [flag](const coord::ZkWatchEvent&) { flag->store(true); };
-  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), raise);
+  // Bounded like the heartbeat's writes: a read that waits for a session
+  // holds up Run, and with it fencing.
+  coord::ZkCall call;
+  call.timeout = kReadTimeout;
+  // Only reads made on a connected session with no loss since the fence
+  // began show that the slot is still ours (Run checks losses before Sync).
+  const bool connected = session_->IsConnected();
+  bool plan_confirmed = false;
+  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), raise, call);
   if (absl::IsNotFound(assigned.status())) return WorkerExit::kTopologyRemoved;
   if (assigned.ok()) {
     v1::Assignment assignment;
@@ -313,33 +336,69 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
         spdlog::error("ignoring an unusable assignment: {}", slot.status().ToString());
       } else if (slot->key != plan_key_) {
         return WorkerExit::kAssignmentChanged;
+      } else {
+        plan_confirmed = true;
       }
     }
   } else {
     spdlog::warn("cannot read {}: {}", AssignmentPath(), assigned.status().ToString());
     changed_->store(true);  // try again on the next pass
   }
-  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), raise);
+  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), raise, call);
   if (absl::IsNotFound(storm.status())) return WorkerExit::kTopologyRemoved;
-  if (storm.ok()) {
-    v1::StormBase base;
-    if (!base.ParseFromString(storm->data)) {
-      spdlog::error("{} does not hold a StormBase; keeping the current state", StormPath());
-    } else {
-      const bool active = base.status() == v1::ACTIVE;
-      if (active != active_) {
-        active_ = active;
-        if (active) {
-          worker_->Activate();
-        } else {
-          worker_->Deactivate();
-        }
-        spdlog::info("topology {} is {}: spouts {}", options_.topology_id,
-                     v1::TopologyStatus_Name(base.status()), active ? "activated" : "deactivated");
-      }
-    }
+  if (!storm.ok()) {
+    spdlog::warn("cannot read {}: {}", StormPath(), storm.status().ToString());
+    changed_->store(true);
+    return std::nullopt;
+  }
+  v1::StormBase base;
+  if (!base.ParseFromString(storm->data)) {
+    spdlog::error("{} does not hold a StormBase; keeping the current state", StormPath());
+    return std::nullopt;
+  }
+  const bool active = base.status() == v1::ACTIVE;
+  if (fenced_ && connected && plan_confirmed && losses_->load() == losses_seen_) {
+    fenced_ = false;
+    fenced_gauge_->Set(0);
+    active_ = active;
+    ApplySpoutState();
+    const std::string spouts =
+        active ? "resumed"
+               : "stay stopped: the topology is " + v1::TopologyStatus_Name(base.status());
+    spdlog::info("worker unfenced: the assignment is unchanged; spouts {} (topology {}, port {})",
+                 spouts, options_.topology_id, options_.port);
+  } else if (active != active_) {
+    active_ = active;
+    ApplySpoutState();
+    const char* spouts = active ? "activated" : "deactivated";
+    if (fenced_) spouts = "stay stopped while fenced";
+    spdlog::info("topology {} is {}: spouts {}", options_.topology_id,
+                 v1::TopologyStatus_Name(base.status()), spouts);
   }
   return std::nullopt;
+}
+
+void WorkerProcess::Fence() {
+  if (fenced_) return;
+  fenced_ = true;
+  fenced_gauge_->Set(1);
+  fences_total_->Add();
+  ApplySpoutState();
+  spdlog::warn(
+      "worker fenced: ZooKeeper session lost; spouts stopped until the assignment is read again "
+      "(topology {}, port {})",
+      options_.topology_id, options_.port);
+}
+
+void WorkerProcess::ApplySpoutState() {
+  const bool run = active_ && !fenced_;
+  if (run == spouts_running_) return;
+  spouts_running_ = run;
+  if (run) {
+    worker_->Activate();
+  } else {
+    worker_->Deactivate();
+  }
 }
 
 void WorkerProcess::SetTotals(const LocalClusterStats& stats) {
@@ -528,8 +587,17 @@ WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {
   WorkerExit exit = WorkerExit::kStopRequested;
   for (;;) {
     if (stop()) break;
+    if (const uint64_t losses = losses_->load(); losses != losses_seen_) {
+      losses_seen_ = losses;
+      Fence();
+    }
     const auto now = SteadyClock::now();
-    if (changed_->exchange(false) || now >= next_sync) {
+    // Without a session a read would only wait out its deadline (and hold
+    // up a fence); the pending re-read runs once one is back.
+    const coord::ZkSessionState state = session_->state();
+    const bool readable =
+        state == coord::ZkSessionState::kConnected || state == coord::ZkSessionState::kReadOnly;
+    if (readable && (changed_->exchange(false) || now >= next_sync)) {
       next_sync = now + options_.resync_interval;
       if (std::optional<WorkerExit> why = Sync(); why.has_value()) {
         exit = *why;

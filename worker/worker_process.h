@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "common/api/config.h"
 #include "common/coord/cluster_zk_config.h"
 #include "common/coord/zk_session.h"
+#include "common/core/metrics_registry.h"
 #include "tempest/v1/cluster.pb.h"
 #include "worker/worker.h"
 
@@ -82,8 +84,16 @@ void SetProcessTitle(int argc, char** argv, const std::vector<std::string>& word
 // is still assigned. That is how Tempest avoids Storm's zombie workers
 // (STORM-3773, STORM-3655).
 //
-// Threads: Run on the caller's (main) thread; ZooKeeper watches only set a
-// flag that Run polls.
+// Fencing: once its ZooKeeper session is lost (expired by the server, or
+// given up by the session's own timer on a host cut off from ZooKeeper),
+// nimbus may already have given the slot's work to another worker, which
+// this worker cannot learn. So it stops its spouts (bolts keep processing
+// and acking what arrives) until it has read the assignment again on a
+// connected session: a changed plan or a removed topology then stops it as
+// above; an unchanged one resumes the spouts if the topology is ACTIVE.
+//
+// Threads: Run on the caller's (main) thread; ZooKeeper watches and the
+// session listener only set flags that Run polls.
 class WorkerProcess {
  public:
   // Connects, loads the topology, builds and starts the worker (spouts
@@ -108,6 +118,12 @@ class WorkerProcess {
   // Re-reads the assignment and status (re-arming the watches); returns the
   // reason to stop, if any.
   std::optional<WorkerExit> Sync();
+  // Stops the spouts after a session loss (idempotent: one episode lasts
+  // until Sync lifts the fence).
+  void Fence();
+  // Tells the worker whether spouts run: the topology is ACTIVE and the
+  // worker is not fenced.
+  void ApplySpoutState();
   void Heartbeat();
   // The slot's running totals (the previous workers' plus this one's) and
   // restart count into beat_.
@@ -132,8 +148,16 @@ class WorkerProcess {
   std::string plan_key_;  // what of the assignment this worker depends on
   std::set<int32_t> local_starts_;  // start tasks of the executors run here
   std::set<std::string> spout_ids_;  // the topology's spout components
-  bool active_ = false;
+  bool active_ = false;  // the topology's status is ACTIVE
+  bool fenced_ = false;  // session lost, assignment not read again since
+  bool spouts_running_ = false;  // what the worker was last told (ApplySpoutState)
   std::shared_ptr<std::atomic<bool>> changed_ = std::make_shared<std::atomic<bool>>(false);
+  // Session losses counted by the session listener; Run fences when the
+  // count moves past losses_seen_.
+  std::shared_ptr<std::atomic<uint64_t>> losses_ = std::make_shared<std::atomic<uint64_t>>(0);
+  uint64_t losses_seen_ = 0;
+  core::Gauge* fenced_gauge_ = nullptr;    // tempest_worker_fenced
+  core::Counter* fences_total_ = nullptr;  // tempest_worker_fences_total
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   v1::WorkerHeartbeat beat_;
   LocalClusterStats carried_;  // totals of the slot's earlier workers (counts only)
