@@ -37,9 +37,9 @@ namespace tempest::coord {
 //                only (needs Options::allow_read_only); writes fail.
 //   kSuspended:  disconnected; the session may still be alive on the server.
 //   kLost:       the server expired the session, or our own timer decided it
-//                (suspended a third of the negotiated timeout, which with the
-//                C client's 2/3 silence detection is the whole timeout since
-//                the ensemble last answered: SuspensionBudget). Ownership and
+//                (suspended a quarter of the negotiated timeout, which with
+//                the C client's 2/3 silence detection is 11/12 of the timeout
+//                since the ensemble last answered: SuspensionBudget). Ownership and
 //                leadership must be considered gone. After a server-side expiry
 //                a new session follows (kConnecting); after a timer-only loss the
 //                old session may still come back (kConnected, same session id).
@@ -227,7 +227,7 @@ class ZkSession {
   uint64_t generation() const;
   std::chrono::milliseconds negotiated_timeout() const;
   // How long a suspended session may stay suspended before our own timer
-  // declares it lost: a third of the negotiated timeout (see CheckLocalTimer).
+  // declares it lost: a quarter of the negotiated timeout (see CheckLocalTimer).
   static std::chrono::milliseconds SuspensionBudget(std::chrono::milliseconds negotiated_timeout);
   // The ACL rule of this session's creates: creator-only when it has
   // credentials, open otherwise (zk_auth.h).

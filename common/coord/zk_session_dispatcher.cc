@@ -49,15 +49,16 @@ void ZkSession::DispatchLoop() {
 // decide when a suspended session counts as lost.
 //
 // The C client notices a silent server after 2/3 of the negotiated timeout
-// without a reply, so a third more after the disconnect is the whole timeout
-// since we last heard from the ensemble: the earliest moment the server may
-// expire the session and let another client take what it owned. Giving up
-// then, not a whole timeout after noticing, is what makes a partitioned
-// owner stop before a new one can start (docs/adr/0003). A loud disconnect
-// (a reset, a server that stopped) is noticed at once and costs ownership
-// after a third of the timeout unless the client reconnects first.
+// without a reply, so a quarter more after the disconnect is 11/12 of the
+// timeout since we last heard from the ensemble: just before the earliest
+// moment the server may expire the session and let another client take what
+// it owned, with a twelfth left for the owner to stop. Giving up then, not a
+// whole timeout after noticing, is what makes a partitioned owner stop
+// before a new one can start (docs/adr/0003). A loud disconnect (a reset, a
+// server that stopped) is noticed at once and costs ownership after a
+// quarter of the timeout unless the client reconnects first.
 std::chrono::milliseconds ZkSession::SuspensionBudget(std::chrono::milliseconds negotiated_timeout) {
-  return negotiated_timeout / 3;
+  return negotiated_timeout / 4;
 }
 
 void ZkSession::CheckLocalTimer() {

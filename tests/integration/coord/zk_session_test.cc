@@ -339,7 +339,7 @@ TEST_F(ZkSessionTest, SetWhileServerPausedIsAppliedExactlyOnce) {
 }
 
 // The local session timer runs on the injected Clock: while disconnected,
-// Lost is declared when *that* clock passes a third of the negotiated
+// Lost is declared when *that* clock passes a quarter of the negotiated
 // timeout (SuspensionBudget), not before, and without any word from the
 // server.
 TEST_F(ZkSessionTest, LocalTimerDeclaresLostOnTheInjectedClock) {
