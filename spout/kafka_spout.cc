@@ -78,7 +78,9 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   site.topology_id = topology_id_;
   site.task_id = context.ThisTaskId().value();
   site.owner_description = absl::StrCat(topology_id_, ":", context.ThisComponentId().value(), ":",
-                                        context.ThisTaskId().value(), "@", LocalHostName());
+                                        context.ThisTaskId().value(), "@",
+                                        // The address other hosts know this one by, where set.
+                                        topo.GetString(api::kStormLocalHostname, LocalHostName()));
   site.metrics = metrics_;
   site.labels = labels_;
   const KafkaSpoutBackends& backends = hooks_.backends;

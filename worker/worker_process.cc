@@ -158,6 +158,20 @@ void AddClusterCredentials(const coord::ZkAuthConfig& auth, api::Config& config)
   config.Set(coord::kZkOffsetsWorldReadableKey, auth.offsets_world_readable);
 }
 
+// As Storm's topology configuration lies over the cluster's storm.yaml: the
+// ZooKeeper session timeout a component's own sessions use (the KafkaSpout's
+// offset store) and the host this worker runs on, unless the topology sets
+// them itself.
+void AddClusterDefaults(const WorkerProcessOptions& options, api::Config& config) {
+  if (!config.Has(api::kStormZookeeperSessionTimeout)) {
+    config.Set(api::kStormZookeeperSessionTimeout,
+               static_cast<int64_t>(options.zk.client.session_timeout.count()));
+  }
+  if (!options.local_hostname.empty() && !config.Has(api::kStormLocalHostname)) {
+    config.Set(api::kStormLocalHostname, options.local_hostname);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api::Config& config) {
@@ -165,6 +179,7 @@ absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api:
   absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
   if (!zk.ok()) return zk.status();
   o.zk = *std::move(zk);
+  o.local_hostname = config.GetString(api::kStormLocalHostname, "");
   const int64_t beat = config.GetInt("worker.heartbeat.frequency.secs", 1);
   if (beat < 1) {
     return absl::InvalidArgumentError(
@@ -232,12 +247,26 @@ absl::Status WorkerProcess::Launch() {
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
   if (!session.ok()) return session.status();
   session_ = *std::move(session);
-  // Like the watches, the listener only raises flags for Run. A loss fences
-  // (see Run); a new connection asks for the re-read that can lift a fence.
+  // A loss stops the spouts at once, here on the session's dispatcher: Run
+  // may be waiting out a read's deadline, and a fence that waits for it
+  // could come after the ensemble has handed this worker's partitions to
+  // another (Deactivate only sets a flag and wakes the executors). Run does
+  // the bookkeeping (see Fence); a new connection asks for the re-read that
+  // can lift a fence. The session is closed before this object goes, so the
+  // listener never outlives it.
   auto losses = losses_;
   auto reconnected = changed_;
-  session_->Subscribe([losses, reconnected](const coord::ZkSessionEvent& e) {
-    if (e.state == coord::ZkSessionState::kLost) losses->fetch_add(1);
+  session_->Subscribe([this, losses, reconnected](const coord::ZkSessionEvent& e) {
+    if (e.state == coord::ZkSessionState::kLost) {
+      losses->fetch_add(1);
+      if (Worker* w = fence_target_.load()) w->Deactivate();
+      if (!fence_announced_.exchange(true)) {
+        spdlog::warn(
+            "worker fenced: ZooKeeper session lost; spouts stopped until the assignment is read "
+            "again (topology {}, port {})",
+            options_.topology_id, options_.port);
+      }
+    }
     if (e.state == coord::ZkSessionState::kConnected) reconnected->store(true);
   });
 
@@ -274,6 +303,7 @@ absl::Status WorkerProcess::Launch() {
   absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
   if (!def.ok()) return def.status();
   AddClusterCredentials(options_.zk.client.auth, def->config);
+  AddClusterDefaults(options_, def->config);
   def->config.Set(api::kTempestClusterZookeeperConnect, options_.zk.connect);
   if (!base.resources_key().empty()) {
     absl::StatusOr<std::string> dir = FetchResources(base);
@@ -299,6 +329,7 @@ absl::Status WorkerProcess::Launch() {
   absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(std::move(plan), std::move(wo));
   if (!worker.ok()) return worker.status();
   worker_ = *std::move(worker);
+  fence_target_.store(worker_.get());
   const core::MetricLabels labels{{"topology", options_.topology_id}};
   fenced_gauge_ = &worker_->metrics().GetGauge("tempest_worker_fenced", labels);
   fences_total_ = &worker_->metrics().GetCounter("tempest_worker_fences_total", labels);
@@ -359,6 +390,7 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
   const bool active = base.status() == v1::ACTIVE;
   if (fenced_ && connected && plan_confirmed && losses_->load() == losses_seen_) {
     fenced_ = false;
+    fence_announced_.store(false);
     fenced_gauge_->Set(0);
     active_ = active;
     ApplySpoutState();
@@ -380,18 +412,17 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
 
 void WorkerProcess::Fence() {
   if (fenced_) return;
+  // The listener has stopped the spouts and said so already.
   fenced_ = true;
   fenced_gauge_->Set(1);
   fences_total_->Add();
   ApplySpoutState();
-  spdlog::warn(
-      "worker fenced: ZooKeeper session lost; spouts stopped until the assignment is read again "
-      "(topology {}, port {})",
-      options_.topology_id, options_.port);
 }
 
 void WorkerProcess::ApplySpoutState() {
-  const bool run = active_ && !fenced_;
+  // A loss Run has not handled yet fences too: the listener has stopped the
+  // spouts, and nothing here may start them again before Run has seen it.
+  const bool run = active_ && !fenced_ && losses_->load() == losses_seen_;
   if (run == spouts_running_) return;
   spouts_running_ = run;
   if (run) {
@@ -480,6 +511,10 @@ void WorkerProcess::Heartbeat() {
     if (!s.ok()) spdlog::error("local heartbeat: {}", s.ToString());
     beat_.clear_local_metrics();
   }
+  // Disconnected, the write would only wait out its deadline while the loop
+  // that fences this worker waits behind it; the next beat after the
+  // reconnection brings the workerbeat up to date.
+  if (!session_->IsConnected()) return;
   const std::string data = beat_.SerializeAsString();
   // Short deadline: a slow ensemble must not hold up the local heartbeat
   // the supervisor judges this process by.

@@ -30,6 +30,9 @@ struct WorkerProcessOptions {
   std::string supervisor_id;
   int port = 0;                 // the slot: also the transport port
   std::string worker_dir;       // {storm.local.dir}/workers/{port}
+  // storm.local.hostname of the worker's configuration ("": unset); passed
+  // to the components through the topology's configuration.
+  std::string local_hostname;
   // worker.heartbeat.frequency.secs: local heartbeat file and workerbeat.
   std::chrono::milliseconds heartbeat_interval{1000};
   // How long a clean stop (SIGTERM, assignment gone) waits for in-flight
@@ -156,6 +159,10 @@ class WorkerProcess {
   // count moves past losses_seen_.
   std::shared_ptr<std::atomic<uint64_t>> losses_ = std::make_shared<std::atomic<uint64_t>>(0);
   uint64_t losses_seen_ = 0;
+  // The worker the session listener stops when the session is lost (null
+  // until it runs), and whether this fence episode's line was logged.
+  std::atomic<Worker*> fence_target_{nullptr};
+  std::atomic<bool> fence_announced_{false};
   core::Gauge* fenced_gauge_ = nullptr;    // tempest_worker_fenced
   core::Counter* fences_total_ = nullptr;  // tempest_worker_fences_total
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
