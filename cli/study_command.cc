@@ -34,12 +34,14 @@ struct StudyArgs {
   double settle_timeout_s = 90;
   bool list = false;
   bool report_only = false;
+  bool hosts = false;
 };
 
-// The scenarios named on the command line ("all" or none: every known one),
-// from the built-ins and the user's files.
+// The scenarios named on the command line ("all" or none: every known one
+// of the chosen world, single-host or --hosts), from the built-ins and the
+// user's files.
 absl::StatusOr<std::vector<study::Scenario>> SelectScenarios(const StudyArgs& args) {
-  std::vector<study::Scenario> known = study::BuiltinScenarios();
+  std::vector<study::Scenario> known = study::DefaultScenarios(args.hosts);
   for (const std::string& file : args.scenario_files) {
     absl::StatusOr<std::string> text = os::ReadSmallFile(file);
     if (!text.ok()) return text.status();
@@ -59,18 +61,39 @@ absl::StatusOr<std::vector<study::Scenario>> SelectScenarios(const StudyArgs& ar
   const bool all = args.scenarios.empty() ||
                    std::find(args.scenarios.begin(), args.scenarios.end(), "all") !=
                        args.scenarios.end();
-  if (all) return known;
+  if (all) {
+    // A user's file may add scenarios of the other world; they run there.
+    std::vector<study::Scenario> here;
+    for (const study::Scenario& s : known) {
+      if (study::NeedsHosts(s.fault) == args.hosts) here.push_back(s);
+    }
+    return here;
+  }
   std::vector<study::Scenario> chosen;
   std::set<std::string> seen;
   for (const std::string& name : args.scenarios) {
     auto it = std::find_if(known.begin(), known.end(),
                            [&](const study::Scenario& k) { return k.name == name; });
     if (it == known.end()) {
+      for (const study::Scenario& other : study::DefaultScenarios(!args.hosts)) {
+        if (other.name == name) {
+          return absl::InvalidArgumentError(
+              args.hosts ? absl::StrCat("scenario '", name,
+                                        "' runs on one host only; run it without --hosts")
+                         : absl::StrCat("scenario '", name,
+                                        "' is a partition scenario; it needs --hosts"));
+        }
+      }
       std::vector<std::string> names;
       for (const study::Scenario& k : known) names.push_back(k.name);
       return absl::InvalidArgumentError(absl::StrCat("unknown scenario '", name,
                                                      "' (known: ", absl::StrJoin(names, ", "),
                                                      ", all)"));
+    }
+    if (study::NeedsHosts(it->fault) != args.hosts) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scenario '", name, "' (fault ", std::string(study::FaultKindName(it->fault)), ") ",
+          args.hosts ? "runs on one host only; run it without --hosts" : "needs --hosts"));
     }
     if (seen.insert(name).second) chosen.push_back(*it);
   }
@@ -135,6 +158,7 @@ int RunStudyCommand(const StudyArgs& args) {
   options.rate = args.rate;
   options.seed = args.seed;
   options.settle_timeout_s = args.settle_timeout_s;
+  options.hosts = args.hosts;
   std::error_code ec;
   options.out_dir = std::filesystem::absolute(args.out, ec).string();
   std::filesystem::create_directories(options.out_dir, ec);
@@ -190,7 +214,7 @@ void RegisterStudyCommand(CLI::App& app, CommandSet& set) {
       "Run fault-injection scenarios against a private local cluster and report lost and "
       "duplicated records per delivery guarantee (docs/study-guide.md)");
   std::string names;
-  for (const study::Scenario& s : study::BuiltinScenarios()) {
+  for (const study::Scenario& s : study::DefaultScenarios(/*hosts=*/false)) {
     absl::StrAppend(&names, names.empty() ? "" : ", ", s.name);
   }
   sub->add_option("--scenario", args->scenarios,
@@ -213,6 +237,11 @@ void RegisterStudyCommand(CLI::App& app, CommandSet& set) {
   sub->add_option("--settle-timeout", args->settle_timeout_s,
                   "seconds a scenario may take to settle after production and its fault end")
       ->check(Bounded(5, 3600));
+  sub->add_flag("--hosts", args->hosts,
+                "run on several hosts (network namespaces; needs root, iproute2 and nftables) "
+                "and run the partition scenarios: partition-worker-pair, partition-spout-zk, "
+                "partition-supervisor-host, partition-nimbus-leader, partition-zk-minority, "
+                "lossy-network");
   sub->add_flag("--list-scenarios", args->list, "print the scenarios and exit");
   sub->add_flag("--report-only", args->report_only,
                 "redraw report.md and the charts from --out's results.json; run nothing");

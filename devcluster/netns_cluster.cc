@@ -123,20 +123,26 @@ std::string NetnsCluster::ConfigFor(const std::string& host) const {
   return yaml.str();
 }
 
-absl::StatusOr<std::string> NetnsCluster::StartDaemon(const std::string& host,
-                                                      const std::string& verb,
-                                                      const std::string& ready_prefix,
-                                                      const std::vector<std::string>& args) {
+absl::StatusOr<std::string> NetnsCluster::WriteConfig(const std::string& host) const {
   const std::string config = options_.dir + "/" + host + ".yaml";
   std::ofstream out(config);
   out << ConfigFor(host);
   out.close();
   if (!out) return absl::InternalError(absl::StrCat("cannot write ", config));
+  return config;
+}
+
+absl::StatusOr<std::string> NetnsCluster::StartDaemon(const std::string& host,
+                                                      const std::string& verb,
+                                                      const std::string& ready_prefix,
+                                                      const std::vector<std::string>& args) {
+  absl::StatusOr<std::string> config = WriteConfig(host);
+  if (!config.ok()) return config.status();
   Daemon d;
   d.host = host;
-  d.log = options_.dir + "/" + host + "-" + verb + ".log";
+  d.log = DaemonLogPath(host, verb);
   d.ready_prefix = ready_prefix;
-  std::vector<std::string> argv = {options_.binary, verb, "--config", config};
+  std::vector<std::string> argv = {options_.binary, verb, "--config", *config};
   argv.insert(argv.end(), args.begin(), args.end());
   d.argv = hosts_->Command(HostIndex(host), argv);
   daemons_.push_back(std::move(d));

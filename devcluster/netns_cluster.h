@@ -82,6 +82,11 @@ class NetnsCluster {
   // storm.local.dir of supervisor i.
   std::string SupervisorLocalDir(int i) const;
 
+  // Writes host `name`'s tempest.yaml (<dir>/<name>.yaml: its address as
+  // storm.local.hostname, the ensemble, nimbus.seeds) and returns its path;
+  // "client"'s is what commands run from the client host use.
+  absl::StatusOr<std::string> WriteConfig(const std::string& host) const;
+
   // `argv` as a command run on the client host.
   std::vector<std::string> ClientCommand(const std::vector<std::string>& argv) const {
     return hosts_->Command(HostIndex("client"), argv);
@@ -92,6 +97,12 @@ class NetnsCluster {
   // for its ready line.
   absl::Status KillDaemon(const std::string& host);
   absl::Status RestartDaemon(const std::string& host);
+
+  // The log of `tempest VERB` on `host` (<dir>/<host>-<verb>.log); a
+  // restart starts it afresh.
+  std::string DaemonLogPath(const std::string& host, const std::string& verb) const {
+    return options_.dir + "/" + host + "-" + verb + ".log";
+  }
 
   // The end of every daemon's and ZooKeeper member's log, for failure messages.
   std::string LogTails() const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -54,8 +55,135 @@ absl::Status FaultInjector::Inject() {
       return RevokeOffsetAcls();
     case FaultKind::kZkMisconfigured:
       return Misconfigure();
+    case FaultKind::kPartitionWorkerPair:
+    case FaultKind::kPartitionSpoutZk:
+    case FaultKind::kPartitionSupervisorHost:
+    case FaultKind::kPartitionNimbusLeader:
+    case FaultKind::kPartitionZkMinority:
+    case FaultKind::kLossyNetwork:
+      return InjectPartition();
   }
   return absl::OkStatus();
+}
+
+absl::Status FaultInjector::InjectPartition() {
+  devcluster::NetnsCluster* cluster = world_ == nullptr ? nullptr : world_->multi_host();
+  if (cluster == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        std::string(FaultKindName(kind_)), " needs the multi-host world (tempest study --hosts)"));
+  }
+  devcluster::NetnsHosts& hosts = cluster->hosts();
+  const std::vector<StudyWorld::Worker> spouts = targets_.SpoutWorkers();
+  // The supervisors running spouts, each once, in order.
+  std::vector<int> spout_supervisors;
+  for (const StudyWorld::Worker& w : spouts) spout_supervisors.push_back(w.supervisor);
+  std::sort(spout_supervisors.begin(), spout_supervisors.end());
+  spout_supervisors.erase(std::unique(spout_supervisors.begin(), spout_supervisors.end()),
+                          spout_supervisors.end());
+  if (spout_supervisors.empty() && kind_ != FaultKind::kPartitionNimbusLeader &&
+      kind_ != FaultKind::kPartitionZkMinority) {
+    return absl::UnavailableError("no spout worker was found to cut off");
+  }
+  auto host_index = [&](const std::string& name) { return hosts.Find(name); };
+  auto cut_from_zookeeper = [&](const std::string& host) -> absl::Status {
+    for (int z = 0; z < world_->zookeeper().size(); ++z) {
+      absl::Status s = hosts.CutPair(host_index(host), host_index(absl::StrCat("zk", z + 1)));
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  };
+  // The topologies whose spout runs on `supervisor`: cut from ZooKeeper
+  // there, they must stop on their own.
+  auto fence_spouts_of = [&](int supervisor) {
+    for (const StudyWorld::Worker& w : spouts) {
+      if (w.supervisor == supervisor) {
+        cut_.fenced_topology_hosts[w.topology_id] = StudyWorld::SupervisorHost(supervisor);
+      }
+    }
+  };
+  // Every host in cut_.hosts is cut off once its rules are all in place.
+  auto mark_cut = [&](absl::Status s) {
+    if (s.ok()) {
+      for (const std::string& host : cut_.hosts) {
+        if (!cut_.cut_at.contains(host)) cut_.cut_at[host] = targets_.Now();
+      }
+    }
+    return s;
+  };
+  switch (kind_) {
+    case FaultKind::kPartitionWorkerPair: {
+      // A pipeline's spout host and the host of its other worker: the
+      // trees that cross between them cannot complete.
+      const std::vector<StudyWorld::Worker> all = targets_.TopologyWorkers();
+      int a = -1, b = -1;
+      for (size_t i = 0; i < spouts.size() && a < 0; ++i) {
+        const StudyWorld::Worker& spout = spouts[(i + plan_.pick) % spouts.size()];
+        for (const StudyWorld::Worker& w : all) {
+          if (w.topology_id == spout.topology_id && w.supervisor != spout.supervisor) {
+            a = spout.supervisor;
+            b = w.supervisor;
+            break;
+          }
+        }
+      }
+      if (a < 0) return absl::UnavailableError("no pipeline has workers on two hosts");
+      cut_.hosts = {StudyWorld::SupervisorHost(a), StudyWorld::SupervisorHost(b)};
+      return mark_cut(hosts.CutPair(host_index(cut_.hosts[0]), host_index(cut_.hosts[1])));
+    }
+    case FaultKind::kPartitionSpoutZk:
+      for (int s : spout_supervisors) {
+        const std::string host = StudyWorld::SupervisorHost(s);
+        cut_.hosts.push_back(host);
+        fence_spouts_of(s);
+        if (absl::Status st = mark_cut(cut_from_zookeeper(host)); !st.ok()) return st;
+      }
+      return absl::OkStatus();
+    case FaultKind::kPartitionSupervisorHost: {
+      // The host running the most spouts (ties broken by the seed), so that
+      // as many guarantees as possible lose their spout's host.
+      std::map<int, int> count;
+      for (const StudyWorld::Worker& w : spouts) ++count[w.supervisor];
+      int most = 0;
+      for (const auto& [s, n] : count) most = std::max(most, n);
+      std::vector<int> busiest;
+      for (const auto& [s, n] : count) {
+        if (n == most) busiest.push_back(s);
+      }
+      const int victim = busiest[plan_.pick % busiest.size()];
+      cut_.hosts = {StudyWorld::SupervisorHost(victim)};
+      fence_spouts_of(victim);
+      return mark_cut(hosts.Isolate(host_index(cut_.hosts[0])));
+    }
+    case FaultKind::kPartitionNimbusLeader: {
+      absl::StatusOr<std::string> leader = world_->LeaderNimbusHost();
+      if (!leader.ok()) return leader.status();
+      cut_.hosts = {*leader};
+      cut_.old_leader_host = *leader;
+      return mark_cut(hosts.Isolate(host_index(*leader)));
+    }
+    case FaultKind::kPartitionZkMinority: {
+      // A follower, so that the majority keeps its leader and only the
+      // clients of the cut member have to move.
+      const int n = world_->zookeeper().size();
+      const int leader = std::max(world_->zookeeper().LeaderIndex(), 0);
+      const int member = static_cast<int>((leader + 1 + plan_.pick % (n - 1)) % n);
+      const std::string host = absl::StrCat("zk", member + 1);
+      cut_.hosts = {host};
+      for (int z = 0; z < n; ++z) {
+        if (z == member) continue;
+        absl::Status s = hosts.CutPair(host_index(host), host_index(absl::StrCat("zk", z + 1)));
+        if (!s.ok()) return s;
+      }
+      return mark_cut(absl::OkStatus());
+    }
+    case FaultKind::kLossyNetwork: {
+      const int victim = spout_supervisors[plan_.pick % spout_supervisors.size()];
+      cut_.hosts = {StudyWorld::SupervisorHost(victim)};
+      return mark_cut(hosts.SetLoss(host_index(cut_.hosts[0]), plan_.loss_percent));
+    }
+    default:
+      return absl::InternalError("not a partition fault");
+  }
 }
 
 absl::Status FaultInjector::RevokeOffsetAcls() {
@@ -196,6 +324,16 @@ absl::Status FaultInjector::Heal() {
                          world_->operator_credentials(),
                          std::filesystem::path(switch_file_).parent_path().string());
         status = op.Restore(revoked_);
+      }
+      break;
+    case FaultKind::kPartitionWorkerPair:
+    case FaultKind::kPartitionSpoutZk:
+    case FaultKind::kPartitionSupervisorHost:
+    case FaultKind::kPartitionNimbusLeader:
+    case FaultKind::kPartitionZkMinority:
+    case FaultKind::kLossyNetwork:
+      if (world_ != nullptr && world_->multi_host() != nullptr) {
+        status = world_->multi_host()->hosts().Heal();
       }
       break;
     case FaultKind::kKillWorker:

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,20 @@ class FaultTargets {
   virtual absl::Status WaitWorkerLogs(std::string_view needle, std::chrono::seconds timeout) = 0;
   // Waits up to `timeout` until every spout reads its partitions.
   virtual absl::Status WaitSpoutsRunning(std::chrono::seconds timeout) = 0;
+  // Partitions: every worker of the scenario's topologies (spouts or not).
+  virtual std::vector<StudyWorld::Worker> TopologyWorkers() const = 0;
+};
+
+// What a partition fault cut, for the scenario to measure against: the hosts
+// it touched and when each was completely cut (the last of its rules in
+// place; FaultTargets::Now seconds), the topologies whose spout ran on a
+// host cut from ZooKeeper (they must fence themselves) with that host, and,
+// for partition-nimbus-leader, the host of the nimbus that led.
+struct PartitionCut {
+  std::vector<std::string> hosts;
+  std::map<std::string, double> cut_at;
+  std::map<std::string, std::string> fenced_topology_hosts;  // topology id -> host
+  std::string old_leader_host;
 };
 
 // Injects one scenario's fault and heals it, per FaultKind, remembering what
@@ -91,8 +106,10 @@ class FaultInjector {
   bool healed() const { return healed_; }
   std::optional<double> start_s() const { return start_s_; }
   std::optional<double> end_s() const { return end_s_; }
+  const PartitionCut& partition_cut() const { return cut_; }
 
  private:
+  absl::Status InjectPartition();
   absl::Status InjectIntoWorkers();
   void KillSupervisorOfASpout();
   absl::Status PauseZooKeeperQuorum();
@@ -117,6 +134,7 @@ class FaultInjector {
   std::vector<int> paused_zk_;
   std::unique_ptr<ZkDutyCycle> duty_cycle_;  // zk-overload
   std::vector<std::string> revoked_;         // zk-acl-revoked: nodes the operator changed
+  PartitionCut cut_;                         // the partition kinds
 };
 
 }  // namespace tempest::study

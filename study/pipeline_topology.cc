@@ -37,6 +37,7 @@ PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
   }
   spec.fault_switch_file = site.fault_switch_file;
   spec.seed = site.seed;
+  spec.zk_session_timeout_ms = site.zk_session_timeout_ms;
   if (scenario.fault == FaultKind::kBoltFailures) spec.fail_fraction = scenario.fail_fraction;
   if (scenario.fault == FaultKind::kSlowBolt) spec.delay_micros = scenario.delay_ms * 1000;
   if (scenario.fault == FaultKind::kZkAclRevoked) spec.zk_auth_payload = site.spout_credentials;
@@ -58,6 +59,10 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "  topology.message.timeout.secs: 4\n"
       "  topology.max.spout.pending: 1000\n"
       "  topology.tick.tuple.freq.secs: 1\n");
+  if (spec.zk_session_timeout_ms > 0) {
+    absl::StrAppend(&yaml, "  storm.zookeeper.session.timeout: ", spec.zk_session_timeout_ms,
+                    "\n");
+  }
   if (!spec.zk_auth_payload.empty()) {
     absl::StrAppend(&yaml, "  storm.zookeeper.auth.scheme: digest\n",
                     "  storm.zookeeper.auth.payload: ", YamlQuoted(spec.zk_auth_payload), "\n");

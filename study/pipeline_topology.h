@@ -32,6 +32,9 @@ struct PipelineSpec {
   double fail_fraction = 0;
   int64_t delay_micros = 0;
   uint64_t seed = 1;
+  // storm.zookeeper.session.timeout of the topology, so that the spout's
+  // own ZooKeeper session times out like the world's daemons (0: not set).
+  int zk_session_timeout_ms = 0;
 };
 
 // The Flux YAML `tempest submit` runs for `spec`. Pure; any thread.
@@ -46,6 +49,7 @@ struct PipelineSite {
   std::string fault_switch_file;
   uint64_t seed = 1;
   std::string spout_credentials;  // for scenarios whose spouts authenticate
+  int zk_session_timeout_ms = 0;  // PipelineSpec::zk_session_timeout_ms
 };
 
 // The pipeline of `guarantee` in `scenario`: its topology name

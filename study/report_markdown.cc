@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -199,6 +200,49 @@ void AppendCommitPath(const StudyResults& r, std::string& md) {
   md.append("\n");
 }
 
+// The partition scenarios' figures against their bounds, one row per run,
+// each bounded cell "value (bound) pass|FAIL", an unbounded one its value.
+void AppendBounds(const StudyResults& r, std::string& md) {
+  const bool any = std::any_of(r.runs.begin(), r.runs.end(),
+                               [](const RunResult& run) { return !run.bounds.empty(); });
+  if (!any) return;
+  md.append(
+      "## Bounds (partition scenarios)\n\n"
+      "Each figure of a multi-host run against its bound: lost (at-least-once: none), "
+      "duplicated (at-most-once: none), the effectively-once sink's lost and duplicated (none), "
+      "zombie commits (none), time to fence (a spout cut from ZooKeeper, or a nimbus leader cut "
+      "off, stops within the session timeout plus one commit interval), time to recover (the "
+      "sink progresses again within the bound after the heal) and, when the nimbus leader was "
+      "cut off, its writes after losing leadership (none). See docs/study-guide.md, "
+      "\"Partition scenarios\".\n\n");
+  static constexpr const char* kFigures[] = {
+      "lost", "duplicated", "effectively-once lost", "effectively-once duplicated",
+      "zombie commits", "time to fence (s)", "time to recover (s)", "old leader's writes"};
+  md.append("| scenario | guarantee |");
+  for (const char* f : kFigures) absl::StrAppend(&md, " ", f, " |");
+  md.append("\n|---|---|");
+  for (size_t i = 0; i < std::size(kFigures); ++i) md.append("---|");
+  md.append("\n");
+  for (const RunResult& run : r.runs) {
+    if (run.bounds.empty()) continue;
+    absl::StrAppend(&md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee), " |");
+    for (const char* f : kFigures) {
+      auto b = std::find_if(run.bounds.begin(), run.bounds.end(),
+                            [&](const BoundCheck& c) { return c.figure == f; });
+      if (b == run.bounds.end()) {
+        md.append("  |");
+      } else if (b->bound == "none" || b->bound == "n/a") {
+        absl::StrAppend(&md, " ", Cell(b->value), " |");
+      } else {
+        absl::StrAppend(&md, " ", Cell(b->value), " (", Cell(b->bound), ") ",
+                        b->pass ? "pass" : "**FAIL**", " |");
+      }
+    }
+    md.append("\n");
+  }
+  md.append("\n");
+}
+
 void AppendViolations(const StudyResults& r, const Verdict& verdict, std::string& md) {
   if (verdict.violations == 0) return;
   md.append("## Violations\n\n");
@@ -301,6 +345,7 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
   AppendRuns(r, md);
   AppendRanges(r, md);
   AppendCommitPath(r, md);
+  AppendBounds(r, md);
   AppendViolations(r, verdict, md);
   AppendNotTested(r, verdict, md);
   AppendCharts(charts, charts_error, timeline_of, md);

@@ -101,6 +101,21 @@ Json RunToJson(const RunResult& run) {
   } else {
     j["commit_path"] = nullptr;
   }
+  // Partition scenarios (multi-host) only: their fence, recovery and bounds.
+  if (!run.bounds.empty()) {
+    j["fence_expected"] = run.fence_expected;
+    j["fence_s"] = OptionalNumber(run.fence_s);
+    j["recover_s"] = OptionalNumber(run.recover_s);
+    j["leader_writes_after_loss"] = run.leader_writes_after_loss.has_value()
+                                        ? Json(*run.leader_writes_after_loss)
+                                        : Json(nullptr);
+    Json bounds = Json::array();
+    for (const BoundCheck& b : run.bounds) {
+      bounds.push_back(
+          Json{{"figure", b.figure}, {"value", b.value}, {"bound", b.bound}, {"pass", b.pass}});
+    }
+    j["bounds"] = std::move(bounds);
+  }
   j["not_tested"] = run.not_tested;
   j["not_tested_reason"] = run.not_tested_reason;
   j["violations"] = run.violations;
@@ -425,6 +440,38 @@ absl::StatusOr<RangeExplanation> RangeFromJson(const Json& j, const std::string&
   return r;
 }
 
+// The partition figures: present only for the multi-host scenarios' runs.
+absl::Status ReadPartitionFigures(const Json& j, const std::string& where, RunResult& run) {
+  if (!j.contains("bounds")) return absl::OkStatus();
+  FieldReader f(j, where);
+  f.Bool("fence_expected", &run.fence_expected);
+  f.OptionalDouble("fence_s", &run.fence_s);
+  f.OptionalDouble("recover_s", &run.recover_s);
+  if (j.contains("leader_writes_after_loss") && !j["leader_writes_after_loss"].is_null()) {
+    int64_t writes = 0;
+    f.Int("leader_writes_after_loss", &writes);
+    run.leader_writes_after_loss = writes;
+  }
+  const Json* bounds = f.Array("bounds");
+  if (bounds == nullptr) return f.status();
+  for (size_t i = 0; i < bounds->size() && f.status().ok(); ++i) {
+    const Json& b = (*bounds)[i];
+    if (!b.is_object()) {
+      f.Fail(absl::StrCat("bounds[", i, "] must be an object, got ", FieldReader::Describe(b)));
+      break;
+    }
+    FieldReader g(b, absl::StrCat(where, ": bounds[", i, "]"));
+    BoundCheck check;
+    g.String("figure", &check.figure);
+    g.String("value", &check.value);
+    g.String("bound", &check.bound);
+    g.Bool("pass", &check.pass);
+    if (!g.status().ok()) return g.status();
+    run.bounds.push_back(std::move(check));
+  }
+  return f.status();
+}
+
 // `ranges` and `ranges_omitted`: absent in results written before the study
 // read the journal.
 absl::Status ReadRanges(const Json& j, const std::string& where, RunResult& run) {
@@ -507,6 +554,7 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
   if (absl::Status s = ReadCommitPath(j, where, run); !s.ok()) return s;
   ReadViolations(f, run);
   if (absl::Status s = ReadRanges(j, where, run); !s.ok()) return s;
+  if (absl::Status s = ReadPartitionFigures(j, where, run); !s.ok()) return s;
   ReadSamples(f, run);
   ReadNotTested(j, f, run);
   if (!f.status().ok()) return f.status();

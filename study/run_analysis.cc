@@ -209,14 +209,29 @@ void FillTimeline(RunResult& run, double stall_s) {
 
   const Stall stall = FindStall(s, fault, fault_end, stall_s);
   double recovery_point = fault;
+  run.recover_s.reset();
   if (!stall.stalled) {
     run.recovery_s = 0;
+    run.recover_s = 0;
     recovery_point = fault_end;
   } else if (stall.recovered_at.has_value()) {
     run.recovery_s = Round1(*stall.recovered_at - fault);
+    run.recover_s = Round1(std::max(0.0, *stall.recovered_at - fault_end));
     recovery_point = *stall.recovered_at;
   } else {
     recovery_point = s.back().t_s;
+    // The sink never moved again. The pipeline recovered anyway once nothing
+    // was outstanding: production was over and its spout had committed as
+    // far as it ever would, so what the sink lacks was given up for good (as
+    // at-most-once and no-guarantee may).
+    const Sample& last = s.back();
+    for (const Sample& x : s) {
+      if (x.t_s >= fault_end && x.committed >= 0 && x.committed >= last.committed &&
+          x.log_end >= last.log_end) {
+        run.recover_s = Round1(x.t_s - fault_end);
+        break;
+      }
+    }
   }
   // An instant fault the sink never noticed has no "during".
   run.throughput_during = recovery_point - fault >= 0.2
@@ -274,6 +289,48 @@ std::vector<std::string> CheckExpectations(const RunResult& run) {
                              " records reached the sink but stayed above the final commit"));
   }
   return v;
+}
+
+std::vector<BoundCheck> CheckBounds(const RunResult& run, const PartitionLimits& limits) {
+  std::vector<BoundCheck> out;
+  auto exact = [&](std::string figure, int64_t value, int64_t bound) {
+    out.push_back({std::move(figure), absl::StrCat(value), absl::StrCat("= ", bound),
+                   value == bound});
+  };
+  auto unbounded = [&](std::string figure, int64_t value) {
+    out.push_back({std::move(figure), absl::StrCat(value), "none", true});
+  };
+  auto at_most = [&](std::string figure, std::optional<double> value, double bound) {
+    out.push_back({std::move(figure),
+                   value.has_value() ? absl::StrFormat("%.1f", *value) : "never",
+                   absl::StrFormat("<= %.1f", bound),
+                   value.has_value() && *value <= bound});
+  };
+  if (run.guarantee == "at-least-once") {
+    exact("lost", run.lost, run.expected_loss);
+  } else {
+    unbounded("lost", run.lost);
+  }
+  if (run.guarantee == "at-most-once") {
+    exact("duplicated", run.duplicated, 0);
+  } else {
+    unbounded("duplicated", run.duplicated);
+  }
+  if (run.dedup_sink.has_value()) {
+    exact("effectively-once lost", run.dedup_sink->lost, run.dedup_sink->expected_loss);
+    exact("effectively-once duplicated", run.dedup_sink->duplicated, 0);
+  }
+  exact("zombie commits", run.zombie_commits, 0);
+  if (run.fence_expected) {
+    at_most("time to fence (s)", run.fence_s, limits.fence_s);
+  } else {
+    out.push_back({"time to fence (s)", "n/a", "n/a", true});
+  }
+  at_most("time to recover (s)", run.recover_s, limits.recover_s);
+  if (run.leader_writes_after_loss.has_value()) {
+    exact("old leader's writes", *run.leader_writes_after_loss, 0);
+  }
+  return out;
 }
 
 std::string NotTestedReason(const RunResult& run) {
@@ -370,6 +427,18 @@ std::string ReplayCause(std::optional<FaultKind> kind) {
       return "the spout's commits were refused while the ACL was revoked";
     case FaultKind::kZkMisconfigured:
       return "the topologies were killed and submitted again with another zkServers";
+    case FaultKind::kPartitionWorkerPair:
+      return "the tuple trees crossing the cut between two workers timed out";
+    case FaultKind::kPartitionSpoutZk:
+      return "the spout cut from ZooKeeper gave up its partitions when its session ran out";
+    case FaultKind::kPartitionSupervisorHost:
+      return "the spout's host was cut off and its partitions were moved to another host";
+    case FaultKind::kPartitionNimbusLeader:
+      return "the spout started again while the nimbus leader was cut off";
+    case FaultKind::kPartitionZkMinority:
+      return "the spout's ZooKeeper member lost its quorum and dropped its session";
+    case FaultKind::kLossyNetwork:
+      return "tuples dropped on the lossy host timed out";
   }
   return "the spout started again after the fault";
 }
@@ -409,6 +478,18 @@ std::string InFlightCause(std::optional<FaultKind> kind) {
       return "the ACL was revoked";
     case FaultKind::kZkMisconfigured:
       return "the topologies were killed";
+    case FaultKind::kPartitionWorkerPair:
+      return "two workers were cut from each other";
+    case FaultKind::kPartitionSpoutZk:
+      return "the spout's host was cut from ZooKeeper";
+    case FaultKind::kPartitionSupervisorHost:
+      return "the spout's host was cut off";
+    case FaultKind::kPartitionNimbusLeader:
+      return "the nimbus leader was cut off";
+    case FaultKind::kPartitionZkMinority:
+      return "a ZooKeeper member was cut off";
+    case FaultKind::kLossyNetwork:
+      return "the host dropped packets";
   }
   return "the fault hit";
 }

@@ -97,6 +97,20 @@ Explanation ExplainRun(const RunResult& run);
 // The expectations of the run's guarantee it broke, in words.
 std::vector<std::string> CheckExpectations(const RunResult& run);
 
+// The limits a partition scenario's run is held to.
+struct PartitionLimits {
+  // The session timeout plus one commit interval: a spout cut from
+  // ZooKeeper must have stopped emitting and committing by then.
+  double fence_s = 4.5;
+  double recover_s = 30;  // from the heal until the sink progresses again
+};
+// The run's figures against their bounds: lost (at-least-once: = expected),
+// duplicated (at-most-once: = 0), the effectively-once sink's lost and
+// duplicated (= 0), zombie commits (= 0), time to fence (<= limits.fence_s,
+// when fence_expected), time to recover (<= limits.recover_s) and, for the
+// nimbus leader, writes after losing leadership (= 0).
+std::vector<BoundCheck> CheckBounds(const RunResult& run, const PartitionLimits& limits);
+
 }  // namespace tempest::study
 
 #endif  // TEMPEST_STUDY_RUN_ANALYSIS_H_

@@ -46,6 +46,19 @@ constexpr KindInfo kKinds[] = {
      "duration_s"},
     {FaultKind::kZkMisconfigured, "zk-misconfigured",
      "resubmit with a zkServers chroot that does not exist, then with a dead server in zkServers"},
+    {FaultKind::kPartitionWorkerPair, "partition-worker-pair",
+     "two hosts running one pipeline's workers cannot reach each other for duration_s (--hosts)"},
+    {FaultKind::kPartitionSpoutZk, "partition-spout-zk",
+     "the spouts' hosts lose every ZooKeeper member for duration_s; Kafka stays (--hosts)"},
+    {FaultKind::kPartitionSupervisorHost, "partition-supervisor-host",
+     "the supervisor host running the most spouts is cut off from every host for duration_s "
+     "(--hosts)"},
+    {FaultKind::kPartitionNimbusLeader, "partition-nimbus-leader",
+     "the leading nimbus's host is cut off from every host for duration_s (--hosts)"},
+    {FaultKind::kPartitionZkMinority, "partition-zk-minority",
+     "one ZooKeeper member is cut off from the other two for duration_s (--hosts)"},
+    {FaultKind::kLossyNetwork, "lossy-network",
+     "a spout's host drops loss_percent of its packets for duration_s (--hosts)"},
 };
 
 // The built-in scenarios, in exactly the format users write.
@@ -130,6 +143,46 @@ scenarios:
       The topologies are resubmitted with a zkServers chroot that does not exist
       (the spouts must refuse to open), then with an unreachable server in front
       of the valid ones (they must work through the others).
+# The partition scenarios run on the multi-host world (tempest study --hosts).
+  - name: partition-worker-pair
+    fault: partition-worker-pair
+    duration_s: 8
+    description: >-
+      Two hosts running one pipeline's workers cannot reach each other for 8 s
+      while both still reach ZooKeeper; the trees crossing them time out and
+      the spout replays them.
+  - name: partition-spout-zk
+    fault: partition-spout-zk
+    duration_s: 8
+    description: >-
+      The spouts' hosts reach Kafka but no ZooKeeper member for 8 s, twice the
+      session timeout: each spout must stop emitting and committing within its
+      session timeout, and resume without loss once healed.
+  - name: partition-supervisor-host
+    fault: partition-supervisor-host
+    duration_s: 15
+    description: >-
+      The supervisor host running the most spouts is cut off from every other
+      host for 15 s: nimbus moves its executors elsewhere, the isolated workers
+      fence themselves, and none of their commits may land after the new owner
+      took over.
+  - name: partition-nimbus-leader
+    fault: partition-nimbus-leader
+    duration_s: 10
+    description: >-
+      The leading nimbus's host is cut off for 10 s: the standby takes over,
+      and the old leader writes nothing once it has lost leadership.
+  - name: partition-zk-minority
+    fault: partition-zk-minority
+    duration_s: 8
+    description: >-
+      One ZooKeeper member is cut off from the other two for 8 s; it loses
+      quorum, drops its clients, and they move to the majority.
+  - name: lossy-network
+    fault: lossy-network
+    loss_percent: 10
+    duration_s: 10
+    description: A host running a spout drops 10% of its packets for 10 s.
 )";
 
 std::string Where(const std::string& source, const YAML::Node& node) {
@@ -172,6 +225,12 @@ bool NeedsDuration(FaultKind kind) {
     case FaultKind::kSlowBolt:
     case FaultKind::kZkOverload:
     case FaultKind::kZkAclRevoked:
+    case FaultKind::kPartitionWorkerPair:
+    case FaultKind::kPartitionSpoutZk:
+    case FaultKind::kPartitionSupervisorHost:
+    case FaultKind::kPartitionNimbusLeader:
+    case FaultKind::kPartitionZkMinority:
+    case FaultKind::kLossyNetwork:
       return true;
     default:
       return false;
@@ -185,7 +244,7 @@ absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& n
   bool has_fault = false;
   std::set<std::string> keys;
   // Where these keys were given, for errors found once the fault is known.
-  std::optional<YAML::Node> fail_fraction_node, delay_node, duration_node;
+  std::optional<YAML::Node> fail_fraction_node, delay_node, duration_node, loss_node;
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     if (!keys.insert(key).second) {
@@ -194,6 +253,7 @@ absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& n
     if (key == "fail_fraction") fail_fraction_node = kv.second;
     if (key == "delay_ms") delay_node = kv.second;
     if (key == "duration_s") duration_node = kv.second;
+    if (key == "loss_percent") loss_node = kv.second;
     const YAML::Node& v = kv.second;
     if (key == "name") {
       absl::StatusOr<std::string> name = As<std::string>(source, v, key);
@@ -247,11 +307,16 @@ absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& n
       if (!d.ok()) return d.status();
       if (*d < 1 || *d > 10'000) return Bad(source, v, "delay_ms must be within [1, 10000]");
       s.delay_ms = *d;
+    } else if (key == "loss_percent") {
+      absl::StatusOr<int> l = As<int>(source, v, key);
+      if (!l.ok()) return l.status();
+      if (*l < 1 || *l > 50) return Bad(source, v, "loss_percent must be within [1, 50]");
+      s.loss_percent = *l;
     } else {
       return Bad(source, kv.first,
                  absl::StrCat("unknown key '", key,
                               "' (name, fault, description, at, duration_s, fail_fraction, "
-                              "delay_ms)"));
+                              "delay_ms, loss_percent)"));
     }
   }
   if (!has_name) return Bad(source, node, "a scenario needs a name");
@@ -268,6 +333,9 @@ absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& n
   if (delay_node.has_value() && s.fault != FaultKind::kSlowBolt) {
     return Bad(source, *delay_node, absl::StrCat("delay_ms applies to slow-bolt, not ", fault));
   }
+  if (loss_node.has_value() && s.fault != FaultKind::kLossyNetwork) {
+    return Bad(source, *loss_node, absl::StrCat("loss_percent applies to lossy-network, not ", fault));
+  }
   return s;
 }
 
@@ -281,6 +349,35 @@ uint64_t Fnv1a(std::string_view text) {
 }
 
 }  // namespace
+
+bool NeedsHosts(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kPartitionWorkerPair:
+    case FaultKind::kPartitionSpoutZk:
+    case FaultKind::kPartitionSupervisorHost:
+    case FaultKind::kPartitionNimbusLeader:
+    case FaultKind::kPartitionZkMinority:
+    case FaultKind::kLossyNetwork:
+      return true;
+    case FaultKind::kKillWorker:
+    case FaultKind::kPauseWorker:
+    case FaultKind::kKillSupervisor:
+    case FaultKind::kKillNimbus:
+    case FaultKind::kZkSessionExpiry:
+    case FaultKind::kKillZkLeader:
+    case FaultKind::kZkQuorumLoss:
+    case FaultKind::kKafkaBrokerDown:
+    case FaultKind::kRetention:
+    case FaultKind::kBoltFailures:
+    case FaultKind::kSlowBolt:
+    case FaultKind::kRestartTopology:
+    case FaultKind::kZkOverload:
+    case FaultKind::kZkAclRevoked:
+    case FaultKind::kZkMisconfigured:
+      return false;
+  }
+  return false;
+}
 
 std::string_view FaultKindName(FaultKind kind) {
   for (const KindInfo& k : kKinds) {
@@ -350,6 +447,14 @@ const std::vector<Scenario>& BuiltinScenarios() {
   return *scenarios;
 }
 
+std::vector<Scenario> DefaultScenarios(bool hosts) {
+  std::vector<Scenario> out;
+  for (const Scenario& s : BuiltinScenarios()) {
+    if (NeedsHosts(s.fault) == hosts) out.push_back(s);
+  }
+  return out;
+}
+
 FaultPlan PlanFault(const Scenario& scenario, uint64_t seed, double production_s) {
   std::mt19937_64 rng(seed ^ Fnv1a(scenario.name));
   std::uniform_real_distribution<double> fraction(scenario.at_min, scenario.at_max);
@@ -358,6 +463,7 @@ FaultPlan PlanFault(const Scenario& scenario, uint64_t seed, double production_s
   // Milliseconds are all the precision a fault schedule has.
   plan.start_s = std::round(f * production_s * 1000.0) / 1000.0;
   plan.duration_s = scenario.duration_s;
+  plan.loss_percent = scenario.loss_percent;
   plan.pick = rng();
   return plan;
 }

@@ -32,7 +32,21 @@ enum class FaultKind {
                   // `duration`
   kZkMisconfigured,  // resubmit with a chroot that does not exist, then with a dead server in
                      // zkServers
+  // Network partitions; these need the multi-host world (`tempest study --hosts`).
+  kPartitionWorkerPair,      // two supervisor hosts running one pipeline's workers cannot reach
+                             // each other; both still reach ZooKeeper, nimbus and Kafka
+  kPartitionSpoutZk,         // the hosts running the spouts lose every ZooKeeper member; they
+                             // keep Kafka, nimbus and the other hosts
+  kPartitionSupervisorHost,  // the supervisor host running the most spouts is cut off from
+                             // every other host
+  kPartitionNimbusLeader,    // the leading nimbus's host is cut off from every other host
+  kPartitionZkMinority,      // one ZooKeeper member is cut off from the other two; its clients
+                             // must move to the majority
+  kLossyNetwork,             // a host running a spout drops loss_percent of its packets
 };
+
+// True for the kinds that only run in the multi-host world.
+bool NeedsHosts(FaultKind kind);
 
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
@@ -52,18 +66,24 @@ struct Scenario {
   double duration_s = 0;      // 0: the fault is a single event
   double fail_fraction = 0.1;  // kBoltFailures
   int64_t delay_ms = 20;       // kSlowBolt, per input
+  int loss_percent = 10;       // kLossyNetwork
 };
 
 // Parses scenarios from YAML: a list of mappings, or a mapping with a
 // `scenarios:` list. Keys: name, fault (required), description, at (a
-// fraction, or [min, max]), duration_s, fail_fraction, delay_ms. Any other
+// fraction, or [min, max]), duration_s, fail_fraction, delay_ms, loss_percent. Any other
 // key, a bad value or a repeated name is an InvalidArgument naming `source`
-// and the line.
+// and the line. loss_percent (lossy-network) is within [1, 50].
 absl::StatusOr<std::vector<Scenario>> ParseScenarios(std::string_view yaml,
                                                      std::string_view source);
 
 // The built-in scenarios, in the order the study runs them, and their YAML.
+// The partition scenarios (NeedsHosts) come last; a study without --hosts
+// leaves them out of its default set (DefaultScenarios).
 const std::vector<Scenario>& BuiltinScenarios();
+// What `tempest study` runs without --scenario: the built-in scenarios of
+// its world, the partition ones with `hosts`, the others without.
+std::vector<Scenario> DefaultScenarios(bool hosts);
 std::string_view BuiltinScenarioYaml();
 
 // When a scenario's fault happens, drawn from the study's seed. Depends only
@@ -73,6 +93,7 @@ struct FaultPlan {
   double start_s = 0;     // seconds after production starts
   double duration_s = 0;  // from the scenario
   uint64_t pick = 0;      // chooses among equal targets (e.g. which supervisor)
+  int loss_percent = 0;   // lossy-network, from the scenario
 };
 FaultPlan PlanFault(const Scenario& scenario, uint64_t seed, double production_s);
 

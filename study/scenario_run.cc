@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "bolts/verification_report.h"
 #include "common/coord/zk_session.h"
 #include "common/os/privileges.h"
@@ -69,6 +70,26 @@ std::optional<CommitPathFigures> CommitFigures(
     f.ambiguous_writes += MetricOf(m, "tempest_zk_ambiguous_writes_total");
   }
   return f;
+}
+
+// The lines that show a cut-off owner fencing itself: a KafkaSpout giving
+// up a partition it was emitting ("kafka spout NAME: stop emitting ..."), a
+// worker stopping its spouts when its session is lost ("worker fenced: ...
+// (topology ID, ..."), whichever comes first; a nimbus losing leadership.
+constexpr char kSpoutFenceLine[] = ": stop emitting ";
+constexpr char kWorkerFenceLine[] = "worker fenced: ";
+constexpr char kLeaderFenceLine[] = ": is not the leader";
+// Lines of a nimbus log that record a state change only the leader makes.
+constexpr const char* kLeaderWriteLines[] = {": assigned ", ": removed ", ": rebalanced "};
+
+int64_t CountLines(const std::string& path, std::string_view needle) {
+  std::ifstream in(path);
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) {
+    if (line.find(needle) != std::string::npos) ++n;
+  }
+  return n;
 }
 
 // The copies each record reached `log` with; none when it cannot be read.
@@ -133,6 +154,7 @@ absl::Status ScenarioRun::Prepare() {
   site.fault_switch_file = switch_file_;
   site.seed = options_.seed;
   site.spout_credentials = world_.spout_credentials();
+  site.zk_session_timeout_ms = world_.options().zk_session_timeout_ms;
   // Under root the world's workers run as the default worker account
   // (supervisor.worker.user): each pipeline's directory, where its sinks
   // write, is given to it.
@@ -195,6 +217,114 @@ std::vector<StudyWorld::Worker> ScenarioRun::SpoutWorkers() const {
     }
   }
   return out;
+}
+
+std::vector<StudyWorld::Worker> ScenarioRun::TopologyWorkers() const {
+  std::vector<StudyWorld::Worker> out;
+  for (const StudyWorld::Worker& w : world_.Workers()) {
+    for (const Pipeline& p : pipelines_) {
+      if (w.topology_id.rfind(p.spec.name + "-", 0) == 0) out.push_back(w);
+    }
+  }
+  return out;
+}
+
+int64_t ScenarioRun::FenceLines(const Pipeline& p) const {
+  return world_.CountWorkerLogLines(p.spec.name + ":", kSpoutFenceLine) +
+         world_.CountWorkerLogLines("(topology " + p.spec.name + "-", kWorkerFenceLine);
+}
+
+void ScenarioRun::StartFenceWatch() {
+  const PartitionCut& cut = injector_.partition_cut();
+  for (const auto& [id, host] : cut.fenced_topology_hosts) {
+    for (const Pipeline& p : pipelines_) {
+      if (id.rfind(p.spec.name + "-", 0) == 0) fence_lines_before_[p.spec.name] = FenceLines(p);
+    }
+  }
+  if (!cut.old_leader_host.empty() && world_.multi_host() != nullptr) {
+    leader_lines_before_ = CountLines(
+        world_.multi_host()->DaemonLogPath(cut.old_leader_host, "nimbus"), kLeaderFenceLine);
+  }
+}
+
+void ScenarioRun::WatchFences() {
+  if (!injector_.injected() || !injector_.start_s().has_value()) return;
+  // A fence that has not come by a few seconds after the heal never came
+  // while the fault lasted.
+  if (injector_.healed() && Now() > injector_.end_s().value_or(0) + 3) return;
+  const auto now = SteadyClock::now();
+  if (now < next_fence_poll_) return;
+  next_fence_poll_ = now + milliseconds(200);
+  const double t = Now();
+  for (const Pipeline& p : pipelines_) {
+    auto before = fence_lines_before_.find(p.spec.name);
+    if (before == fence_lines_before_.end() || fenced_at_.contains(p.spec.name)) continue;
+    if (FenceLines(p) > before->second) fenced_at_[p.spec.name] = t;
+  }
+  const PartitionCut& cut = injector_.partition_cut();
+  if (!cut.old_leader_host.empty() && !leader_fenced_at_.has_value() &&
+      world_.multi_host() != nullptr &&
+      CountLines(world_.multi_host()->DaemonLogPath(cut.old_leader_host, "nimbus"),
+                 kLeaderFenceLine) > leader_lines_before_) {
+    leader_fenced_at_ = t;
+  }
+}
+
+int64_t ScenarioRun::LeaderWritesAfterLoss() const {
+  const PartitionCut& cut = injector_.partition_cut();
+  std::ifstream in(world_.multi_host()->DaemonLogPath(cut.old_leader_host, "nimbus"));
+  std::string line;
+  int64_t fences = 0;
+  bool lost = false;
+  int64_t writes = 0;
+  while (std::getline(in, line)) {
+    if (line.find(kLeaderFenceLine) != std::string::npos && ++fences > leader_lines_before_) {
+      lost = true;
+    } else if (line.find(": gained leadership") != std::string::npos) {
+      lost = false;  // leading again (after the heal): its writes are its own
+    } else if (lost) {
+      for (const char* w : kLeaderWriteLines) {
+        if (line.find(w) != std::string::npos) ++writes;
+      }
+    }
+  }
+  return writes;
+}
+
+void ScenarioRun::FillPartitionFigures(const Pipeline& p, RunResult& r) const {
+  const PartitionCut& cut = injector_.partition_cut();
+  // From the moment the owner's host was completely cut off.
+  auto since_cut = [&](double fenced_at, const std::string& host) {
+    auto at = cut.cut_at.find(host);
+    const double from = at != cut.cut_at.end() ? at->second : injector_.start_s().value_or(0);
+    return std::round((fenced_at - from) * 10) / 10;
+  };
+  if (!cut.old_leader_host.empty()) {
+    r.fence_expected = true;
+    if (leader_fenced_at_.has_value()) {
+      r.fence_s = since_cut(*leader_fenced_at_, cut.old_leader_host);
+    }
+    r.leader_writes_after_loss = LeaderWritesAfterLoss();
+  } else if (fence_lines_before_.contains(p.spec.name)) {
+    r.fence_expected = true;
+    auto at = fenced_at_.find(p.spec.name);
+    for (const auto& [id, host] : cut.fenced_topology_hosts) {
+      if (at != fenced_at_.end() && id.rfind(p.spec.name + "-", 0) == 0) {
+        r.fence_s = since_cut(at->second, host);
+      }
+    }
+  }
+  PartitionLimits limits;
+  // The spouts commit every 500 ms (pipeline_topology.cc).
+  limits.fence_s = world_.options().zk_session_timeout_ms / 1000.0 + 0.5;
+  r.bounds = CheckBounds(r, limits);
+  for (const BoundCheck& b : r.bounds) {
+    if (b.pass) continue;
+    // Lost, duplicated and zombie commits are already among the violations.
+    if (b.figure.rfind("time to", 0) == 0 || b.figure == "old leader's writes") {
+      r.violations.push_back(absl::StrCat(b.figure, " ", b.value, ", bound ", b.bound));
+    }
+  }
 }
 
 std::vector<std::string> ScenarioRun::OffsetNodes() {
@@ -391,8 +521,11 @@ absl::Status ScenarioRun::MaybeInject(double t) {
   fault_held_for_flow_ =
       t - plan_.start_s > 2 * std::chrono::duration<double>(Sampler::kEvery).count();
   absl::Status status = injector_.Inject();
+  if (NeedsHosts(scenario_.fault)) StartFenceWatch();
+  const std::vector<std::string>& cut = injector_.partition_cut().hosts;
   progress_.Phase(absl::StrCat(std::string(FaultKindName(scenario_.fault)), " injected at ",
-                               absl::StrCat(std::round(*injector_.start_s() * 10) / 10), " s"));
+                               absl::StrCat(std::round(*injector_.start_s() * 10) / 10), " s",
+                               cut.empty() ? "" : absl::StrCat(" (", absl::StrJoin(cut, ", "), ")")));
   return status;
 }
 
@@ -432,6 +565,7 @@ absl::Status ScenarioRun::DriveFault() {
       }
     }
     ReadCommitMetrics();
+    if (NeedsHosts(scenario_.fault)) WatchFences();
     progress_.Update(std::min(t / expected_total, 1.0),
                      producing ? absl::StrCat(static_cast<int>(t), " s") : "settling");
     // Wake up on time for the planned fault; otherwise check every 100 ms.
@@ -546,6 +680,7 @@ RunResult ScenarioRun::AnalysePipeline(const Pipeline& p, size_t index, coord::Z
   r.commit_path = CommitFigures(p.commit_metrics, p.commit_maxima);
   r.violations = CheckExpectations(r);
   for (std::string& v : CheckFaultExpectations(r)) r.violations.push_back(std::move(v));
+  if (NeedsHosts(scenario_.fault)) FillPartitionFigures(p, r);
   r.violations.insert(r.violations.end(), problems.begin(), problems.end());
   r.violations.insert(r.violations.end(), notes_.begin(), notes_.end());
   return r;

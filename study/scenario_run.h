@@ -94,9 +94,22 @@ class ScenarioRun final : private FaultTargets {
   absl::Status WaitSpoutsRunning(std::chrono::seconds timeout) override {
     return WaitSpoutsReady(timeout);
   }
+  std::vector<StudyWorld::Worker> TopologyWorkers() const override;
   // Reads the spout workers' commit metrics into each pipeline's
   // commit_path (about once a second; main thread).
   void ReadCommitMetrics();
+  // Partition faults: notes when each spout cut from ZooKeeper, and the
+  // nimbus leader cut off, fenced itself (polled every 200 ms from the cut
+  // until shortly after the heal).
+  void StartFenceWatch();
+  // The fence lines pipeline `p`'s spout and workers have logged so far.
+  int64_t FenceLines(const Pipeline& p) const;
+  void WatchFences();
+  // The old leader's log lines after it lost leadership that record a state
+  // change (partition-nimbus-leader).
+  int64_t LeaderWritesAfterLoss() const;
+  // Fills the partition figures and bounds of a multi-host run.
+  void FillPartitionFigures(const Pipeline& p, RunResult& r) const;
   // What this scenario's fault requires of a run beyond its guarantee.
   std::vector<std::string> CheckFaultExpectations(const RunResult& r) const;
 
@@ -122,6 +135,13 @@ class ScenarioRun final : private FaultTargets {
   std::unique_ptr<PacedProducer> producer_;
   std::unique_ptr<Sampler> sampler_;
   absl::Status world_broken_;
+  // Fence watch: per pipeline name, the fence lines logged before the cut
+  // and the time the first new one appeared; the old nimbus leader's too.
+  std::map<std::string, int64_t> fence_lines_before_;
+  std::map<std::string, double> fenced_at_;
+  int64_t leader_lines_before_ = 0;
+  std::optional<double> leader_fenced_at_;
+  std::chrono::steady_clock::time_point next_fence_poll_{};
 };
 
 }  // namespace tempest::study

@@ -66,6 +66,15 @@ struct RangeExplanation {
   std::optional<spout::JournalEntry> entry;  // the entry the cause rests on
 };
 
+// One figure of a partition scenario's run against its bound (report.md's
+// "Bounds" table, results.json's "bounds").
+struct BoundCheck {
+  std::string figure;  // "lost", "duplicated", "zombie commits", "time to fence (s)", ...
+  std::string value;   // as measured; "n/a" where the figure does not apply
+  std::string bound;   // "= 0", "<= 4.5", "none"
+  bool pass = true;
+};
+
 // One scenario under one delivery guarantee.
 struct RunResult {
   std::string scenario;
@@ -97,6 +106,24 @@ struct RunResult {
   double throughput_before = 0;           // sink records/s before the fault
   double throughput_during = 0;           // ... from the fault until recovery
   double throughput_after = 0;            // ... from recovery until the last record
+
+  // Partition scenarios (multi-host). fence_expected: this run's spout ran
+  // on a host cut from ZooKeeper (partition-spout-zk, -supervisor-host), or
+  // its nimbus led (partition-nimbus-leader), so it had to fence itself;
+  // fence_s: seconds from the cut until it did (the spout logged that it
+  // stopped emitting; the nimbus that it is not the leader); absent if it
+  // never did while the fault lasted.
+  bool fence_expected = false;
+  std::optional<double> fence_s;
+  // Seconds from the heal until the sink progressed again (0: it was not
+  // stalled then) or, if it never did, until production was over and the
+  // spout had committed as far as it ever would (nothing outstanding);
+  // absent if neither happened.
+  std::optional<double> recover_s;
+  // partition-nimbus-leader: state changes (assigned, removed, rebalanced)
+  // the old leader logged after it had lost leadership.
+  std::optional<int64_t> leader_writes_after_loss;
+  std::vector<BoundCheck> bounds;  // empty for the single-host scenarios
 
   int64_t expected_loss = 0;  // retention-past-offset: the deleted, unprocessed range
   bool quiesced = true;       // everything settled before the run's deadline

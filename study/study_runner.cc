@@ -65,6 +65,14 @@ absl::Status RunScenarios(StudyWorld& world, const StudyOptions& options, StudyP
     const Scenario& scenario = options.scenarios[i];
     progress.StartScenario(static_cast<int>(i + 1), static_cast<int>(options.scenarios.size()),
                            scenario.name);
+    if (NeedsHosts(scenario.fault) != options.hosts) {
+      const std::string why =
+          options.hosts ? "not run: it needs the single-host world (run it without --hosts)"
+                        : "not run: a partition scenario needs the multi-host world (--hosts)";
+      AddUnrunScenario(options, scenario, why, results);
+      progress.Line(absl::StrCat(scenario.name, ": ", why));
+      continue;
+    }
     ScenarioRun run(world, options, scenario, progress);
     absl::StatusOr<std::vector<RunResult>> runs = run.Run();
     if (!run.world_broken().ok()) {
@@ -107,10 +115,19 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
   results.started_at = NowIso8601();
 
   progress.StartScenario(0, static_cast<int>(options.scenarios.size()), "world");
-  progress.Phase("starting ZooKeeper (3 servers), Kafka, nimbus and 2 supervisors");
   StudyWorld::Options wo;
   wo.dir = (std::filesystem::path(options.out_dir) / "world").string();
   wo.binary = options.binary;
+  if (options.hosts) {
+    // Three supervisor hosts with room for a cut-off host's workers.
+    wo.hosts = true;
+    wo.supervisors = 3;
+    wo.slots_per_supervisor = 4;
+    progress.Phase(
+        "starting 9 hosts: ZooKeeper (3 members), 2 nimbuses, 3 supervisors, Kafka on the client");
+  } else {
+    progress.Phase("starting ZooKeeper (3 servers), Kafka, nimbus and 2 supervisors");
+  }
   absl::StatusOr<std::unique_ptr<StudyWorld>> world = StudyWorld::Start(wo);
   if (!world.ok()) return world.status();
   // This process's ZooKeeper clients complain loudly during the faults the

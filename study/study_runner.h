@@ -25,6 +25,9 @@ struct StudyOptions {
   std::string out_dir;                  // results, report, and the world's state and logs
   std::string binary;                   // the tempest binary (daemons, submit, kill)
   int partitions = 4;
+  // Run on several network-namespace hosts (StudyWorld::Options::hosts):
+  // only the partition scenarios (NeedsHosts) run there, and only there.
+  bool hosts = false;
   // How long a scenario may take to settle after production and its fault end.
   double settle_timeout_s = 90;
   // Polled often; true stops the study after cleaning up (Ctrl-C).

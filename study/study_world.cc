@@ -16,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/os/files.h"
+#include "common/os/loopback.h"
+#include "nlohmann/json.hpp"
 #include "supervisor/worker_files.h"
 
 namespace tempest::study {
@@ -72,6 +74,7 @@ StudyWorld::StudyWorld(Options options)
     : options_(std::move(options)),
       spout_credentials_(RandomCredentials("study-spout")),
       operator_credentials_(RandomCredentials("study-operator")) {
+  if (options_.hosts) return;  // StartOnHosts builds that world
   const std::filesystem::path dir = options_.dir;
   devcluster::DevCluster::Options co;
   co.binary = options_.binary;
@@ -102,6 +105,10 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
           absl::StrCat("cannot create ", (dir / sub).string(), ": ", ec.message()));
     }
   }
+  if (options.hosts) {
+    if (absl::Status s = world->StartOnHosts(); !s.ok()) return s;
+    return world;
+  }
   devcluster::DevCluster& cluster = *world->cluster_;
   if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return s;
   if (absl::Status s = world->StartSpoutZkProxies(); !s.ok()) return s;
@@ -113,6 +120,70 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
     if (!supervisor.ok()) return supervisor.status();
   }
   return world;
+}
+
+absl::Status StudyWorld::StartOnHosts() {
+  const std::filesystem::path dir = options_.dir;
+  devcluster::NetnsCluster::Options o;
+  o.dir = dir.string();
+  o.binary = options_.binary;
+  o.zookeepers = 3;
+  o.nimbuses = 2;
+  o.supervisors = options_.supervisors;
+  o.slots_per_supervisor = options_.slots_per_supervisor;
+  o.zk_session_timeout_ms = options_.zk_session_timeout_ms;
+  o.start_timeout = kDaemonStart;
+  absl::StatusOr<std::unique_ptr<devcluster::NetnsCluster>> cluster =
+      devcluster::NetnsCluster::Start(std::move(o));
+  if (!cluster.ok()) return cluster.status();
+  hosts_cluster_ = *std::move(cluster);
+  // This thread is on "client" now: the brokers listen there, and every
+  // other host reaches 127.0.0.1:PORT through the bridge.
+  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> kafka =
+      kafka::DevKafkaCluster::Create(1, {{kTopic, 1}});
+  if (!kafka.ok()) return kafka.status();
+  hosts_kafka_ = *std::move(kafka);
+  devcluster::NetnsHosts& hosts = hosts_cluster_->hosts();
+  for (const auto& [host, port] : hosts_kafka_->BrokerAddresses()) {
+    if (absl::Status s = hosts.ShareLoopbackPort(hosts.Find("client"), port); !s.ok()) return s;
+  }
+  absl::StatusOr<std::string> config = hosts_cluster_->WriteConfig("client");
+  if (!config.ok()) return config.status();
+  client_config_ = *config;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> StudyWorld::LeaderNimbusHost() const {
+  for (const std::string& address : hosts_cluster_->NimbusAddresses()) {
+    const size_t colon = address.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos ||
+        !absl::SimpleAtoi(absl::string_view(address).substr(colon + 1), &port)) {
+      continue;
+    }
+    absl::StatusOr<std::string> response = os::TcpRequest(
+        address.substr(0, colon), port,
+        absl::StrCat("GET /api/v1/nimbus/summary HTTP/1.1\r\nHost: ", address,
+                     "\r\nConnection: close\r\n\r\n"),
+        std::chrono::milliseconds(3000));
+    if (!response.ok()) continue;
+    const size_t body = response->find("\r\n\r\n");
+    if (body == std::string::npos) continue;
+    nlohmann::json summary = nlohmann::json::parse(response->substr(body + 4), nullptr, false);
+    if (!summary.is_object() || !summary.contains("nimbuses") ||
+        !summary["nimbuses"].is_array()) {
+      continue;
+    }
+    for (const nlohmann::json& n : summary["nimbuses"]) {
+      if (!n.is_object() || n.value("status", "") != "Leader") continue;
+      const std::string leader = n.value("host", "");
+      for (int i = 0; i < static_cast<int>(hosts_cluster_->NimbusAddresses().size()); ++i) {
+        const std::string name = devcluster::NetnsCluster::NimbusHost(i);
+        if (hosts_cluster_->Address(name) == leader) return name;
+      }
+    }
+  }
+  return absl::NotFoundError("no nimbus answers as the leader");
 }
 
 absl::Status StudyWorld::StartSpoutZkProxies() {
@@ -134,6 +205,13 @@ absl::Status StudyWorld::StartSpoutZkProxies() {
 }
 
 StudyWorld::~StudyWorld() {
+  if (hosts_cluster_ != nullptr) {
+    // The workers die with their hosts; the brokers outlive their clients.
+    hosts_cluster_.reset();
+    hosts_kafka_.reset();
+    return;
+  }
+  if (cluster_ == nullptr) return;  // StartOnHosts failed before the cluster existed
   cluster_->StopSupervisors(std::chrono::seconds(10));
   // Workers of a supervisor killed on purpose are nobody's children now.
   for (const Worker& w : Workers()) ::kill(-w.pid, SIGKILL);
@@ -141,6 +219,7 @@ StudyWorld::~StudyWorld() {
 }
 
 std::vector<std::string> StudyWorld::spout_zk_servers() const {
+  if (hosts_cluster_ != nullptr) return absl::StrSplit(hosts_cluster_->ZkConnect(), ',');
   std::vector<std::string> out;
   for (const auto& p : zk_proxies_) out.push_back(p->address());
   return out;
@@ -173,26 +252,41 @@ absl::StatusOr<std::string> StudyWorld::DeadZkServer() const {
 }
 
 std::string StudyWorld::LocalDir(int supervisor) const {
+  if (hosts_cluster_ != nullptr) return hosts_cluster_->SupervisorLocalDir(supervisor);
   return (std::filesystem::path(options_.dir) / absl::StrCat("supervisor-", supervisor + 1))
       .string();
+}
+
+std::vector<int> StudyWorld::SlotPorts(int supervisor) const {
+  if (hosts_cluster_ == nullptr) return cluster_->slot_ports(supervisor);
+  std::vector<int> ports;
+  for (int i = 0; i < options_.slots_per_supervisor; ++i) {
+    ports.push_back(devcluster::NetnsCluster::kFirstSlotPort + i);
+  }
+  return ports;
 }
 
 absl::Status StudyWorld::StartNimbus() {
   // A restarted nimbus prints its address again; its log starts afresh, so
   // only the new line counts.
+  if (cluster_ == nullptr) return absl::FailedPreconditionError("no single-host nimbus to start");
   if (cluster_->nimbus_count() == 0) return cluster_->AddNimbus("nimbus").status();
   return cluster_->RestartNimbus(0).status();
 }
 
 void StudyWorld::KillNimbus() {
-  if (cluster_->nimbus_count() > 0 && cluster_->nimbus(0).process != nullptr) {
+  if (cluster_ != nullptr && cluster_->nimbus_count() > 0 && cluster_->nimbus(0).process != nullptr) {
     cluster_->nimbus(0).process->Kill();
   }
 }
 
-absl::Status StudyWorld::StartSupervisor(int i) { return cluster_->RestartSupervisor(i); }
+absl::Status StudyWorld::StartSupervisor(int i) {
+  if (cluster_ == nullptr) return absl::FailedPreconditionError("no single-host supervisor");
+  return cluster_->RestartSupervisor(i);
+}
 
 void StudyWorld::KillSupervisor(int i) {
+  if (cluster_ == nullptr) return;
   std::vector<Worker> workers = Workers();
   devcluster::Daemon& supervisor = cluster_->supervisor(i);
   if (supervisor.process != nullptr) supervisor.process->Kill();
@@ -207,8 +301,8 @@ void StudyWorld::CutSpoutZooKeeper(bool cut) {
 
 std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
   std::vector<Worker> out;
-  for (int s = 0; s < cluster_->supervisor_count(); ++s) {
-    for (int port : cluster_->slot_ports(s)) {
+  for (int s = 0; s < supervisor_count(); ++s) {
+    for (int port : SlotPorts(s)) {
       const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
           supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
@@ -230,32 +324,48 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
   return out;
 }
 
-int StudyWorld::TopologiesLogging(const std::vector<std::string>& names,
-                                  std::string_view needle) const {
+void StudyWorld::ForEachWorkerLogLine(std::string_view needle,
+                                      const std::function<void(std::string_view)>& fn) const {
   // Slot logs, not launch records: a worker that keeps failing at start is
   // mostly waiting for its next restart, without a launch record.
-  std::set<std::string> found;
-  for (int s = 0; s < cluster_->supervisor_count(); ++s) {
-    for (int port : cluster_->slot_ports(s)) {
+  for (int s = 0; s < supervisor_count(); ++s) {
+    for (int port : SlotPorts(s)) {
       absl::StatusOr<std::string> log = os::ReadSmallFile(
           supervisor::WorkerLogPath(supervisor::WorkerDir(LocalDir(s), port)), 64 << 20);
       if (!log.ok()) continue;
       for (absl::string_view line : absl::StrSplit(*log, '\n')) {
-        if (!absl::StrContains(line, absl::string_view(needle.data(), needle.size()))) continue;
-        for (const std::string& name : names) {
-          if (absl::StrContains(line, absl::StrCat(name, ":"))) found.insert(name);
+        if (absl::StrContains(line, absl::string_view(needle.data(), needle.size()))) {
+          fn(std::string_view(line.data(), line.size()));
         }
       }
     }
   }
+}
+
+int StudyWorld::TopologiesLogging(const std::vector<std::string>& names,
+                                  std::string_view needle) const {
+  std::set<std::string> found;
+  ForEachWorkerLogLine(needle, [&](std::string_view line) {
+    for (const std::string& name : names) {
+      if (line.find(absl::StrCat(name, ":")) != std::string_view::npos) found.insert(name);
+    }
+  });
   return static_cast<int>(found.size());
+}
+
+int64_t StudyWorld::CountWorkerLogLines(const std::string& tag, std::string_view needle) const {
+  int64_t n = 0;
+  ForEachWorkerLogLine(needle, [&](std::string_view line) {
+    if (line.find(tag) != std::string_view::npos) ++n;
+  });
+  return n;
 }
 
 void StudyWorld::CollectWorkerLogs(const std::vector<std::string>& name_prefixes,
                                    const std::string& dest_dir) const {
   std::error_code ec;
-  for (int s = 0; s < cluster_->supervisor_count(); ++s) {
-    for (int port : cluster_->slot_ports(s)) {
+  for (int s = 0; s < supervisor_count(); ++s) {
+    for (int port : SlotPorts(s)) {
       const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
           supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
@@ -285,8 +395,13 @@ absl::StatusOr<StudyWorld::Command> StudyWorld::StartTempest(std::vector<std::st
   os::ChildProcess::Options o;
   o.argv = {options_.binary};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.argv.insert(o.argv.end(),
-                {"--config", cluster_->options().config_path, "--nimbus", nimbus_address()});
+  if (hosts_cluster_ != nullptr) {
+    // nimbus.seeds: the command finds whichever nimbus leads now.
+    o.argv.insert(o.argv.end(), {"--config", client_config_});
+  } else {
+    o.argv.insert(o.argv.end(), {"--config", cluster_->options().config_path, "--nimbus",
+                                 cluster_->nimbus_address(0)});
+  }
   o.stdout_path = c.out;
   o.stderr_path = c.err;
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);

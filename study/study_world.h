@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "common/net/tcp_proxy.h"
 #include "common/os/child_process.h"
 #include "devcluster/dev_cluster.h"
+#include "devcluster/netns_cluster.h"
 
 namespace tempest::study {
 
@@ -25,11 +27,19 @@ namespace tempest::study {
 // topologies the study writes (paths come from the user's --out).
 using devcluster::YamlQuoted;
 
-// Everything a study runs against, on 127.0.0.1: a devcluster::DevCluster
+// Everything a study runs against. On one host (the default), on 127.0.0.1: a devcluster::DevCluster
 // with a 3-node ZooKeeper ensemble, a dev Kafka cluster (in this process, so
 // faults can reach it), a nimbus and N supervisors as child processes of this
 // binary; and one TCP proxy per ZooKeeper server through which the spouts
 // (only they) reach ZooKeeper, so their sessions can be cut alone.
+//
+// With Options::hosts, on several hosts instead (docs/multi-host.md): a
+// devcluster::NetnsCluster with a 3-member ensemble, a leader and a standby
+// nimbus and three supervisors, each on a network-namespace host of its own;
+// the calling thread moves onto its "client" host, where the dev Kafka runs
+// in this process and is shared with every host (so a partition between a
+// host and "client" cuts that host from Kafka). The spouts reach ZooKeeper
+// directly there; the partition faults act through multi_host()'s hosts.
 //
 // Owns every process and server; the destructor stops them (supervisors
 // first, so their workers stop too). Not thread-safe: drive it from one
@@ -44,6 +54,9 @@ class StudyWorld {
     int slots_per_supervisor = 6;
     int zk_session_timeout_ms = 4000;
     std::string zk_root = "/tempest-study";
+    // The multi-host world (needs root, iproute2 and nftables); `supervisors`
+    // hosts of `slots_per_supervisor` slots.
+    bool hosts = false;
   };
 
   // One worker process, as its supervisor's local files show it.
@@ -65,11 +78,14 @@ class StudyWorld {
   StudyWorld& operator=(const StudyWorld&) = delete;
 
   const Options& options() const { return options_; }
-  std::string zk_connect() const { return cluster_->zk_connect(); }
+  std::string zk_connect() const {
+    return hosts_cluster_ ? hosts_cluster_->ZkConnect() : cluster_->zk_connect();
+  }
   // The proxies' addresses, for a KafkaSpout's zkServers.
   std::vector<std::string> spout_zk_servers() const;
-  const std::string& bootstrap_servers() const { return cluster_->bootstrap_servers(); }
-  const std::string& nimbus_address() const { return cluster_->nimbus_address(0); }
+  const std::string& bootstrap_servers() const {
+    return hosts_cluster_ ? hosts_kafka_->bootstrap_servers() : cluster_->bootstrap_servers();
+  }
   // Digest credentials ("user:password", random per world): the identity
   // scenarios may give their spouts (`storm.zookeeper.auth.payload` in the
   // topology), and an operator's, which the study's own ZooKeeper readers
@@ -81,8 +97,17 @@ class StudyWorld {
   coord::ZkClientConfig reader_zk_config() const;
   // An address on 127.0.0.1 where nothing listens (a port just freed).
   absl::StatusOr<std::string> DeadZkServer() const;
-  kafka::DevKafkaCluster& kafka() { return cluster_->kafka(); }
-  coord::ZkEnsemble& zookeeper() { return *cluster_->ensemble(); }
+  kafka::DevKafkaCluster& kafka() { return hosts_cluster_ ? *hosts_kafka_ : cluster_->kafka(); }
+  coord::ZkEnsemble& zookeeper() {
+    return hosts_cluster_ ? hosts_cluster_->ensemble() : *cluster_->ensemble();
+  }
+  // The multi-host world's cluster and hosts; null on one host.
+  devcluster::NetnsCluster* multi_host() { return hosts_cluster_.get(); }
+  // Multi-host: the host supervisor i runs on ("sup1", ...).
+  static std::string SupervisorHost(int i) { return devcluster::NetnsCluster::SupervisorHost(i); }
+  // Multi-host: the host of the nimbus that leads now, as the nimbuses'
+  // REST summary says; NotFound when none answers as leader.
+  absl::StatusOr<std::string> LeaderNimbusHost() const;
 
   // Starts `tempest ARGS --config .. --nimbus ..` without waiting; Finish
   // waits for it and returns its stdout, or an error quoting its stderr.
@@ -97,7 +122,9 @@ class StudyWorld {
   // Faults.
   void KillNimbus();
   absl::Status StartNimbus();
-  int supervisor_count() const { return cluster_->supervisor_count(); }
+  int supervisor_count() const {
+    return hosts_cluster_ ? options_.supervisors : cluster_->supervisor_count();
+  }
   // SIGKILLs supervisor i and every worker it runs.
   void KillSupervisor(int i);
   absl::Status StartSupervisor(int i);
@@ -107,6 +134,10 @@ class StudyWorld {
   // How many of `names` (topology names, which the study also uses as spout
   // ids) appear on a worker.log line, on any slot, that contains `needle`.
   int TopologiesLogging(const std::vector<std::string>& names, std::string_view needle) const;
+  // How many worker.log lines, over every slot, contain both `tag` and
+  // `needle` (the spouts log as "kafka spout NAME: ...", a worker names its
+  // topology as "topology ID").
+  int64_t CountWorkerLogLines(const std::string& tag, std::string_view needle) const;
   // Copies the worker.log of every slot last used by a topology whose id
   // starts with one of `name_prefixes` into `dest_dir` (as
   // supervisor-N-PORT.log), before a later topology reuses the slot.
@@ -115,11 +146,21 @@ class StudyWorld {
 
  private:
   explicit StudyWorld(Options options);
+  absl::Status StartOnHosts();
   std::string LocalDir(int supervisor) const;
+  std::vector<int> SlotPorts(int supervisor) const;
+  // Calls `fn` with every worker.log line of every slot that contains `needle`.
+  void ForEachWorkerLogLine(std::string_view needle,
+                            const std::function<void(std::string_view)>& fn) const;
   absl::Status StartSpoutZkProxies();
 
   Options options_;
-  std::unique_ptr<devcluster::DevCluster> cluster_;
+  std::unique_ptr<devcluster::DevCluster> cluster_;  // one host
+  // Several hosts: the cluster, the dev Kafka on the client host, and the
+  // client's configuration (nimbus.seeds, so commands follow a new leader).
+  std::unique_ptr<devcluster::NetnsCluster> hosts_cluster_;
+  std::unique_ptr<kafka::DevKafkaCluster> hosts_kafka_;
+  std::string client_config_;
   std::vector<std::unique_ptr<net::TcpProxy>> zk_proxies_;
   int commands_ = 0;
   std::string spout_credentials_;

@@ -20,6 +20,7 @@ class RecordingTargets : public FaultTargets {
  public:
   double Now() const override { return now; }
   std::vector<StudyWorld::Worker> SpoutWorkers() const override { return {}; }
+  std::vector<StudyWorld::Worker> TopologyWorkers() const override { return {}; }
   absl::Status KillTopologies() override {
     calls.push_back("kill");
     return absl::OkStatus();

@@ -272,6 +272,101 @@ TEST(ReportMarkdownTest, ListsEachRunsOffsetCommitsAndZombieCommits) {
   EXPECT_EQ(md.find("| baseline |", section), std::string::npos) << md;
 }
 
+RunResult PartitionRun(const std::string& guarantee) {
+  RunResult r;
+  r.scenario = "partition-spout-zk";
+  r.guarantee = guarantee;
+  r.fault = "partition-spout-zk";
+  r.records = 3000;
+  r.fence_expected = true;
+  r.fence_s = 3.1;
+  r.recover_s = 0.4;
+  return r;
+}
+
+TEST(RunAnalysisTest, PartitionBoundsPassAndFail) {
+  PartitionLimits limits;
+  limits.fence_s = 4.5;
+  limits.recover_s = 30;
+  auto find = [](const std::vector<BoundCheck>& bounds, const std::string& figure) {
+    for (const BoundCheck& b : bounds) {
+      if (b.figure == figure) return b;
+    }
+    return BoundCheck{"missing", "", "", false};
+  };
+  RunResult ok = PartitionRun("at-least-once");
+  ok.dedup_sink = DedupSinkResult{};
+  std::vector<BoundCheck> b = CheckBounds(ok, limits);
+  for (const BoundCheck& c : b) EXPECT_TRUE(c.pass) << c.figure;
+  EXPECT_EQ(find(b, "time to fence (s)").value, "3.1");
+  EXPECT_EQ(find(b, "time to fence (s)").bound, "<= 4.5");
+  EXPECT_EQ(find(b, "effectively-once duplicated").bound, "= 0");
+
+  RunResult slow = PartitionRun("at-most-once");
+  slow.fence_s = 4.6;
+  slow.duplicated = 2;
+  b = CheckBounds(slow, limits);
+  EXPECT_FALSE(find(b, "time to fence (s)").pass);
+  EXPECT_FALSE(find(b, "duplicated").pass);
+  EXPECT_TRUE(find(b, "lost").pass) << "at-most-once may lose";
+
+  RunResult never = PartitionRun("at-least-once");
+  never.fence_s.reset();
+  never.recover_s.reset();
+  never.lost = 1;
+  b = CheckBounds(never, limits);
+  EXPECT_EQ(find(b, "time to fence (s)").value, "never");
+  EXPECT_FALSE(find(b, "time to fence (s)").pass);
+  EXPECT_FALSE(find(b, "time to recover (s)").pass);
+  EXPECT_FALSE(find(b, "lost").pass);
+
+  RunResult elsewhere = PartitionRun("no-guarantee");
+  elsewhere.fence_expected = false;
+  elsewhere.leader_writes_after_loss = 1;
+  b = CheckBounds(elsewhere, limits);
+  EXPECT_EQ(find(b, "time to fence (s)").value, "n/a");
+  EXPECT_TRUE(find(b, "time to fence (s)").pass);
+  EXPECT_FALSE(find(b, "old leader's writes").pass);
+}
+
+TEST(ResultsJsonTest, PartitionFiguresRoundTripAndFillTheBoundsTable) {
+  StudyResults in;
+  in.records = 3000;
+  in.rate = 300;
+  RunResult r = PartitionRun("at-most-once");
+  r.leader_writes_after_loss = 0;
+  r.bounds = CheckBounds(r, PartitionLimits{});
+  in.runs.push_back(r);
+  RunResult plain;  // a single-host run has no bounds and no partition fields
+  plain.scenario = "worker-kill";
+  plain.guarantee = "at-most-once";
+  plain.fault = "kill-worker";
+  in.runs.push_back(plain);
+  absl::StatusOr<StudyResults> out = ResultsFromJson(ResultsToJson(in));
+  ASSERT_TRUE(out.ok()) << out.status();
+  const RunResult& a = out->runs[0];
+  EXPECT_TRUE(a.fence_expected);
+  EXPECT_EQ(a.fence_s, 3.1);
+  EXPECT_EQ(a.recover_s, 0.4);
+  EXPECT_EQ(a.leader_writes_after_loss, 0);
+  ASSERT_EQ(a.bounds.size(), r.bounds.size());
+  for (size_t i = 0; i < a.bounds.size(); ++i) {
+    EXPECT_EQ(a.bounds[i].figure, r.bounds[i].figure);
+    EXPECT_EQ(a.bounds[i].value, r.bounds[i].value);
+    EXPECT_EQ(a.bounds[i].bound, r.bounds[i].bound);
+    EXPECT_EQ(a.bounds[i].pass, r.bounds[i].pass);
+  }
+  EXPECT_TRUE(out->runs[1].bounds.empty());
+  EXPECT_FALSE(out->runs[1].leader_writes_after_loss.has_value());
+
+  const std::string md = ReportMarkdown(in, {}, "", {});
+  const size_t section = md.find("## Bounds (partition scenarios)");
+  ASSERT_NE(section, std::string::npos) << md;
+  EXPECT_NE(md.find("| partition-spout-zk | at-most-once |", section), std::string::npos) << md;
+  EXPECT_NE(md.find("3.1 (<= 4.5) pass", section), std::string::npos) << md;
+  EXPECT_EQ(md.find("| worker-kill |", section), std::string::npos) << md;
+}
+
 TEST(RunAnalysisTest, ZombieCommitsBreakEveryGuarantee) {
   for (const char* g : {"at-least-once", "at-most-once", "no-guarantee"}) {
     RunResult r;

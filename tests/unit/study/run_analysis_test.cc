@@ -119,6 +119,53 @@ TEST(RunAnalysisTest, TimelineWithoutAStallRecoversAtOnce) {
   EXPECT_EQ(r.commit_blocked_s, 0);
 }
 
+TEST(RunAnalysisTest, RecoverCountsFromTheHeal) {
+  // The sink stands still from the fault at 4 s until 7 s; healed at 6 s.
+  RunResult r;
+  int64_t count = 0, log_end = 0;
+  r.samples = Steady(0, 4, count, 200, 200, log_end, 0);
+  for (double t = 4; t < 7 - 1e-9; t += 0.2) {
+    log_end += 200;
+    r.samples.push_back({t, count, log_end - 600, log_end});
+  }
+  std::vector<Sample> after = Steady(7, 10, count, 400, 0, log_end, 0);
+  r.samples.insert(r.samples.end(), after.begin(), after.end());
+  r.fault_start_s = 4.0;
+  r.fault_end_s = 6.0;
+  FillTimeline(r);
+  ASSERT_TRUE(r.recover_s.has_value());
+  EXPECT_NEAR(*r.recover_s, 1.0, 0.25);
+
+  // A sink that never moves again after the fault, whose spout commits
+  // everything produced by 8 s (what it lacks is given up): recovered then.
+  RunResult gave_up;
+  count = log_end = 0;
+  gave_up.samples = Steady(0, 4, count, 200, 200, log_end, 0);
+  for (double t = 4; t < 10 - 1e-9; t += 0.2) {
+    gave_up.samples.push_back({t, count, t >= 8 ? log_end : log_end - 100, log_end});
+  }
+  gave_up.fault_start_s = 4.0;
+  gave_up.fault_end_s = 6.0;
+  FillTimeline(gave_up);
+  ASSERT_TRUE(gave_up.recover_s.has_value());
+  EXPECT_NEAR(*gave_up.recover_s, 2.0, 0.25);
+
+  // ... but not before its commits stopped moving.
+  RunResult late = gave_up;
+  for (Sample& x : late.samples) {
+    if (x.t_s >= 4) x.committed = x.log_end - 100 + static_cast<int64_t>(x.t_s * 10);
+  }
+  FillTimeline(late);
+  ASSERT_TRUE(late.recover_s.has_value());
+  EXPECT_NEAR(*late.recover_s, 3.8, 0.25);
+
+  // A run whose samples end before the heal never showed a recovery.
+  RunResult cut_short = gave_up;
+  cut_short.fault_end_s = 20.0;
+  FillTimeline(cut_short);
+  EXPECT_FALSE(cut_short.recover_s.has_value());
+}
+
 // 10 s of samples while 2000 records are produced in the first 2 s; `sample`
 // shapes each from (t, produced so far); then the timeline is filled in.
 RunResult ShortProduction(const std::function<Sample(double, int64_t)>& sample, double fault_start,

@@ -9,16 +9,50 @@
 namespace tempest::study {
 namespace {
 
-TEST(ScenarioTest, BuiltinsAreTheNamedFifteen) {
+TEST(ScenarioTest, BuiltinsAreTheNamedFifteenOnOneHostAndSixPartitions) {
   std::set<std::string> names;
-  for (const Scenario& s : BuiltinScenarios()) names.insert(s.name);
+  for (const Scenario& s : DefaultScenarios(/*hosts=*/false)) names.insert(s.name);
   const std::set<std::string> expected = {
       "worker-kill",           "supervisor-kill",    "nimbus-kill",     "zk-session-expiry",
       "zk-leader-kill",        "zk-quorum-loss",     "zombie-spout",    "kafka-broker-down",
       "retention-past-offset", "bolt-failures",      "slow-bolt",       "clean-restart",
       "zk-overload",           "zk-permission-lost", "zk-misconfigured"};
   EXPECT_EQ(names, expected);
+  std::set<std::string> partitions;
+  for (const Scenario& s : DefaultScenarios(/*hosts=*/true)) {
+    EXPECT_TRUE(NeedsHosts(s.fault)) << s.name;
+    EXPECT_GT(s.duration_s, 0) << s.name;
+    partitions.insert(s.name);
+  }
+  const std::set<std::string> expected_partitions = {
+      "partition-worker-pair",   "partition-spout-zk",    "partition-supervisor-host",
+      "partition-nimbus-leader", "partition-zk-minority", "lossy-network"};
+  EXPECT_EQ(partitions, expected_partitions);
+  EXPECT_EQ(BuiltinScenarios().size(), expected.size() + expected_partitions.size());
   for (const Scenario& s : BuiltinScenarios()) EXPECT_FALSE(s.description.empty()) << s.name;
+}
+
+TEST(ScenarioTest, LossPercentBelongsToLossyNetworkAndStaysInRange) {
+  absl::StatusOr<std::vector<Scenario>> ok = ParseScenarios(
+      "- {name: lossy, fault: lossy-network, duration_s: 5, loss_percent: 20}\n", "f.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)[0].loss_percent, 20);
+  EXPECT_EQ(PlanFault((*ok)[0], 1, 10).loss_percent, 20);
+  absl::StatusOr<std::vector<Scenario>> wrong_fault = ParseScenarios(
+      "- {name: k, fault: kill-worker, loss_percent: 20}\n", "f.yaml");
+  ASSERT_FALSE(wrong_fault.ok());
+  EXPECT_NE(wrong_fault.status().message().find("loss_percent applies to lossy-network"),
+            std::string::npos)
+      << wrong_fault.status();
+  for (const char* bad : {"0", "51", "x"}) {
+    absl::StatusOr<std::vector<Scenario>> r = ParseScenarios(
+        absl::StrCat("- {name: l, fault: lossy-network, duration_s: 5, loss_percent: ", bad,
+                     "}\n"),
+        "f.yaml");
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+  // A partition needs a duration like every fault that acts over a window.
+  EXPECT_FALSE(ParseScenarios("- {name: p, fault: partition-spout-zk}\n", "f.yaml").ok());
 }
 
 TEST(ScenarioTest, TheOffsetPathScenariosUseTheirFaults) {
