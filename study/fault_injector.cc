@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -112,23 +113,35 @@ absl::Status FaultInjector::InjectPartition() {
   };
   switch (kind_) {
     case FaultKind::kPartitionWorkerPair: {
-      // A pipeline's spout host and the host of its other worker: the
-      // trees that cross between them cannot complete.
-      const std::vector<StudyWorld::Worker> all = targets_.TopologyWorkers();
-      int a = -1, b = -1;
-      for (size_t i = 0; i < spouts.size() && a < 0; ++i) {
-        const StudyWorld::Worker& spout = spouts[(i + plan_.pick) % spouts.size()];
-        for (const StudyWorld::Worker& w : all) {
-          if (w.topology_id == spout.topology_id && w.supervisor != spout.supervisor) {
-            a = spout.supervisor;
-            b = w.supervisor;
-            break;
+      // Each pipeline's two workers lose each other: every pair of supervisor
+      // hosts that a pipeline runs workers on is cut (its trees cross
+      // there), so every guarantee's trees time out, while every host still
+      // reaches ZooKeeper, nimbus and Kafka.
+      std::map<std::string, std::set<int>> hosts_of;  // topology id -> its supervisors
+      for (const StudyWorld::Worker& w : targets_.TopologyWorkers()) {
+        hosts_of[w.topology_id].insert(w.supervisor);
+      }
+      std::set<std::pair<int, int>> pairs;
+      for (const auto& [id, supervisors] : hosts_of) {
+        for (int a : supervisors) {
+          for (int b : supervisors) {
+            if (a < b) pairs.insert({a, b});
           }
         }
       }
-      if (a < 0) return absl::UnavailableError("no pipeline has workers on two hosts");
-      cut_.hosts = {StudyWorld::SupervisorHost(a), StudyWorld::SupervisorHost(b)};
-      return mark_cut(hosts.CutPair(host_index(cut_.hosts[0]), host_index(cut_.hosts[1])));
+      if (pairs.empty()) return absl::UnavailableError("no pipeline has workers on two hosts");
+      std::set<std::string> touched;
+      for (const auto& [a, b] : pairs) {
+        touched.insert(StudyWorld::SupervisorHost(a));
+        touched.insert(StudyWorld::SupervisorHost(b));
+      }
+      cut_.hosts.assign(touched.begin(), touched.end());
+      for (const auto& [a, b] : pairs) {
+        absl::Status s = hosts.CutPair(host_index(StudyWorld::SupervisorHost(a)),
+                                       host_index(StudyWorld::SupervisorHost(b)));
+        if (!s.ok()) return s;
+      }
+      return mark_cut(absl::OkStatus());
     }
     case FaultKind::kPartitionSpoutZk:
       for (int s : spout_supervisors) {

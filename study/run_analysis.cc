@@ -226,9 +226,9 @@ void FillTimeline(RunResult& run, double stall_s) {
     // at-most-once and no-guarantee may).
     const Sample& last = s.back();
     for (const Sample& x : s) {
-      if (x.t_s >= fault_end && x.committed >= 0 && x.committed >= last.committed &&
+      if (x.t_s >= fault && x.committed >= 0 && x.committed >= last.committed &&
           x.log_end >= last.log_end) {
-        run.recover_s = Round1(x.t_s - fault_end);
+        run.recover_s = Round1(std::max(0.0, x.t_s - fault_end));  // 0: nothing left at the heal
         break;
       }
     }

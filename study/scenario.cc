@@ -47,7 +47,7 @@ constexpr KindInfo kKinds[] = {
     {FaultKind::kZkMisconfigured, "zk-misconfigured",
      "resubmit with a zkServers chroot that does not exist, then with a dead server in zkServers"},
     {FaultKind::kPartitionWorkerPair, "partition-worker-pair",
-     "two hosts running one pipeline's workers cannot reach each other for duration_s (--hosts)"},
+     "each pipeline's two workers' hosts cannot reach each other for duration_s (--hosts)"},
     {FaultKind::kPartitionSpoutZk, "partition-spout-zk",
      "the spouts' hosts lose every ZooKeeper member for duration_s; Kafka stays (--hosts)"},
     {FaultKind::kPartitionSupervisorHost, "partition-supervisor-host",
@@ -148,9 +148,9 @@ scenarios:
     fault: partition-worker-pair
     duration_s: 8
     description: >-
-      Two hosts running one pipeline's workers cannot reach each other for 8 s
-      while both still reach ZooKeeper; the trees crossing them time out and
-      the spout replays them.
+      Each pipeline's two workers cannot reach each other for 8 s (the hosts
+      they run on are cut pairwise) while every host still reaches ZooKeeper;
+      the trees crossing the cut time out and the spout replays them.
   - name: partition-spout-zk
     fault: partition-spout-zk
     duration_s: 8

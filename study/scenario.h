@@ -33,8 +33,8 @@ enum class FaultKind {
   kZkMisconfigured,  // resubmit with a chroot that does not exist, then with a dead server in
                      // zkServers
   // Network partitions; these need the multi-host world (`tempest study --hosts`).
-  kPartitionWorkerPair,      // two supervisor hosts running one pipeline's workers cannot reach
-                             // each other; both still reach ZooKeeper, nimbus and Kafka
+  kPartitionWorkerPair,      // each pipeline's two workers cannot reach each other (their hosts
+                             // are cut pairwise); all still reach ZooKeeper, nimbus and Kafka
   kPartitionSpoutZk,         // the hosts running the spouts lose every ZooKeeper member; they
                              // keep Kafka, nimbus and the other hosts
   kPartitionSupervisorHost,  // the supervisor host running the most spouts is cut off from

@@ -159,11 +159,12 @@ TEST(RunAnalysisTest, RecoverCountsFromTheHeal) {
   ASSERT_TRUE(late.recover_s.has_value());
   EXPECT_NEAR(*late.recover_s, 3.8, 0.25);
 
-  // A run whose samples end before the heal never showed a recovery.
-  RunResult cut_short = gave_up;
-  cut_short.fault_end_s = 20.0;
-  FillTimeline(cut_short);
-  EXPECT_FALSE(cut_short.recover_s.has_value());
+  // Nothing outstanding any more when it healed: recovered at once.
+  RunResult done_before = gave_up;
+  done_before.fault_end_s = 9.0;
+  FillTimeline(done_before);
+  ASSERT_TRUE(done_before.recover_s.has_value());
+  EXPECT_EQ(*done_before.recover_s, 0);
 }
 
 // 10 s of samples while 2000 records are produced in the first 2 s; `sample`
