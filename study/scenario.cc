@@ -216,6 +216,7 @@ bool ValidName(const std::string& name) {
 // Faults that act over a window need a non-zero duration_s; the restarts
 // (kill-supervisor, kill-nimbus, kill-zk-leader) may come back at once.
 bool NeedsDuration(FaultKind kind) {
+  if (NeedsHosts(kind)) return true;  // every partition is a window
   switch (kind) {
     case FaultKind::kPauseWorker:
     case FaultKind::kZkSessionExpiry:
@@ -225,12 +226,6 @@ bool NeedsDuration(FaultKind kind) {
     case FaultKind::kSlowBolt:
     case FaultKind::kZkOverload:
     case FaultKind::kZkAclRevoked:
-    case FaultKind::kPartitionWorkerPair:
-    case FaultKind::kPartitionSpoutZk:
-    case FaultKind::kPartitionSupervisorHost:
-    case FaultKind::kPartitionNimbusLeader:
-    case FaultKind::kPartitionZkMinority:
-    case FaultKind::kLossyNetwork:
       return true;
     default:
       return false;

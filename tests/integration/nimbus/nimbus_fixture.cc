@@ -38,13 +38,9 @@ void NimbusTest::SetUp() {
   ASSERT_TRUE(bolts::RegisterBuiltinBolts(registry_).ok());
   static std::atomic<int> counter{0};
   root_ = absl::StrCat("/nimbus-test-", ++counter);
-  coord::ZkSession::Options o;
-  o.connect_string = ensemble_->ConnectString();
-  o.config = Options().zk;
-  auto s = coord::ZkSession::Create(std::move(o));
+  auto s = ::tempest::testing::ConnectedZkSession(ensemble_->ConnectString(), Options().zk);
   ASSERT_TRUE(s.ok()) << s.status();
   zk_ = *std::move(s);
-  ASSERT_TRUE(zk_->WaitConnected(milliseconds(20000)).ok());
 }
 
 void NimbusTest::TearDown() {

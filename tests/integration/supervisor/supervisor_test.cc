@@ -55,12 +55,9 @@ class SupervisorTest : public ::testing::Test {
     ASSERT_NE(ensemble_, nullptr);
     static std::atomic<int> counter{0};
     root_ = absl::StrCat("/supervisor-test-", ++counter);
-    coord::ZkSession::Options o;
-    o.connect_string = ensemble_->ConnectString();
-    auto s = coord::ZkSession::Create(std::move(o));
+    auto s = ::tempest::testing::ConnectedZkSession(ensemble_->ConnectString());
     ASSERT_TRUE(s.ok()) << s.status();
     zk_ = *std::move(s);
-    ASSERT_TRUE(zk_->WaitConnected(milliseconds(20000)).ok());
   }
 
   void TearDown() override {

@@ -124,12 +124,9 @@ class WorkerFencingTest : public ::testing::Test {
     port_ = support::FreePort();
 
     // The test's own session goes to ZooKeeper directly, never through the proxy.
-    coord::ZkSession::Options o;
-    o.connect_string = ensemble_->ConnectString();
-    auto s = coord::ZkSession::Create(std::move(o));
+    auto s = ::tempest::testing::ConnectedZkSession(ensemble_->ConnectString());
     ASSERT_TRUE(s.ok()) << s.status();
     zk_ = *std::move(s);
-    ASSERT_TRUE(zk_->WaitConnected(milliseconds(20000)).ok());
 
     base_.set_name("fencing");
     base_.set_status(v1::ACTIVE);

@@ -32,12 +32,9 @@ class SupervisorCommandTest : public ::testing::Test {
         << DaemonConfigPreamble(zk_->ConnectString())
         << "storm.local.dir: " << dir_.File("local") << "\n"
         << "supervisor.slots.ports: [6700, 6701]\n";
-    coord::ZkSession::Options o;
-    o.connect_string = zk_->ConnectString();
-    auto s = coord::ZkSession::Create(std::move(o));
+    auto s = ConnectedZkSession(zk_->ConnectString());
     ASSERT_TRUE(s.ok()) << s.status();
     session_ = *std::move(s);
-    ASSERT_TRUE(session_->WaitConnected(milliseconds(20000)).ok());
   }
   void TearDown() override {
     if (session_) session_->Close();
