@@ -196,6 +196,7 @@ absl::Status Nimbus::Start() {
   // Reads are thread-safe (TopologyStore, ZkSession); writes still run one
   // at a time on the control thread.
   ho.handler_threads = 4;
+  if (absl::Status s = net::ApplyApiLimits(options_.config, ho); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<net::HttpServer>> http =
       net::HttpServer::Create(*loop_, std::move(ho), *std::move(router));
   if (!http.ok()) return http.status();

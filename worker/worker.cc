@@ -152,6 +152,7 @@ absl::Status Worker::Listen(const WorkerPlan& plan) {
   so.port = plan.port;
   so.secret = plan.secret;
   ASSIGN_OR_RETURN(so.max_payload_bytes, net::MaxFrameBytesOf(plan.def.config));
+  ASSIGN_OR_RETURN(so.limits, net::TransportLimitsOf(plan.def.config));
   so.metrics = options_.metrics;
   RemoteReceiver* r = receiver_.get();
   absl::StatusOr<std::unique_ptr<net::TransportServer>> server = net::TransportServer::Create(

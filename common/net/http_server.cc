@@ -94,12 +94,18 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
         metrics_(options_.metrics != nullptr ? *options_.metrics
                                              : core::MetricsRegistry::Global()),
         accept_backoff_(io, "http", metrics_),
+        gate_(GateLimits(options_), "http", metrics_),
         pool_(pool) {}
 
   absl::StatusOr<int> Listen();
   void Accept();
   void Stop();
-  void Remove(uint64_t id) { sessions_.erase(id); }
+  void Remove(uint64_t id) {
+    sessions_.erase(id);
+    gate_.Remove(id);
+  }
+  // Idle: waiting for the first byte of a request (ConnectionGate).
+  void SetIdle(uint64_t id, bool idle) { gate_.SetIdle(id, idle); }
 
   // Any thread (the router and the static files are read-only).
   HttpResponse Handle(HttpRequest& request);
@@ -114,6 +120,12 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
 
  private:
   void OnAccepted(tcp::socket socket);
+  void Evict(uint64_t id);
+  static ConnectionLimits GateLimits(const HttpServerOptions& o) {
+    ConnectionLimits l = o.limits;
+    l.max_connections = o.max_connections;
+    return l;
+  }
 
   tcp::acceptor acceptor_;
   HttpServerOptions options_;
@@ -121,6 +133,7 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   std::unique_ptr<StaticFiles> static_files_;
   core::MetricsRegistry& metrics_;
   AcceptBackoff accept_backoff_;
+  ConnectionGate gate_;
   HandlerPool* pool_;  // owned by the HttpServer; null once stopped
   std::map<uint64_t, std::weak_ptr<HttpSession>> sessions_;
   uint64_t next_id_ = 1;
@@ -165,6 +178,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_->body_limit(options.body_limit_bytes);
     parser_->header_limit(static_cast<uint32_t>(options.header_limit_bytes));
     request_started_ = false;
+    owner_->SetIdle(id_, buffer_.size() == 0);
     stream_.expires_after(options.idle_timeout);
     if (buffer_.size() > 0) {
       Parse();  // a pipelined request is already here
@@ -190,6 +204,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (!request_started_) {
       // From the first byte on, the whole request has one deadline.
       request_started_ = true;
+      owner_->SetIdle(id_, false);
       stream_.expires_after(owner_->options().request_timeout);
     }
     Parse();
@@ -450,22 +465,55 @@ void HttpListener::Accept() {
   });
 }
 
+void HttpListener::Evict(uint64_t id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  auto session = it->second.lock();
+  Remove(id);
+  if (session != nullptr) session->Close();
+}
+
 void HttpListener::OnAccepted(tcp::socket socket) {
-  // Beyond the cap a few more connections are read and answered 503 (so
-  // the client learns why); beyond those they are closed at once.
-  const size_t open = sessions_.size();
-  const size_t answered_busy = options_.max_connections / 8 + 8;
-  if (open >= options_.max_connections + answered_busy) {
-    Count(503);
-    beast::error_code ignored;
-    socket.close(ignored);
-    return;
+  beast::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  const std::string peer = ec ? std::string("?") : remote.address().to_string();
+  const ConnectionGate::Verdict verdict = gate_.Admit(peer);
+  for (uint64_t victim : verdict.evict) {
+    gate_.Report(peer, verdict.reason, /*refused=*/false);
+    Evict(victim);
+  }
+  bool over_capacity = false;
+  if (!verdict.admit) {
+    gate_.Report(peer, verdict.reason, /*refused=*/true);
+    // Every connection is busy: a few more are read and answered 503 (so
+    // the client learns why); beyond those, and whenever one address or the
+    // descriptor reserve is the reason, they are closed at once.
+    const size_t answered_busy = options_.max_connections / 8 + 8;
+    over_capacity = std::string_view(verdict.reason) == "total_limit" &&
+                    sessions_.size() < options_.max_connections + answered_busy;
+    if (!over_capacity) {
+      Count(503);
+      socket.close(ec);
+      return;
+    }
   }
   const uint64_t id = next_id_++;
-  auto session = std::make_shared<HttpSession>(id, std::move(socket), shared_from_this(),
-                                               open >= options_.max_connections);
+  auto session =
+      std::make_shared<HttpSession>(id, std::move(socket), shared_from_this(), over_capacity);
   sessions_.emplace(id, session);
+  // Sessions answered 503 stay outside the gate: they close after one reply.
+  if (!over_capacity) gate_.Add(id, peer, /*idle=*/true);
   session->Start();
+}
+
+absl::Status ApplyApiLimits(const api::Config& config, HttpServerOptions& options) {
+  ConnectionLimits defaults = options.limits;
+  defaults.max_connections = options.max_connections;
+  absl::StatusOr<ConnectionLimits> limits = ConnectionLimitsOf(config, "tempest.api", defaults);
+  if (!limits.ok()) return limits.status();
+  options.limits = *limits;
+  options.max_connections = limits->max_connections;
+  return absl::OkStatus();
 }
 
 void HttpListener::Stop() {

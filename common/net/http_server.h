@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/core/metrics_registry.h"
+#include "common/net/connection_gate.h"
 #include "common/net/event_loop.h"
 #include "common/net/http_router.h"
 
@@ -33,8 +34,15 @@ struct HttpServerOptions {
   // its first byte, or the connection is closed (slow-request clients).
   std::chrono::milliseconds request_timeout = std::chrono::seconds(30);
   // Open connections beyond this are answered 503 and closed; a small
-  // number more than that are closed at once.
+  // number more than that are closed at once. But first the oldest idle
+  // connection (no request under way) is closed to make room, so idle
+  // sockets never lock a client out.
   size_t max_connections = 256;
+  // Connections from one address (beyond: the oldest idle one of that
+  // address is closed, or the newcomer when none is idle) and the
+  // descriptors kept free for the rest of the process (ConnectionGate).
+  // limits.max_connections is ignored: max_connections above is the total.
+  ConnectionLimits limits{.max_connections = 256, .max_per_peer = 64, .descriptor_reserve = 32};
   // Bodies that look like JSON (Content-Type mentions json, or the body
   // starts with '{' or '[') nesting deeper than this get 400 before any
   // handler parses them (core::CheckJsonDepth).
@@ -51,6 +59,11 @@ struct HttpServerOptions {
   // nullptr = MetricsRegistry::Global(). Must outlive the server.
   core::MetricsRegistry* metrics = nullptr;
 };
+
+// The REST API's connection keys: tempest.api.max.connections (default 256),
+// tempest.api.max.connections.per.peer (64), tempest.api.descriptor.reserve
+// (32), applied to `options`. InvalidArgument naming the key.
+absl::Status ApplyApiLimits(const api::Config& config, HttpServerOptions& options);
 
 // An HTTP/1.1 server (Boost.Beast) for the REST API and the web UI. Owns the
 // listening socket and every connection; all of them run on the EventLoop's

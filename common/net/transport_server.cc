@@ -76,6 +76,10 @@ absl::StatusOr<size_t> MaxFrameBytesOf(const api::Config& config) {
   return static_cast<size_t>(v);
 }
 
+absl::StatusOr<ConnectionLimits> TransportLimitsOf(const api::Config& config) {
+  return ConnectionLimitsOf(config, "tempest.transport", ConnectionLimits{});
+}
+
 class FrameReaderConnection;
 
 // The listener plus the table of live connections. Lives on the loop thread;
@@ -88,7 +92,8 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
         callback_(std::move(callback)),
         metrics_(options_.metrics != nullptr ? *options_.metrics
                                              : core::MetricsRegistry::Global()),
-        accept_backoff_(io, "transport", metrics_.registry) {}
+        accept_backoff_(io, "transport", metrics_.registry),
+        gate_(options_.limits, "transport", metrics_.registry) {}
 
   absl::StatusOr<int> Listen();
   void Accept();
@@ -103,6 +108,8 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   // One line per closed connection, at most a few per 10 s: a peer decides
   // how often its frames are malformed.
   RateLimitedLog& fail_log() { return fail_log_; }
+  // A connection that answered the handshake is never closed for others.
+  void Authenticated(ConnectionId id) { gate_.SetIdle(id, false); }
   std::atomic<size_t> open_count{0};
 
  private:
@@ -113,6 +120,7 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   ReceiveCallback callback_;
   ServerMetrics metrics_;
   AcceptBackoff accept_backoff_;
+  ConnectionGate gate_;
   RateLimitedLog fail_log_{5, std::chrono::seconds(10)};
   std::map<ConnectionId, std::shared_ptr<FrameReaderConnection>> connections_;
   ConnectionId next_id_ = 1;
@@ -159,6 +167,13 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     if (!paused_ || closed_) return;
     paused_ = false;
     ProcessBuffer();
+  }
+
+  // Closes a connection still in its handshake to make room for a new one.
+  void Evict(const char* reason) {
+    if (closed_) return;
+    metrics_.Error(reason).Add();
+    CloseAndForget();
   }
 
   // Closes without logging (server shutdown).
@@ -312,6 +327,7 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
         }
         authenticated_ = true;
         timer_.cancel();
+        owner_->Authenticated(id_);
         continue;
       }
       if (hello) {
@@ -419,6 +435,22 @@ void FrameAcceptor::Accept() {
 }
 
 void FrameAcceptor::OnAccepted(tcp::socket socket) {
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  const std::string peer = ec ? std::string("?") : remote.address().to_string();
+  const ConnectionGate::Verdict verdict = gate_.Admit(peer);
+  for (ConnectionId victim : verdict.evict) {
+    auto it = connections_.find(victim);
+    if (it == connections_.end()) continue;
+    gate_.Report(peer, verdict.reason, /*refused=*/false);
+    auto conn = it->second;  // Evict erases it from the table
+    conn->Evict(verdict.reason);
+  }
+  if (!verdict.admit) {
+    gate_.Report(peer, verdict.reason, /*refused=*/true);
+    socket.close(ec);
+    return;
+  }
   auto mac = FrameMac::Create(options_.secret);
   if (!mac.ok()) {  // cannot happen: the secret was checked in Create
     spdlog::critical("transport: {}", mac.status().ToString());
@@ -428,6 +460,7 @@ void FrameAcceptor::OnAccepted(tcp::socket socket) {
   auto conn = std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac),
                                                       shared_from_this());
   connections_.emplace(id, conn);
+  gate_.Add(id, peer, /*idle=*/true);
   open_count.store(connections_.size(), std::memory_order_relaxed);
   metrics_.connections_accepted.Add();
   metrics_.open_connections.Add(1);
@@ -450,6 +483,7 @@ void FrameAcceptor::ResumeAll() {
 }
 
 void FrameAcceptor::Remove(ConnectionId id) {
+  gate_.Remove(id);
   if (connections_.erase(id) > 0) {
     metrics_.open_connections.Add(-1);
     open_count.store(connections_.size(), std::memory_order_relaxed);

@@ -13,6 +13,7 @@
 #include "common/api/config.h"
 #include "common/core/metrics_registry.h"
 #include "common/net/batch.h"
+#include "common/net/connection_gate.h"
 #include "common/net/event_loop.h"
 #include "common/net/frame_codec.h"
 
@@ -26,6 +27,12 @@ class FrameAcceptor;
 // the largest serialized tuple. InvalidArgument outside that range.
 inline constexpr std::string_view kMaxFrameBytesKey = "tempest.transport.max.frame.bytes";
 absl::StatusOr<size_t> MaxFrameBytesOf(const api::Config& config);
+
+// The connection limits of a worker's transport server from the topology's
+// config: tempest.transport.max.connections (default 1024),
+// tempest.transport.max.connections.per.peer (256) and
+// tempest.transport.descriptor.reserve (32). InvalidArgument naming the key.
+absl::StatusOr<ConnectionLimits> TransportLimitsOf(const api::Config& config);
 
 // Identifies one accepted connection of a TransportServer (unique per server).
 using ConnectionId = uint64_t;
@@ -56,8 +63,13 @@ struct TransportServerOptions {
   size_t max_payload_bytes = FrameCodec::kDefaultMaxPayloadBytes;
   // A connection that has not completed the handshake this long after
   // accept is closed. Until then it owns a fixed 80-byte buffer (one hello
-  // frame) and nothing else; a first frame announcing more is refused.
-  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
+  // frame) and nothing else; a first frame announcing more is refused. A
+  // real peer answers within a round trip.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5);
+  // Per-address and total connection caps and the descriptor reserve
+  // (ConnectionGate; `tempest.transport.*` keys, TransportLimitsOf). A
+  // connection still in its handshake is the one closed to make room.
+  ConnectionLimits limits;
   // The receive buffers of all TransportServers of the process together stay
   // under this; a connection that needs more waits (its socket unread, so TCP
   // pushes back on the sender) until others have given memory back.

@@ -37,6 +37,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/eventually.h"
 #include "tests/support/output_file.h"
+#include "tests/integration/net/hostile_peer.h"
 #include "tests/system/cluster/cluster_fixture.h"
 
 namespace tempest::testing {
@@ -45,63 +46,6 @@ namespace {
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-// A raw loopback TCP connection, closed on destruction.
-class RawConn {
- public:
-  explicit RawConn(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~RawConn() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RawConn(const RawConn&) = delete;
-  RawConn& operator=(const RawConn&) = delete;
-
-  bool connected() const { return connected_; }
-  // Sends everything; false if the peer refused part of it.
-  bool Send(const std::string& bytes) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  }
-  // Reads until the peer closes or `deadline` passes; true if it closed.
-  // What arrived is in `received`.
-  bool ReadUntilClosed(milliseconds deadline, std::string* received = nullptr) {
-    const auto until = std::chrono::steady_clock::now() + deadline;
-    for (int i = 0; i < 100000; ++i) {
-      const auto left =
-          std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-      char buf[8192];
-      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) return true;  // EOF or reset: closed by the server
-      if (received != nullptr) received->append(buf, static_cast<size_t>(n));
-    }
-    return false;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
-
-// The status code of a raw HTTP reply ("HTTP/1.1 431 ..."), 0 if none.
-int StatusOf(const std::string& reply) {
-  if (reply.size() < 12 || reply.compare(0, 5, "HTTP/") != 0) return 0;
-  return std::atoi(reply.substr(9, 3).c_str());
-}
 
 std::string ChunkedWithTrailer(size_t trailer_bytes) {
   return absl::StrCat("POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n",
@@ -116,15 +60,6 @@ std::string DeepJsonPost(size_t depth) {
   return absl::StrCat(
       "POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
       "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
-}
-
-// One raw request; the reply's status (0: closed without one).
-int RawStatus(int port, const std::string& request) {
-  RawConn c(port);
-  std::string reply;
-  if (!c.connected() || !c.Send(request)) return 0;
-  c.ReadUntilClosed(seconds(10), &reply);
-  return StatusOf(reply);
 }
 
 // ---------------------------------------------------------------------------
@@ -190,14 +125,16 @@ TEST_F(HttpLimitsTest, SlowRequestIsClosedAtItsDeadline) {
   EXPECT_TRUE(Healthy());
 }
 
-TEST_F(HttpLimitsTest, ConnectionsBeyondTheCapAreAnswered503) {
+TEST_F(HttpLimitsTest, ConnectionsBeyondTheCapAreAnswered503WhileAllAreBusy) {
   net::HttpServerOptions o;
   o.max_connections = 4;
   Start(o);
+  // Busy: each has begun a request (idle ones would make room instead).
   std::vector<std::unique_ptr<RawConn>> idle;
   for (int i = 0; i < 4; ++i) {
     idle.push_back(std::make_unique<RawConn>(server_->port()));
     ASSERT_TRUE(idle.back()->connected());
+    ASSERT_TRUE(idle.back()->Send("GET /fast HTTP/1.1\r\n"));
   }
   // The server accepts asynchronously: wait until all four are its sessions,
   // i.e. until one more is refused.
@@ -209,6 +146,46 @@ TEST_F(HttpLimitsTest, ConnectionsBeyondTheCapAreAnswered503) {
   })) << status;
   idle.clear();
   EXPECT_TRUE(Eventually(seconds(10), [&] { return Healthy(); }));
+}
+
+TEST_F(HttpLimitsTest, IdleConnectionsMakeRoomForNewRequests) {
+  net::HttpServerOptions o;
+  o.max_connections = 4;
+  Start(o);
+  std::vector<std::unique_ptr<RawConn>> first, second;
+  for (int i = 0; i < 4; ++i) first.push_back(std::make_unique<RawConn>(server_->port()));
+  // Four more idle sockets close the first four, oldest first, instead of
+  // being refused...
+  for (int i = 0; i < 4; ++i) second.push_back(std::make_unique<RawConn>(server_->port()));
+  int closed = 0;
+  for (auto& c : first) closed += c->ReadUntilClosed(seconds(10)) ? 1 : 0;
+  EXPECT_EQ(closed, 4);
+  // ... and a request is answered, not 503, with all four places idle.
+  EXPECT_TRUE(Healthy());
+  EXPECT_TRUE(second[0]->ReadUntilClosed(seconds(10))) << "the oldest idle one made room";
+}
+
+TEST_F(HttpLimitsTest, OneAddressIsCappedAndOthersAreNot) {
+  net::HttpServerOptions o;
+  o.limits.max_per_peer = 3;
+  Start(o);
+  // Three busy connections from 127.0.0.2 (a request begun on each).
+  std::vector<std::unique_ptr<RawConn>> busy;
+  for (int i = 0; i < 3; ++i) {
+    busy.push_back(std::make_unique<RawConn>(server_->port(), "127.0.0.2"));
+    ASSERT_TRUE(busy.back()->connected());
+    ASSERT_TRUE(busy.back()->Send("GET /fast HTTP/1.1\r\n"));
+  }
+  // A fourth from there is closed without an answer, once the server has
+  // taken the first three; 127.0.0.1 is served meanwhile.
+  std::string reply;
+  ASSERT_TRUE(Eventually(seconds(10), [&] {
+    RawConn fourth(server_->port(), "127.0.0.2");
+    reply.clear();
+    return fourth.connected() && fourth.ReadUntilClosed(seconds(5), &reply) && reply.empty();
+  }));
+  EXPECT_TRUE(Healthy());
+  for (auto& c : busy) EXPECT_FALSE(c->ClosedByPeer()) << "a busy connection was closed";
 }
 
 TEST_F(HttpLimitsTest, ASlowHandlerDoesNotHoldUpOtherRequests) {
@@ -262,64 +239,6 @@ int64_t CpuTicks(pid_t pid) {
   return ticks;
 }
 
-int OpenFds(pid_t pid) {
-  std::error_code ec;
-  int n = 0;
-  for (auto it = std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/fd"), ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++n;
-  }
-  return n;
-}
-
-int CountLines(const std::string& path, const std::string& needle) {
-  std::ifstream in(path);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) n += line.find(needle) != std::string::npos ? 1 : 0;
-  return n;
-}
-
-// The real uid or gid of `pid` (`field` "Uid:" or "Gid:" of
-// /proc/PID/status), -1 if unknown.
-int64_t RealId(pid_t pid, const std::string& field) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(field.size()));
-  }
-  return -1;
-}
-
-// prlimit(RLIMIT_NOFILE) of `pid`. Without CAP_SYS_RESOURCE (containers
-// drop it) only a process of the target's own uid and gid may do that,
-// and workers under a root supervisor run as another account: then a
-// forked child becomes that account first.
-bool NoFileLimit(pid_t pid, const rlimit* set, rlimit* get) {
-  if (::prlimit(pid, RLIMIT_NOFILE, set, get) == 0) return true;
-  if (errno != EPERM || ::geteuid() != 0) return false;
-  const int64_t uid = RealId(pid, "Uid:"), gid = RealId(pid, "Gid:");
-  if (uid < 0 || gid < 0) return false;
-  int fds[2];
-  if (::pipe(fds) != 0) return false;
-  const pid_t child = ::fork();
-  if (child == 0) {
-    rlimit old{};
-    const bool ok = ::setresgid(gid, gid, gid) == 0 && ::setresuid(uid, uid, uid) == 0 &&
-                    ::prlimit(pid, RLIMIT_NOFILE, set, &old) == 0;
-    if (ok && ::write(fds[1], &old, sizeof(old)) != sizeof(old)) ::_exit(2);
-    ::_exit(ok ? 0 : 1);
-  }
-  ::close(fds[1]);
-  rlimit old{};
-  const bool got = ::read(fds[0], &old, sizeof(old)) == sizeof(old);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
-  if (get != nullptr) *get = old;
-  return true;
-}
-
 struct ExhaustionOutcome {
   bool limited = false;
   int64_t cpu_ticks = -1;  // used by the process while out of descriptors
@@ -353,14 +272,20 @@ ExhaustionOutcome ExhaustDescriptors(pid_t pid, int port) {
   return out;
 }
 
+// Lines of `log` saying that a connection could not be taken: a failed
+// accept, or one refused to keep the descriptor reserve.
+int RefusalLines(const std::string& log) {
+  return CountLines(log, "accept failed") + CountLines(log, "refusing a connection");
+}
+
 // Descriptor exhaustion of `who` (pid, listening on `port`, logging to
-// `log`): its accept loop reports it a few times and backs off instead of
-// spinning a core.
+// `log`): its accept loop refuses what it cannot take (the descriptor
+// reserve) or backs off, reports it a few times, and never spins a core.
 void ExpectAcceptBacksOff(const std::string& who, pid_t pid, int port, const std::string& log) {
-  const int lines_before = CountLines(log, "accept failed");
+  const int lines_before = RefusalLines(log);
   const ExhaustionOutcome ex = ExhaustDescriptors(pid, port);
   ASSERT_TRUE(ex.limited) << "cannot lower the RLIMIT_NOFILE of " << who;
-  const int lines = CountLines(log, "accept failed") - lines_before;
+  const int lines = RefusalLines(log) - lines_before;
   std::printf(
       "%s out of descriptors for 3 s: %lld CPU ticks (%lld in the 3 s before), %d log "
       "lines\n",
@@ -507,7 +432,8 @@ void HostileClusterTest::AttackWorker(const WorkerSlot& worker) {
   garbage.Send(std::string(200, '\x7f'));
   EXPECT_TRUE(garbage.ReadUntilClosed(seconds(10)));
 
-  // 200 idle connections: closed by the handshake deadline (10 s).
+  // 200 idle connections: closed by the handshake deadline (5 s), or sooner
+  // to make room for newer ones.
   std::vector<std::unique_ptr<RawConn>> idle;
   for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConn>(worker.port));
   int idle_closed = 0;
