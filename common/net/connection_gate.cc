@@ -27,22 +27,21 @@ size_t EffectiveReserve(size_t configured) {
 }  // namespace
 
 absl::StatusOr<ConnectionLimits> ConnectionLimitsOf(const api::Config& config,
-                                                    std::string_view prefix,
+                                                    const ConnectionLimitKeys& keys,
                                                     ConnectionLimits defaults) {
   ConnectionLimits out = defaults;
-  const std::pair<const char*, size_t*> keys[] = {
-      {".max.connections", &out.max_connections},
-      {".max.connections.per.peer", &out.max_per_peer},
-      {".descriptor.reserve", &out.descriptor_reserve},
+  const std::pair<std::string_view, size_t*> fields[] = {
+      {keys.max_connections, &out.max_connections},
+      {keys.max_per_peer, &out.max_per_peer},
+      {keys.descriptor_reserve, &out.descriptor_reserve},
   };
-  for (const auto& [suffix, field] : keys) {
-    const std::string key = absl::StrCat(api::Sv(prefix), suffix);
+  for (const auto& [key, field] : fields) {
     const api::Value* v = config.Find(key);
     if (v == nullptr) continue;
     // The range lives with every other key's, in config_keys.cc; a key
     // without one is a programming error, reported rather than read loosely.
     if (!core::RangeOfKey(key)) {
-      return absl::InternalError(absl::StrCat("config ", key, " has no range"));
+      return absl::InternalError(absl::StrCat("config ", api::Sv(key), " has no range"));
     }
     if (absl::Status s = core::CheckConfigValue(key, *v); !s.ok()) return s;
     absl::StatusOr<int64_t> i = v->CoerceInt();

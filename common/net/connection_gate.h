@@ -29,13 +29,18 @@ struct ConnectionLimits {
   size_t descriptor_reserve = 32;
 };
 
-// The keys of one server kind under `prefix` ("tempest.transport",
-// "tempest.api"): PREFIX.max.connections, PREFIX.max.connections.per.peer,
-// PREFIX.descriptor.reserve, each an integer in the range config_keys.cc
+// The config keys of one server kind's ConnectionLimits.
+struct ConnectionLimitKeys {
+  std::string_view max_connections;
+  std::string_view max_per_peer;
+  std::string_view descriptor_reserve;
+};
+
+// `keys` read from `config`, each an integer in the range config_keys.cc
 // gives (InvalidArgument naming the key otherwise); absent keys keep
 // `defaults`.
 absl::StatusOr<ConnectionLimits> ConnectionLimitsOf(const api::Config& config,
-                                                    std::string_view prefix,
+                                                    const ConnectionLimitKeys& keys,
                                                     ConnectionLimits defaults);
 
 // The admission policy shared by every accept loop of common/net

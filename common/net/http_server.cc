@@ -509,7 +509,7 @@ void HttpListener::OnAccepted(tcp::socket socket) {
 absl::Status ApplyApiLimits(const api::Config& config, HttpServerOptions& options) {
   ConnectionLimits defaults = options.limits;
   defaults.max_connections = options.max_connections;
-  absl::StatusOr<ConnectionLimits> limits = ConnectionLimitsOf(config, "tempest.api", defaults);
+  absl::StatusOr<ConnectionLimits> limits = ConnectionLimitsOf(config, kApiLimitKeys, defaults);
   if (!limits.ok()) return limits.status();
   options.limits = *limits;
   options.max_connections = limits->max_connections;

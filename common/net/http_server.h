@@ -63,6 +63,9 @@ struct HttpServerOptions {
 // The REST API's connection keys: tempest.api.max.connections (default 256),
 // tempest.api.max.connections.per.peer (64), tempest.api.descriptor.reserve
 // (32), applied to `options`. InvalidArgument naming the key.
+inline constexpr ConnectionLimitKeys kApiLimitKeys = {"tempest.api.max.connections",
+                                                      "tempest.api.max.connections.per.peer",
+                                                      "tempest.api.descriptor.reserve"};
 absl::Status ApplyApiLimits(const api::Config& config, HttpServerOptions& options);
 
 // An HTTP/1.1 server (Boost.Beast) for the REST API and the web UI. Owns the

@@ -77,7 +77,7 @@ absl::StatusOr<size_t> MaxFrameBytesOf(const api::Config& config) {
 }
 
 absl::StatusOr<ConnectionLimits> TransportLimitsOf(const api::Config& config) {
-  return ConnectionLimitsOf(config, "tempest.transport", ConnectionLimits{});
+  return ConnectionLimitsOf(config, kTransportLimitKeys, ConnectionLimits{});
 }
 
 class FrameReaderConnection;

@@ -32,6 +32,9 @@ absl::StatusOr<size_t> MaxFrameBytesOf(const api::Config& config);
 // config: tempest.transport.max.connections (default 1024),
 // tempest.transport.max.connections.per.peer (256) and
 // tempest.transport.descriptor.reserve (32). InvalidArgument naming the key.
+inline constexpr ConnectionLimitKeys kTransportLimitKeys = {
+    "tempest.transport.max.connections", "tempest.transport.max.connections.per.peer",
+    "tempest.transport.descriptor.reserve"};
 absl::StatusOr<ConnectionLimits> TransportLimitsOf(const api::Config& config);
 
 // Identifies one accepted connection of a TransportServer (unique per server).

@@ -5,6 +5,8 @@
 
 #include "common/api/config.h"
 #include "common/core/metrics_registry.h"
+#include "common/net/http_server.h"
+#include "common/net/transport_server.h"
 #include "gtest/gtest.h"
 
 namespace tempest::net {
@@ -86,21 +88,21 @@ TEST(ConnectionLimitsOfTest, ReadsTheKeysStrictly) {
   api::Config config;
   config.Set("tempest.transport.max.connections.per.peer", api::Value(int64_t{8}));
   absl::StatusOr<ConnectionLimits> l =
-      ConnectionLimitsOf(config, "tempest.transport", ConnectionLimits{});
+      ConnectionLimitsOf(config, kTransportLimitKeys, ConnectionLimits{});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->max_per_peer, 8u);
   EXPECT_EQ(l->max_connections, ConnectionLimits{}.max_connections);
   for (const api::Value& bad :
        {api::Value(int64_t{0}), api::Value(std::string("lots")), api::Value(int64_t{1} << 40)}) {
     config.Set("tempest.transport.max.connections", bad);
-    l = ConnectionLimitsOf(config, "tempest.transport", ConnectionLimits{});
+    l = ConnectionLimitsOf(config, kTransportLimitKeys, ConnectionLimits{});
     ASSERT_FALSE(l.ok()) << bad.DebugString();
     EXPECT_NE(l.status().message().find("tempest.transport.max.connections"), std::string::npos)
         << l.status();
   }
   config = api::Config();
   config.Set("tempest.api.descriptor.reserve", api::Value(int64_t{-1}));
-  EXPECT_FALSE(ConnectionLimitsOf(config, "tempest.api", ConnectionLimits{}).ok());
+  EXPECT_FALSE(ConnectionLimitsOf(config, kApiLimitKeys, ConnectionLimits{}).ok());
 }
 
 }  // namespace
