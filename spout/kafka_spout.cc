@@ -91,7 +91,9 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   // Rewinds (tempest offsets set) work on ZooKeeper offsets only.
-  if (!config_.offsets_in_kafka()) StartRewindWatcher(site.owner_description);
+  if (!config_.offsets_in_kafka()) {
+    if (absl::Status s = StartRewindWatcher(site.owner_description); !s.ok()) return s;
+  }
   source_ =
       backends.partition_source ? backends.partition_source(site) : MakeKafkaPartitionSource(site);
   if (!config_.bootstrap_servers.empty()) {

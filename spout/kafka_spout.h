@@ -194,7 +194,7 @@ class KafkaSpout : public api::Spout {
   Partition* PartitionOfId(const api::MessageId& id, int64_t* offset);
   absl::Status StartReader(const std::string& bootstrap);
   // Fenced rewinds (kafka_spout_rewind.cc).
-  void StartRewindWatcher(const std::string& owner_description);
+  absl::Status StartRewindWatcher(const std::string& owner_description);
   void DrainRewinds(core::Clock::TimePoint now);
   void OnRewindRequest(const RewindWatcher::Pending& request, core::Clock::TimePoint now);
   void OnRewindOutcome(const RewindWatcher::Outcome& outcome, core::Clock::TimePoint now);

@@ -22,9 +22,9 @@ constexpr int kMaxReacquireCycles = 3;
 
 }  // namespace
 
-void KafkaSpout::StartRewindWatcher(const std::string& owner_description) {
+absl::Status KafkaSpout::StartRewindWatcher(const std::string& owner_description) {
   ZkOffsetStore* zk = offset_store();
-  if (zk == nullptr || zk->session() == nullptr) return;
+  if (zk == nullptr || zk->session() == nullptr) return absl::OkStatus();
   RewindWatcher::Options o;
   o.zk_root = config_.zk_root;
   o.spout_id = config_.id;
@@ -32,6 +32,9 @@ void KafkaSpout::StartRewindWatcher(const std::string& owner_description) {
   o.owner_description = owner_description;
   o.topology_id = topology_id_;
   rewind_watcher_ = std::make_unique<RewindWatcher>(zk->session(), o);
+  absl::Status started = rewind_watcher_->start_status();
+  if (!started.ok()) rewind_watcher_.reset();
+  return started;
 }
 
 std::vector<TopicPartition> KafkaSpout::StoreAssignment() {

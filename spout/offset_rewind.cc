@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 #include "spout/offset_journal.h"
 
@@ -125,7 +126,7 @@ absl::StatusOr<RewindRequest> RequestRewind(coord::ZkSession& session, const std
 
 RewindWatcher::RewindWatcher(coord::ZkSession* session, Options options)
     : session_(session), options_(std::move(options)), shared_(std::make_shared<Shared>()) {
-  thread_ = std::thread([this] { Loop(); });
+  start_status_ = os::StartThread(thread_, "the offset rewind watcher", [this] { Loop(); });
 }
 
 RewindWatcher::~RewindWatcher() {

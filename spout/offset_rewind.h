@@ -101,6 +101,9 @@ class RewindWatcher {
   // `session` (the offset store's) must outlive the watcher.
   RewindWatcher(coord::ZkSession* session, Options options);
   ~RewindWatcher();
+  // Not OK when the watcher's thread could not be started (it then watches
+  // nothing).
+  const absl::Status& start_status() const { return start_status_; }
   RewindWatcher(const RewindWatcher&) = delete;
   RewindWatcher& operator=(const RewindWatcher&) = delete;
 
@@ -154,6 +157,7 @@ class RewindWatcher {
   std::vector<Pending> requests_;
   std::vector<Outcome> outcomes_;
   std::thread thread_;
+  absl::Status start_status_;
 };
 
 }  // namespace tempest::spout

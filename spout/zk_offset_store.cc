@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/coord/versioned_cas.h"
 #include "common/coord/zk_paths.h"
+#include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::spout {
@@ -49,7 +50,11 @@ absl::StatusOr<std::unique_ptr<ZkOffsetStore>> ZkOffsetStore::Create(Options opt
     self->session_event_ = true;
     self->cv_.notify_all();
   });
-  store->thread_ = std::thread([self] { self->Loop(); });
+  if (absl::Status s =
+          os::StartThread(store->thread_, "the ZooKeeper offset store", [self] { self->Loop(); });
+      !s.ok()) {
+    return s;
+  }
   return store;
 }
 

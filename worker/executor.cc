@@ -1,8 +1,10 @@
 #include "worker/executor.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::worker {
@@ -42,9 +44,14 @@ size_t Executor::queue_capacity() const {
 }
 
 std::future<absl::Status> Executor::Start() {
-  std::promise<absl::Status> ready;
-  std::future<absl::Status> result = ready.get_future();
-  thread_ = std::thread(&Executor::ThreadMain, this, std::move(ready));
+  // Shared, so that a thread that never starts still fulfils the promise.
+  auto ready = std::make_shared<std::promise<absl::Status>>();
+  std::future<absl::Status> result = ready->get_future();
+  absl::Status started =
+      os::StartThread(thread_, absl::StrCat("executor ", info_.component.value(), " [",
+                                            info_.start.value(), ", ", info_.end.value(), "]"),
+                      [this, ready] { ThreadMain(std::move(*ready)); });
+  if (!started.ok()) ready->set_value(std::move(started));
   return result;
 }
 

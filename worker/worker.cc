@@ -8,6 +8,7 @@
 #include "common/core/status_macros.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_validator.h"
+#include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::worker {
@@ -110,7 +111,8 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
   lo.topology_id = plan.topology_id;
   ASSIGN_OR_RETURN(w->cluster_, LocalCluster::CreatePart(std::move(plan.def), lo, std::move(part)));
   RETURN_IF_ERROR(w->Listen(plan));
-  w->resume_thread_ = std::thread(&Worker::ResumeLoop, w.get());
+  RETURN_IF_ERROR(os::StartThread(w->resume_thread_, "the worker's resume loop",
+                                  &Worker::ResumeLoop, w.get()));
   spdlog::info("worker {}: {} local executor(s), {} other worker(s), transport on {}:{}",
                w->cluster_->topology_id(), w->cluster_->context().local_tasks.size(),
                w->clients_.size(), plan.bind_host, w->server_->port());

@@ -13,6 +13,7 @@
 #include "common/coord/zk_paths.h"
 #include "common/coord/zk_session_metrics.h"
 #include "common/coord/zk_watch_registry.h"
+#include "common/os/limits.h"
 
 namespace tempest::coord {
 
@@ -136,8 +137,8 @@ absl::Status ZkSession::Start() {
     std::unique_lock<std::shared_mutex> lock(handle_mu_);
     handle_ = std::move(handle);
   }
-  dispatcher_ = std::thread([this] { DispatchLoop(); });
-  return absl::OkStatus();
+  return os::StartThread(dispatcher_, "a ZooKeeper session's dispatcher",
+                         [this] { DispatchLoop(); });
 }
 
 std::unique_ptr<ZkSession::Handle> ZkSession::NewHandle(uint64_t generation) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/kafka/conf.h"
+#include "common/os/limits.h"
 
 namespace tempest::kafka {
 namespace {
@@ -104,7 +105,11 @@ absl::StatusOr<std::unique_ptr<KafkaGroupMember>> KafkaGroupMember::Join(
     return absl::InvalidArgumentError(
         absl::StrCat("cannot subscribe to ", options.topics.front(), ": ", rd_kafka_err2str(err)));
   }
-  member->thread_ = std::thread([m = member.get()] { m->Run(); });
+  if (absl::Status s = os::StartThread(member->thread_, "a Kafka consumer group member",
+                                      [m = member.get()] { m->Run(); });
+      !s.ok()) {
+    return s;
+  }
   return member;
 }
 

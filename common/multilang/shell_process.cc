@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
 #include "common/multilang/json_codec.h"
+#include "common/os/limits.h"
 
 namespace tempest::multilang {
 namespace {
@@ -196,7 +197,11 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
   if (!child.ok()) return child.status();
   shell->child_ = *std::move(child);
   shell->last_message_ns_.store(NowNs());
-  shell->reader_ = std::thread([raw = shell.get()] { raw->ReadLoop(); });
+  if (absl::Status s = os::StartThread(shell->reader_, "a multilang child's reader",
+                                      [raw = shell.get()] { raw->ReadLoop(); });
+      !s.ok()) {
+    return s;  // the destructor kills and reaps the child
+  }
 
   absl::StatusOr<std::string> pid_dir = MakePidDir();
   if (!pid_dir.ok()) return pid_dir.status();

@@ -6,9 +6,11 @@
 #include <future>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/post.hpp"
+#include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -23,7 +25,7 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create(const std::string& 
   std::promise<void> started;
   auto started_future = started.get_future();
   EventLoop* raw = loop.get();
-  loop->thread_ = std::thread([raw, &started, name] {
+  absl::Status thread = os::StartThread(loop->thread_, absl::StrCat("event loop ", name), [raw, &started, name] {
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     raw->thread_id_ = std::this_thread::get_id();
     started.set_value();
@@ -37,6 +39,7 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create(const std::string& 
       std::abort();
     }
   });
+  if (!thread.ok()) return thread;
   started_future.wait();
   return loop;
 }

@@ -1,9 +1,16 @@
 // LocalCluster lifecycle: clean kill (drain, then Close/Cleanup on every
 // task), activate/deactivate, tick tuples, set-up failures, metrics.
 
+#include <pwd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "tests/integration/worker/test_components.h"
@@ -191,6 +198,53 @@ TEST(LocalClusterTest, StartReportsAFailedPrepare) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(std::string(s.message()).find("database down"), std::string::npos);
   EXPECT_EQ(l->closed.load(), 1);  // the spout that did open was closed
+}
+
+// Runs in a forked child: under RLIMIT_NPROC 1 (as `nobody` when root,
+// whom the limit does not bind) no thread can start. The exit code says
+// what happened: 0 when starting the cluster reported the failed thread
+// start as an error.
+int StartWithoutThreads() {
+  if (::geteuid() == 0) {
+    const passwd* pw = ::getpwnam("nobody");
+    const uid_t uid = pw != nullptr ? pw->pw_uid : 65534;
+    const gid_t gid = pw != nullptr ? pw->pw_gid : 65534;
+    if (::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0) return 10;
+  }
+  const rlimit one{1, 1};
+  if (::setrlimit(RLIMIT_NPROC, &one) != 0) return 11;
+  api::ComponentRegistry r;
+  auto feeder = std::make_shared<Feeder>();
+  AddSpout(r, "feeder", [feeder] {
+    return std::make_unique<FeederSpout>(feeder, api::Fields({"num"}), nullptr);
+  });
+  AddBolt(r, "ack", [] { return std::make_unique<AckBolt>(); });
+  TopologyBuilder b("threadless");
+  b.SetSpout("s", "feeder");
+  b.SetBolt("a", "ack", 4).ShuffleGrouping("s");
+  LocalClusterOptions options;
+  options.registry = &r;
+  auto cluster = LocalCluster::Create(b.Build(), options);
+  absl::Status s = cluster.ok() ? (*cluster)->Start() : cluster.status();
+  if (s.ok()) return 12;
+  std::fprintf(stderr, "%s\n", s.ToString().c_str());
+  return absl::IsResourceExhausted(s) &&
+                 s.message().find("cannot start a thread") != std::string::npos
+             ? 0
+             : 13;
+}
+
+TEST(LocalClusterTest, AThreadThatCannotStartIsAnErrorNotAnAbort) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(StartWithoutThreads());
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "the child died of signal " << WTERMSIG(status);
+  ASSERT_TRUE(WIFEXITED(status));
+  // 10/11: could not set up the limit; 12: threads started anyway; 13:
+  // another error than the failed thread start.
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(LocalClusterTest, CreateRejectsAnInvalidTopology) {
