@@ -4,10 +4,30 @@
 #include "common/api/string_view_compat.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
+#include "common/core/topology_limits.h"
 #include "nimbus/topology_state.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::nimbus {
+namespace {
+
+// The executors one worker would run after the rebalance, against the
+// topology's tempest.limits.max.executors.per.worker (the default when the
+// stored definition cannot be read).
+absl::Status CheckRebalancedThreads(const v1::StormBase& base, const RebalanceRequest& request) {
+  int64_t executors = 0;
+  for (const v1::ComponentSummary& c : base.components()) {
+    auto it = request.executors.find(c.id());
+    executors += it != request.executors.end() ? it->second : c.executors();
+  }
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
+  const core::TopologyLimits limits =
+      def.ok() ? core::TopologyLimits::FromConfig(def->config, nullptr) : core::TopologyLimits{};
+  return core::CheckExecutorsPerWorker(executors, request.num_workers.value_or(base.num_workers()),
+                                       limits.max_executors_per_worker);
+}
+
+}  // namespace
 
 absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest& request) {
   if (request.wait_secs && *request.wait_secs < 0) {
@@ -37,7 +57,7 @@ absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest
                        " tasks, so it cannot have ", executors, " executors"));
     }
   }
-  return absl::OkStatus();
+  return CheckRebalancedThreads(base, request);
 }
 
 absl::StatusOr<v1::StormBase> BeginRebalance(const v1::StormBase& base,

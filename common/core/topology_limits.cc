@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/task_layout.h"
 
 namespace tempest::core {
 namespace {
@@ -72,7 +73,25 @@ TopologyLimits TopologyLimits::FromConfig(const api::Config& config,
   l.max_workers =
       ReadLimit(config, kTempestLimitsMaxWorkers, l.max_workers, kHardMaxWorkers, errors);
   l.max_ackers = ReadLimit(config, kTempestLimitsMaxAckers, l.max_ackers, kHardMaxAckers, errors);
+  l.max_executors_per_worker =
+      ReadLimit(config, kTempestLimitsMaxExecutorsPerWorker, l.max_executors_per_worker,
+                kHardMaxExecutorsPerWorker, errors);
   return l;
+}
+
+int64_t ExecutorsPerWorker(int64_t executors, int64_t workers) {
+  workers = std::max<int64_t>(workers, 1);
+  return (std::max<int64_t>(executors, 0) + workers - 1) / workers;
+}
+
+absl::Status CheckExecutorsPerWorker(int64_t executors, int64_t workers, int64_t max) {
+  const int64_t per_worker = ExecutorsPerWorker(executors, workers);
+  if (per_worker <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      executors, " executors over ", std::max<int64_t>(workers, 1), " worker(s) make ",
+      per_worker, " executor threads in one worker; at most ", max, " are allowed (",
+      Sv(kTempestLimitsMaxExecutorsPerWorker), ", at most ",
+      TopologyLimits::kHardMaxExecutorsPerWorker, "): add workers or lower parallelism"));
 }
 
 absl::Status CheckTopologyName(std::string_view name) {
@@ -107,6 +126,7 @@ std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
     too_many("streams", streams, limits.max_streams, kTempestLimitsMaxStreams);
   }
   int64_t total_tasks = 0;
+  int64_t total_executors = 0;
   for (const ComponentDef* c : def.AllComponents()) {
     const std::string at = c->location.Prefix();
     const std::string kind(c->KindName());
@@ -128,6 +148,7 @@ std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
                                     " (", Sv(kTempestLimitsMaxTasks), ")"));
     }
     total_tasks += std::max(c->NumTasks(), 0);
+    total_executors += std::max(c->NumExecutors(), 0);
   }
   if (total_tasks > limits.max_tasks) {
     too_many("tasks", total_tasks, limits.max_tasks, kTempestLimitsMaxTasks);
@@ -149,6 +170,17 @@ std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
   };
   check_count(api::kTopologyWorkers, limits.max_workers, kTempestLimitsMaxWorkers);
   check_count(api::kTopologyAckerExecutors, limits.max_ackers, kTempestLimitsMaxAckers);
+  // Only when the counts themselves are within their limits: the message
+  // would otherwise repeat theirs.
+  if (errors.empty()) {
+    const int64_t workers = std::max<int64_t>(def.config.GetInt(api::kTopologyWorkers, 1), 1);
+    const int64_t ackers = TaskLayout::AckerExecutors(def.config);
+    if (absl::Status s = CheckExecutorsPerWorker(total_executors + ackers, workers,
+                                                 limits.max_executors_per_worker);
+        !s.ok()) {
+      errors.push_back(absl::StrCat(top, s.message()));
+    }
+  }
   return errors;
 }
 

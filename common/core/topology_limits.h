@@ -21,6 +21,9 @@ inline constexpr std::string_view kTempestLimitsMaxComponents = "tempest.limits.
 inline constexpr std::string_view kTempestLimitsMaxStreams = "tempest.limits.max.streams";
 inline constexpr std::string_view kTempestLimitsMaxWorkers = "tempest.limits.max.workers";
 inline constexpr std::string_view kTempestLimitsMaxAckers = "tempest.limits.max.ackers";
+// Executors (one thread each) that one worker of the topology may run.
+inline constexpr std::string_view kTempestLimitsMaxExecutorsPerWorker =
+    "tempest.limits.max.executors.per.worker";
 
 // The limits one topology is checked against (defaults; FromConfig reads
 // the keys above, clamped to the hard ceilings).
@@ -31,6 +34,10 @@ struct TopologyLimits {
   static constexpr int64_t kHardMaxStreams = 100000;
   static constexpr int64_t kHardMaxWorkers = 10000;
   static constexpr int64_t kHardMaxAckers = 10000;
+  // Every executor is a thread of its worker; well past this the host's
+  // thread limits (RLIMIT_NPROC, kernel.threads-max) and the scheduler's
+  // fairness are the problem, whatever a topology's config says.
+  static constexpr int64_t kHardMaxExecutorsPerWorker = 2000;
   // Names (topology, component id, stream id): fixed, not configurable,
   // because they end up in ZooKeeper paths, URLs and process arguments.
   static constexpr size_t kMaxNameLength = 128;
@@ -41,6 +48,7 @@ struct TopologyLimits {
   int64_t max_streams = 10000;     // subscriptions (Flux streams)
   int64_t max_workers = 1000;      // topology.workers
   int64_t max_ackers = 1000;       // topology.acker.executors
+  int64_t max_executors_per_worker = 500;  // spread evenly over topology.workers
 
   // Defaults overridden by the tempest.limits.* keys found in `config`; a
   // key that is not an integer in 1..ceiling is reported into `errors`.
@@ -54,6 +62,15 @@ struct TopologyLimits {
 // "topology name".
 absl::Status CheckTopologyName(std::string_view name);
 absl::Status CheckComponentOrStreamId(std::string_view what, std::string_view id);
+
+// The executors the busiest of `workers` workers runs when `executors` are
+// spread evenly (the even scheduler's spread): ceil(executors / workers).
+int64_t ExecutorsPerWorker(int64_t executors, int64_t workers);
+
+// InvalidArgument when ExecutorsPerWorker(executors, workers) exceeds
+// `max` (the kTempestLimitsMaxExecutorsPerWorker limit): one line naming
+// the counts, the limit and the key. Shared by submit and rebalance.
+absl::Status CheckExecutorsPerWorker(int64_t executors, int64_t workers, int64_t max);
 
 // Every limit `def` exceeds, each "file:line: message", in definition order;
 // checked before anything is allocated per task or executor. Reads the

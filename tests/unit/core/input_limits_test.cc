@@ -69,7 +69,8 @@ TEST_F(InputLimitsTest, ParallelismAndTasksAreBoundedWithFileAndLine) {
   EXPECT_EQ(Errors(Flux("    parallelism: 4294967297\n")),
             "f.yaml:5: 'parallelism' 4294967297 is out of range (at most 2147483647)");
   // A topology may raise its limits up to the hard ceiling.
-  EXPECT_EQ(Errors("config:\n  tempest.limits.max.parallelism: 2000\n" +
+  EXPECT_EQ(Errors("config:\n  tempest.limits.max.parallelism: 2000\n"
+                   "  tempest.limits.max.executors.per.worker: 2000\n" +
                    Flux("    parallelism: 1500\n")),
             "");
   EXPECT_THAT(Errors("config:\n  tempest.limits.max.parallelism: 99999999\n" + Flux()),
@@ -100,6 +101,25 @@ TEST_F(InputLimitsTest, WorkersAckersAndComponentCountAreBounded) {
   EXPECT_THAT(TopologyValidator(*registry_).Check(def).errors,
               ::testing::ElementsAre("the topology has 1001 components; at most 1000 are "
                                      "allowed (tempest.limits.max.components)"));
+}
+
+TEST_F(InputLimitsTest, ExecutorThreadsPerWorkerAreBounded) {
+  // words + count + one acker (topology.workers 1): 3 threads in one worker.
+  EXPECT_EQ(Errors("config:\n  tempest.limits.max.executors.per.worker: 2\n" + Flux()),
+            "f.yaml: 3 executors over 1 worker(s) make 3 executor threads in one worker; at "
+            "most 2 are allowed (tempest.limits.max.executors.per.worker, at most 2000): add "
+            "workers or lower parallelism");
+  EXPECT_EQ(Errors("config:\n  tempest.limits.max.executors.per.worker: 2\n"
+                   "  topology.workers: 2\n" +
+                   Flux()),
+            "")
+      << "4 executors over 2 workers: 2 per worker";
+  // A topology cannot raise the limit past its ceiling.
+  EXPECT_THAT(Errors("config:\n  tempest.limits.max.executors.per.worker: 5000\n" + Flux()),
+              HasSubstr("tempest.limits.max.executors.per.worker must be an integer from 1 to "
+                        "2000, got 5000"));
+  EXPECT_EQ(ExecutorsPerWorker(10001, 4), 2501);
+  EXPECT_EQ(ExecutorsPerWorker(3, 0), 3);
 }
 
 TEST_F(InputLimitsTest, NamesAreRestricted) {

@@ -87,6 +87,28 @@ TEST_F(RebalanceTest, ValidationRejectsEachBadRequestWithAClearMessage) {
   EXPECT_TRUE(ValidateRebalance(base_, request(std::nullopt, 4, {{"gen", 4}, {"sink", 1}})).ok());
 }
 
+TEST_F(RebalanceTest, ExecutorThreadsPerWorkerAreLimitedAsAtSubmit) {
+  SubmitRequest r;
+  r.flux_text = kFlux;
+  r.file_name = "demo.yaml";
+  r.config_overrides["tempest.limits.max.executors.per.worker"] = "4";
+  auto limited = TopologyStore::Prepare(r, registry_, 1000);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  // 7 executors (ackers included): 4 per worker over 2 workers, 7 over 1.
+  EXPECT_TRUE(ValidateRebalance(*limited, Req(std::nullopt, 2, {})).ok());
+  absl::Status s = ValidateRebalance(*limited, Req(std::nullopt, 1, {}));
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_EQ(s.message(),
+            "7 executors over 1 worker(s) make 7 executor threads in one worker; at most 4 are "
+            "allowed (tempest.limits.max.executors.per.worker, at most 2000): add workers or "
+            "lower parallelism");
+  s = ValidateRebalance(*limited, Req(std::nullopt, std::nullopt, {{"gen", 4}}));
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << "9 executors over 2 workers: " << s;
+  EXPECT_FALSE(BeginRebalance(*limited, Req(std::nullopt, 1, {}), 2000).ok());
+  // The default limit (500) leaves the demo's rebalances alone.
+  EXPECT_TRUE(ValidateRebalance(base_, Req(std::nullopt, 1, {{"gen", 4}})).ok());
+}
+
 TEST_F(RebalanceTest, BeginSavesTheStatusAndTheWait) {
   base_.set_status(v1::INACTIVE);
   auto begun = BeginRebalance(base_, Req(5, 4, {{"gen", 4}}), 2000);
