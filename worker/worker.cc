@@ -109,8 +109,11 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerPlan plan, WorkerOp
   lo.metrics = w->options_.metrics;
   lo.executor = options.executor;
   lo.topology_id = plan.topology_id;
+  // The transport's settings come from the topology's config, which the
+  // cluster takes over with the definition.
+  const api::Config config = plan.def.config;
   ASSIGN_OR_RETURN(w->cluster_, LocalCluster::CreatePart(std::move(plan.def), lo, std::move(part)));
-  RETURN_IF_ERROR(w->Listen(plan));
+  RETURN_IF_ERROR(w->Listen(plan, config));
   RETURN_IF_ERROR(os::StartThread(w->resume_thread_, "the worker's resume loop",
                                   &Worker::ResumeLoop, w.get()));
   spdlog::info("worker {}: {} local executor(s), {} other worker(s), transport on {}:{}",
@@ -147,14 +150,14 @@ absl::Status Worker::ConnectRemoteWorkers(const WorkerPlan& plan) {
   return absl::OkStatus();
 }
 
-absl::Status Worker::Listen(const WorkerPlan& plan) {
+absl::Status Worker::Listen(const WorkerPlan& plan, const api::Config& config) {
   ASSIGN_OR_RETURN(receiver_, RemoteReceiver::Create(cluster_->context(), *codec_, &delivered_));
   net::TransportServerOptions so;
   so.bind_address = plan.bind_host;
   so.port = plan.port;
   so.secret = plan.secret;
-  ASSIGN_OR_RETURN(so.max_payload_bytes, net::MaxFrameBytesOf(plan.def.config));
-  ASSIGN_OR_RETURN(so.limits, net::TransportLimitsOf(plan.def.config));
+  ASSIGN_OR_RETURN(so.max_payload_bytes, net::MaxFrameBytesOf(config));
+  ASSIGN_OR_RETURN(so.limits, net::TransportLimitsOf(config));
   so.metrics = options_.metrics;
   RemoteReceiver* r = receiver_.get();
   absl::StatusOr<std::unique_ptr<net::TransportServer>> server = net::TransportServer::Create(

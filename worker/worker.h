@@ -142,7 +142,8 @@ class Worker {
   // One client and outbox per other worker of the plan (Create's step).
   absl::Status ConnectRemoteWorkers(const WorkerPlan& plan);
   // The receiver and the transport server on the plan's port (Create's step).
-  absl::Status Listen(const WorkerPlan& plan);
+  // `config`: the topology's (plan.def has been moved into the cluster).
+  absl::Status Listen(const WorkerPlan& plan, const api::Config& config);
   void ResumeLoop();
   void StopTransport();
 
