@@ -339,6 +339,29 @@ TEST_F(TransportTest, GarbageClosesOnlyThatConnection) {
   EXPECT_TRUE(good->connected());
 }
 
+TEST_F(TransportTest, PastThePerPeerCapTheOldestUnauthenticatedConnectionIsClosed) {
+  Sink sink;
+  TransportServerOptions options;
+  options.limits.max_per_peer = 3;
+  auto server = StartServer(sink, options);
+  auto good = StartClient(server->port());
+  SendRange(*good, 0, 100, 10);
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.size() == 100; }));
+  // All from 127.0.0.1, like the authenticated client: each newcomer past
+  // three closes the oldest that has not answered the challenge, never the
+  // client.
+  std::vector<std::unique_ptr<RawPeer>> idle;
+  for (int i = 0; i < 6; ++i) {
+    idle.push_back(std::make_unique<RawPeer>(server->port()));
+    ASSERT_TRUE(idle.back()->connected());
+  }
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(idle[i]->ClosedByServer(kDeadline)) << i;
+  EXPECT_EQ(Errors("peer_limit"), 4);
+  SendRange(*good, 100, 200, 10);
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.size() == 200; }));
+  EXPECT_TRUE(good->connected());
+}
+
 TEST_F(TransportTest, WrongSecretClosesOnlyThatConnection) {
   Sink sink;
   auto server = StartServer(sink);
