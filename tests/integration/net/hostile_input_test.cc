@@ -272,10 +272,11 @@ ExhaustionOutcome ExhaustDescriptors(pid_t pid, int port) {
   return out;
 }
 
-// Lines of `log` saying that a connection could not be taken: a failed
-// accept, or one refused to keep the descriptor reserve.
+// Lines of `log` saying that descriptors ran short: a failed accept, a
+// connection refused or an idle one closed to keep the descriptor reserve.
 int RefusalLines(const std::string& log) {
-  return CountLines(log, "accept failed") + CountLines(log, "refusing a connection");
+  return CountLines(log, "accept failed") + CountLines(log, "refusing a connection") +
+         CountLines(log, "closing the oldest idle connection");
 }
 
 // Descriptor exhaustion of `who` (pid, listening on `port`, logging to
