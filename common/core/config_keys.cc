@@ -41,6 +41,8 @@ constexpr ConfigKeyReader kKeysRead[] = {
     {"tempest.kafka.offset.journal.retention.secs", "KafkaSpout (offset journal retention)"},
     {"tempest.supervisor.metrics.host", "supervisor (/metrics address)"},
     {"tempest.supervisor.metrics.port", "supervisor (/metrics port; 0: off)"},
+    {"tempest.supervisor.worker.slot.uid.base", "supervisor and workers (slot uids under root)"},
+    {"tempest.supervisor.worker.slot.uids", "supervisor and workers (a uid per slot under root)"},
     {"tempest.transport.max.frame.bytes", "workers (transport server)"},
     {"tempest.zookeeper.offsets.world.readable", "KafkaSpout offset nodes (digest ACLs)"},
     {"topology.acker.executors", "scheduler and workers"},
