@@ -221,7 +221,10 @@ streams:
   const std::string id = ReadFileOrEmpty(id_file);
   uid_t uid = 0;
   gid_t gid = 0;
-  ASSERT_EQ(std::sscanf(id.c_str(), "uid=%u%*[^ ] gid=%u", &uid, &gid), 2) << id;
+  const size_t gid_at = id.find(" gid=");
+  ASSERT_NE(gid_at, std::string::npos) << id;
+  ASSERT_EQ(std::sscanf(id.c_str(), "uid=%u", &uid), 1) << id;
+  ASSERT_EQ(std::sscanf(id.c_str() + gid_at, " gid=%u", &gid), 1) << id;
   EXPECT_TRUE(IsWorkerUid(uid)) << id;
   EXPECT_NE(uid, 0u) << id;
   EXPECT_EQ(gid, ExpectedWorkerGid()) << id;
