@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
 #include "common/multilang/json_codec.h"
+#include "common/os/dir_files.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::multilang {
@@ -249,8 +250,12 @@ ShellProcess::~ShellProcess() {
   CloseFd(stdout_fd_);
   CloseFd(stderr_fd_);
   if (!pid_dir_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(pid_dir_, ignored);
+    // The child owns what is in it: removed without following its links
+    // (the temporary directory it sits in may itself be a link).
+    const std::filesystem::path dir(pid_dir_);
+    const os::UniqueFd parent(
+        ::open(dir.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (parent.valid()) (void)os::RemoveTreeAt(parent.get(), dir.filename().string());
   }
 }
 
