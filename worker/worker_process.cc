@@ -450,7 +450,8 @@ void WorkerProcess::CarryPreviousTotals() {
   if (!dir.ok()) return;
   // Not through a link, and only a regular file: topology code shares the
   // directory.
-  absl::StatusOr<std::string> bytes = os::ReadSmallFileAt(dir->get(), "heartbeat.previous", 1 << 20);
+  absl::StatusOr<std::string> bytes =
+      os::ReadSmallFileAt(dir->get(), "heartbeat.previous", 1 << 20);
   if (!bytes.ok()) return;
   v1::WorkerHeartbeat previous;
   // Only the same topology on the same slot continues its totals; anything

@@ -31,7 +31,8 @@ absl::Status Errno(int err, std::string_view what, std::string_view name) {
   if (err == EEXIST) return absl::AlreadyExistsError(message);
   if (err == ELOOP) {
     return absl::FailedPreconditionError(
-        absl::StrCat(V(what), " ", V(name), ": it is a symbolic link, which is never followed here"));
+        absl::StrCat(V(what), " ", V(name),
+                     ": it is a symbolic link, which is never followed here"));
   }
   if (err == ENOTDIR) {
     return absl::FailedPreconditionError(absl::StrCat(V(what), " ", V(name), ": not a directory"));

@@ -595,7 +595,8 @@ TEST_F(SupervisorTest, OneSlotsAccountCannotReachAnotherTopologysFiles) {
 
   // When topo-11's worker goes, so does everything of its slot's uid.
   ASSERT_EQ(::kill(b, SIGKILL), 0);
-  EXPECT_TRUE(Eventually(kWait, [&] { return ::waitpid(lingering, nullptr, WNOHANG) == lingering; }))
+  EXPECT_TRUE(Eventually(kWait,
+                         [&] { return ::waitpid(lingering, nullptr, WNOHANG) == lingering; }))
       << "a process of the slot's uid outlived its worker";
   EXPECT_NE(WaitBeating(*s, 6701, b), 0);
   const std::optional<WorkerSnapshot> untouched = BeatingWorker(*s, 6700);

@@ -275,7 +275,8 @@ TEST(ClusterDevTest, TextTopologyCodeLogsReachesTheWorkerLogEscaped) {
 
   // A multilang child that answers the handshake, then logs through the
   // protocol and on its stderr a colour escape and a line of its own.
-  std::ofstream(dir.File("child.sh")) << R"(while IFS= read -r line; do [ "$line" = end ] && break; done
+  std::ofstream(dir.File("child.sh"))
+      << R"(while IFS= read -r line; do [ "$line" = end ] && break; done
 printf '{"pid": %d}\nend\n' $$
 printf '{"command": "log", "msg": "from-log:\\u001b[31mred\\nforged-log-line #"}\nend\n'
 printf 'from-stderr:\033[31mred\nforged-stderr-line #\n' >&2

@@ -47,7 +47,8 @@ TEST_F(DirFilesTest, ReadRefusesALinkAndAnythingButARegularFile) {
   fs::create_directories(dir_.File("work/sub"));
   EXPECT_FALSE(ReadSmallFileAt(work_.get(), "sub").ok());
   EXPECT_TRUE(absl::IsNotFound(ReadSmallFileAt(work_.get(), "absent").status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(ReadSmallFileAt(work_.get(), "../outside/precious").status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ReadSmallFileAt(work_.get(), "../outside/precious").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ReadSmallFileAt(work_.get(), "..").status()));
 
   ASSERT_TRUE(WriteFileAtomicallyAt(work_.get(), "plain", std::string(10, 'x')).ok());
