@@ -30,7 +30,7 @@ wait_for_line() {  # file prefix
   return 1
 }
 worker_rss() {  # prints "pid rss_kib" per live worker
-  for json in "$work"/cluster/supervisor-*/workers/*/worker.json; do
+  for json in "$work"/cluster/supervisor-*/supervisor/workers/*/worker.json; do
     [ -f "$json" ] || continue
     pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$json")
     [ -n "$pid" ] && [ -r "/proc/$pid/status" ] || continue

@@ -40,7 +40,9 @@ absl::StatusOr<std::unique_ptr<AppendOnlyFile>> AppendOnlyFile::Open(const std::
     std::filesystem::create_directories(parent, ec);
     if (ec) return ErrnoStatus(ec.value(), "cannot create the directory of", path);
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // The umask decides who else may append: a worker's (0007) lets the worker
+  // group, so the topology's next worker on another slot uid continues the file.
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
   return std::unique_ptr<AppendOnlyFile>(new AppendOnlyFile(path, fd));
 }

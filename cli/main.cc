@@ -10,6 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/log_format.h"
 #include "common/api/api.h"
 
 namespace {
@@ -45,6 +46,7 @@ bool ReportUnknownVerb(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tempest::cli::InstallEscapingLogFormatter();
   CLI::App app{"tempest: a Storm-style stream-processing runtime"};
   app.require_subcommand(1);
   // Global options work after the subcommand too (`tempest local X --config F`).

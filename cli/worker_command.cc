@@ -2,6 +2,7 @@
 // hand). Runs the executors its slot is assigned, heartbeats, and exits 0
 // when the assignment changes or on SIGTERM, non-zero when it cannot start.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,20 +34,15 @@ struct WorkerArgs {
 };
 
 // A worker runs submitted code (multilang commands, plugins), so under a
-// root supervisor it becomes supervisor.worker.user before starting any of
-// it. Its config has been read by then (it may be readable by root only).
-// The worker directory's ancestors may be closed to that account (a 0700
-// home or temporary directory), so it is entered while still root and used
-// by a relative path afterwards; the supervisor gave the directory itself
-// to the account.
+// root supervisor it becomes its slot's account before starting any of it:
+// supervisor.worker.user, or with slot uids (the default) a uid of the
+// slot's own in that account's group (supervisor::SlotAccount, computed from
+// the same config as the supervisor's). Its config has been read by then (it
+// may be readable by root only). It works in its scratch directory, entered
+// first (while still root when the directory's ancestors are closed to the
+// account) and used by a relative path afterwards; the supervisor made the
+// directory fresh and gave it to the account.
 absl::Status LeaveRoot(const api::Config& config, worker::WorkerProcessOptions& options) {
-  if (!os::RunningAsRoot()) return absl::OkStatus();
-  absl::StatusOr<os::UnixUser> account = os::LookUpUnprivilegedUser(config.GetString(
-      supervisor::kSupervisorWorkerUser, std::string(supervisor::kDefaultWorkerUser)));
-  if (!account.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("supervisor.worker.user: ", account.status().message()));
-  }
   if (!options.worker_dir.empty()) {
     if (::chdir(options.worker_dir.c_str()) != 0) {
       return absl::FailedPreconditionError(
@@ -54,8 +50,24 @@ absl::Status LeaveRoot(const api::Config& config, worker::WorkerProcessOptions& 
     }
     options.worker_dir = ".";
   }
-  if (absl::Status s = os::DropPrivilegesTo(*account); !s.ok()) return s;
-  spdlog::info("worker runs as {} (uid {})", account->name, account->uid);
+  if (!os::RunningAsRoot()) return absl::OkStatus();
+  absl::StatusOr<os::UnixUser> account = os::LookUpUnprivilegedUser(config.GetString(
+      supervisor::kSupervisorWorkerUser, std::string(supervisor::kDefaultWorkerUser)));
+  if (!account.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("supervisor.worker.user: ", account.status().message()));
+  }
+  absl::StatusOr<std::optional<int64_t>> slot_uid_base = supervisor::SlotUidBaseFrom(config);
+  if (!slot_uid_base.ok()) return slot_uid_base.status();
+  const os::UnixUser slot = supervisor::SlotAccount(*account, *slot_uid_base, options.port);
+  if (absl::Status s = os::DropPrivilegesTo(slot); !s.ok()) return s;
+  // Files the topology creates are its group's too (the group of
+  // supervisor.worker.user, shared by every slot uid), never everyone's: a
+  // topology moved to another slot keeps appending to its own output files
+  // in a directory the operator shared, and its scratch directory (0700)
+  // stays closed to other slots whatever the files' modes.
+  ::umask(0007);
+  spdlog::info("worker runs as {} (uid {}, gid {})", slot.name, slot.uid, slot.gid);
   return absl::OkStatus();
 }
 
@@ -107,7 +119,8 @@ void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
       ->required()
       ->check(Bounded(1, 65535));
   sub->add_option("--worker-dir", args->worker_dir,
-                  "Where the heartbeat file goes ({storm.local.dir}/workers/{port})");
+                  "The worker's scratch and working directory, where its heartbeat goes "
+                  "({storm.local.dir}/workers/{port})");
   SubcommandConfigOptions config(sub, globals);
   set.Add(sub, [args, config, &globals] {
     config.Apply();

@@ -26,7 +26,7 @@ verify_field() {
 # >>> tour setup
 export PATH="$PWD/build/release/cli:$PATH"   # run from the repository root
 OUT=$(mktemp -d -t tempest-tour-XXXXXX)      # this run's files; a new one every time
-chmod 1777 "$OUT"    # as root, cluster workers run as nobody and write here too
+chmod 1777 "$OUT"    # as root, cluster workers run as slot uids and write here too
 export OUT
 # await FILE PREFIX: print the rest of FILE's first line that starts with PREFIX (90 s at most)
 await() {

@@ -33,7 +33,8 @@ namespace tempest::nimbus {
 // (system components left out), assignedMemOnHeap/OffHeap, assignedCpu,
 // uptime/uptimeSeconds (from `beat`, 0 without one) and workerLogLink
 // ("": Tempest has no log viewer; the log is worker.log in the slot's
-// directory on its supervisor).
+// records directory, {storm.local.dir}/supervisor/workers/{port}, on its
+// supervisor).
 nlohmann::json WorkerSlotJson(const TopologyView& view, const std::string& node, int port,
                               const StoredBeat* beat);
 

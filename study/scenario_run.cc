@@ -155,9 +155,10 @@ absl::Status ScenarioRun::Prepare() {
   site.seed = options_.seed;
   site.spout_credentials = world_.spout_credentials();
   site.zk_session_timeout_ms = world_.options().zk_session_timeout_ms;
-  // Under root the world's workers run as the default worker account
-  // (supervisor.worker.user): each pipeline's directory, where its sinks
-  // write, is given to it.
+  // Under root the world's workers run as slot uids in the group of the
+  // default worker account (supervisor.worker.user): each pipeline's
+  // directory, where its sinks write, is given to that account and opened
+  // to its group, so the pipeline's workers on any slot may write there.
   std::optional<os::UnixUser> worker_account;
   if (os::RunningAsRoot()) {
     absl::StatusOr<os::UnixUser> account =
@@ -171,6 +172,8 @@ absl::Status ScenarioRun::Prepare() {
     std::filesystem::create_directories(dir_ / g, ec);
     if (worker_account) {
       if (absl::Status s = os::GiveToUser((dir_ / g).string(), *worker_account); !s.ok()) return s;
+      std::filesystem::permissions(dir_ / g, std::filesystem::perms::owner_all |
+                                                 std::filesystem::perms::group_all, ec);
     }
     p.yaml_path = (dir_ / g / "topology.yaml").string();
     std::ofstream yaml(p.yaml_path);

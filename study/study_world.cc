@@ -304,8 +304,9 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
   for (int s = 0; s < supervisor_count(); ++s) {
     for (int port : SlotPorts(s)) {
       const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
+      const std::string records = supervisor::SlotRecordsDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
-          supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
+          supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(records)));
       if (!launch.ok() || !IsGroupLeader(launch->pid)) continue;
       Worker w;
       w.supervisor = s;
@@ -331,7 +332,7 @@ void StudyWorld::ForEachWorkerLogLine(std::string_view needle,
   for (int s = 0; s < supervisor_count(); ++s) {
     for (int port : SlotPorts(s)) {
       absl::StatusOr<std::string> log = os::ReadSmallFile(
-          supervisor::WorkerLogPath(supervisor::WorkerDir(LocalDir(s), port)), 64 << 20);
+          supervisor::WorkerLogPath(supervisor::SlotRecordsDir(LocalDir(s), port)), 64 << 20);
       if (!log.ok()) continue;
       for (absl::string_view line : absl::StrSplit(*log, '\n')) {
         if (absl::StrContains(line, absl::string_view(needle.data(), needle.size()))) {
@@ -366,9 +367,9 @@ void StudyWorld::CollectWorkerLogs(const std::vector<std::string>& name_prefixes
   std::error_code ec;
   for (int s = 0; s < supervisor_count(); ++s) {
     for (int port : SlotPorts(s)) {
-      const std::string wdir = supervisor::WorkerDir(LocalDir(s), port);
+      const std::string records = supervisor::SlotRecordsDir(LocalDir(s), port);
       absl::StatusOr<supervisor::WorkerLaunchRecord> launch =
-          supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(wdir)));
+          supervisor::ParseWorkerJson(ReadOrEmpty(supervisor::WorkerJsonPath(records)));
       if (!launch.ok()) continue;
       const bool ours = std::any_of(name_prefixes.begin(), name_prefixes.end(),
                                     [&](const std::string& p) {
@@ -377,7 +378,7 @@ void StudyWorld::CollectWorkerLogs(const std::vector<std::string>& name_prefixes
       if (!ours) continue;
       std::filesystem::create_directories(dest_dir, ec);
       std::filesystem::copy_file(
-          supervisor::WorkerLogPath(wdir),
+          supervisor::WorkerLogPath(records),
           std::filesystem::path(dest_dir) / absl::StrCat("supervisor-", s + 1, "-", port, ".log"),
           std::filesystem::copy_options::overwrite_existing, ec);
     }

@@ -11,12 +11,38 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/api/string_view_compat.h"
 #include "common/net/http_auth.h"
 #include "spdlog/spdlog.h"
 #include "supervisor/metrics_view.h"
 #include "supervisor/worker_files.h"
 
 namespace tempest::supervisor {
+namespace {
+
+// A slot uid that some account already has would let that account and the
+// slot's topologies reach each other's files and processes.
+absl::Status CheckSlotUids(const SupervisorOptions& options) {
+  if (!options.slot_uid_base) return absl::OkStatus();
+  for (int port : options.slot_ports) {
+    const os::UnixUser slot = SlotAccount(*options.worker_account, options.slot_uid_base, port);
+    if (!os::UidIsMapped(slot.uid)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the uid ", slot.uid, " of slot ", port, " does not exist in this user namespace; set ",
+          api::Sv(kSupervisorWorkerSlotUidBase), " inside the namespace's uid range, or ",
+          api::Sv(kSupervisorWorkerSlotUids), ": false"));
+    }
+    if (std::optional<std::string> owner = os::AccountNameOf(slot.uid)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the uid ", slot.uid, " of slot ", port, " belongs to the account '", *owner,
+          "'; choose another ", api::Sv(kSupervisorWorkerSlotUidBase),
+          " (slot uids must be no account's)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 using std::chrono::milliseconds;
 
@@ -44,8 +70,15 @@ absl::StatusOr<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions
                        " (a supervisor running as root starts its workers as this account)"));
     }
     options.worker_account = *account;
-    spdlog::info("supervisor runs as root: workers run as {} (uid {})", account->name,
-                 account->uid);
+    if (absl::Status s = CheckSlotUids(options); !s.ok()) return s;
+    if (options.slot_uid_base) {
+      spdlog::info("supervisor runs as root: each slot's worker runs as uid {}+port in the group "
+                   "of {} (gid {})",
+                   *options.slot_uid_base, account->name, account->gid);
+    } else {
+      spdlog::info("supervisor runs as root: workers run as {} (uid {})", account->name,
+                   account->uid);
+    }
   } else if (options.worker_user != kDefaultWorkerUser) {
     spdlog::warn(
         "supervisor.worker.user '{}' is ignored: the supervisor is not root, so "

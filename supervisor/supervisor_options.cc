@@ -59,6 +59,9 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
   if (o.local_dir.empty()) return absl::InvalidArgumentError("storm.local.dir is empty");
   o.hostname = config.GetString(api::kStormLocalHostname, "");
   o.worker_user = config.GetString(kSupervisorWorkerUser, std::string(kDefaultWorkerUser));
+  absl::StatusOr<std::optional<int64_t>> slot_uid_base = SlotUidBaseFrom(config);
+  if (!slot_uid_base.ok()) return slot_uid_base.status();
+  o.slot_uid_base = *slot_uid_base;
   if (const api::Value* v = config.Find(api::kSupervisorSlotsPorts); v != nullptr && !v->is_nil()) {
     absl::StatusOr<std::vector<int>> ports = PortList(*v);
     if (!ports.ok()) return ports.status();
@@ -106,6 +109,40 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
     }
   }
   return o;
+}
+
+absl::StatusOr<std::optional<int64_t>> SlotUidBaseFrom(const api::Config& config) {
+  if (const api::Value* v = config.Find(kSupervisorWorkerSlotUids); v != nullptr && !v->is_nil()) {
+    const std::optional<bool> on = v->TryBool();
+    if (!on) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Sv(kSupervisorWorkerSlotUids), " must be true or false"));
+    }
+    if (!*on) return std::optional<int64_t>();
+  }
+  int64_t base = kDefaultSlotUidBase;
+  if (const api::Value* v = config.Find(kSupervisorWorkerSlotUidBase);
+      v != nullptr && !v->is_nil()) {
+    const std::optional<int64_t> n = v->is_int() ? v->TryInt() : std::nullopt;
+    if (!n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Sv(kSupervisorWorkerSlotUidBase), " must be an integer"));
+    }
+    base = *n;
+  }
+  // base + any port (1..65535) must be an ordinary, non-system uid below 2^31.
+  if (base < 65536 || base > int64_t{0x7fffffff} - 65536) {
+    return absl::InvalidArgumentError(absl::StrCat(Sv(kSupervisorWorkerSlotUidBase),
+                                                   " must be in 65536..2147418111, not ", base));
+  }
+  return std::optional<int64_t>(base);
+}
+
+os::UnixUser SlotAccount(const os::UnixUser& account, std::optional<int64_t> slot_uid_base,
+                         int port) {
+  if (!slot_uid_base) return account;
+  return os::UnixUser{absl::StrCat(account.name, "+", port),
+                      static_cast<uid_t>(*slot_uid_base + port), account.gid};
 }
 
 }  // namespace tempest::supervisor

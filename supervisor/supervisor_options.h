@@ -21,6 +21,18 @@ namespace tempest::supervisor {
 // code never runs as root). Read by the supervisor and by each worker.
 inline constexpr std::string_view kSupervisorWorkerUser = "supervisor.worker.user";
 inline constexpr std::string_view kDefaultWorkerUser = "nobody";
+// Under a root supervisor, each slot's worker runs as a uid of its own, the
+// base plus the slot's port, in the primary group of supervisor.worker.user
+// (docs/adr/0021-worker-sandbox.md): one topology cannot read, write or
+// signal another's files and processes. false: every worker runs as
+// supervisor.worker.user itself.
+inline constexpr std::string_view kSupervisorWorkerSlotUids = "tempest.supervisor.worker.slot.uids";
+inline constexpr std::string_view kSupervisorWorkerSlotUidBase =
+    "tempest.supervisor.worker.slot.uid.base";
+// Clear of login accounts, of systemd's dynamic users (61184-65519), of the
+// usual subordinate-id ranges (100000 up) and of 2^31, where some tools
+// start to misread uids.
+inline constexpr int64_t kDefaultSlotUidBase = 1900000000;
 // The supervisor's Prometheus endpoint (docs/adr/0019): the port (0 or
 // absent: none) and the address it is bound to.
 inline constexpr std::string_view kSupervisorMetricsPort = "tempest.supervisor.metrics.port";
@@ -67,6 +79,9 @@ struct SupervisorOptions {
   // directories are given to. Each worker switches to it itself, after
   // reading its config and before it runs any component.
   std::optional<os::UnixUser> worker_account;
+  // tempest.supervisor.worker.slot.uids / .slot.uid.base: the base of the
+  // slot uids; nullopt when workers run as worker_account itself.
+  std::optional<int64_t> slot_uid_base = kDefaultSlotUidBase;
   std::string version = "tempest-0.1.0";
   core::Clock* clock = &core::RealClock();
   // tempest.supervisor.metrics.port: GET /metrics of the supervisor and its
@@ -92,6 +107,18 @@ struct SupervisorOptions {
   // and tempest.api.token.file). InvalidArgument for unusable values.
   static absl::StatusOr<SupervisorOptions> FromConfig(const api::Config& config);
 };
+
+// tempest.supervisor.worker.slot.uids and .slot.uid.base as the supervisor
+// and each of its workers read them: the uid base, or nullopt when slot uids
+// are off. InvalidArgument for a value that is not a boolean, or a base that
+// would put a slot uid outside 65536..2^31-1.
+absl::StatusOr<std::optional<int64_t>> SlotUidBaseFrom(const api::Config& config);
+
+// Who the worker of slot `port` runs as under a root supervisor: `account`
+// itself, or with a slot uid base, uid base+port in account's primary group
+// (named "<account>+<port>" in logs).
+os::UnixUser SlotAccount(const os::UnixUser& account, std::optional<int64_t> slot_uid_base,
+                         int port);
 
 }  // namespace tempest::supervisor
 

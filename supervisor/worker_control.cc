@@ -13,6 +13,7 @@
 #include "spdlog/spdlog.h"
 #include "supervisor/worker_files.h"
 #include "supervisor/worker_launcher.h"
+#include "supervisor/worker_sandbox.h"
 
 namespace tempest::supervisor {
 
@@ -36,7 +37,7 @@ int64_t WorkerControl::NowMs() const { return options_.clock->WallMillis(); }
 
 void WorkerControl::AdoptLeftovers(const DesiredSlots& desired) {
   desired_ = desired;
-  const std::string workers_dir = options_.local_dir + "/workers";
+  const std::string workers_dir = options_.local_dir + "/supervisor/workers";
   std::error_code ec;
   std::vector<std::pair<pid_t, uint64_t>> to_kill;
   for (const auto& entry : std::filesystem::directory_iterator(workers_dir, ec)) {
@@ -183,7 +184,7 @@ void WorkerControl::PublishWorkerMetrics() {
 
 void WorkerControl::ReadHeartbeat(int port, WorkerRecord& worker) {
   const std::string path = HeartbeatPath(WorkerDir(options_.local_dir, port));
-  absl::StatusOr<std::string> bytes = ReadSmallFile(path, 1 << 20);
+  absl::StatusOr<std::string> bytes = ReadSlotHeartbeat(options_.local_dir, port);
   if (!bytes.ok()) {
     if (!absl::IsNotFound(bytes.status()) && bad_beat_logged_.insert(port).second) {
       spdlog::warn("supervisor {}: {}", id_, std::string(bytes.status().message()));
@@ -248,8 +249,10 @@ void WorkerControl::CheckWorkers() {
       spdlog::info("supervisor {}: worker of {} on port {} (pid {}) left its changed slot: {}", id_,
                    topology, port, pid, how);
     }
-    std::error_code ec;
-    std::filesystem::remove(WorkerJsonPath(WorkerDir(options_.local_dir, port)), ec);
+    RemoveLaunchRecord(options_.local_dir, port);
+    // Whatever the topology left running under the slot's own uid goes
+    // with its worker.
+    (void)KillSlotProcesses(port);  // logged; the next launch tries again
   }
   PublishWorkerMetrics();
   if (exited) {
@@ -316,7 +319,6 @@ void WorkerControl::ExecutePlan() {
 void WorkerControl::Launch(int port, const DesiredSlot& desired) {
   SlotState& slot = slots_[port];
   const int64_t now = NowMs();
-  const std::string dir = WorkerDir(options_.local_dir, port);
   auto fail = [&](const absl::Status& s) {
     ++slot.consecutive_failures;
     const int64_t delay = std::max<int64_t>(
@@ -325,29 +327,21 @@ void WorkerControl::Launch(int port, const DesiredSlot& desired) {
     spdlog::error("supervisor {}: cannot launch worker of {} on port {}: {}; retry in {} ms", id_,
                   desired.topology_id, port, std::string(s.message()), delay);
   };
-  if (absl::Status s = MakeDirs(dir); !s.ok()) return fail(s);
-  // The last beat of an earlier worker must not vouch for this one; it is
-  // kept as heartbeat.previous, from which the new worker carries the slot's
-  // running totals and restart count forward.
-  std::error_code ec;
-  std::filesystem::rename(HeartbeatPath(dir), PreviousHeartbeatPath(dir), ec);
-  std::filesystem::remove(HeartbeatPath(dir), ec);
-  if (options_.worker_account) {
-    // The worker writes its heartbeat and resources here after it dropped
-    // root; an earlier worker's resources may be anyone's.
-    std::filesystem::remove_all(std::filesystem::path(dir) / "resources", ec);
-    if (absl::Status s = os::GiveToUser(dir, *options_.worker_account); !s.ok()) return fail(s);
-  }
+  // Nothing of the slot's previous topology may outlive it (or watch the
+  // new one's scratch directory being made).
+  if (absl::Status s = KillSlotProcesses(port); !s.ok()) return fail(s);
+  absl::StatusOr<PreparedSlot> prepared = PrepareSlot(options_.local_dir, port, SlotUser(port));
+  if (!prepared.ok()) return fail(prepared.status());
   bad_beat_logged_.erase(port);
 
   std::vector<std::string> argv = options_.worker_command;
   for (std::string arg : {std::string("worker"), std::string("--topology-id"), desired.topology_id,
                           std::string("--supervisor-id"), id_, std::string("--port"),
-                          absl::StrCat(port), std::string("--worker-dir"), dir}) {
+                          absl::StrCat(port), std::string("--worker-dir"), prepared->scratch}) {
     argv.push_back(std::move(arg));
   }
   argv.insert(argv.end(), options_.worker_config_args.begin(), options_.worker_config_args.end());
-  absl::StatusOr<pid_t> pid = SpawnWorker(argv, WorkerLogPath(dir));
+  absl::StatusOr<pid_t> pid = SpawnWorker(argv, prepared->log.get());
   if (!pid.ok()) return fail(pid.status());
 
   WorkerRecord w;
@@ -361,13 +355,28 @@ void WorkerControl::Launch(int port, const DesiredSlot& desired) {
   launches_.Add();
 
   WorkerLaunchRecord record{*pid, desired.topology_id, port, id_, now / 1000};
-  if (absl::Status s = WriteFileAtomically(WorkerJsonPath(dir), EncodeWorkerJson(record));
+  if (absl::Status s = os::WriteFileAtomicallyAt(prepared->records.get(), kWorkerJsonFile,
+                                                 EncodeWorkerJson(record));
       !s.ok()) {
     // The worker runs; only adoption after a restart of ours will miss it.
     spdlog::error("supervisor {}: {}", id_, std::string(s.message()));
   }
   spdlog::info("supervisor {}: launched worker of {} on port {} (pid {}) executors {}", id_,
                desired.topology_id, port, *pid, SpansText(desired.executors));
+}
+
+std::optional<os::UnixUser> WorkerControl::SlotUser(int port) const {
+  if (!options_.worker_account) return std::nullopt;
+  return SlotAccount(*options_.worker_account, options_.slot_uid_base, port);
+}
+
+absl::Status WorkerControl::KillSlotProcesses(int port) {
+  // Only a uid of the slot's own: the shared account's processes may be
+  // other slots' workers.
+  if (!options_.worker_account || !options_.slot_uid_base) return absl::OkStatus();
+  absl::Status s = os::KillEveryProcessOf(SlotUser(port)->uid);
+  if (!s.ok()) spdlog::error("supervisor {}: slot {}: {}", id_, port, std::string(s.message()));
+  return s;
 }
 
 void WorkerControl::StopAllWorkers() {
@@ -390,8 +399,7 @@ void WorkerControl::StopAllWorkers() {
       if (gone(*slot.worker)) {
         SignalWorkerGroup(slot.worker->pid, SIGKILL);
         slot.worker.reset();
-        std::error_code ec;
-        std::filesystem::remove(WorkerJsonPath(WorkerDir(options_.local_dir, port)), ec);
+        RemoveLaunchRecord(options_.local_dir, port);
       } else {
         all = false;
       }

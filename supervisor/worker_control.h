@@ -87,10 +87,15 @@ class WorkerControl {
   void ExecutePlan();
   void Launch(int port, const DesiredSlot& desired);
   void ReadHeartbeat(int port, WorkerRecord& worker);
+  // Who the worker of `port` runs as (nullopt: as the supervisor).
+  std::optional<os::UnixUser> SlotUser(int port) const;
+  // With slot uids, SIGKILLs every process of the slot's uid (an error is
+  // logged and returned).
+  absl::Status KillSlotProcesses(int port);
   void PublishUsedPorts();
   void PublishWorkerMetrics();
   void TickLoop();
-  // Start-up: one {local}/workers/{port} directory; adopts its worker or
+  // Start-up: one {local}/supervisor/workers/{port} directory; adopts its worker or
   // adds it to `to_kill` (pid, start time).
   void AdoptOrKillWorkerIn(const std::string& dir, int dir_port,
                            std::vector<std::pair<pid_t, uint64_t>>& to_kill);

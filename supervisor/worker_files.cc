@@ -24,18 +24,20 @@ using api::Sv;
 std::string WorkerDir(std::string_view local_dir, int port) {
   return absl::StrCat(Sv(local_dir), "/workers/", port);
 }
-std::string WorkerJsonPath(std::string_view worker_dir) {
-  return absl::StrCat(Sv(worker_dir), "/worker.json");
+std::string SlotRecordsDir(std::string_view local_dir, int port) {
+  return absl::StrCat(Sv(local_dir), "/supervisor/workers/", port);
+}
+std::string WorkerJsonPath(std::string_view records_dir) {
+  return absl::StrCat(Sv(records_dir), "/", kWorkerJsonFile);
+}
+std::string WorkerLogPath(std::string_view records_dir) {
+  return absl::StrCat(Sv(records_dir), "/", kWorkerLogFile);
+}
+std::string HeartbeatPath(std::string_view worker_dir) {
+  return absl::StrCat(Sv(worker_dir), "/", kHeartbeatFile);
 }
 std::string PreviousHeartbeatPath(std::string_view worker_dir) {
-  return absl::StrCat(Sv(worker_dir), "/heartbeat.previous");
-}
-
-std::string HeartbeatPath(std::string_view worker_dir) {
-  return absl::StrCat(Sv(worker_dir), "/heartbeat");
-}
-std::string WorkerLogPath(std::string_view worker_dir) {
-  return absl::StrCat(Sv(worker_dir), "/worker.log");
+  return absl::StrCat(Sv(worker_dir), "/", kPreviousHeartbeatFile);
 }
 std::string SupervisorIdPath(std::string_view local_dir) {
   return absl::StrCat(Sv(local_dir), "/supervisor/id");

@@ -14,22 +14,34 @@
 
 namespace tempest::supervisor {
 
-// The files a supervisor shares with its workers under storm.local.dir:
-//   {local}/supervisor/id             the supervisor id (one line)
-//   {local}/workers/{port}/worker.json written by the supervisor at launch
-//   {local}/workers/{port}/heartbeat   v1::WorkerHeartbeat, written by the worker
-//   {local}/workers/{port}/worker.log  the worker's stdout and stderr
+// The files a supervisor shares with its workers under storm.local.dir
+// (supervisor/worker_sandbox.h says who may write where):
+//   {local}/supervisor/id                      the supervisor id (one line)
+//   {local}/supervisor/workers/{port}/worker.json  written by the supervisor at launch
+//   {local}/supervisor/workers/{port}/worker.log   the worker's stdout and stderr
+//   {local}/workers/{port}/heartbeat           v1::WorkerHeartbeat, written by the worker
+//   {local}/workers/{port}/heartbeat.previous  the previous worker's last beat
 // Parsers take untrusted bytes: anything malformed is one clear error.
 // Stateless functions; safe from any thread.
 
+inline constexpr char kWorkerJsonFile[] = "worker.json";
+inline constexpr char kWorkerLogFile[] = "worker.log";
+inline constexpr char kHeartbeatFile[] = "heartbeat";
+// The last beat of the slot's previous worker, put into the fresh scratch
+// directory at launch for the new worker (worker/worker_process.cc reads it
+// by the same name) to carry the slot's totals forward.
+inline constexpr char kPreviousHeartbeatFile[] = "heartbeat.previous";
+
+// {local}/workers/{port}: the worker's scratch and working directory.
 std::string WorkerDir(std::string_view local_dir, int port);
-std::string WorkerJsonPath(std::string_view worker_dir);
+// {local}/supervisor/workers/{port}: the supervisor's records of the slot.
+std::string SlotRecordsDir(std::string_view local_dir, int port);
+// {dir}/worker.json, {dir}/worker.log (dir: a SlotRecordsDir).
+std::string WorkerJsonPath(std::string_view records_dir);
+std::string WorkerLogPath(std::string_view records_dir);
+// {dir}/heartbeat, {dir}/heartbeat.previous (dir: a WorkerDir).
 std::string HeartbeatPath(std::string_view worker_dir);
-// {worker_dir}/heartbeat.previous: the last beat of the slot's previous
-// worker, kept at launch for the new worker (worker/worker_process.cc reads
-// it by the same name) to carry the slot's totals forward.
 std::string PreviousHeartbeatPath(std::string_view worker_dir);
-std::string WorkerLogPath(std::string_view worker_dir);
 std::string SupervisorIdPath(std::string_view local_dir);
 
 // {"pid":N,"topologyId":"..","port":N,"supervisorId":"..","launchedAtSecs":N}

@@ -20,8 +20,7 @@ extern char** environ;
 
 namespace tempest::supervisor {
 
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
-                                  const std::string& log_path) {
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd) {
   if (argv.empty()) return absl::InvalidArgumentError("empty worker command");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -32,8 +31,7 @@ absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
   posix_spawn_file_actions_init(&files);
   posix_spawnattr_init(&attr);
   posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&files, log_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
   // ZooKeeper and log descriptors of the supervisor are not the worker's.
   posix_spawn_file_actions_addclosefrom_np(&files, STDERR_FILENO + 1);

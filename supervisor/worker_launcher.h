@@ -21,10 +21,10 @@ namespace tempest::supervisor {
 // its own process group, every signal unblocked and at its default action
 // (the supervisor blocks SIGINT/SIGTERM in all of its threads, and a blocked
 // or ignored signal would survive exec), stdin from /dev/null, stdout and
-// stderr appended to `log_path`, no other descriptor inherited, the
+// stderr onto `log_fd` (opened by the caller, in a directory only the
+// supervisor writes, for appending), no other descriptor inherited, the
 // supervisor's environment and working directory. Returns the pid.
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
-                                  const std::string& log_path);
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd);
 
 // For our own children: the wait status if `pid` has exited (reaping it),
 // nullopt while it runs. A pid that is not our child reads as exited with

@@ -20,6 +20,7 @@
 #include "common/coord/cluster_paths.h"
 #include "common/core/stored_topology.h"
 #include "common/core/topology_resources.h"
+#include "common/os/dir_files.h"
 #include "common/os/files.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -205,8 +206,10 @@ absl::StatusOr<std::string> WorkerProcess::FetchResources(const v1::StormBase& b
       options_.worker_dir.empty() ? std::filesystem::temp_directory_path().string()
                                   : options_.worker_dir;
   const std::string dir = (std::filesystem::path(base_dir) / "resources").string();
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);  // a previous topology's files
+  // A previous topology's files, if any: removed without following links.
+  if (absl::StatusOr<os::UniqueFd> base = os::OpenDirectory(base_dir); base.ok()) {
+    if (absl::Status s = os::RemoveTreeAt(base->get(), "resources"); !s.ok()) return s;
+  }
   if (absl::Status s = core::MaterializeResources(resources, dir); !s.ok()) return s;
   spdlog::info("worker {}: {} resource files in {}", options_.topology_id, resources.files_size(),
                dir);
@@ -443,9 +446,12 @@ void WorkerProcess::SetTotals(const LocalClusterStats& stats) {
 void WorkerProcess::CarryPreviousTotals() {
   // The supervisor keeps the previous worker's last local beat under this
   // name (supervisor/worker_files.h, PreviousHeartbeatPath).
-  const std::string path =
-      (std::filesystem::path(options_.worker_dir) / "heartbeat.previous").string();
-  absl::StatusOr<std::string> bytes = os::ReadSmallFile(path, 1 << 20);
+  absl::StatusOr<os::UniqueFd> dir = os::OpenDirectory(options_.worker_dir);
+  if (!dir.ok()) return;
+  // Not through a link, and only a regular file: topology code shares the
+  // directory.
+  absl::StatusOr<std::string> bytes =
+      os::ReadSmallFileAt(dir->get(), "heartbeat.previous", 1 << 20);
   if (!bytes.ok()) return;
   v1::WorkerHeartbeat previous;
   // Only the same topology on the same slot continues its totals; anything

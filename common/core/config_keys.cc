@@ -44,6 +44,8 @@ constexpr ConfigKeyReader kKeysRead[] = {
     {"tempest.kafka.offset.journal.retention.secs", "KafkaSpout (offset journal retention)"},
     {"tempest.supervisor.metrics.host", "supervisor (/metrics address)"},
     {"tempest.supervisor.metrics.port", "supervisor (/metrics port; 0: off)"},
+    {"tempest.supervisor.worker.slot.uid.base", "supervisor and workers (slot uids under root)"},
+    {"tempest.supervisor.worker.slot.uids", "supervisor and workers (a uid per slot under root)"},
     {"tempest.transport.descriptor.reserve", "workers (descriptors kept free)"},
     {"tempest.transport.max.connections", "workers (transport connections)"},
     {"tempest.transport.max.connections.per.peer", "workers (transport connections per address)"},

@@ -16,6 +16,8 @@
 #include "common/api/string_view_compat.h"
 #include "common/multilang/json_codec.h"
 #include "common/os/limits.h"
+#include "common/os/dir_files.h"
+#include "spdlog/spdlog.h"
 
 namespace tempest::multilang {
 namespace {
@@ -152,6 +154,7 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::StartForComponent(
   options.command = command;
   options.working_dir = context.config().GetString(kResourcesDirKey, "");
   options.timeout = timeout;
+  options.label = std::string(label);
   absl::StatusOr<std::unique_ptr<ShellProcess>> shell = Start(options, context.config(), context);
   if (!shell.ok()) {
     return absl::Status(shell.status().code(),
@@ -179,8 +182,16 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
     ::close(to_child[1]);
     return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
   }
+  int err_child[2];
+  if (::pipe2(err_child, O_CLOEXEC) != 0) {
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
+    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  }
   shell->stdin_fd_ = to_child[1];
   shell->stdout_fd_ = from_child[0];
+  shell->stderr_fd_ = err_child[0];
+  ::fcntl(shell->stderr_fd_, F_SETFL, ::fcntl(shell->stderr_fd_, F_GETFL) | O_NONBLOCK);
+  if (shell->options_.label.empty()) shell->options_.label = what;
   // Bigger pipes mean fewer wake-ups per batch; failure is harmless.
   (void)::fcntl(to_child[1], F_SETPIPE_SZ, 1 << 20);
   (void)::fcntl(from_child[1], F_SETPIPE_SZ, 1 << 20);
@@ -191,9 +202,11 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
   child_options.working_dir = options.working_dir;
   child_options.stdin_fd = to_child[0];
   child_options.stdout_fd = from_child[1];
+  child_options.stderr_fd = err_child[1];
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(child_options);
   ::close(to_child[0]);
   ::close(from_child[1]);
+  ::close(err_child[1]);
   if (!child.ok()) return child.status();
   shell->child_ = *std::move(child);
   shell->last_message_ns_.store(NowNs());
@@ -240,9 +253,14 @@ ShellProcess::~ShellProcess() {
   CloseFd(stdin_fd_);
   if (reader_.joinable()) reader_.join();
   CloseFd(stdout_fd_);
+  CloseFd(stderr_fd_);
   if (!pid_dir_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(pid_dir_, ignored);
+    // The child owns what is in it: removed without following its links
+    // (the temporary directory it sits in may itself be a link).
+    const std::filesystem::path dir(pid_dir_);
+    const os::UniqueFd parent(
+        ::open(dir.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (parent.valid()) (void)os::RemoveTreeAt(parent.get(), dir.filename().string());
   }
 }
 
@@ -303,13 +321,18 @@ void ShellProcess::ReadLoop() {
   std::string line;     // the current, unfinished line
   char buf[64 * 1024];
   auto too_big = [&] { return message.size() + line.size() > options_.max_message_bytes; };
+  bool stderr_open = true;
   while (!stop_.load()) {
-    pollfd p{stdout_fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, 100);
+    pollfd p[2] = {{stdout_fd_, POLLIN, 0}, {stderr_open ? stderr_fd_ : -1, POLLIN, 0}};
+    const int ready = ::poll(p, 2, 100);
     if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    if (p[1].revents != 0) stderr_open = ReadStderr(/*at_end=*/false);
+    if (p[0].revents == 0) continue;
     const ssize_t n = ::read(stdout_fd_, buf, sizeof(buf));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
+      // What the child wrote to stderr last usually says why it stopped.
+      if (stderr_open) ReadStderr(/*at_end=*/true);
       Push({{}, n == 0 ? "the child closed its stdout"
                        : absl::StrCat("reading the child's stdout: ", std::strerror(errno))});
       return;
@@ -352,6 +375,34 @@ void ShellProcess::ReadLoop() {
       }
     }
   }
+}
+
+bool ShellProcess::ReadStderr(bool at_end) {
+  // A line longer than this is logged in pieces: the log stays bounded.
+  constexpr size_t kMaxStderrLine = 4096;
+  char buf[8192];
+  bool open = true;
+  // Bounded: at most this much per call, so stdout is never starved.
+  for (int round = 0; round < 16; ++round) {
+    const ssize_t n = ::read(stderr_fd_, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      open = n < 0 && errno == EAGAIN;
+      break;
+    }
+    for (char c : std::string_view(buf, static_cast<size_t>(n))) {
+      if (c != '\n') stderr_line_ += c;
+      if (c == '\n' || stderr_line_.size() >= kMaxStderrLine) {
+        spdlog::info("{} stderr: {}", options_.label, stderr_line_);
+        stderr_line_.clear();
+      }
+    }
+  }
+  if ((at_end || !open) && !stderr_line_.empty()) {
+    spdlog::info("{} stderr: {}", options_.label, stderr_line_);
+    stderr_line_.clear();
+  }
+  return open;
 }
 
 void ShellProcess::TakeMessages(std::vector<ShellMessage>& out) {

@@ -45,6 +45,9 @@ struct ShellOptions {
   // Called by the reader thread after it queued each message (or the error
   // that ends the stream), e.g. to wake the owner's executor.
   std::function<void()> on_message;
+  // Names the child in the log lines that carry its stderr (empty: the
+  // command).
+  std::string label;
 };
 
 // One message from the child: a JSON object, or (error non-empty) the
@@ -58,7 +61,9 @@ struct ShellMessage {
 
 // One multilang child process and both directions of Storm's protocol:
 // JSON messages, each followed by a line `end`, over the child's stdin and
-// stdout (stderr is inherited).
+// stdout. The child's stderr is read too and logged line by line under the
+// child's label (the log formatter escapes what it wrote), never passed
+// through raw: a child must not be able to forge lines of the worker's log.
 //
 // Threads: the owner (an executor thread, which must also be the thread
 // that calls Start, since the child's death signal follows it) writes and
@@ -117,6 +122,9 @@ class ShellProcess {
  private:
   ShellProcess() = default;
   void ReadLoop();
+  // Logs the complete lines readable now on the child's stderr (all of
+  // what is left with `at_end`). False once the pipe is closed.
+  bool ReadStderr(bool at_end);
   void Push(ShellMessage message);
   std::optional<ShellMessage> PopMessage(std::chrono::steady_clock::time_point deadline);
 
@@ -124,6 +132,8 @@ class ShellProcess {
   std::unique_ptr<os::ChildProcess> child_;
   int stdin_fd_ = -1;   // our write end, non-blocking
   int stdout_fd_ = -1;  // our read end, read by the reader thread
+  int stderr_fd_ = -1;  // our read end of the child's stderr, also the reader's
+  std::string stderr_line_;  // the reader's unfinished stderr line
   std::string pid_dir_;
   int64_t reported_pid_ = 0;
   std::string out_;

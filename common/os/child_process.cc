@@ -96,6 +96,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const Options&
     if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, STDOUT_FILENO) < 0) {
       ChildFail(report[1], "dup2 stdout");
     }
+    if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, STDERR_FILENO) < 0) {
+      ChildFail(report[1], "dup2 stderr");
+    }
     if (out_fd >= 0 && ::dup2(out_fd, STDOUT_FILENO) < 0) ChildFail(report[1], "dup2 stdout");
     if (err_fd >= 0 && ::dup2(err_fd, STDERR_FILENO) < 0) ChildFail(report[1], "dup2 stderr");
     if (err_to_out && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) ChildFail(report[1], "dup2");

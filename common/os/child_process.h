@@ -33,6 +33,8 @@ class ChildProcess {
     // stdout_path. The caller keeps ownership and closes its copies.
     int stdin_fd = -1;
     int stdout_fd = -1;
+    // Likewise for stderr (-1: stderr follows stderr_path).
+    int stderr_fd = -1;
   };
 
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(const Options& options);

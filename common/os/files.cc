@@ -60,7 +60,11 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
     if (absl::Status s = MakeDirs(target.parent_path().string()); !s.ok()) return s;
   }
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A leftover, or a link planted under the predictable temporary name, is
+  // removed (unlink never follows) and never opened (O_EXCL, O_NOFOLLOW).
+  ::unlink(tmp.c_str());
+  const int fd =
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", tmp);
   size_t done = 0;
   while (done < data.size()) {

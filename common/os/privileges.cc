@@ -2,9 +2,13 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -71,6 +75,55 @@ absl::Status DropPrivilegesTo(const UnixUser& user) {
   if (::setuid(0) == 0 || ::geteuid() == 0 || ::getegid() == 0) {
     return absl::InternalError(
         absl::StrCat("still able to become root after switching to ", user.name));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::string> AccountNameOf(uid_t uid) {
+  std::vector<char> buffer(16384);
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    return std::string(found->pw_name);
+  }
+  return std::nullopt;
+}
+
+bool UidIsMapped(uid_t uid) {
+  std::FILE* map = std::fopen("/proc/self/uid_map", "re");
+  if (map == nullptr) return true;
+  bool mapped = false;
+  unsigned long inside = 0, outside = 0, count = 0;  // NOLINT(runtime/int): fscanf's %lu
+  while (!mapped && std::fscanf(map, "%lu %lu %lu", &inside, &outside, &count) == 3) {
+    mapped = uid >= inside && uid - inside < count;
+  }
+  std::fclose(map);
+  return mapped;
+}
+
+absl::Status KillEveryProcessOf(uid_t uid) {
+  if (uid == 0) return absl::InvalidArgumentError("refusing to kill every process of uid 0");
+  const pid_t pid = ::fork();
+  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  if (pid == 0) {
+    // Only async-signal-safe calls here (the parent has threads). The raw
+    // system call changes this thread's ids, the only thread of the child;
+    // kill(-1) from that uid reaches exactly the processes it owns, and
+    // not the caller itself. Twice: a process forking while the first
+    // signal goes round cannot leave a child behind the second.
+    if (::syscall(SYS_setresuid, uid, uid, uid) != 0) ::_exit(2);
+    for (int round = 0; round < 2; ++round) {
+      if (::kill(-1, SIGKILL) != 0 && errno != ESRCH) ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot kill the processes of uid ", uid, " (status ", status, ")"));
   }
   return absl::OkStatus();
 }

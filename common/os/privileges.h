@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,20 @@ absl::Status GiveToUser(const std::string& path, const UnixUser& user);
 // thread's credentials and glibc's broadcast to other threads is not
 // something to rely on mid-run.
 absl::Status DropPrivilegesTo(const UnixUser& user);
+
+// The name of the password-database entry with `uid`, or nullopt when no
+// account has it (a uid Tempest may then hand out to a worker of its own).
+std::optional<std::string> AccountNameOf(uid_t uid);
+
+// Whether `uid` exists in this process's user namespace (/proc/self/uid_map):
+// in a container with a partial map, an unmapped uid can be neither taken
+// nor given a file. True when the map cannot be read.
+bool UidIsMapped(uid_t uid);
+
+// SIGKILLs every process running as `uid` (real or saved uid), from a
+// short-lived child that becomes `uid` and signals all it may: nothing a
+// previous user of the uid started survives. Needs root; refuses uid 0.
+absl::Status KillEveryProcessOf(uid_t uid);
 
 }  // namespace tempest::os
 

@@ -445,7 +445,8 @@ void HostileClusterTest::AttackWorker(const WorkerSlot& worker) {
   // The transport server's accept loop, out of descriptors, backs off too.
   ExpectAcceptBacksOff(
       "worker", worker.pid, worker.port,
-      absl::StrCat(LocalDir(worker.supervisor), "/workers/", worker.port, "/worker.log"));
+      absl::StrCat(LocalDir(worker.supervisor), "/supervisor/workers/", worker.port,
+                   "/worker.log"));
   RawConn after(worker.port);
   after.Send(std::string(200, '\x7f'));
   EXPECT_TRUE(after.ReadUntilClosed(seconds(10))) << "the worker accepts no more connections";

@@ -3,10 +3,12 @@
 // contract of supervisor/README.md: the same command line, a heartbeat file
 // written atomically every HEARTBEAT_WORKER_INTERVAL_MS (default 1000) ms, a
 // clean exit 0 on SIGTERM. Tests steer one incarnation through files in its
-// worker directory:
+// worker (scratch) directory:
 //   stop-beating.<pid>  stop writing heartbeats (a hung worker)
 //   exit.<pid>          exit at once with the code written in the file
-//   ignore-term         ignore SIGTERM (checks the SIGKILL escalation)
+// and, since that directory is made afresh for each launch, through its
+// environment: HEARTBEAT_WORKER_IGNORE_TERM_PORT=<port> makes the worker of
+// that port ignore SIGTERM (checks the SIGKILL escalation).
 // It prints its command line to stdout (the worker.log) at start.
 
 #include <signal.h>
@@ -70,7 +72,8 @@ int main(int argc, char** argv) {
                  "heartbeat_worker: missing --topology-id/--supervisor-id/--port/--worker-dir\n");
     return 2;
   }
-  if (Exists(dir + "/ignore-term")) {
+  const char* ignore_term = std::getenv("HEARTBEAT_WORKER_IGNORE_TERM_PORT");
+  if (ignore_term != nullptr && std::atoi(ignore_term) == port) {
     ::signal(SIGTERM, SIG_IGN);
   } else {
     ::signal(SIGTERM, OnTerm);

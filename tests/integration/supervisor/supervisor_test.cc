@@ -1,20 +1,28 @@
 // The supervisor against a real ZooKeeper server: registration, assignment
 // sync, worker launch/monitor/restart, adoption after a restart, shutdown.
-// Workers are heartbeat_worker processes (see heartbeat_worker.cc).
+// Workers are heartbeat_worker processes (see heartbeat_worker.cc). Under
+// root, the worker sandbox: what a slot's account can plant or reach.
 
 #include "supervisor/supervisor.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +30,7 @@
 #include "common/coord/zk_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/os/privileges.h"
 #include "supervisor/worker_files.h"
 #include "supervisor/worker_launcher.h"
 #include "tests/support/eventually.h"
@@ -168,6 +177,7 @@ class SupervisorTest : public ::testing::Test {
   }
 
   std::string WorkerDirOf(int port) const { return WorkerDir(local_.path(), port); }
+  std::string RecordsDirOf(int port) const { return SlotRecordsDir(local_.path(), port); }
 
   static tempest::testing::ZkEnsemble* ensemble_;
   std::string root_;
@@ -226,7 +236,7 @@ TEST_F(SupervisorTest, LaunchesAnAssignedWorkerAndRelaunchesItAfterSigkill) {
   ASSERT_NE(first, 0);
 
   // The contract: worker.json, the command line, the log.
-  absl::StatusOr<std::string> json = ReadSmallFile(WorkerJsonPath(WorkerDirOf(6700)));
+  absl::StatusOr<std::string> json = ReadSmallFile(WorkerJsonPath(RecordsDirOf(6700)));
   ASSERT_TRUE(json.ok()) << json.status();
   absl::StatusOr<WorkerLaunchRecord> record = ParseWorkerJson(*json);
   ASSERT_TRUE(record.ok()) << record.status();
@@ -236,7 +246,7 @@ TEST_F(SupervisorTest, LaunchesAnAssignedWorkerAndRelaunchesItAfterSigkill) {
   EXPECT_EQ(record->supervisor_id, s->id());
   EXPECT_TRUE(LooksLikeWorker(first, 6700));
   EXPECT_EQ(::getpgid(first), first);  // its own process group
-  absl::StatusOr<std::string> log = ReadSmallFile(WorkerLogPath(WorkerDirOf(6700)));
+  absl::StatusOr<std::string> log = ReadSmallFile(WorkerLogPath(RecordsDirOf(6700)));
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(*log, HasSubstr(absl::StrCat(" worker --topology-id topo-1-1 --supervisor-id ",
                                            s->id(), " --port 6700 --worker-dir ", WorkerDirOf(6700),
@@ -254,7 +264,7 @@ TEST_F(SupervisorTest, LaunchesAnAssignedWorkerAndRelaunchesItAfterSigkill) {
   errno = 0;
   EXPECT_EQ(::kill(first, 0), -1);  // reaped, not a zombie
   EXPECT_EQ(errno, ESRCH);
-  EXPECT_EQ(ParseWorkerJson(*ReadSmallFile(WorkerJsonPath(WorkerDirOf(6700))))->pid, second);
+  EXPECT_EQ(ParseWorkerJson(*ReadSmallFile(WorkerJsonPath(RecordsDirOf(6700))))->pid, second);
 }
 
 TEST_F(SupervisorTest, KillsAndRelaunchesAWorkerWhoseHeartbeatGoesStale) {
@@ -268,7 +278,7 @@ TEST_F(SupervisorTest, KillsAndRelaunchesAWorkerWhoseHeartbeatGoesStale) {
   const pid_t second = WaitBeating(*s, 6701, first);
   ASSERT_NE(second, 0);
   EXPECT_TRUE(Eventually(kWait, [&] { return ProcessGone(first); }));
-  absl::StatusOr<std::string> log = ReadSmallFile(WorkerLogPath(WorkerDirOf(6701)));
+  absl::StatusOr<std::string> log = ReadSmallFile(WorkerLogPath(RecordsDirOf(6701)));
   ASSERT_TRUE(log.ok());
   EXPECT_THAT(*log, HasSubstr("SIGTERM, exiting"));  // stopped cleanly, not killed
 }
@@ -341,7 +351,7 @@ TEST_F(SupervisorTest, AWorkerThatLeavesItsRemovedSlotByItselfIsNotRestarted) {
   }));
   ASSERT_TRUE(s->SyncNow().ok());
   EXPECT_TRUE(s->Workers()->empty());
-  const std::string log = *ReadSmallFile(WorkerLogPath(WorkerDirOf(6700)));
+  const std::string log = *ReadSmallFile(WorkerLogPath(RecordsDirOf(6700)));
   EXPECT_THAT(log, HasSubstr("exiting with 0 as asked"));
   EXPECT_THAT(log, ::testing::Not(HasSubstr("SIGTERM")));
 }
@@ -383,7 +393,7 @@ TEST_F(SupervisorTest, ARestartAdoptsAnAssignedWorkerAndKillsAnUnassignedOne) {
   // While it is down, topo-7 loses its slot, and the worker.json of port 6702
   // is torn: its worker can only be found through /proc.
   Unassign("topo-7-1");
-  ASSERT_TRUE(WriteFileAtomically(WorkerJsonPath(WorkerDirOf(6702)), "{\"pid\": 12").ok());
+  ASSERT_TRUE(WriteFileAtomically(WorkerJsonPath(RecordsDirOf(6702)), "{\"pid\": 12").ok());
 
   std::unique_ptr<Supervisor> second = Start();
   ASSERT_NE(second, nullptr);
@@ -409,9 +419,9 @@ TEST_F(SupervisorTest, ARestartAdoptsAnAssignedWorkerAndKillsAnUnassignedOne) {
 }
 
 TEST_F(SupervisorTest, ShutdownStopsEveryWorkerAndEscalatesToSigkill) {
-  // The worker on 6701 ignores SIGTERM.
-  ASSERT_TRUE(MakeDirs(WorkerDirOf(6701)).ok());
-  ASSERT_TRUE(WriteFileAtomically(WorkerDirOf(6701) + "/ignore-term", "").ok());
+  // The worker on 6701 ignores SIGTERM (its scratch directory is made
+  // afresh at launch, so the stand-in is told through its environment).
+  ::setenv("HEARTBEAT_WORKER_IGNORE_TERM_PORT", "6701", 1);
   // As in `tempest supervisor`, SIGTERM is blocked in every supervisor
   // thread; workers must get it unblocked (the polite one exits on it).
   sigset_t term, old_mask;
@@ -425,6 +435,7 @@ TEST_F(SupervisorTest, ShutdownStopsEveryWorkerAndEscalatesToSigkill) {
   Assign("topo-8-1", id, {6700, 6701});
   const pid_t polite = WaitBeating(*s, 6700);
   const pid_t ignores_term = WaitBeating(*s, 6701);
+  ::unsetenv("HEARTBEAT_WORKER_IGNORE_TERM_PORT");
   ASSERT_NE(polite, 0);
   ASSERT_NE(ignores_term, 0);
   s.reset();
@@ -434,7 +445,163 @@ TEST_F(SupervisorTest, ShutdownStopsEveryWorkerAndEscalatesToSigkill) {
     EXPECT_EQ(errno, ESRCH);
   }
   EXPECT_FALSE(Registered(id).has_value());
-  EXPECT_THAT(*ReadSmallFile(WorkerLogPath(WorkerDirOf(6700))), HasSubstr("SIGTERM, exiting"));
+  EXPECT_THAT(*ReadSmallFile(WorkerLogPath(RecordsDirOf(6700))), HasSubstr("SIGTERM, exiting"));
+}
+
+// --- the worker sandbox (as root) ---------------------------------------------
+
+// Runs `fn` in a child process that has become `account` for good; its
+// result is the child's exit code (-1 when it did not exit normally).
+int RunAs(const os::UnixUser& account, const std::function<int()>& fn) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!os::DropPrivilegesTo(account).ok()) ::_exit(100);
+    ::_exit(fn());
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The account the worker of `port` runs as under a root supervisor.
+os::UnixUser SlotUser(int port) {
+  absl::StatusOr<os::UnixUser> nobody = os::LookUpUnprivilegedUser(kDefaultWorkerUser);
+  EXPECT_TRUE(nobody.ok()) << nobody.status();
+  return SlotAccount(nobody.value_or(os::UnixUser{"nobody", 65534, 65534}), kDefaultSlotUidBase,
+                     port);
+}
+
+std::set<std::string> Entries(const std::string& dir) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    names.insert(e.path().filename().string());
+  }
+  return names;
+}
+
+TEST_F(SupervisorTest, LinksPlantedByTheWorkersAccountAreNeverFollowedOnRelaunch) {
+  if (!os::RunningAsRoot()) GTEST_SKIP() << "the worker sandbox needs a root supervisor";
+  // A root-only file in a root-only directory: what the links point at.
+  tempest::testing::TempDir outside("sandbox-secret");
+  const std::string secret = outside.File("secret");
+  ASSERT_EQ(::mkdir(secret.c_str(), 0700), 0);
+  const std::string precious = secret + "/precious";
+  ASSERT_TRUE(WriteFileAtomically(precious, "root only\n").ok());
+  ASSERT_EQ(::chmod(precious.c_str(), 0600), 0);
+
+  std::unique_ptr<Supervisor> s = Start();
+  ASSERT_NE(s, nullptr);
+  Assign("topo-9-1", s->id(), {6700});
+  const pid_t first = WaitBeating(*s, 6700);
+  ASSERT_NE(first, 0);
+  // The stand-in stays root here; it stops beating so that the planted
+  // heartbeat link is what the supervisor finds.
+  ASSERT_TRUE(
+      WriteFileAtomically(absl::StrCat(WorkerDirOf(6700), "/stop-beating.", first), "").ok());
+  const std::string scratch = WorkerDirOf(6700);
+  const std::string records = RecordsDirOf(6700);
+  const std::string tmp = absl::StrCat("worker.json.tmp.", ::getpid());  // the old name
+  const std::string new_tmp = absl::StrCat(".worker.json.tmp.", ::getpid());
+  const int planted = RunAs(SlotUser(6700), [&] {
+    int failed = 0;
+    // Its own directory: links wherever the supervisor reads, or once wrote.
+    for (const std::string name : {"heartbeat", "heartbeat.previous", "worker.log", "worker.json",
+                                   tmp.c_str(), new_tmp.c_str()}) {
+      const std::string at = scratch + "/" + name;
+      ::unlink(at.c_str());
+      if (::symlink(precious.c_str(), at.c_str()) != 0) ++failed;
+    }
+    if (::symlink(secret.c_str(), (scratch + "/resources").c_str()) != 0) ++failed;
+    if (::symlink((secret + "/created").c_str(), (scratch + "/dangling").c_str()) != 0) ++failed;
+    // Where the supervisor writes now: closed to the account.
+    for (const std::string name : {"worker.log", "worker.json", new_tmp.c_str()}) {
+      const std::string at = records + "/" + name;
+      if (::unlink(at.c_str()) == 0 || ::symlink(precious.c_str(), at.c_str()) == 0) return 90;
+    }
+    // The scratch directory cannot be swapped for a link, nor another slot's
+    // be prepared for the next topology.
+    if (::rename(scratch.c_str(), (scratch + ".stolen").c_str()) == 0) return 91;
+    if (::symlink(secret.c_str(), WorkerDirOf(6701).c_str()) == 0) return 92;
+    return failed;
+  });
+  ASSERT_EQ(planted, 0) << "the slot's account could not plant its links, or wrote where it "
+                           "must not (exit code 9x)";
+
+  // No beat is read through the heartbeat link: the worker goes stale, the
+  // supervisor kills it and launches the next one in a fresh directory.
+  const pid_t second = WaitBeating(*s, 6700, first);
+  ASSERT_NE(second, 0);
+
+  struct stat st {};
+  ASSERT_EQ(::stat(precious.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(*ReadSmallFile(precious), "root only\n");
+  EXPECT_EQ(Entries(secret), std::set<std::string>{"precious"}) << "a file appeared beside it";
+  // The new scratch directory holds nothing of the old one's links.
+  for (const std::string& name : Entries(scratch)) {
+    EXPECT_FALSE(std::filesystem::is_symlink(scratch + "/" + name)) << name;
+  }
+  ASSERT_EQ(::stat(scratch.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, SlotUser(6700).uid);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // The log is the supervisor's regular file and has both launches.
+  ASSERT_EQ(::lstat(WorkerLogPath(records).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, 0u);
+  const std::string log = ReadSmallFile(WorkerLogPath(records)).value_or("");
+  EXPECT_NE(log.find("heartbeat_worker argv:"), log.rfind("heartbeat_worker argv:")) << log;
+  EXPECT_EQ(ParseWorkerJson(*ReadSmallFile(WorkerJsonPath(records)))->pid, second);
+}
+
+TEST_F(SupervisorTest, OneSlotsAccountCannotReachAnotherTopologysFiles) {
+  if (!os::RunningAsRoot()) GTEST_SKIP() << "slot accounts need a root supervisor";
+  std::unique_ptr<Supervisor> s = Start();
+  ASSERT_NE(s, nullptr);
+  Assign("topo-10-1", s->id(), {6700});
+  Assign("topo-11-1", s->id(), {6701});
+  const pid_t a = WaitBeating(*s, 6700);
+  const pid_t b = WaitBeating(*s, 6701);
+  ASSERT_NE(a, 0);
+  ASSERT_NE(b, 0);
+  // Something topo-11 left running under its slot's uid.
+  const pid_t lingering = ::fork();
+  if (lingering == 0) {
+    if (!os::DropPrivilegesTo(SlotUser(6701)).ok()) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ASSERT_GT(lingering, 0);
+
+  const std::string other = WorkerDirOf(6701);
+  const int reached = RunAs(SlotUser(6700), [&] {
+    // Its own directory is its to write.
+    const int own = ::open((WorkerDirOf(6700) + "/scratch-file").c_str(),
+                           O_WRONLY | O_CREAT | O_NOFOLLOW, 0600);
+    if (own < 0) return 10;
+    ::close(own);
+    // Another topology's: not listed, read or written.
+    if (DIR* d = ::opendir(other.c_str()); d != nullptr) return 11;
+    if (::open((other + "/heartbeat").c_str(), O_RDONLY) >= 0) return 12;
+    if (::open((other + "/planted").c_str(), O_WRONLY | O_CREAT, 0644) >= 0) return 13;
+    if (::open(WorkerLogPath(RecordsDirOf(6701)).c_str(), O_RDONLY) >= 0) return 14;
+    if (::open(WorkerJsonPath(RecordsDirOf(6701)).c_str(), O_RDONLY) >= 0) return 15;
+    // Nor its processes signalled.
+    if (::kill(lingering, 0) == 0 || errno != EPERM) return 16;
+    return 0;
+  });
+  EXPECT_EQ(reached, 0) << "slot 6700's account reached slot 6701's files (exit code)";
+  EXPECT_FALSE(std::filesystem::exists(other + "/planted"));
+
+  // When topo-11's worker goes, so does everything of its slot's uid.
+  ASSERT_EQ(::kill(b, SIGKILL), 0);
+  EXPECT_TRUE(Eventually(kWait,
+                         [&] { return ::waitpid(lingering, nullptr, WNOHANG) == lingering; }))
+      << "a process of the slot's uid outlived its worker";
+  EXPECT_NE(WaitBeating(*s, 6701, b), 0);
+  const std::optional<WorkerSnapshot> untouched = BeatingWorker(*s, 6700);
+  ASSERT_TRUE(untouched.has_value());
+  EXPECT_EQ(untouched->pid, a);  // the other slot's worker was not touched
 }
 
 }  // namespace

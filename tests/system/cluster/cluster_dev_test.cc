@@ -3,8 +3,9 @@
 // two worker processes, `tempest list`, and a clean `tempest kill -w` that
 // leaves a verifier report with nothing missing and nothing duplicated.
 // Then the security rule that submitted code never runs as root: a multilang
-// command `sh -c id` submitted to a cluster started by root runs as the
-// unprivileged supervisor.worker.user (nobody by default). And the REST API
+// command `sh -c id` submitted to a cluster started by root runs as its
+// slot's own uid in the group of supervisor.worker.user (nobody by default),
+// and what topology code logs reaches the worker log escaped. And the REST API
 // token `tempest dev` generates: a 0600 token-file= that raw HTTP writes
 // need, that the CLI finds through the discovery file under $HOME or through
 // TEMPEST_TOKEN_FILE, and that a token file of the user's own config replaces.
@@ -14,6 +15,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -29,6 +31,7 @@
 #include "common/net/http_auth.h"
 #include "common/net/http_client.h"
 #include "common/os/child_process.h"
+#include "supervisor/supervisor_options.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/eventually.h"
@@ -154,12 +157,20 @@ TEST(ClusterDevTest, SubmitRunsAcrossTwoSupervisorsAndCleanKillLosesNothing) {
   }
 }
 
-// The uid a submitted command should run as: the default worker user under
-// root, else the user who started the cluster.
-uid_t ExpectedWorkerUid() {
-  if (::geteuid() != 0) return ::geteuid();
+// Whether `uid` is one a submitted command may run as: under root, a slot
+// uid (tempest.supervisor.worker.slot.uid.base plus a port: no account's,
+// never root's), else the user who started the cluster.
+bool IsWorkerUid(uid_t uid) {
+  if (::geteuid() != 0) return uid == ::geteuid();
+  return uid > supervisor::kDefaultSlotUidBase && uid <= supervisor::kDefaultSlotUidBase + 65535;
+}
+
+// The group a submitted command runs in under root: that of the default
+// supervisor.worker.user.
+gid_t ExpectedWorkerGid() {
+  if (::geteuid() != 0) return ::getegid();
   const struct passwd* nobody = ::getpwnam("nobody");
-  return nobody != nullptr ? nobody->pw_uid : 0;
+  return nobody != nullptr ? nobody->pw_gid : 0;
 }
 
 // Real uid of a running process, from /proc/PID/status ("Uid: real eff ...").
@@ -172,8 +183,8 @@ std::optional<uid_t> ProcessUid(const std::string& pid) {
 }
 
 TEST(ClusterDevTest, SubmittedMultilangCommandNeverRunsAsRoot) {
-  const uid_t expected = ExpectedWorkerUid();
-  ASSERT_NE(expected, 0u) << "this host has no 'nobody' account to run workers as";
+  ASSERT_TRUE(::geteuid() != 0 || ::getpwnam("nobody") != nullptr)
+      << "this host has no 'nobody' account to run workers as";
   TempDir dir("tempest-dev-uid");
   std::unique_ptr<os::ChildProcess> dev;
   std::optional<std::string> nimbus;
@@ -206,9 +217,17 @@ streams:
 
   ASSERT_TRUE(Eventually(seconds(120), [&] { return std::filesystem::exists(id_file); }))
       << "the submitted command never ran";
+  // "uid=N(name) gid=G(group) ...": a slot uid has no name.
   const std::string id = ReadFileOrEmpty(id_file);
-  EXPECT_EQ(id.rfind(absl::StrCat("uid=", expected, "("), 0), 0u) << id;
-  EXPECT_EQ(id.find("uid=0("), std::string::npos) << id;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  const size_t gid_at = id.find(" gid=");
+  ASSERT_NE(gid_at, std::string::npos) << id;
+  ASSERT_EQ(std::sscanf(id.c_str(), "uid=%u", &uid), 1) << id;
+  ASSERT_EQ(std::sscanf(id.c_str() + gid_at, " gid=%u", &gid), 1) << id;
+  EXPECT_TRUE(IsWorkerUid(uid)) << id;
+  EXPECT_NE(uid, 0u) << id;
+  EXPECT_EQ(gid, ExpectedWorkerGid()) << id;
 
   // The worker process itself (plugins run in it) is not root either.
   int workers = 0;
@@ -221,11 +240,85 @@ streams:
       continue;
     }
     ++workers;
-    EXPECT_EQ(ProcessUid(pid), std::optional<uid_t>(expected)) << cmdline;
+    EXPECT_EQ(ProcessUid(pid), std::optional<uid_t>(uid)) << cmdline;
   }
   EXPECT_GT(workers, 0) << "no worker process of who-am-i found";
 
   RunCommand({TempestBinary(), "kill", "who-am-i", "-w", "0", "--nimbus", *nimbus},
+             dir.File("kill"), milliseconds(60000));
+  dev->Stop(seconds(60));
+  if (HasFailure()) {
+    std::cerr << ReadFileOrEmpty(dir.File("dev.out")) << ReadFileOrEmpty(dir.File("dev.err"));
+  }
+}
+
+// Every worker.log line of the cluster `tempest dev` runs in `dir`.
+std::string AllWorkerLogs(const TempDir& dir) {
+  std::string all;
+  std::error_code ec;
+  const std::filesystem::path cluster(dir.File("cluster"));
+  for (const auto& sup : std::filesystem::directory_iterator(cluster, ec)) {
+    for (const auto& slot :
+         std::filesystem::directory_iterator(sup.path() / "supervisor" / "workers", ec)) {
+      all += ReadFileOrEmpty((slot.path() / "worker.log").string());
+    }
+  }
+  return all;
+}
+
+TEST(ClusterDevTest, TextTopologyCodeLogsReachesTheWorkerLogEscaped) {
+  TempDir dir("tempest-dev-escape");
+  std::unique_ptr<os::ChildProcess> dev;
+  std::optional<std::string> nimbus;
+  StartDev(dir, 1, dev, nimbus);
+  ASSERT_FALSE(HasFatalFailure());
+
+  // A multilang child that answers the handshake, then logs through the
+  // protocol and on its stderr a colour escape and a line of its own.
+  std::ofstream(dir.File("child.sh"))
+      << R"(while IFS= read -r line; do [ "$line" = end ] && break; done
+printf '{"pid": %d}\nend\n' $$
+printf '{"command": "log", "msg": "from-log:\\u001b[31mred\\nforged-log-line #"}\nend\n'
+printf 'from-stderr:\033[31mred\nforged-stderr-line #\n' >&2
+exec sleep 60
+)";
+  std::ofstream(dir.File("topology.yaml")) << R"(name: log-escape
+spouts:
+  - id: seq
+    className: tempest.SequenceSpout
+bolts:
+  - id: shell
+    className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
+    constructorArgs:
+      - ["/bin/sh", ")" << dir.File("child.sh") << R"("]
+      - ["out"]
+streams:
+  - from: seq
+    to: shell
+    grouping: {type: SHUFFLE}
+)";
+  CommandRun submit =
+      RunCommand({TempestBinary(), "submit", dir.File("topology.yaml"), "--nimbus", *nimbus},
+                 dir.File("submit"), milliseconds(60000));
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+
+  std::string logs;
+  ASSERT_TRUE(Eventually(seconds(120), [&] {
+    logs = AllWorkerLogs(dir);
+    return absl::StrContains(logs, "forged-log-line") &&
+           absl::StrContains(logs, "forged-stderr-line");
+  })) << logs;
+  // Shown escaped, on the line of the message that carried it.
+  EXPECT_TRUE(absl::StrContains(logs, "from-log:\\x1b[31mred\\nforged-log-line #")) << logs;
+  EXPECT_TRUE(absl::StrContains(logs, "stderr: from-stderr:\\x1b[31mred")) << logs;
+  EXPECT_TRUE(absl::StrContains(logs, "stderr: forged-stderr-line #")) << logs;
+  // No raw escape byte, and no line that topology code began.
+  EXPECT_FALSE(absl::StrContains(logs, "\x1b")) << logs;
+  for (absl::string_view line : absl::StrSplit(logs, '\n')) {
+    EXPECT_FALSE(absl::StartsWith(line, "forged")) << line;
+  }
+
+  RunCommand({TempestBinary(), "kill", "log-escape", "-w", "0", "--nimbus", *nimbus},
              dir.File("kill"), milliseconds(60000));
   dev->Stop(seconds(60));
   if (HasFailure()) {

@@ -177,9 +177,12 @@ std::string ClusterFixture::Submit(const std::string& yaml, const std::string& f
 std::vector<WorkerSlot> ClusterFixture::Workers() const {
   std::vector<WorkerSlot> out;
   for (size_t s = 0; s < supervisors_.size(); ++s) {
-    const std::filesystem::path workers = std::filesystem::path(LocalDir(static_cast<int>(s))) / "workers";
+    // Launch records in the supervisor's own directory, heartbeats in each
+    // worker's scratch directory (supervisor/worker_sandbox.h).
+    const std::filesystem::path local(LocalDir(static_cast<int>(s)));
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(workers, ec)) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(local / "supervisor" / "workers", ec)) {
       json info = json::parse(ReadAll((entry.path() / "worker.json").string()), nullptr, false);
       if (info.is_discarded() || !info.is_object() || !info.contains("pid")) continue;
       WorkerSlot w;
@@ -190,7 +193,8 @@ std::vector<WorkerSlot> ClusterFixture::Workers() const {
       // Only live processes count.
       if (w.pid <= 0 || ::kill(w.pid, 0) != 0) continue;
       v1::WorkerHeartbeat beat;
-      if (beat.ParseFromString(ReadAll((entry.path() / "heartbeat").string())) &&
+      const std::filesystem::path scratch = local / "workers" / entry.path().filename();
+      if (beat.ParseFromString(ReadAll((scratch / "heartbeat").string())) &&
           beat.pid() == w.pid) {
         w.beat = beat;
       }

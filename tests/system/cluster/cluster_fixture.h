@@ -66,7 +66,7 @@ class ClusterFixture : public ::testing::Test {
   // Writes `yaml` to a file and submits it; returns the topology id.
   std::string Submit(const std::string& yaml, const std::string& file_name);
 
-  // The workers every supervisor runs now (from {local}/workers/*).
+  // The workers every supervisor runs now (launch records in {local}/supervisor/workers/*).
   std::vector<WorkerSlot> Workers() const;
   std::vector<WorkerSlot> WorkersOf(const std::string& topology_id) const;
   // The assignment nimbus wrote, read through a ZooKeeper client.

@@ -200,7 +200,8 @@ class PrometheusMetricsTest : public ::testing::Test {
   // names them), from its worker.json; 0 if none.
   pid_t WorkerPidOf(int index) {
     const std::filesystem::path workers = std::filesystem::path(dir_.File("cluster")) /
-                                          absl::StrCat("supervisor-", index) / "workers";
+                                          absl::StrCat("supervisor-", index) / "supervisor" /
+                                          "workers";
     std::error_code ec;
     for (const auto& slot : std::filesystem::directory_iterator(workers, ec)) {
       json j = json::parse(ReadFileOrEmpty((slot.path() / "worker.json").string()), nullptr, false);

@@ -4,8 +4,14 @@
 #include "common/os/privileges.h"
 
 #include <pwd.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "common/os/files.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 
 namespace tempest::os {
 namespace {
@@ -35,6 +41,49 @@ TEST(PrivilegesTest, NobodyResolvesByNameAndByUid) {
   absl::StatusOr<UnixUser> by_uid = LookUpUnprivilegedUser(std::to_string(nobody->pw_uid));
   ASSERT_TRUE(by_uid.ok()) << by_uid.status();
   EXPECT_EQ(by_uid->name, "nobody");
+}
+
+TEST(PrivilegesTest, AccountNameOfKnowsRootAndNotAnUnusedUid) {
+  EXPECT_EQ(AccountNameOf(0).value_or(""), "root");
+  EXPECT_FALSE(AccountNameOf(1900006700).has_value());
+  EXPECT_TRUE(UidIsMapped(::getuid()));  // our own uid always is
+}
+
+TEST(PrivilegesTest, KillEveryProcessOfReachesExactlyThatUid) {
+  EXPECT_TRUE(absl::IsInvalidArgument(KillEveryProcessOf(0)));
+  if (!RunningAsRoot()) GTEST_SKIP() << "needs root to take on another uid";
+  constexpr uid_t kVictim = 1900006701;
+  constexpr uid_t kBystander = 1900006702;
+  auto start_as = [](uid_t uid) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::syscall(SYS_setresuid, uid, uid, uid) != 0) ::_exit(1);
+      for (;;) ::pause();
+    }
+    return pid;
+  };
+  const pid_t victim = start_as(kVictim);
+  const pid_t bystander = start_as(kBystander);
+  ASSERT_GT(victim, 0);
+  ASSERT_GT(bystander, 0);
+  // Each has taken on its uid ("Uid:\treal\teffective\tsaved\tfs").
+  auto runs_as = [](pid_t pid, uid_t uid) {
+    const std::string want = "Uid:\t" + std::to_string(uid) + "\t";
+    return ReadSmallFile("/proc/" + std::to_string(pid) + "/status").value_or("").find(want) !=
+           std::string::npos;
+  };
+  ASSERT_FALSE(AccountNameOf(kVictim).has_value());
+  ASSERT_TRUE(testing::Eventually(std::chrono::seconds(10), [&] {
+    return runs_as(victim, kVictim) && runs_as(bystander, kBystander);
+  }));
+  ASSERT_TRUE(KillEveryProcessOf(kVictim).ok());
+  int status = 0;
+  ASSERT_EQ(::waitpid(victim, &status, 0), victim);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  // Another uid's process lives on.
+  EXPECT_EQ(::waitpid(bystander, &status, WNOHANG), 0);
+  ::kill(bystander, SIGKILL);
+  ::waitpid(bystander, &status, 0);
 }
 
 }  // namespace

@@ -151,5 +151,41 @@ TEST(SupervisorOptionsTest, WorkerUserDefaultsToNobodyAndIsReadFromTheConfig) {
   EXPECT_EQ(set->worker_user, "tempest-worker");
 }
 
+TEST(SupervisorOptionsTest, SlotUidsAreOnByDefaultAndParsedStrictly) {
+  absl::StatusOr<SupervisorOptions> by_default = SupervisorOptions::FromConfig(api::Config());
+  ASSERT_TRUE(by_default.ok()) << by_default.status();
+  EXPECT_EQ(by_default->slot_uid_base, std::optional<int64_t>(kDefaultSlotUidBase));
+
+  api::Config off;
+  off.Set(kSupervisorWorkerSlotUids, false);
+  EXPECT_EQ(SupervisorOptions::FromConfig(off).value().slot_uid_base, std::nullopt);
+  api::Config base;
+  base.Set(kSupervisorWorkerSlotUidBase, int64_t{3000000});
+  EXPECT_EQ(SlotUidBaseFrom(base).value(), std::optional<int64_t>(3000000));
+
+  for (const api::Value& bad : {api::Value(std::string("maybe")), api::Value(int64_t{1})}) {
+    api::Config c;
+    c.Set(kSupervisorWorkerSlotUids, bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(SupervisorOptions::FromConfig(c).status()));
+  }
+  for (int64_t bad : {int64_t{0}, int64_t{1000}, int64_t{2147450000}}) {
+    api::Config c;
+    c.Set(kSupervisorWorkerSlotUidBase, bad);
+    absl::StatusOr<SupervisorOptions> o = SupervisorOptions::FromConfig(c);
+    EXPECT_TRUE(absl::IsInvalidArgument(o.status())) << bad;
+    EXPECT_NE(o.status().message().find("tempest.supervisor.worker.slot.uid.base"),
+              std::string::npos);
+  }
+}
+
+TEST(SupervisorOptionsTest, SlotAccountIsTheBasePlusThePortInTheAccountsGroup) {
+  const os::UnixUser nobody{"nobody", 65534, 65534};
+  const os::UnixUser slot = SlotAccount(nobody, int64_t{1900000000}, 6701);
+  EXPECT_EQ(slot.uid, 1900006701u);
+  EXPECT_EQ(slot.gid, 65534u);
+  EXPECT_EQ(slot.name, "nobody+6701");
+  EXPECT_EQ(SlotAccount(nobody, std::nullopt, 6701).uid, 65534u);
+}
+
 }  // namespace
 }  // namespace tempest::supervisor
