@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/coord/zk_acl_check.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::supervisor {
@@ -57,6 +58,12 @@ absl::Status ClusterSync::Connect() {
   for (const std::string& path : {paths_.Supervisors(), paths_.Assignments()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
+  // The same check nimbus makes: this supervisor registers under supervisors/
+  // and trusts what it reads under assignments/.
+  absl::StatusOr<std::vector<std::string>> repaired =
+      coord::EnsureClusterTreeOwned(*session_, paths_);
+  if (!repaired.ok()) return repaired.status();
+  for (const std::string& line : *repaired) spdlog::warn("supervisor: {}", line);
   return absl::OkStatus();
 }
 
