@@ -73,10 +73,8 @@ absl::Status EnsureClusterDirectories(coord::ZkSession& session, const coord::Cl
                                   paths.Nimbuses(), paths.WorkerBeats()}) {
     if (absl::Status s = session.EnsurePath(path); !s.ok()) return s;
   }
-  absl::StatusOr<std::vector<std::string>> repaired = coord::EnsureClusterTreeOwned(session, paths);
-  if (!repaired.ok()) return repaired.status();
-  for (const std::string& line : *repaired) spdlog::warn("nimbus: {}", line);
-  return absl::OkStatus();
+  return coord::EnsureClusterTreeOwned(
+      session, paths, [](const std::string& line) { spdlog::warn("nimbus: {}", line); });
 }
 
 std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }

@@ -60,11 +60,9 @@ absl::Status ClusterSync::Connect() {
   }
   // The same check nimbus makes: this supervisor registers under supervisors/
   // and trusts what it reads under assignments/.
-  absl::StatusOr<std::vector<std::string>> repaired =
-      coord::EnsureClusterTreeOwned(*session_, paths_);
-  if (!repaired.ok()) return repaired.status();
-  for (const std::string& line : *repaired) spdlog::warn("supervisor: {}", line);
-  return absl::OkStatus();
+  return coord::EnsureClusterTreeOwned(*session_, paths_, [this](const std::string& line) {
+    spdlog::warn("supervisor {}: {}", id_, line);
+  });
 }
 
 void ClusterSync::StartLoops() {

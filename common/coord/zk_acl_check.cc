@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 namespace {
@@ -99,9 +100,9 @@ ZkAclFindings InspectAcl(const ZkAcl& actual, const ZkAcl& policy_acl,
   return f;
 }
 
-absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(ZkSession& session, const std::string& path,
-                                                  ZkNodeAccess access, int needed,
-                                                  const ZkCall& call) {
+absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
+    ZkSession& session, const std::string& path, ZkNodeAccess access, int needed,
+    const ZkCall& call, const std::function<absl::Status()>& before_repair) {
   const ZkAclPolicy policy = session.acl_policy();
   if (!policy.authenticated) return ZkOwnershipResult{ZkOwnership::kNotChecked, ""};
   const std::vector<ZkAclEntry> ids = session.Identities();
@@ -125,6 +126,9 @@ absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(ZkSession& session, const std:
                                                       "; refusing to use it: remove it or set "
                                                       "its ACL to ",
                                                       wanted_text));
+  }
+  if (before_repair) {
+    if (absl::Status s = before_repair(); !s.ok()) return s;
   }
   // Version-checked: an ACL someone changed since we read it is judged again.
   if (absl::Status s = session.SetAcl(path, wanted, acl->second.aversion, call); !s.ok()) {
@@ -154,43 +158,50 @@ absl::Status CheckNotForeign(const ZkSession& session, const std::string& path, 
                              ZkNodeAccess access, std::string_view what) {
   const ZkAclPolicy policy = session.acl_policy();
   if (!policy.authenticated) return absl::OkStatus();
-  const ZkAclFindings f = InspectAcl(actual, policy.For(access), session.Identities());
+  const std::vector<ZkAclEntry> ids = session.Identities();
+  const ZkAclFindings f = InspectAcl(actual, policy.For(access), ids);
   if (f.others.empty() && f.trusted_present) return absl::OkStatus();
   const std::string why =
       !f.others.empty()
           ? absl::StrCat("is writable by ", DescribeAcl(f.others))
           : absl::StrCat("was made by another identity (its ACL: ", DescribeAcl(actual), ")");
-  return absl::FailedPreconditionError(
-      absl::StrCat("ZooKeeper ", absl::string_view(what.data(), what.size()), " ", path, " ", why,
-                   "; refusing to use it: another client may have written it; remove it"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "ZooKeeper ", absl::string_view(what.data(), what.size()), " ", path, " ", why,
+      "; refusing to use it: another client may have written it; remove it (or, if it is "
+      "genuine, set its ACL to ",
+      DescribeAcl(Resolved(policy.For(access), ids)), ")"));
 }
 
-absl::StatusOr<std::vector<std::string>> EnsureClusterTreeOwned(ZkSession& session,
-                                                                const ClusterPaths& paths,
-                                                                const ZkCall& call) {
-  std::vector<std::string> repairs;
-  for (const std::string& dir : paths.OwnedDirectories()) {
-    absl::StatusOr<ZkOwnershipResult> r = EnsureOwnedNode(
-        session, dir, ZkNodeAccess::kPrivate, kZkPermRead | kZkPermCreate | kZkPermDelete, call);
+absl::Status EnsureClusterTreeOwned(ZkSession& session, const ClusterPaths& paths,
+                                    const std::function<void(const std::string&)>& on_repair,
+                                    const ZkCall& call) {
+  const std::vector<std::string> dirs = paths.OwnedDirectories();
+  for (const std::string& dir : dirs) {
+    const auto children_are_ours = [&]() -> absl::Status {
+      absl::StatusOr<std::vector<std::string>> children = session.Children(dir, call);
+      if (!children.ok()) return children.status();
+      for (const std::string& child : *children) {
+        const std::string path = absl::StrCat(dir, "/", child);
+        // The root's directories get their own check (and repair) next.
+        if (std::find(dirs.begin(), dirs.end(), path) != dirs.end()) continue;
+        absl::StatusOr<std::pair<ZkAcl, ZkStat>> acl = session.GetAcl(path, call);
+        if (absl::IsNotFound(acl.status())) continue;
+        if (!acl.ok()) return acl.status();
+        RETURN_IF_ERROR(CheckNotForeign(session, path, acl->first, ZkNodeAccess::kPrivate, "node"));
+      }
+      return absl::OkStatus();
+    };
+    absl::StatusOr<ZkOwnershipResult> r =
+        EnsureOwnedNode(session, dir, ZkNodeAccess::kPrivate,
+                        kZkPermRead | kZkPermCreate | kZkPermDelete, call, children_are_ours);
     if (absl::IsNotFound(r.status())) continue;
     if (!r.ok()) return r.status();
     if (r->outcome != ZkOwnership::kRepaired) continue;
-    repairs.push_back(r->detail);
-    absl::StatusOr<std::vector<std::string>> children = session.Children(dir, call);
-    if (!children.ok()) return children.status();
-    for (const std::string& child : *children) {
-      const std::string path = absl::StrCat(dir, "/", child);
-      absl::StatusOr<std::pair<ZkAcl, ZkStat>> acl = session.GetAcl(path, call);
-      if (absl::IsNotFound(acl.status())) continue;
-      if (!acl.ok()) return acl.status();
-      if (absl::Status s =
-              CheckNotForeign(session, path, acl->first, ZkNodeAccess::kPrivate, "node");
-          !s.ok()) {
-        return s;
-      }
-    }
+    on_repair(r->detail);
+    // A child planted between the check and the repair.
+    RETURN_IF_ERROR(children_are_ours());
   }
-  return repairs;
+  return absl::OkStatus();
 }
 
 }  // namespace tempest::coord

@@ -10,6 +10,7 @@
 // Daemons and spouts check their roots and every parent they create
 // children in, repair what they may (setACL) and refuse the rest.
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,10 +68,11 @@ struct ZkOwnershipResult {
 // with ADMIN on it (e.g. a node left open before credentials were
 // configured), sets the policy's ACL for `access` and reports kRepaired;
 // without ADMIN, FailedPrecondition, one line naming the path, its ACL and
-// the fix. NotFound when the node is absent.
-absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(ZkSession& session, const std::string& path,
-                                                  ZkNodeAccess access, int needed,
-                                                  const ZkCall& call = {});
+// the fix. NotFound when the node is absent. `before_repair`, when given,
+// runs before a repair and vetoes it with an error (which is returned).
+absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
+    ZkSession& session, const std::string& path, ZkNodeAccess access, int needed,
+    const ZkCall& call = {}, const std::function<absl::Status()>& before_repair = nullptr);
 
 // The same for each of `paths` that exists (absent ones are skipped: whoever
 // creates them later gives them the policy's ACL). Stops at the first refusal.
@@ -89,13 +91,15 @@ absl::Status CheckNotForeign(const ZkSession& session, const std::string& path, 
 // What nimbus and the supervisors run at start, after creating their
 // directories: ClusterPaths::OwnedDirectories must be owned (EnsureOwnedNode,
 // private, read/create/delete needed). A directory that had to be repaired
-// was open to others until now, so its children are checked too
-// (CheckNotForeign): a record planted there is refused, never read. Returns
-// one line per repair for the caller to log; FailedPrecondition (one line)
-// on a refusal. Nothing is checked without credentials.
-absl::StatusOr<std::vector<std::string>> EnsureClusterTreeOwned(ZkSession& session,
-                                                                const ClusterPaths& paths,
-                                                                const ZkCall& call = {});
+// was open to others until now, so its children are checked (CheckNotForeign)
+// before the repair, which a planted record vetoes (the directory stays as
+// it was, so the next start checks them again), and once more after it.
+// `on_repair` gets one line per repair as it happens (for the caller's log,
+// also when a later node is refused); FailedPrecondition (one line) on a
+// refusal. Nothing is checked without credentials.
+absl::Status EnsureClusterTreeOwned(ZkSession& session, const ClusterPaths& paths,
+                                    const std::function<void(const std::string&)>& on_repair,
+                                    const ZkCall& call = {});
 
 }  // namespace tempest::coord
 
