@@ -1,6 +1,7 @@
 #include "common/coord/zk_acl_check.h"
 
 #include <openssl/sha.h>
+#include <zookeeper/zookeeper.h>
 
 #include <algorithm>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/coord/zk_status.h"
 #include "common/core/status_macros.h"
 
 namespace tempest::coord {
@@ -100,11 +102,14 @@ ZkAclFindings InspectAcl(const ZkAcl& actual, const ZkAcl& policy_acl,
   return f;
 }
 
-absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
+namespace {
+
+// One read, judgement and (maybe) repair. `raced`: the ACL changed between
+// the read and the repair (e.g. another daemon repaired it first).
+absl::StatusOr<ZkOwnershipResult> EnsureOwnedOnce(
     ZkSession& session, const std::string& path, ZkNodeAccess access, int needed,
-    const ZkCall& call, const std::function<absl::Status()>& before_repair) {
+    const ZkCall& call, const std::function<absl::Status()>& before_repair, bool& raced) {
   const ZkAclPolicy policy = session.acl_policy();
-  if (!policy.authenticated) return ZkOwnershipResult{ZkOwnership::kNotChecked, ""};
   const std::vector<ZkAclEntry> ids = session.Identities();
   absl::StatusOr<std::pair<ZkAcl, ZkStat>> acl = session.GetAcl(path, call);
   if (absl::IsPermissionDenied(acl.status())) {
@@ -132,6 +137,7 @@ absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
   }
   // Version-checked: an ACL someone changed since we read it is judged again.
   if (absl::Status s = session.SetAcl(path, wanted, acl->second.aversion, call); !s.ok()) {
+    raced = ZkCodeOf(s) == ZBADVERSION;
     return absl::FailedPreconditionError(absl::StrCat("ZooKeeper node ", path, " is ", problem,
                                                       "; setting its ACL to ", wanted_text,
                                                       " failed: ", s.message()));
@@ -141,17 +147,22 @@ absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
       absl::StrCat("ZooKeeper node ", path, " was ", problem, "; its ACL is now ", wanted_text)};
 }
 
-absl::StatusOr<std::vector<ZkOwnershipResult>> EnsureOwnedNodes(
-    ZkSession& session, const std::vector<std::string>& paths, ZkNodeAccess access, int needed,
-    const ZkCall& call) {
-  std::vector<ZkOwnershipResult> out;
-  for (const std::string& path : paths) {
-    absl::StatusOr<ZkOwnershipResult> r = EnsureOwnedNode(session, path, access, needed, call);
-    if (absl::IsNotFound(r.status())) continue;
-    if (!r.ok()) return r.status();
-    out.push_back(*std::move(r));
+}  // namespace
+
+absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
+    ZkSession& session, const std::string& path, ZkNodeAccess access, int needed,
+    const ZkCall& call, const std::function<absl::Status()>& before_repair) {
+  if (!session.acl_policy().authenticated) {
+    return ZkOwnershipResult{ZkOwnership::kNotChecked, ""};
   }
-  return out;
+  // Bounded: each retry means someone else changed the ACL in between.
+  absl::StatusOr<ZkOwnershipResult> r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    bool raced = false;
+    r = EnsureOwnedOnce(session, path, access, needed, call, before_repair, raced);
+    if (!raced) break;
+  }
+  return r;
 }
 
 absl::Status CheckNotForeign(const ZkSession& session, const std::string& path, const ZkAcl& actual,

@@ -74,12 +74,6 @@ absl::StatusOr<ZkOwnershipResult> EnsureOwnedNode(
     ZkSession& session, const std::string& path, ZkNodeAccess access, int needed,
     const ZkCall& call = {}, const std::function<absl::Status()>& before_repair = nullptr);
 
-// The same for each of `paths` that exists (absent ones are skipped: whoever
-// creates them later gives them the policy's ACL). Stops at the first refusal.
-absl::StatusOr<std::vector<ZkOwnershipResult>> EnsureOwnedNodes(
-    ZkSession& session, const std::vector<std::string>& paths, ZkNodeAccess access, int needed,
-    const ZkCall& call = {});
-
 // For a node whose content Tempest trusts because Tempest wrote it (an offset
 // node, an ownership node): FailedPrecondition naming the path and ACL when
 // an identity outside the policy may change it or no identity of the policy
