@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/cluster_zk_config.h"
+#include "common/coord/zk_acl_check.h"
 #include "common/net/event_loop.h"
 #include "common/net/http_server.h"
 #include "nimbus/even_scheduler.h"
@@ -63,6 +64,17 @@ absl::Status CheckZooKeeperAccess(coord::ZkSession& session, const NimbusOptions
         "secret, can be read and written by any ZooKeeper client (docs/security.md)");
   }
   return absl::OkStatus();
+}
+
+// Creates nimbus's directories and checks that the cluster tree is owned:
+// nodes another client made first would walk around every ACL below them.
+absl::Status EnsureClusterDirectories(coord::ZkSession& session, const coord::ClusterPaths& paths) {
+  for (const std::string& path : {paths.Storms(), paths.Assignments(), paths.Supervisors(),
+                                  paths.Nimbuses(), paths.WorkerBeats()}) {
+    if (absl::Status s = session.EnsurePath(path); !s.ok()) return s;
+  }
+  return coord::EnsureClusterTreeOwned(
+      session, paths, [](const std::string& line) { spdlog::warn("nimbus: {}", line); });
 }
 
 std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }
@@ -179,6 +191,8 @@ absl::Status Nimbus::Start() {
   }
   store_ = std::make_unique<TopologyStore>(*session_, options_.root, *options_.registry,
                                            *options_.clock);
+  // Before the REST port opens: a cluster tree that is not ours is refused here.
+  if (absl::Status s = EnsureClusterDirectories(*session_, store_->paths()); !s.ok()) return s;
 
   absl::StatusOr<std::unique_ptr<net::EventLoop>> loop = net::EventLoop::Create("nimbus-http");
   if (!loop.ok()) return loop.status();
@@ -204,11 +218,6 @@ absl::Status Nimbus::Start() {
   port_ = http_->port();
   id_ = absl::StrCat(AdvertisedHost(), ":", port_);
 
-  const coord::ClusterPaths& paths = store_->paths();
-  for (const std::string& path : {paths.Storms(), paths.Assignments(), paths.Supervisors(),
-                                  paths.Nimbuses(), paths.WorkerBeats()}) {
-    if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
-  }
   RemoveStaleNodesOfThisId();
   if (absl::Status s = Register(); !s.ok()) return s;
 

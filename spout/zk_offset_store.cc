@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/versioned_cas.h"
+#include "common/coord/zk_acl_check.h"
 #include "common/coord/zk_paths.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
@@ -311,6 +312,7 @@ void ZkOffsetStore::HandleSession() {
                       state == coord::ZkSessionState::kReadOnly;
   if (sid != ensured_session_) {
     ensured_.clear();  // a new session may face a changed tree (e.g. a deleted root)
+    owned_dirs_.clear();
     ensured_session_ = sid;
   }
   std::vector<TopicPartition> lost;
@@ -341,6 +343,7 @@ void ZkOffsetStore::TryAcquire(const TopicPartition& tp) {
   o.acquisition = next_acquisition_++;
   owned_[tp] = o;
   next_attempt_.erase(tp);
+  Unblock(tp);
   OffsetStoreUpdate u;
   u.kind = OffsetStoreUpdate::Kind::kAcquired;
   u.partition = tp;
@@ -357,20 +360,38 @@ bool ZkOffsetStore::EnsureParents(const TopicPartition& tp, const coord::ZkCall&
   const std::string owner_parent = ParentOf(OwnerPath(tp));
   const std::string offset_parent = ParentOf(OffsetPath(tp));
   const std::string journal = options_.journal ? JournalDir(tp) : offset_parent;
-  if (!ensured_.contains(owner_parent) || !ensured_.contains(offset_parent) ||
-      !ensured_.contains(journal)) {
-    // Offsets (and their parents) first: legacy monitoring tools may read
-    // them (tempest.zookeeper.offsets.world.readable); owner nodes are private.
-    if (!session_->EnsurePath(offset_parent, call, coord::ZkNodeAccess::kLegacyReadable).ok()) {
-      return false;
-    }
-    if (!session_->EnsurePath(owner_parent, call).ok()) return false;
-    if (!EnsureJournalDir(*session_, journal, call).ok()) return false;
-    ensured_.insert(owner_parent);
-    ensured_.insert(offset_parent);
-    ensured_.insert(journal);
+  if (ensured_.contains(owner_parent) && ensured_.contains(offset_parent) &&
+      ensured_.contains(journal)) {
+    return true;
   }
+  // Offsets (and their parents) first: legacy monitoring tools may read
+  // them (tempest.zookeeper.offsets.world.readable); owner nodes are private.
+  // Each chain is checked before anything is created in it (a node another
+  // client made is refused or repaired first) and once more after, for the
+  // levels just made.
+  const std::pair<std::string, coord::ZkNodeAccess> dirs[] = {
+      {offset_parent, coord::ZkNodeAccess::kLegacyReadable},
+      {owner_parent, coord::ZkNodeAccess::kPrivate},
+      {journal, coord::ZkNodeAccess::kPrivate}};
+  for (const auto& [dir, access] : dirs) {
+    if (!CheckChain(tp, dir, offset_parent, call)) return false;
+    absl::Status made = dir == journal && options_.journal
+                            ? EnsureJournalDir(*session_, dir, call)
+                            : session_->EnsurePath(dir, call, access);
+    if (!made.ok() || !CheckChain(tp, dir, offset_parent, call)) return false;
+  }
+  ensured_.insert(owner_parent);
+  ensured_.insert(offset_parent);
+  ensured_.insert(journal);
   return true;
+}
+
+bool ZkOffsetStore::CheckChain(const TopicPartition& tp, const std::string& dir,
+                               const std::string& offset_parent, const coord::ZkCall& call) {
+  absl::Status s = EnsureOwnedChain(dir, offset_parent, call);
+  if (s.ok()) return true;
+  if (absl::IsFailedPrecondition(s)) Block(tp, std::move(s));  // otherwise retried quietly
+  return false;
 }
 
 bool ZkOffsetStore::ClaimOwnerNode(const TopicPartition& tp, const coord::ZkCall& call, Owned& o) {
@@ -407,8 +428,16 @@ bool ZkOffsetStore::ClaimOwnerNode(const TopicPartition& tp, const coord::ZkCall
   // ephemeralOwner decides who holds an existing node (KAFKA-1387: a node
   // of our own session may survive a quick reconnect).
   absl::StatusOr<coord::ZkNode> node = session_->Get(owner, call);
+  if (absl::IsPermissionDenied(node.status())) {
+    Block(tp, absl::FailedPreconditionError(absl::StrCat(
+                  "ZooKeeper ownership node ", owner,
+                  " cannot be read with this spout's credentials (another identity made it); "
+                  "refusing to wait for it: remove it")));
+    return false;
+  }
   if (!node.ok()) return false;
   if (node->stat.ephemeral_owner != o.session_id) {
+    if (!OwnerNodeIsGenuine(tp, owner, *node, call)) return false;
     spdlog::debug("kafka spout {}: {} is owned by session {:x}; waiting", options_.spout_id,
                   Describe(tp), node->stat.ephemeral_owner);
     return false;
@@ -416,6 +445,90 @@ bool ZkOffsetStore::ClaimOwnerNode(const TopicPartition& tp, const coord::ZkCall
   o.owner_version = node->stat.version;
   o.owner_czxid = node->stat.czxid;
   return true;
+}
+
+bool ZkOffsetStore::OwnerNodeIsGenuine(const TopicPartition& tp, const std::string& owner,
+                                       const coord::ZkNode& node, const coord::ZkCall& call) {
+  const bool authenticated = session_->acl_policy().authenticated;
+  if (node.stat.ephemeral_owner != 0 && !authenticated) return true;
+  absl::StatusOr<std::pair<coord::ZkAcl, coord::ZkStat>> acl = session_->GetAcl(owner, call);
+  if (!acl.ok()) return false;
+  if (node.stat.ephemeral_owner == 0) {
+    // No session holds it, so it never goes away by itself: waiting for it
+    // would be a silent stall.
+    Block(tp, absl::FailedPreconditionError(absl::StrCat(
+                  "ZooKeeper ownership node ", owner,
+                  " is persistent, not a spout's ephemeral owner node (its ACL: ",
+                  coord::DescribeAcl(acl->first), "); refusing to wait for it: remove it")));
+    return false;
+  }
+  if (absl::Status s = coord::CheckNotForeign(*session_, owner, acl->first,
+                                              coord::ZkNodeAccess::kPrivate, "ownership node");
+      !s.ok()) {
+    Block(tp, std::move(s));
+    return false;
+  }
+  Unblock(tp);  // a real owner: contention, not an error
+  return true;
+}
+
+absl::Status ZkOffsetStore::EnsureOwnedChain(const std::string& dir,
+                                             const std::string& offset_parent,
+                                             const coord::ZkCall& call) {
+  if (!session_->acl_policy().authenticated) return absl::OkStatus();
+  // zkRoot itself and every level below it down to `dir`. Ancestors above
+  // zkRoot are not the spout's (often `/`): the most they allow is removing
+  // zkRoot while it is empty, and whatever replaces it is checked here again.
+  const std::string root =
+      ParentOf(ParentOf(OffsetNodePath(options_.zk_root, options_.spout_id, "t", 0, false)));
+  std::vector<std::string> chain;
+  for (std::string p = dir; p != "/" && p.size() >= root.size(); p = ParentOf(p)) {
+    chain.push_back(p);
+    if (p == root) break;
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (owned_dirs_.contains(*it)) continue;
+    // The levels offset nodes hang from are legacy-readable (EnsureParents).
+    const bool legacy = offset_parent == *it || offset_parent.starts_with(*it + "/");
+    absl::StatusOr<coord::ZkOwnershipResult> r = coord::EnsureOwnedNode(
+        *session_, *it,
+        legacy ? coord::ZkNodeAccess::kLegacyReadable : coord::ZkNodeAccess::kPrivate,
+        coord::kZkPermRead | coord::kZkPermCreate | coord::kZkPermDelete, call);
+    // Absent: so is everything below it; whatever creates them gives them
+    // the policy's ACL.
+    if (absl::IsNotFound(r.status())) break;
+    if (!r.ok()) return r.status();
+    if (r->outcome == coord::ZkOwnership::kRepaired) {
+      spdlog::warn("kafka spout {}: {}", options_.spout_id, r->detail);
+    }
+    owned_dirs_.insert(*it);
+  }
+  return absl::OkStatus();
+}
+
+void ZkOffsetStore::Block(const TopicPartition& tp, absl::Status why) {
+  auto [it, fresh] = blocked_.try_emplace(tp, options_.retry_interval);
+  if (!fresh) it->second = std::min(it->second * 2, std::chrono::milliseconds(30000));
+  core::MetricLabels l = options_.labels;
+  l["topic"] = tp.topic;
+  l["partition"] = absl::StrCat(tp.partition);
+  metrics_->GetGauge("tempest_kafka_spout_partition_blocked", l).Set(1);
+  next_attempt_[tp] = SteadyClock::now() + it->second;
+  OffsetStoreUpdate u;
+  u.kind = OffsetStoreUpdate::Kind::kReadFailed;
+  u.partition = tp;
+  u.status = std::move(why);
+  Post(std::move(u));
+}
+
+void ZkOffsetStore::Unblock(const TopicPartition& tp) {
+  if (blocked_.erase(tp) == 0) return;
+  core::MetricLabels l = options_.labels;
+  l["topic"] = tp.topic;
+  l["partition"] = absl::StrCat(tp.partition);
+  metrics_->GetGauge("tempest_kafka_spout_partition_blocked", l).Set(0);
+  spdlog::info("kafka spout {}: {} is no longer blocked by a foreign ZooKeeper node",
+               options_.spout_id, Describe(tp));
 }
 
 bool ZkOffsetStore::ReadStoredOffset(const TopicPartition& tp, const coord::ZkCall& call, Owned& o,
@@ -430,6 +543,18 @@ bool ZkOffsetStore::ReadStoredOffset(const TopicPartition& tp, const coord::ZkCa
     u.status = offset.status();
     Post(std::move(u));
     return false;
+  }
+  if (session_->acl_policy().authenticated) {
+    // A node another client planted (e.g. under a parent it made first) must
+    // not decide where the spout resumes.
+    absl::StatusOr<std::pair<coord::ZkAcl, coord::ZkStat>> acl = session_->GetAcl(path, call);
+    if (!acl.ok()) return false;
+    if (absl::Status s = coord::CheckNotForeign(
+            *session_, path, acl->first, coord::ZkNodeAccess::kLegacyReadable, "offset node");
+        !s.ok()) {
+      Block(tp, std::move(s));
+      return false;
+    }
   }
   absl::StatusOr<StormKafkaOffset> decoded = DecodeStormKafkaOffset(offset->data);
   if (!decoded.ok()) {

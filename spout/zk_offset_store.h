@@ -149,6 +149,25 @@ class ZkOffsetStore : public OffsetStore {
   bool ReadStoredOffset(const TopicPartition& tp, const coord::ZkCall& call, Owned& o,
                         std::optional<StormKafkaOffset>& stored);
   void MarkLost(const TopicPartition& tp, absl::Status why);
+  // With credentials: every node from zkRoot down to `dir` is owned
+  // (coord::EnsureOwnedNode: repaired when we may, refused otherwise).
+  // `offset_parent`'s levels are legacy-readable, the others private.
+  absl::Status EnsureOwnedChain(const std::string& dir, const std::string& offset_parent,
+                                const coord::ZkCall& call);
+  // EnsureOwnedChain; a refusal blocks `tp`. False: not now.
+  bool CheckChain(const TopicPartition& tp, const std::string& dir,
+                  const std::string& offset_parent, const coord::ZkCall& call);
+  // A node another client made or may change blocks the partition: reported
+  // (kReadFailed: the spout logs it and calls ReportError), counted in
+  // tempest_kafka_spout_partition_blocked, and retried with a growing pause
+  // until it is gone. Unblock ends that once the partition is acquired.
+  void Block(const TopicPartition& tp, absl::Status why);
+  void Unblock(const TopicPartition& tp);
+  // Whether `owner`, an existing owner node not held by our session, is a
+  // real owner (ephemeral, made by an identity of the policy) to wait for;
+  // otherwise blocks the partition.
+  bool OwnerNodeIsGenuine(const TopicPartition& tp, const std::string& owner,
+                          const coord::ZkNode& node, const coord::ZkCall& call);
   std::string OffsetPath(const TopicPartition& tp) const;
   std::string OwnerPath(const TopicPartition& tp) const;
   std::string JournalDir(const TopicPartition& tp) const;
@@ -187,6 +206,9 @@ class ZkOffsetStore : public OffsetStore {
   std::map<TopicPartition, std::chrono::steady_clock::time_point> next_attempt_;
   std::vector<TopicPartition> assignment_;
   std::set<std::string> ensured_;  // parent paths known to exist
+  std::set<std::string> owned_dirs_;  // parent paths found owned (EnsureOwnedChain)
+  // Partitions blocked by a foreign node, and the pause before the next try.
+  std::map<TopicPartition, std::chrono::milliseconds> blocked_;
   int64_t ensured_session_ = 0;
   uint64_t next_acquisition_ = 1;
   std::atomic<int64_t> multis_{0};

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/coord/zk_acl_check.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::supervisor {
@@ -57,7 +58,11 @@ absl::Status ClusterSync::Connect() {
   for (const std::string& path : {paths_.Supervisors(), paths_.Assignments()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
-  return absl::OkStatus();
+  // The same check nimbus makes: this supervisor registers under supervisors/
+  // and trusts what it reads under assignments/.
+  return coord::EnsureClusterTreeOwned(*session_, paths_, [this](const std::string& line) {
+    spdlog::warn("supervisor {}: {}", id_, line);
+  });
 }
 
 void ClusterSync::StartLoops() {

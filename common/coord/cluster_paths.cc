@@ -15,6 +15,16 @@ std::string Child(const std::string& parent, std::string_view child) {
 
 std::string ClusterPaths::Under(std::string_view dir) const { return Child(root_, dir); }
 
+std::vector<std::string> ClusterPaths::OwnedDirectories() const {
+  std::vector<std::string> out;
+  if (!root_.empty()) out.push_back(root_);
+  for (std::string dir : {Storms(), Assignments(), Supervisors(), Nimbuses(), WorkerBeats(),
+                          Leader(), Blobs(), Errors()}) {
+    out.push_back(std::move(dir));
+  }
+  return out;
+}
+
 std::string ClusterPaths::Storms() const { return Under("storms"); }
 std::string ClusterPaths::Storm(std::string_view topology_id) const {
   return Child(Storms(), topology_id);

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tempest::coord {
 
@@ -20,6 +21,11 @@ class ClusterPaths {
   explicit ClusterPaths(std::string root) : root_(std::move(root)) {}
 
   const std::string& root() const { return root_; }
+
+  // The root (unless it is "/") and every directory directly under it, top
+  // down: the nodes whose ownership daemons check at start
+  // (coord::EnsureOwnedNodes), since everything else hangs below them.
+  std::vector<std::string> OwnedDirectories() const;
 
   // {root}/storms and {root}/storms/{topology-id}: StormBase records.
   std::string Storms() const;

@@ -166,6 +166,19 @@ void ZkCAdapter::StringDone(int rc, const char* value, const void* data) {
   (*ctx)->Finish(rc);
 }
 
+void ZkCAdapter::AclDone(int rc, ACL_vector* acl, Stat* stat, const void* data) {
+  auto ctx = Take(data);
+  if (rc == ZOK && acl != nullptr) {
+    for (int i = 0; i < acl->count; ++i) {
+      const ACL& e = acl->data[i];
+      (*ctx)->acl.push_back(ZkAclEntry{e.perms, e.id.scheme != nullptr ? e.id.scheme : "",
+                                       e.id.id != nullptr ? e.id.id : ""});
+    }
+    if (stat != nullptr) (*ctx)->stat = FromStat(*stat);
+  }
+  (*ctx)->Finish(rc);
+}
+
 // --- requests ---
 
 int ZkCAdapter::Get(zhandle_t* zh, const std::string& path, ZkSession::Handle* watcher,
@@ -209,6 +222,17 @@ int ZkCAdapter::Create(zhandle_t* zh, const std::string& path, std::string_view 
 
 int ZkCAdapter::Delete(zhandle_t* zh, const std::string& path, int version, const void* ctx) {
   return zoo_adelete(zh, path.c_str(), version, &ZkCAdapter::VoidDone, ctx);
+}
+
+int ZkCAdapter::GetAcl(zhandle_t* zh, const std::string& path, const void* ctx) {
+  return zoo_aget_acl(zh, path.c_str(), &ZkCAdapter::AclDone, ctx);
+}
+
+int ZkCAdapter::SetAcl(zhandle_t* zh, const std::string& path, int version, const CAcl& acl,
+                       const void* ctx) {
+  // The C client takes a non-const vector but only serializes it.
+  return zoo_aset_acl(zh, path.c_str(), version, const_cast<ACL_vector*>(&acl.vector),
+                      &ZkCAdapter::VoidDone, ctx);
 }
 
 void ZkCAdapter::PrepareMulti(const std::vector<ZkOp>& ops, const ZkAclPolicy& policy,

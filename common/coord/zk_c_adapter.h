@@ -46,6 +46,7 @@ struct ZkSession::Pending {
   std::string data;
   std::vector<std::string> strings;
   std::string created;
+  ZkAcl acl;  // GetAcl
   // Multi: buffers the C client writes into when the reply arrives.
   std::vector<zoo_op_t> ops;
   std::vector<zoo_op_result_t> results;
@@ -87,6 +88,9 @@ struct ZkCAdapter {
   static int Create(zhandle_t* zh, const std::string& path, std::string_view data, const CAcl& acl,
                     ZkCreateMode mode, const void* ctx);
   static int Delete(zhandle_t* zh, const std::string& path, int version, const void* ctx);
+  static int GetAcl(zhandle_t* zh, const std::string& path, const void* ctx);
+  static int SetAcl(zhandle_t* zh, const std::string& path, int version, const CAcl& acl,
+                    const void* ctx);
   // Fills `p`'s multi buffers from `ops` (creates without an ACL of their
   // own get `policy`'s); then SubmitMulti sends them.
   static void PrepareMulti(const std::vector<ZkOp>& ops, const ZkAclPolicy& policy,
@@ -110,6 +114,7 @@ struct ZkCAdapter {
   static void DataDone(int rc, const char* value, int len, const Stat* stat, const void* data);
   static void StringsDone(int rc, const String_vector* strings, const void* data);
   static void StringDone(int rc, const char* value, const void* data);
+  static void AclDone(int rc, ACL_vector* acl, Stat* stat, const void* data);
   static void AuthDone(int, const void*) {}
   static void AsyncSetDone(int rc, const Stat* stat, const void* data);
 };

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/coord/zk_acl_check.h"
 #include "common/coord/zk_c_adapter.h"
 #include "common/coord/zk_paths.h"
 #include "common/coord/zk_session_metrics.h"
@@ -194,6 +195,17 @@ ZkAclPolicy ZkSession::acl_policy() const {
   p.authenticated = !options_.auth.empty() || options_.config.auth.enabled();
   p.legacy_world_readable = options_.config.auth.offsets_world_readable;
   return p;
+}
+
+std::vector<ZkAclEntry> ZkSession::Identities() const {
+  std::vector<ZkAclEntry> ids;
+  if (options_.config.auth.enabled() && options_.config.auth.scheme == "digest") {
+    ids.push_back(ZkAclEntry{kZkPermAll, "digest", DigestId(options_.config.auth.payload)});
+  }
+  for (const auto& [scheme, credential] : options_.auth) {
+    if (scheme == "digest") ids.push_back(ZkAclEntry{kZkPermAll, "digest", DigestId(credential)});
+  }
+  return ids;
 }
 
 ZkSessionState ZkSession::state() const {

@@ -264,6 +264,17 @@ class ZkSession {
   absl::StatusOr<std::vector<std::string>> ChildrenAndWatch(const std::string& path,
                                                             ZkWatchFn watch,
                                                             const ZkCall& call = {});
+  // The node's ACL and stat. ZooKeeper reports `auth` entries resolved to
+  // the creator's ids (e.g. digest:user:base64-sha1).
+  absl::StatusOr<std::pair<ZkAcl, ZkStat>> GetAcl(const std::string& path, const ZkCall& call = {});
+  // Replaces the node's ACL (needs ADMIN on it); `version` is its aversion, -1 any.
+  // Sending it again is harmless, so an ambiguous reply is simply retried.
+  absl::Status SetAcl(const std::string& path, const ZkAcl& acl, int version = -1,
+                      const ZkCall& call = {});
+  // The ids ZooKeeper knows this session by, e.g. digest:user:hash for
+  // storm.zookeeper.auth.* (what `auth` ACL entries become); empty without
+  // credentials.
+  std::vector<ZkAclEntry> Identities() const;
   // Creates `path` and its ancestors (persistent, empty) where missing.
   absl::Status EnsurePath(const std::string& path, const ZkCall& call = {},
                           ZkNodeAccess access = ZkNodeAccess::kPrivate);

@@ -522,6 +522,46 @@ absl::Status ZkSession::VerifyAccess(const std::string& path, const ZkCall& call
 }
 
 // ---------------------------------------------------------------------------
+// ACLs
+
+absl::StatusOr<std::pair<ZkAcl, ZkStat>> ZkSession::GetAcl(const std::string& path,
+                                                           const ZkCall& call) {
+  return Timed(*metrics_, "get_acl", [&]() -> absl::StatusOr<std::pair<ZkAcl, ZkStat>> {
+    std::pair<ZkAcl, ZkStat> out;
+    ZkRetrySpec spec = ReadSpec("get_acl", path, nullptr, call);
+    spec.submit = [&](zhandle_t* zh, Handle*, const void* ctx, Pending&) {
+      return ZkCAdapter::GetAcl(zh, path, ctx);
+    };
+    spec.on_reply = [&](int rc, Pending& p) {
+      if (rc != ZOK) return ZkReply::Failed();
+      out = {std::move(p.acl), p.stat};
+      return ZkReply::Final();
+    };
+    if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+    return out;
+  });
+}
+
+absl::Status ZkSession::SetAcl(const std::string& path, const ZkAcl& acl, int version,
+                               const ZkCall& call) {
+  return Timed(*metrics_, "set_acl", [&] {
+    const CAcl c_acl(acl);
+    ZkRetrySpec spec = WriteSpec("set_acl", path, DeadlineOf(call), call);
+    spec.submit = [&](zhandle_t* zh, Handle*, const void* ctx, Pending&) {
+      return ZkCAdapter::SetAcl(zh, path, version, c_acl, ctx);
+    };
+    spec.on_reply = [](int rc, Pending&) {
+      return rc == ZOK ? ZkReply::Final() : ZkReply::Failed();
+    };
+    // Setting the same ACL twice leaves the same ACL: send it again.
+    spec.resolve = [](const ZkAttempt&, const absl::Status&, const ZkCall&) {
+      return std::optional<absl::Status>();
+    };
+    return RunWithRetries(spec);
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Delete
 
 absl::Status ZkSession::Delete(const std::string& path, int version, const ZkCall& call) {

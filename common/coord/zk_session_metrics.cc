@@ -14,8 +14,8 @@ std::string FailureLabel(const absl::Status& status) {
 }  // namespace
 
 ZkSessionMetrics::ZkSessionMetrics(core::MetricsRegistry& registry) : registry_(registry) {
-  for (const char* name :
-       {"create", "get", "set", "delete", "exists", "children", "multi", "set_async"}) {
+  for (const char* name : {"create", "get", "set", "delete", "exists", "children", "multi",
+                           "set_async", "get_acl", "set_acl"}) {
     ops_[name] = Op{&registry.GetCounter("tempest_zk_ops_total", {{"op", name}}),
                     &registry.GetHistogram("tempest_zk_op_latency_us", {{"op", name}})};
   }

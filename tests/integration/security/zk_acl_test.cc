@@ -3,7 +3,9 @@
 // (kazoo) can neither read the transport secret nor write any cluster or
 // offset node; the KafkaSpout and `tempest offsets` work with credentials;
 // a NOAUTH on commit is reported, loses nothing, and commits resume once the
-// ACL is restored.
+// ACL is restored. Nodes an anonymous client made first (the spout's
+// directory, an ownership node, an offset node, nimbus's storms/) are repaired
+// or refused, never used silently.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -205,6 +207,31 @@ class ZkAclTest : public testing::SpoutClusterTest<1> {
     return total;
   }
 
+  // Runs one anonymous kazoo probe and returns its result.
+  std::string Anonymous(const std::string& op, const std::string& path) {
+    const auto out = Kazoo("-", {op + ":" + path});
+    const auto it = out.find(op + " " + path);
+    return it == out.end() ? "missing" : it->second;
+  }
+
+  // Whether anyone but the cluster identity may change `path`.
+  bool OpenToOthers(const std::string& path) {
+    auto acl = admin_->GetAcl(path);
+    EXPECT_TRUE(acl.ok()) << path << ": " << acl.status();
+    if (!acl.ok()) return true;
+    for (const coord::ZkAclEntry& e : acl->first) {
+      if (e.scheme != "digest" && (e.perms & ~coord::kZkPermRead) != 0) return true;
+    }
+    return false;
+  }
+
+  static bool HasError(const SpoutUnderTest& t, const std::string& needle) {
+    for (const absl::Status& e : t.collector.errors) {
+      if (std::string(e.message()).find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   std::string root_;
   std::unique_ptr<coord::ZkSession> admin_;
   api::ComponentRegistry registry_;
@@ -367,6 +394,139 @@ TEST_F(ZkAclTest, NoAuthOnCommitIsReportedLosesNothingAndCommitsResumeAfterResto
   ASSERT_TRUE(next->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 65; }));
   EXPECT_EQ(*next->Unique(0).begin(), 60);
   next->spout->Close();
+}
+
+TEST_F(ZkAclTest, SpoutRepairsADirectoryMadeOpenFirstAndRefusesAPlantedOffset) {
+  ASSERT_TRUE(kafka_->CreateTopic("own-open", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("own-open", 0, NumberedRecords(0, 20)).ok());
+  const std::string zk_root = root_ + "-pre";
+  const std::string dir = zk_root + "/spout";
+  const std::string path = OffsetPath(zk_root, "own-open");
+  // Before the spout ever ran: its directory, open to everyone, holding an
+  // offset node that would make it start over from 0.
+  ASSERT_EQ(Anonymous("mkopen", dir), "ok");
+  ASSERT_EQ(Anonymous("plant", path), "ok");
+
+  auto t = Spout("own-open", zk_root, kCredentials);
+  const std::string blocked = "tempest_kafka_spout_partition_blocked";
+  ASSERT_TRUE(t->RunUntil(
+      kWait, [&] { return HasError(*t, path) && CounterValue(blocked, "own-open") == 1; }));
+  EXPECT_TRUE(HasError(*t, "refusing to use it")) << t->collector.errors.back();
+  EXPECT_TRUE(t->Unique(0).empty());  // nothing read from a planted position
+  // The directories were repaired: the attacker can neither plant nor delete
+  // there any more.
+  EXPECT_FALSE(OpenToOthers(zk_root));
+  EXPECT_FALSE(OpenToOthers(dir));
+  EXPECT_EQ(Anonymous("create", dir), "NoAuthError");
+  EXPECT_EQ(Anonymous("delete", path), "NoAuthError");
+
+  // The operator removes the planted node: the spout takes the partition.
+  ASSERT_TRUE(admin_->Delete(path).ok());
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 20; }));
+  EXPECT_EQ(t->Unique(0).size(), 20u);
+  EXPECT_EQ(CounterValue(blocked, "own-open"), 0);
+  EXPECT_FALSE(OpenToOthers(path));
+  EXPECT_EQ(Anonymous("delete", path), "NoAuthError");
+  EXPECT_EQ(Anonymous("set", path), "NoAuthError");
+  t->spout->Close();
+}
+
+TEST_F(ZkAclTest, SpoutRefusesADirectoryItCannotRepairUntilItIsRemoved) {
+  ASSERT_TRUE(kafka_->CreateTopic("own-noadmin", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("own-noadmin", 0, NumberedRecords(0, 10)).ok());
+  const std::string zk_root = root_ + "-noadmin";
+  const std::string dir = zk_root + "/spout";
+  // Writable and deletable by everyone, but nobody may change its ACL.
+  ASSERT_EQ(Anonymous("mkopen", zk_root), "ok");
+  ASSERT_EQ(Anonymous("mknoadmin", dir), "ok");
+
+  auto t = Spout("own-noadmin", zk_root, kCredentials);
+  const std::string blocked = "tempest_kafka_spout_partition_blocked";
+  ASSERT_TRUE(t->RunUntil(kWait, [&] {
+    return HasError(*t, "ZooKeeper node " + dir + " is writable by world:anyone (cdrw)") &&
+           CounterValue(blocked, "own-noadmin") == 1;
+  }));
+  EXPECT_TRUE(HasError(*t, "refusing to use it: remove it or set its ACL to digest:tempest"));
+  EXPECT_TRUE(t->Unique(0).empty());
+
+  ASSERT_TRUE(admin_->Delete(dir).ok());  // the operator removes it
+  const std::string path = OffsetPath(zk_root, "own-noadmin");
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 10; }));
+  EXPECT_EQ(CounterValue(blocked, "own-noadmin"), 0);
+  EXPECT_FALSE(OpenToOthers(dir));
+  t->spout->Close();
+}
+
+TEST_F(ZkAclTest, ReadOnlyOwnershipNodeIsAnErrorNotASilentStall) {
+  ASSERT_TRUE(kafka_->CreateTopic("own-owner", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("own-owner", 0, NumberedRecords(0, 15)).ok());
+  const std::string zk_root = root_ + "-owner";
+  const std::string owner = spout::OwnerNodePath(zk_root, "spout", "own-owner", 0, false);
+  ASSERT_EQ(Anonymous("mkreadonly", owner), "ok");
+
+  auto t = Spout("own-owner", zk_root, kCredentials);
+  const std::string blocked = "tempest_kafka_spout_partition_blocked";
+  ASSERT_TRUE(t->RunUntil(kWait, [&] {
+    return HasError(*t, "ZooKeeper ownership node " + owner) &&
+           CounterValue(blocked, "own-owner") == 1;
+  }));
+  EXPECT_TRUE(t->Unique(0).empty());
+  // Its parents were open and are the spout's now; the node itself goes.
+  EXPECT_EQ(Anonymous("create", zk_root + "/spout"), "NoAuthError");
+  ASSERT_TRUE(admin_->Delete(owner).ok());
+  const std::string path = OffsetPath(zk_root, "own-owner");
+  ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 15; }));
+  EXPECT_EQ(t->Unique(0).size(), 15u);
+  EXPECT_EQ(CounterValue(blocked, "own-owner"), 0);
+  t->spout->Close();
+}
+
+TEST_F(ZkAclTest, NimbusRepairsOrRefusesClusterDirectoriesMadeByOthers) {
+  const std::string storms = root_ + "/storms";
+  // Refused: a storms/ nobody but its maker may re-ACL, one line naming it.
+  ASSERT_EQ(Anonymous("mkopen", root_), "ok");
+  ASSERT_EQ(Anonymous("mknoadmin", storms), "ok");
+  auto refused = nimbus::Nimbus::Create(NimbusConfig());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  const std::string message(refused.status().message());
+  EXPECT_NE(message.find("ZooKeeper node " + storms + " is writable by world:anyone (cdrw)"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  // The root was open and is nimbus's now: storms/ can no longer be
+  // deleted and made again by anyone else.
+  EXPECT_FALSE(OpenToOthers(root_));
+  EXPECT_EQ(Anonymous("delete", storms), "NoAuthError");
+
+  // Open to everyone (as a cluster that ran before the keys were set leaves
+  // it), with a record planted in it: refused at every start until the
+  // record is gone, and not repaired meanwhile.
+  ASSERT_TRUE(admin_->Delete(storms).ok());
+  ASSERT_TRUE(admin_->Create(storms, "", coord::ZkCreateOptions{.acl = coord::OpenAcl()}).ok());
+  ASSERT_EQ(Anonymous("mkopen", storms + "/forged"), "ok");
+  for (int start = 0; start < 2; ++start) {
+    auto planted = nimbus::Nimbus::Create(NimbusConfig());
+    ASSERT_FALSE(planted.ok());
+    EXPECT_NE(std::string(planted.status().message()).find(storms + "/forged"), std::string::npos)
+        << planted.status();
+  }
+  EXPECT_TRUE(OpenToOthers(storms));
+
+  // Once the planted record is gone nimbus repairs storms/, starts and works
+  // as always.
+  ASSERT_TRUE(admin_->Delete(storms + "/forged").ok());
+  auto n = StartNimbus();
+  ASSERT_NE(n, nullptr);
+  EXPECT_FALSE(OpenToOthers(storms));
+  EXPECT_EQ(Anonymous("create", storms), "NoAuthError");
+  nimbus::SubmitRequest r;
+  r.flux_text = testing::kGenSinkFlux;
+  r.file_name = "demo.yaml";
+  auto id = n->Submit(r);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(SecretOf(*id).size(), 32u);
+  EXPECT_EQ(Anonymous("delete", storms + "/" + *id), "NoAuthError");
 }
 
 }  // namespace
