@@ -26,8 +26,14 @@ struct FileSinkBoltOptions {
 // `tempest.FileSinkBolt`: appends one line per input to `path` — the value
 // of `field`, or all values joined by `separator` — and acks the input after
 // the write returned (after fdatasync too with `sync: true`); a failed write
-// fails the input. Strings are written raw, other values in their text
-// form; newlines inside values become spaces. Ticks are acked and skipped.
+// fails the input. Strings are written as they are, other values in their
+// text form, each escaped so that a line is exactly one record and the
+// separator splits it exactly into its values: a backslash becomes \\, tab,
+// newline and carriage return \t, \n and \r, any other control byte (NUL
+// included) and the first byte of a separator inside a value \xHH. To read a
+// line back: split on the separator, then undo the escapes in each field
+// (docs/user-guide.md, "FileSinkBolt output"). A separator may not hold a
+// backslash or a line break. Ticks are acked and skipped.
 //
 // Owns the open file. Lives on its bolt executor thread. One writer per
 // file: with parallelism > 1 put "{task}" in the path.

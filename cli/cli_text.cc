@@ -40,8 +40,41 @@ CLI::Validator Bounded(double min, double max) {
   return v;
 }
 
-std::string FormatTable(const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& rows) {
+std::string Printable(std::string_view text) {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      out += "\\u00";
+      out += kHex[next >> 4];
+      out += kHex[next & 0xf];
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string FormatTable(const std::vector<std::string>& raw_header,
+                        const std::vector<std::vector<std::string>>& raw_rows) {
+  auto printable = [](const std::vector<std::string>& cells) {
+    std::vector<std::string> out;
+    out.reserve(cells.size());
+    for (const std::string& cell : cells) out.push_back(Printable(cell));
+    return out;
+  };
+  const std::vector<std::string> header = printable(raw_header);
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(raw_rows.size());
+  for (const auto& row : raw_rows) rows.push_back(printable(row));
   const size_t columns = header.size();
   std::vector<size_t> width(columns, 0);
   for (size_t c = 0; c < columns; ++c) width[c] = header[c].size();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -33,9 +34,16 @@ std::string RangeMessage(double min, double max, const std::string& text);
 // messages print double bounds with hundreds of digits.
 CLI::Validator Bounded(double min, double max);
 
+// `text` safe to print to a terminal: each control character (C0 bytes,
+// DEL, and U+0080..U+009F in UTF-8) written as \xHH (or \u00HH for the
+// C1 ones), so a name or an owner that holds ESC or a newline can neither
+// drive the terminal nor forge a line. Everything else is left as it is.
+std::string Printable(std::string_view text);
+
 // Rows under a header, each column as wide as its widest cell, columns
 // separated by two spaces, a dashed rule under the header; the last column
 // is not padded. Rows shorter than the header are padded with empty cells.
+// Every cell is passed through Printable.
 std::string FormatTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows);
 

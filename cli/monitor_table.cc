@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/cli_text.h"
 #include "common/api/string_view_compat.h"
 
 namespace tempest::cli {
@@ -145,10 +146,12 @@ MonitorInterval ComputeMonitorInterval(const MonitorSample& before, const Monito
 }
 
 std::string MonitorTitle(const MonitorTarget& t) {
-  return absl::StrCat("topology ", t.topology, ", ", t.component_type, " ", t.component, " (",
-                      t.executors, t.executors == 1 ? " executor" : " executors", "), stream ",
-                      t.stream, ": ", Sv(MonitorWatchName(t.watch)), " every ", t.interval_secs,
-                      " s");
+  // Names come from nimbus: printed escaped (cli_text.h).
+  return absl::StrCat("topology ", Printable(t.topology), ", ", Printable(t.component_type), " ",
+                      Printable(t.component), " (", t.executors,
+                      t.executors == 1 ? " executor" : " executors", "), stream ",
+                      Printable(t.stream), ": ", Sv(MonitorWatchName(t.watch)), " every ",
+                      t.interval_secs, " s");
 }
 
 std::string MonitorHeader(MonitorWatch watch) {

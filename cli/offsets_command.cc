@@ -96,11 +96,14 @@ void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
   int64_t total = 0;
   int unknown = 0;
   for (const auto& e : offsets) {
-    std::string topology = e.state ? e.state->topology_id : (e.stored ? "(unreadable)" : "-");
-    std::printf("%-20s %9d %12s %12s %12s %12s  %-24s %s\n", e.topic.empty() ? "?" : e.topic.c_str(),
-                e.partition, OrDash(e.log_start_offset).c_str(), CommittedText(e).c_str(),
+    // What ZooKeeper holds is printed escaped (cli_text.h): anyone may have written it.
+    const std::string topology =
+        Printable(e.state ? e.state->topology_id : (e.stored ? "(unreadable)" : "-"));
+    std::printf("%-20s %9d %12s %12s %12s %12s  %-24s %s\n",
+                e.topic.empty() ? "?" : Printable(e.topic).c_str(), e.partition,
+                OrDash(e.log_start_offset).c_str(), CommittedText(e).c_str(),
                 OrDash(e.log_end_offset).c_str(), LagText(e).c_str(), topology.c_str(),
-                e.owner.empty() ? "none" : e.owner.c_str());
+                e.owner.empty() ? "none" : Printable(e.owner).c_str());
     if (e.lag && !e.out_of_range) {
       total += *e.lag;
     } else {
@@ -109,13 +112,13 @@ void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
   }
   for (const auto& e : offsets) {
     if (!e.parse_error.empty()) {
-      std::printf("%s/%d: stored node unreadable: %s\n", e.topic.c_str(), e.partition,
-                  e.parse_error.c_str());
+      std::printf("%s/%d: stored node unreadable: %s\n", Printable(e.topic).c_str(), e.partition,
+                  Printable(e.parse_error).c_str());
     }
     if (e.out_of_range) {
       std::printf("%s/%d: committed offset %lld is outside the log [%lld, %lld]; the spout "
                   "handles it under its outOfRangePolicy\n",
-                  e.topic.c_str(), e.partition, static_cast<long long>(e.state->offset),
+                  Printable(e.topic).c_str(), e.partition, static_cast<long long>(e.state->offset),
                   static_cast<long long>(e.log_start_offset.value_or(-1)),
                   static_cast<long long>(e.log_end_offset.value_or(-1)));
     }

@@ -13,6 +13,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/coord/cluster_zk_config.h"
 #include "common/coord/zk_acl_check.h"
+#include "common/core/config_keys.h"
 #include "common/net/event_loop.h"
 #include "common/net/http_server.h"
 #include "nimbus/even_scheduler.h"
@@ -50,6 +51,31 @@ absl::StatusOr<std::chrono::seconds> PositiveSecs(const api::Config& config, std
         absl::StrCat(api::Sv(key), " must be a positive number of seconds, not ", v));
   }
   return std::chrono::seconds(v);
+}
+
+// An integer key checked against its range (core::CheckConfigValue).
+absl::StatusOr<int64_t> RangedInt(const api::Config& config, std::string_view key,
+                                  int64_t fallback) {
+  const api::Value* v = config.Find(key);
+  if (v == nullptr) return fallback;
+  if (absl::Status s = core::CheckConfigValue(key, *v); !s.ok()) return s;
+  return v->CoerceInt();
+}
+
+// The REST limits of `o` from their tempest.api.* keys.
+absl::Status ReadApiLimits(const api::Config& config, NimbusOptions& o) {
+  absl::StatusOr<int64_t> body = RangedInt(config, "tempest.api.max.body.bytes",
+                                           static_cast<int64_t>(o.api_max_body_bytes));
+  if (!body.ok()) return body.status();
+  absl::StatusOr<int64_t> head = RangedInt(config, "tempest.api.max.header.bytes",
+                                           static_cast<int64_t>(o.api_max_header_bytes));
+  if (!head.ok()) return head.status();
+  absl::StatusOr<int64_t> secs = RangedInt(config, "tempest.api.request.timeout.secs", 30);
+  if (!secs.ok()) return secs.status();
+  o.api_max_body_bytes = static_cast<size_t>(*body);
+  o.api_max_header_bytes = static_cast<size_t>(*head);
+  o.api_request_timeout = std::chrono::seconds(*secs);
+  return absl::OkStatus();
 }
 
 // Wrong credentials fail here, once; no credentials are said out loud.
@@ -154,6 +180,7 @@ absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& confi
   absl::StatusOr<net::HttpAuthPolicy> auth = net::HttpAuthPolicyFromConfig(config);
   if (!auth.ok()) return auth.status();
   o.api_auth = *std::move(auth);
+  if (absl::Status s = ReadApiLimits(config, o); !s.ok()) return s;
   return o;
 }
 
@@ -202,9 +229,9 @@ absl::Status Nimbus::Start() {
   net::HttpServerOptions ho;
   ho.bind_address = options_.bind_host;
   ho.port = options_.port;
-  // A submission carries its resources base64-encoded in the body
-  // (core::kMaxResourceBytes = 16 MiB, 4/3 of that encoded).
-  ho.body_limit_bytes = 24 << 20;
+  ho.body_limit_bytes = options_.api_max_body_bytes;
+  ho.header_limit_bytes = options_.api_max_header_bytes;
+  ho.request_timeout = options_.api_request_timeout;
   // Handlers run on a small pool, so a submission waiting on ZooKeeper (up
   // to op_timeout) holds one thread while reads are answered on the others.
   // Reads are thread-safe (TopologyStore, ZkSession); writes still run one
@@ -361,6 +388,11 @@ absl::StatusOr<std::vector<StoredBeat>> Nimbus::WorkerBeats(const std::string& i
 
 absl::StatusOr<std::vector<StoredError>> Nimbus::Errors(const std::string& id) {
   return store_->ListErrors(id);
+}
+
+bool Nimbus::ZooKeeperReachable() const {
+  const coord::ZkSessionState state = session_->state();
+  return state == coord::ZkSessionState::kConnected || state == coord::ZkSessionState::kReadOnly;
 }
 
 absl::StatusOr<std::vector<StoredTopology>> Nimbus::Topologies() { return store_->List(); }

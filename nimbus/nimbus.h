@@ -57,6 +57,13 @@ struct NimbusOptions {
   // Who may call the REST API: tempest.api.token.file, tempest.api.auth.reads,
   // nimbus.authorizer (net::HttpAuthPolicyFromConfig).
   net::HttpAuthPolicy api_auth;
+  // REST limits (tempest.api.max.body.bytes, tempest.api.max.header.bytes,
+  // tempest.api.request.timeout.secs). A submission carries its resources
+  // base64-encoded in the body (core::kMaxResourceBytes = 16 MiB, 4/3 of
+  // that encoded), hence the body default.
+  size_t api_max_body_bytes = 24 << 20;
+  size_t api_max_header_bytes = 16 << 10;
+  std::chrono::milliseconds api_request_timeout{30000};
   // The daemon's whole config, served (secrets redacted) as
   // /api/v1/cluster/configuration.
   api::Config config;
@@ -137,6 +144,9 @@ class Nimbus {
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }
   const net::HttpAuthPolicy& api_auth() const { return options_.api_auth; }
+  // Whether ZooKeeper can answer reads now (the session is connected, or
+  // read-only); false while it is suspended, lost or reconnecting.
+  bool ZooKeeperReachable() const;
   const api::Config& config() const { return options_.config; }
   // The executors' statistics as this nimbus has watched them (windows).
   StatsHistory& stats_history() { return stats_history_; }

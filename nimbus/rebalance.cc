@@ -29,6 +29,17 @@ absl::Status CheckRebalancedThreads(const v1::StormBase& base, const RebalanceRe
 
 }  // namespace
 
+namespace {
+
+// The limits the topology was submitted under (its tempest.limits.* keys,
+// else the defaults), so a rebalance cannot reach what a submission may not.
+core::TopologyLimits LimitsOf(const v1::StormBase& base) {
+  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
+  return def.ok() ? core::TopologyLimits::FromConfig(def->config, nullptr) : core::TopologyLimits{};
+}
+
+}  // namespace
+
 absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest& request) {
   if (request.wait_secs && *request.wait_secs < 0) {
     return absl::InvalidArgumentError(
@@ -37,6 +48,13 @@ absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest
   if (request.num_workers && *request.num_workers < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("the number of workers must be at least 1, not ", *request.num_workers));
+  }
+  if (!request.num_workers && request.executors.empty()) return absl::OkStatus();
+  const core::TopologyLimits limits = LimitsOf(base);
+  if (request.num_workers && *request.num_workers > limits.max_workers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the number of workers ", *request.num_workers, " is above the limit of ",
+                     limits.max_workers, " (", api::Sv(core::kTempestLimitsMaxWorkers), ")"));
   }
   for (const auto& [component, executors] : request.executors) {
     const v1::ComponentSummary* found = nullptr;
@@ -50,6 +68,12 @@ absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest
     if (executors < 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "component '", component, "' needs at least 1 executor, not ", executors));
+    }
+    if (executors > limits.max_parallelism) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("component '", component, "': ", executors,
+                       " executors is above the limit of ", limits.max_parallelism, " (",
+                       api::Sv(core::kTempestLimitsMaxParallelism), ")"));
     }
     if (executors > found->tasks()) {
       return absl::InvalidArgumentError(

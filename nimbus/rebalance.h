@@ -22,7 +22,10 @@ struct RebalanceRequest {
 // Checks a rebalance request against a stored topology: wait >= 0,
 // num_workers >= 1, every component known (the system "__acker" is not
 // rebalanced this way) with 1 <= executors <= its task count (tasks are
-// fixed at submission, as in Storm). InvalidArgument naming the problem.
+// fixed at submission, as in Storm), and within the limits a submission is
+// held to (num_workers <= tempest.limits.max.workers, executors <=
+// tempest.limits.max.parallelism, as the topology's config sets them).
+// InvalidArgument naming the problem and the limit's key.
 // Pure.
 absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest& request);
 

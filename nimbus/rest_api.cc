@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cinttypes>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -11,6 +12,7 @@
 #include "nimbus/nimbus.h"
 #include "nimbus/prometheus_view.h"
 #include "nimbus/rest_cluster_views.h"
+#include "nimbus/rest_read_cache.h"
 #include "nimbus/rest_views.h"
 #include "nimbus/topology_state.h"
 #include "nimbus/web_ui.h"
@@ -404,6 +406,7 @@ HttpResponse WebUi() {
   HttpResponse r;
   r.content_type = "text/html; charset=utf-8";
   r.body = std::string(WebUiIndexHtml());
+  r.headers.emplace_back("Content-Security-Policy", WebUiContentSecurityPolicy());
   return r;
 }
 
@@ -505,11 +508,22 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
       {"GET", "/metrics", [n](const HttpRequest&) { return Metrics(*n); }},
       {"GET", "/", [](const HttpRequest&) { return WebUi(); }},
   };
+  // Reads answer from the last known state while ZooKeeper is unreachable.
+  auto cache = std::make_shared<RestReadCache>([n] { return n->ZooKeeperReachable(); },
+                                               [n] { return n->clock().WallMillis(); });
   for (const Route& route : routes) {
     // The UI page stays open: it asks for the token when the API answers 401.
-    const bool ui_page = std::string_view(route.pattern) == "/";
-    net::HttpHandler handler =
-        ui_page ? route.handler : net::RequireAuth(nimbus.api_auth(), route.handler);
+    const std::string_view pattern = route.pattern;
+    const bool ui_page = pattern == "/";
+    net::HttpHandler handler = route.handler;
+    if (std::string_view(route.method) == "GET" && !ui_page &&
+        pattern != "/api/v1/cluster/configuration") {
+      handler = [cache, read = std::move(handler)](const HttpRequest& r) {
+        return cache->Serve(r, read);
+      };
+    }
+    if (!ui_page) handler = net::RequireAuth(nimbus.api_auth(), std::move(handler));
+    handler = net::RequireAllowedHost(nimbus.api_auth(), std::move(handler));
     if (absl::Status s = router.Add(route.method, route.pattern, std::move(handler)); !s.ok()) {
       return s;
     }

@@ -74,6 +74,7 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   if (absl::Status s = ValidateName(def->name); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", s.message()));
   }
+  if (absl::Status s = core::CheckOwnerName(request.owner); !s.ok()) return s;
   const api::Config& config = def->config;
 
   if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;

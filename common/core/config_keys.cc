@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/storm_default_keys.h"
@@ -215,6 +216,9 @@ constexpr ConfigKeyRange kRanges[] = {
     {"tempest.api.descriptor.reserve", 0, 4096},
     {"tempest.api.max.connections", 1, 65536},
     {"tempest.api.max.connections.per.peer", 1, 65536},
+    {"tempest.api.max.body.bytes", 1024, 1 << 30},
+    {"tempest.api.max.header.bytes", 1024, 1 << 20},
+    {"tempest.api.request.timeout.secs", 1, 3600},
     {"tempest.supervisor.metrics.port", 0, 65535},
     {"tempest.transport.descriptor.reserve", 0, 4096},
     {"tempest.transport.max.connections", 1, 65536},
@@ -234,6 +238,50 @@ static_assert(std::is_sorted(std::begin(kRanges), std::end(kRanges),
                              [](const ConfigKeyRange& a, const ConfigKeyRange& b) {
                                return a.key < b.key;
                              }));
+
+// Keys whose value is not an integer, checked as strictly as the ranges
+// because each decides who may do what: a value that does not mean exactly
+// true or false, or is not a string, refuses to start rather than quietly
+// falling back to a default. Sorted by key.
+enum class KeyKind { kBool, kString, kSecretString, kStringList };
+struct KeyOfKind {
+  std::string_view key;
+  KeyKind kind;
+};
+constexpr KeyOfKind kKinds[] = {
+    {"nimbus.authorizer", KeyKind::kString},
+    {"storm.zookeeper.auth.payload", KeyKind::kSecretString},
+    {"storm.zookeeper.auth.scheme", KeyKind::kString},
+    {"supervisor.worker.user", KeyKind::kString},
+    {"tempest.api.allowed.hosts", KeyKind::kStringList},
+    {"tempest.api.auth.reads", KeyKind::kBool},
+    {"tempest.api.token.file", KeyKind::kString},
+    {"tempest.supervisor.metrics.host", KeyKind::kString},
+    {"tempest.zookeeper.offsets.world.readable", KeyKind::kBool},
+    {"ui.host", KeyKind::kString},
+};
+static_assert(std::is_sorted(std::begin(kKinds), std::end(kKinds),
+                             [](const KeyOfKind& a, const KeyOfKind& b) { return a.key < b.key; }));
+
+std::optional<KeyKind> KindOfKey(std::string_view key) {
+  auto it = std::lower_bound(std::begin(kKinds), std::end(kKinds), key,
+                             [](const KeyOfKind& k, std::string_view x) { return k.key < x; });
+  if (it == std::end(kKinds) || it->key != key) return std::nullopt;
+  return it->kind;
+}
+
+// A YAML boolean as the loader resolves it (true/false, and YAML 1.1's
+// yes/no/on/off, as Storm's SnakeYAML does), or the string "true" or
+// "false" in any case (a quoted value, a JSON string). 1, 0 and every
+// other word are not booleans.
+std::optional<bool> StrictBool(const api::Value& v) {
+  if (std::optional<bool> b = v.TryBool()) return b;
+  if (!v.is_string()) return std::nullopt;
+  const std::string lower = absl::AsciiStrToLower(v.AsString());
+  if (lower == "true") return true;
+  if (lower == "false") return false;
+  return std::nullopt;
+}
 
 // A value as quoted in a message: at most 80 characters of it.
 std::string Shown(const api::Value& v) {
@@ -256,7 +304,55 @@ std::optional<ConfigKeyRange> RangeOfKey(std::string_view key) {
   return *it;
 }
 
+namespace {
+
+absl::Status CheckKindOfValue(std::string_view key, KeyKind kind, const api::Value& value) {
+  bool ok = false;
+  std::string_view wanted;
+  switch (kind) {
+    case KeyKind::kBool:
+      ok = StrictBool(value).has_value();
+      wanted = "true or false";
+      break;
+    case KeyKind::kString:
+    case KeyKind::kSecretString:
+      // Null: not set (Storm's default for each of these).
+      ok = value.is_nil() || value.is_string();
+      wanted = "a string";
+      break;
+    case KeyKind::kStringList:
+      ok = value.is_nil() || (value.is_list() && std::all_of(value.AsList().begin(),
+                                                             value.AsList().end(),
+                                                             [](const api::Value& e) {
+                                                               return e.is_string();
+                                                             }));
+      wanted = "a list of strings";
+      break;
+  }
+  if (ok) return absl::OkStatus();
+  // A secret is never quoted, not even when it is malformed.
+  const std::string got = kind == KeyKind::kSecretString
+                              ? absl::StrCat("a value of type ", api::Sv(api::Value::TypeName(
+                                                                     value.type())))
+                              : Shown(value);
+  return absl::InvalidArgumentError(
+      absl::StrCat("config ", api::Sv(key), " must be ", api::Sv(wanted), ", got ", got));
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ConfigBool(const api::Config& config, std::string_view key,
+                                bool default_value) {
+  const api::Value* v = config.Find(key);
+  if (v == nullptr) return default_value;
+  // Null where null is not refused (a key without a kind): the default.
+  if (v->is_nil() && KindOfKey(key) != KeyKind::kBool) return default_value;
+  if (std::optional<bool> b = StrictBool(*v)) return *b;
+  return CheckKindOfValue(key, KeyKind::kBool, *v);
+}
+
 absl::Status CheckConfigValue(std::string_view key, const api::Value& value) {
+  if (std::optional<KeyKind> kind = KindOfKey(key)) return CheckKindOfValue(key, *kind, value);
   std::optional<ConfigKeyRange> range = RangeOfKey(key);
   if (!range) return absl::OkStatus();
   if (value.is_nil() && range->nullable) return absl::OkStatus();

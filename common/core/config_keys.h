@@ -7,6 +7,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/api/config.h"
 #include "common/api/value.h"
 
 namespace tempest::core {
@@ -49,8 +51,22 @@ std::optional<ConfigKeyRange> RangeOfKey(std::string_view key);
 
 // OK, or InvalidArgument "config KEY must be ..., got VALUE" when `key` has
 // a range and `value` is outside it (not an integer, out of range, a
-// fraction, an unexpected null). Keys without a range are always OK.
+// fraction, an unexpected null), or `key` is one of the keys that decide who
+// may do what (tempest.api.*, nimbus.authorizer, storm.zookeeper.auth.*,
+// supervisor.worker.user, tempest.zookeeper.offsets.world.readable, ...) and
+// `value` is not of its kind: a boolean key takes only a YAML boolean
+// (true/false; YAML 1.1's yes/no/on/off as the loader resolves them) or the
+// string "true"/"false", never 1, 0, null or another word; a string key takes
+// a string or null (unset). The secret storm.zookeeper.auth.payload is never
+// quoted. Other keys are always OK.
 absl::Status CheckConfigValue(std::string_view key, const api::Value& value);
+
+// The boolean `key` of `config`, as strictly as CheckConfigValue checks it:
+// `default_value` when absent (or null, where null is allowed), else
+// InvalidArgument naming the key and the value. For settings that must not
+// fall back to a default on a typo, which Config::GetBool would do.
+absl::StatusOr<bool> ConfigBool(const api::Config& config, std::string_view key,
+                                bool default_value);
 
 }  // namespace tempest::core
 

@@ -94,6 +94,25 @@ absl::Status CheckExecutorsPerWorker(int64_t executors, int64_t workers, int64_t
       TopologyLimits::kHardMaxExecutorsPerWorker, "): add workers or lower parallelism"));
 }
 
+absl::Status CheckOwnerName(std::string_view owner) {
+  if (owner.size() > TopologyLimits::kMaxNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat("owner '", Shown(owner), "' is longer than ",
+                                                   TopologyLimits::kMaxNameLength, " bytes"));
+  }
+  for (size_t i = 0; i < owner.size(); ++i) {
+    const auto c = static_cast<unsigned char>(owner[i]);
+    const bool c1 = c == 0xc2 && i + 1 < owner.size() &&
+                    static_cast<unsigned char>(owner[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(owner[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || c1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("owner '", Shown(owner), "' holds a control character (",
+                       absl::CHexEscape(Sv(owner.substr(i, c1 ? 2 : 1))), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTopologyName(std::string_view name) {
   return CheckName("topology name", name, "");
 }

@@ -62,6 +62,10 @@ struct TopologyLimits {
 // "topology name".
 absl::Status CheckTopologyName(std::string_view name);
 absl::Status CheckComponentOrStreamId(std::string_view what, std::string_view id);
+// A topology's owner (who submitted it): empty, or at most kMaxNameLength
+// bytes with no control character (C0, DEL, and U+0080..U+009F in UTF-8),
+// because owners are printed in tables and terminals.
+absl::Status CheckOwnerName(std::string_view owner);
 
 // The executors the busiest of `workers` workers runs when `executors` are
 // spread evenly (the even scheduler's spread): ceil(executors / workers).

@@ -1,11 +1,13 @@
 #include "common/net/http_auth.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/config_keys.h"
 #include "common/net/frame_mac.h"
 #include "spdlog/spdlog.h"
 
@@ -34,10 +37,39 @@ std::string Sha256(std::string_view text) {
   return digest;
 }
 
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 HttpResponse Unauthorized(std::string_view message) {
   HttpResponse r = HttpResponse::Error(401, "Unauthorized", message);
   r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"tempest\"");
   return r;
+}
+
+// tempest.api.allowed.hosts and the names nimbus is reached by, lower case.
+absl::StatusOr<std::vector<std::string>> AllowedHostsFromConfig(const api::Config& config) {
+  std::vector<std::string> hosts;
+  auto add = [&hosts](std::string name) {
+    name = absl::AsciiStrToLower(name);
+    if (!name.empty() && name.back() == '.') name.pop_back();
+    if (!name.empty()) hosts.push_back(std::move(name));
+  };
+  if (const api::Value* v = config.Find(kApiAllowedHostsKey)) {
+    if (absl::Status s = core::CheckConfigValue(kApiAllowedHostsKey, *v); !s.ok()) return s;
+    if (v->is_list()) {
+      for (const api::Value& e : v->AsList()) add(e.AsString());
+    }
+  }
+  for (std::string_view key : {"ui.host", "storm.local.hostname"}) {
+    add(config.GetString(key, ""));
+  }
+  if (const api::Value* seeds = config.Find("nimbus.seeds"); seeds != nullptr && seeds->is_list()) {
+    for (const api::Value& e : seeds->AsList()) {
+      if (e.is_string()) add(e.AsString());
+    }
+  }
+  return hosts;
 }
 
 }  // namespace
@@ -130,6 +162,12 @@ bool TokensEqual(std::string_view a, std::string_view b) {
 }
 
 absl::StatusOr<HttpAuthPolicy> HttpAuthPolicyFromConfig(const api::Config& config) {
+  for (std::string_view key : {std::string_view(kApiTokenFileKey),
+                               std::string_view(kNimbusAuthorizerKey)}) {
+    if (const api::Value* v = config.Find(key)) {
+      if (absl::Status s = core::CheckConfigValue(key, *v); !s.ok()) return s;
+    }
+  }
   HttpAuthPolicy policy;
   const std::string file = config.GetString(kApiTokenFileKey, "");
   if (!file.empty()) {
@@ -138,7 +176,12 @@ absl::StatusOr<HttpAuthPolicy> HttpAuthPolicyFromConfig(const api::Config& confi
     if (token->warning.has_value()) spdlog::warn("{}", *token->warning);
     policy.token = std::move(token->token);
   }
-  policy.protect_reads = config.GetBool(kApiAuthReadsKey, false);
+  absl::StatusOr<bool> reads = core::ConfigBool(config, kApiAuthReadsKey, false);
+  if (!reads.ok()) return reads.status();
+  policy.protect_reads = *reads;
+  absl::StatusOr<std::vector<std::string>> hosts = AllowedHostsFromConfig(config);
+  if (!hosts.ok()) return hosts.status();
+  policy.allowed_hosts = *std::move(hosts);
   constexpr std::string_view kStormAuthorizers = "org.apache.storm.security.auth.authorizer.";
   const std::string authorizer = config.GetString(kNimbusAuthorizerKey, "");
   if (authorizer.empty() || authorizer == absl::StrCat(Sv(kStormAuthorizers), "NoopAuthorizer")) {
@@ -181,6 +224,48 @@ std::optional<HttpResponse> CheckAuth(const HttpAuthPolicy& policy, const HttpRe
                                "nimbus.authorizer DenyAuthorizer refuses every change");
   }
   return std::nullopt;
+}
+
+bool HostAllowed(std::string_view host, const std::vector<std::string>& allowed) {
+  std::string name;
+  if (!host.empty() && host.front() == '[') {
+    // "[v6]" or "[v6]:port": an IPv6 literal.
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    const std::string_view rest = host.substr(close + 1);
+    if (!rest.empty() && (rest.front() != ':' || !AllDigits(rest.substr(1)))) return false;
+    in6_addr v6{};
+    return ::inet_pton(AF_INET6, std::string(host.substr(1, close - 1)).c_str(), &v6) == 1;
+  }
+  const size_t colon = host.rfind(':');
+  name = absl::AsciiStrToLower(Sv(host.substr(0, colon)));
+  if (colon != std::string_view::npos && !AllDigits(host.substr(colon + 1))) return false;
+  if (!name.empty() && name.back() == '.') name.pop_back();
+  if (name.empty()) return false;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, name.c_str(), &v4) == 1 || name == "localhost") return true;
+  return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+}
+
+std::optional<HttpResponse> CheckHost(const HttpAuthPolicy& policy, const HttpRequest& request) {
+  if (!policy.reads_open()) return std::nullopt;
+  auto header = request.headers.find("host");
+  if (header == request.headers.end() || HostAllowed(header->second, policy.allowed_hosts)) {
+    return std::nullopt;
+  }
+  return HttpResponse::Error(
+      403, "Forbidden",
+      absl::StrCat("Host '", absl::CHexEscape(header->second.substr(0, 100)),
+                   "' is not a name of this nimbus; while reads need no token only IP "
+                   "addresses, localhost and the names in ",
+                   kApiAllowedHostsKey, " are accepted"));
+}
+
+HttpHandler RequireAllowedHost(HttpAuthPolicy policy, HttpHandler handler) {
+  return [policy = std::move(policy), handler = std::move(handler)](const HttpRequest& request) {
+    if (std::optional<HttpResponse> refused = CheckHost(policy, request)) return *refused;
+    return handler(request);
+  };
 }
 
 HttpHandler RequireAuth(HttpAuthPolicy policy, HttpHandler handler) {

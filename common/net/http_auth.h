@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/api/config.h"
@@ -14,6 +15,9 @@ namespace tempest::net {
 // The configuration keys (tempest.yaml) of the REST API's authentication.
 inline constexpr char kApiTokenFileKey[] = "tempest.api.token.file";
 inline constexpr char kApiAuthReadsKey[] = "tempest.api.auth.reads";
+// Host names (besides IP literals, localhost and nimbus's own names) a
+// request's Host header may carry while reads need no token.
+inline constexpr char kApiAllowedHostsKey[] = "tempest.api.allowed.hosts";
 // Storm's key; what Tempest accepts is in docs/security.md.
 inline constexpr char kNimbusAuthorizerKey[] = "nimbus.authorizer";
 
@@ -63,7 +67,14 @@ struct HttpAuthPolicy {
   // (Storm's DenyAuthorizer).
   bool deny_writes = false;
 
+  // Host names a request may be addressed to while reads need no token
+  // (lower case, no port); IP literals and "localhost" always may. Guards
+  // open reads against DNS rebinding: a page from another site whose name
+  // now resolves to nimbus reads nothing, as its Host header is its own name.
+  std::vector<std::string> allowed_hosts{};
+
   bool enabled() const { return !token.empty() || deny_writes; }
+  bool reads_open() const { return token.empty() || !protect_reads; }
 };
 
 // The policy nimbus serves with, from tempest.api.token.file,
@@ -72,7 +83,21 @@ struct HttpAuthPolicy {
 // DenyAuthorizer). Logs a warning for a group- or world-readable token
 // file. InvalidArgument for an unusable file or an authorizer Tempest
 // does not implement.
+//
+// Every key is read strictly (core::CheckConfigValue): tempest.api.auth.reads
+// takes true or false only; anything else is InvalidArgument naming the key
+// and the value. allowed_hosts: tempest.api.allowed.hosts plus ui.host,
+// storm.local.hostname and nimbus.seeds (the names clients reach nimbus by).
 absl::StatusOr<HttpAuthPolicy> HttpAuthPolicyFromConfig(const api::Config& config);
+
+// Whether `host` (a Host header value, with or without ":port") names an IP
+// literal, localhost, or one of `allowed` (compared case-insensitively).
+bool HostAllowed(std::string_view host, const std::vector<std::string>& allowed);
+
+// nullopt when `request` may proceed; otherwise 403 for a Host header that
+// HostAllowed refuses while reads need no token (policy.reads_open()). A
+// request without a Host header (HTTP/1.0) proceeds.
+std::optional<HttpResponse> CheckHost(const HttpAuthPolicy& policy, const HttpRequest& request);
 
 // nullopt when `request` may proceed; otherwise the 401 or 403 reply.
 // GET and HEAD are reads; every other method is a write.
@@ -80,6 +105,9 @@ std::optional<HttpResponse> CheckAuth(const HttpAuthPolicy& policy, const HttpRe
 
 // `handler` behind CheckAuth. `policy` is copied.
 HttpHandler RequireAuth(HttpAuthPolicy policy, HttpHandler handler);
+
+// `handler` behind CheckHost. `policy` is copied.
+HttpHandler RequireAllowedHost(HttpAuthPolicy policy, HttpHandler handler);
 
 }  // namespace tempest::net
 

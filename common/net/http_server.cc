@@ -273,8 +273,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     request->path = request->target.substr(0, q);
     if (q != std::string::npos) request->query = request->target.substr(q + 1);
     for (const auto& field : msg) {
-      request->headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
-          std::string(field.value());
+      std::string name = absl::AsciiStrToLower(std::string(field.name_string()));
+      // Two credentials or two hosts: which one a proxy, a handler or a log
+      // used is ambiguous, so neither is.
+      if ((name == "authorization" || name == "host") && request->headers.contains(name)) {
+        Reply(ErrorResponse(400, absl::StrCat("the request has more than one ",
+                                              std::string(field.name_string()), " header")),
+              false, false);
+        return;
+      }
+      request->headers[std::move(name)] = std::string(field.value());
     }
     request->body = std::move(msg.body());
     const bool keep_alive = msg.keep_alive();
@@ -316,6 +324,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     response_.result(static_cast<unsigned>(response.status));
     response_.set(http::field::server, "tempest");
     response_.set(http::field::content_type, response.content_type);
+    // On every response: no content sniffing, no framing, and nothing
+    // loaded or run from a reply; a handler serving a page overrides the
+    // Content-Security-Policy with one fitting the page.
+    response_.set("X-Content-Type-Options", "nosniff");
+    response_.set("X-Frame-Options", "DENY");
+    response_.set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
     for (const auto& [name, value] : response.headers) response_.set(name, value);
     response_.keep_alive(keep_alive);
     response_.body() = std::move(response.body);

@@ -78,7 +78,11 @@ absl::Status ApplyApiLimits(const api::Config& config, HttpServerOptions& option
 // heads or trailers 431, handler exceptions (and any exception of the
 // parser) 500 or 400, too many connections or a full handler queue 503 —
 // all with a JSON body {"error": ..., "errorMessage": ...} shaped like the
-// Storm UI REST API's errors. Keep-alive is honoured. Failed accepts (e.g.
+// Storm UI REST API's errors. A request with two Authorization or two Host
+// header fields gets 400. Every response carries X-Content-Type-Options:
+// nosniff, X-Frame-Options: DENY and a Content-Security-Policy that allows
+// nothing (a handler's own Content-Security-Policy header replaces it).
+// Keep-alive is honoured. Failed accepts (e.g.
 // out of descriptors) are retried with a growing delay (AcceptBackoff).
 //
 // Thread-safety: Create, port and Stop may be called from any thread. The

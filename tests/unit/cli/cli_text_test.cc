@@ -78,6 +78,26 @@ TEST(FormatTableTest, ColumnsFollowTheirWidestCell) {
   for (const std::string& l : lines) EXPECT_NE(l.back(), ' ') << l;
 }
 
+TEST(PrintableTest, ControlCharactersAreWrittenAsEscapes) {
+  EXPECT_EQ(Printable("alice"), "alice");
+  EXPECT_EQ(Printable("\xc3\xa9ve \\ x"), "\xc3\xa9ve \\ x");  // UTF-8 and '\' unchanged
+  EXPECT_EQ(Printable(std::string("a\x1b[2Jb\nc\td\x7f\0e", 13)),
+            "a\\x1b[2Jb\\x0ac\\x09d\\x7f\\x00e");
+  EXPECT_EQ(Printable("csi \xc2\x9b" "31m"), "csi \\u009b31m");
+  EXPECT_EQ(Printable("\xc2"), "\xc2");  // a truncated sequence is no control
+}
+
+TEST(FormatTableTest, CellsArePrintedEscapedOneRowPerLine) {
+  const std::string table =
+      FormatTable({"Name", "Owner"}, {{"demo", "eve\x1b]0;x\x07\nforged"}, {"other", "bob"}});
+  const std::vector<std::string> lines = Lines(table);
+  ASSERT_EQ(lines.size(), 4u) << table;
+  EXPECT_EQ(lines[2], "demo   eve\\x1b]0;x\\x07\\x0aforged");
+  EXPECT_EQ(table.find('\x1b'), std::string::npos);
+  // Columns are as wide as the escaped text.
+  EXPECT_EQ(lines[3].find("bob"), lines[0].find("Owner"));
+}
+
 TEST(DevExportLinesTest, OneShellExportPerVariable) {
   EXPECT_EQ(DevExportLines("127.0.0.1:8080", "127.0.0.1:1,127.0.0.1:2", "127.0.0.1:2181"),
             (std::vector<std::string>{"export TEMPEST_NIMBUS=127.0.0.1:8080",

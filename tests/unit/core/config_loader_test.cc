@@ -1,7 +1,11 @@
 #include "common/core/config_loader.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "common/core/config_keys.h"
 #include "common/core/yaml_value.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -71,6 +75,50 @@ TEST(ConfigLoaderTest, OverridesParseValuesAsYaml) {
   EXPECT_EQ(*ConfigLoader::ApplyOverride(c, "x.y=1"), "unknown config key 'x.y'");
   EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "no-equals").ok());
   EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "k=[1, 2").ok());
+}
+
+TEST(ConfigLoaderTest, SecuritySettingsAreParsedStrictly) {
+  // A boolean that is not clearly true or false refuses to load, naming the
+  // key and the value, instead of quietly meaning false.
+  for (const char* value : {"maybe", "1", "2", "0", "null", "[true]", "\"yes please\""}) {
+    const std::string yaml = std::string("ui.port: 0\ntempest.api.auth.reads: ") + value + "\n";
+    absl::StatusOr<LoadedConfig> c = ConfigLoader::Parse(yaml, "tempest.yaml");
+    ASSERT_FALSE(c.ok()) << value;
+    EXPECT_THAT(c.status().message(),
+                HasSubstr("tempest.yaml:2: config tempest.api.auth.reads must be true or false"));
+    EXPECT_EQ(c.status().message().find('\n'), std::string::npos) << c.status();
+  }
+  absl::StatusOr<LoadedConfig> maybe =
+      ConfigLoader::Parse("tempest.api.auth.reads: maybe\n", "t.yaml");
+  EXPECT_THAT(maybe.status().message(), HasSubstr("got \"maybe\""));
+  // What YAML calls a boolean, and the quoted words true and false.
+  for (const auto& [value, expected] : std::vector<std::pair<std::string, bool>>{
+           {"true", true}, {"false", false}, {"yes", true}, {"Off", false}, {"\"TRUE\"", true},
+           {"'false'", false}}) {
+    absl::StatusOr<LoadedConfig> c =
+        ConfigLoader::Parse("tempest.api.auth.reads: " + value + "\n", "t.yaml");
+    ASSERT_TRUE(c.ok()) << value << ": " << c.status();
+    absl::StatusOr<bool> read = ConfigBool(c->config, "tempest.api.auth.reads", !expected);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(*read, expected) << value;
+  }
+  api::Config c = ConfigLoader::Defaults();
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "tempest.zookeeper.offsets.world.readable=1").ok());
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "tempest.api.token.file=[a]").ok());
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "nimbus.authorizer={a: b}").ok());
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "supervisor.worker.user=[nobody]").ok());
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "tempest.api.max.body.bytes=10").ok());
+  EXPECT_FALSE(ConfigLoader::ApplyOverride(c, "tempest.api.request.timeout.secs=0").ok());
+  EXPECT_TRUE(ConfigLoader::ApplyOverride(c, "tempest.api.max.body.bytes=1048576").ok());
+  EXPECT_TRUE(ConfigLoader::ApplyOverride(c, "tempest.api.allowed.hosts=[a.example]").ok());
+  EXPECT_TRUE(ConfigLoader::ApplyOverride(c, "tempest.api.token.file=null").ok());
+  // The ZooKeeper password is never quoted, not even when it is malformed.
+  absl::StatusOr<std::string> secret =
+      ConfigLoader::ApplyOverride(c, "storm.zookeeper.auth.payload=[\"user:hunter2\"]");
+  ASSERT_FALSE(secret.ok());
+  EXPECT_EQ(secret.status().message().find("hunter2"), std::string::npos) << secret.status();
+  EXPECT_THAT(secret.status().message(),
+              HasSubstr("storm.zookeeper.auth.payload must be a string"));
 }
 
 TEST(YamlValueTest, PlainScalarsAreTypedLikeSnakeYaml) {

@@ -171,5 +171,68 @@ TEST(HttpAuthTest, PolicyFromConfigMapsStormsAuthorizerKey) {
   EXPECT_FALSE(missing.ok());
 }
 
+TEST(HttpAuthTest, ReadsSettingIsStrict) {
+  auto config = [](const std::string& kv) {
+    api::Config c = core::ConfigLoader::Defaults();
+    // Set without the loader's check: the policy checks again by itself.
+    const size_t eq = kv.find('=');
+    c.Set(kv.substr(0, eq), api::Value(kv.substr(eq + 1)));
+    return c;
+  };
+  for (const char* bad : {"tempest.api.auth.reads=maybe", "tempest.api.auth.reads=1",
+                          "tempest.api.auth.reads="}) {
+    auto policy = HttpAuthPolicyFromConfig(config(bad));
+    ASSERT_FALSE(policy.ok()) << bad;
+    EXPECT_NE(policy.status().message().find("tempest.api.auth.reads must be true or false"),
+              std::string::npos)
+        << policy.status();
+  }
+  api::Config one = core::ConfigLoader::Defaults();
+  one.Set(kApiAuthReadsKey, api::Value(int64_t{1}));
+  EXPECT_FALSE(HttpAuthPolicyFromConfig(one).ok());
+  auto yes = HttpAuthPolicyFromConfig(config("tempest.api.auth.reads=TRUE"));
+  ASSERT_TRUE(yes.ok()) << yes.status();
+  EXPECT_TRUE(yes->protect_reads);
+  api::Config listed = core::ConfigLoader::Defaults();
+  listed.Set(kApiTokenFileKey, api::Value(api::ValueList{"a"}));
+  EXPECT_FALSE(HttpAuthPolicyFromConfig(listed).ok());
+}
+
+TEST(HttpAuthTest, HostNamesAcceptedWhileReadsAreOpen) {
+  const std::vector<std::string> allowed = {"nimbus.example.org"};
+  for (const char* host : {"127.0.0.1", "127.0.0.1:8080", "10.1.2.3:80", "[::1]:8080", "[::1]",
+                           "localhost", "LOCALHOST:8080", "localhost.", "nimbus.example.org:1",
+                           "Nimbus.Example.Org"}) {
+    EXPECT_TRUE(HostAllowed(host, allowed)) << host;
+  }
+  for (const char* host : {"evil.example", "evil.example:8080", "127.0.0.1.evil.example",
+                           "localhost.evil.example", "nimbus.example.org.evil", "", ":8080",
+                           "[::1", "[::1]x", "localhost:80x", "[evil.example]:80"}) {
+    EXPECT_FALSE(HostAllowed(host, allowed)) << host;
+  }
+  HttpRequest evil = Request("GET");
+  evil.headers["host"] = "evil.example:8080";
+  std::optional<HttpResponse> refused = CheckHost(HttpAuthPolicy{}, evil);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_NE(refused->body.find("tempest.api.allowed.hosts"), std::string::npos);
+  // Token required for reads too: a rebinding page has no token to send.
+  HttpAuthPolicy closed{"tok", true, false};
+  EXPECT_FALSE(CheckHost(closed, evil).has_value());
+  // No Host header at all (HTTP/1.0): nothing to check.
+  EXPECT_FALSE(CheckHost(HttpAuthPolicy{}, Request("GET")).has_value());
+
+  api::Config c = core::ConfigLoader::Defaults();
+  ASSERT_TRUE(core::ConfigLoader::ApplyOverride(c, "tempest.api.allowed.hosts=[Api.Example]").ok());
+  ASSERT_TRUE(core::ConfigLoader::ApplyOverride(c, "ui.host=nimbus-1").ok());
+  auto policy = HttpAuthPolicyFromConfig(c);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  for (const char* host : {"api.example:8080", "nimbus-1:8080"}) {
+    evil.headers["host"] = host;
+    EXPECT_FALSE(CheckHost(*policy, evil).has_value()) << host;
+  }
+  EXPECT_FALSE(core::ConfigLoader::ApplyOverride(c, "tempest.api.allowed.hosts=evil").ok());
+}
+
 }  // namespace
 }  // namespace tempest::net

@@ -109,6 +109,35 @@ TEST_F(RebalanceTest, ExecutorThreadsPerWorkerAreLimitedAsAtSubmit) {
   EXPECT_TRUE(ValidateRebalance(base_, Req(std::nullopt, 1, {{"gen", 4}})).ok());
 }
 
+TEST_F(RebalanceTest, RequestsBeyondTheSubmissionLimitsAreRefusedNamingTheLimit) {
+  absl::Status workers = ValidateRebalance(base_, Req(std::nullopt, 100000, {}));
+  EXPECT_TRUE(absl::IsInvalidArgument(workers)) << workers;
+  EXPECT_NE(
+      workers.message().find("100000 is above the limit of 1000 (tempest.limits.max.workers)"),
+      std::string::npos)
+      << workers;
+  EXPECT_FALSE(BeginRebalance(base_, Req(std::nullopt, 100000, {}), 2000).ok());
+  EXPECT_TRUE(ValidateRebalance(base_, Req(std::nullopt, 1000, {})).ok());
+
+  // A topology submitted with its own limits is held to those.
+  SubmitRequest r;
+  r.flux_text = kFlux;
+  r.file_name = "demo.yaml";
+  r.config_overrides = {{"tempest.limits.max.workers", "2000"},
+                        {"tempest.limits.max.parallelism", "3"}};
+  auto raised = TopologyStore::Prepare(r, registry_, 1000);
+  ASSERT_TRUE(raised.ok()) << raised.status();
+  EXPECT_TRUE(ValidateRebalance(*raised, Req(std::nullopt, 1500, {})).ok());
+  absl::Status above = ValidateRebalance(*raised, Req(std::nullopt, 2001, {}));
+  EXPECT_NE(above.message().find("limit of 2000"), std::string::npos) << above;
+  absl::Status executors =
+      ValidateRebalance(*raised, Req(std::nullopt, std::nullopt, {{"gen", 4}}));
+  EXPECT_NE(executors.message().find("component 'gen': 4 executors is above the limit of 3 "
+                                     "(tempest.limits.max.parallelism)"),
+            std::string::npos)
+      << executors;
+}
+
 TEST_F(RebalanceTest, BeginSavesTheStatusAndTheWait) {
   base_.set_status(v1::INACTIVE);
   auto begun = BeginRebalance(base_, Req(5, 4, {{"gen", 4}}), 2000);
