@@ -93,10 +93,10 @@ std::optional<RawFile> FluxLoader::LoadMerged(std::string_view text, const std::
   if (!options_.read_includes) {
     // Nothing is looked up: the same answer whether the path exists or not.
     for (const RawInclude& inc : main->includes) {
-      diag.Error(inc.loc,
-                 absl::StrCat("include '", absl::CHexEscape(inc.file),
-                              "' refused: this topology is loaded as it was sent and no file is "
-                              "read for it; tempest submit merges includes into the text it sends"));
+      diag.Error(inc.loc, absl::StrCat("include '", absl::CHexEscape(inc.file),
+                                       "' refused: this topology is loaded as it was sent and no "
+                                       "file is read for it; tempest submit merges includes into "
+                                       "the text it sends"));
     }
     return std::nullopt;
   }
