@@ -80,6 +80,7 @@ int LoadTopology(const LocalOptions& opts, const GlobalOptions& globals, core::T
   core::FluxOptions flux;
   flux.filter_file = opts.filter;
   flux.env_filter = opts.env_filter;
+  flux.read_includes = true;  // the user's own files, read with the user's rights
   const std::filesystem::path topology_path = std::filesystem::absolute(opts.topology);
   const std::string resources = opts.resources.empty()
                                     ? topology_path.parent_path().string()

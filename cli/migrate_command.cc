@@ -115,6 +115,7 @@ int RunMigrateCheck(const MigrateCheckArgs& args) {
   options.flux_path = args.topology;
   options.flux.filter_file = args.filter;
   options.flux.env_filter = args.env_filter;
+  options.flux.read_includes = true;  // the user's own files, read with the user's rights
   const std::filesystem::path topology = std::filesystem::absolute(args.topology);
   options.flux.resource_dirs.push_back(args.resources.empty()
                                            ? topology.parent_path().string()

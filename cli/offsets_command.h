@@ -39,6 +39,9 @@ struct OffsetsSetOptions {
   std::string from_file;
   bool execute = false;
   bool force = false;
+  // Also write topics and partitions the spout has not stored yet (a spout
+  // that has not run); never a second topic of a one-topic spout.
+  bool seed = false;
   int timeout_secs = 30;
 };
 void AddOffsetsSetOptions(CLI::App* sub, OffsetsSetOptions& o);

@@ -19,7 +19,9 @@
 #include "absl/time/time.h"
 #include "cli/cli_text.h"
 #include "cli/offsets_command.h"
+#include "common/core/status_macros.h"
 #include "spout/offset_admin.h"
+#include "spout/offset_layout.h"
 #include "spout/offset_rewind.h"
 
 namespace tempest::cli {
@@ -97,13 +99,16 @@ bool Exists(coord::ZkSession& zk, const std::string& path) {
   return e.ok() && e->has_value();
 }
 
-// Where this partition's nodes are: flat unless only the {topic}/ level has them.
-bool DetectTopicLevel(coord::ZkSession& zk, const OffsetsSetOptions& o, const PlanRow& r) {
+// Where this partition's nodes are: where they already are, else where the
+// spout keeps its others (a new partition of a several-topic spout goes
+// under its {topic}/ level).
+bool DetectTopicLevel(coord::ZkSession& zk, const OffsetsSetOptions& o, const PlanRow& r,
+                      const spout::SpoutLayout& layout) {
   for (auto path : {spout::OffsetNodePath, spout::OwnerNodePath}) {
     if (Exists(zk, path(o.root, o.id, r.topic, r.partition, false))) return false;
     if (Exists(zk, path(o.root, o.id, r.topic, r.partition, true))) return true;
   }
-  return false;
+  return layout.topic_level;
 }
 
 // The partitions to move (before their offsets are known).
@@ -284,6 +289,20 @@ void Print(const OffsetsSetOptions& o, const std::vector<PlanRow>& rows) {
 }
 
 // Builds and checks the whole plan; nothing is written before it is valid.
+// spout::CheckOwnsTopic, saying how to write a topic the spout has not stored yet.
+absl::Status OwnsTopic(const spout::SpoutLayout& layout, const std::string& topic, bool seed) {
+  absl::Status s = spout::CheckOwnsTopic(layout, topic, seed);
+  if (s.ok()) return s;
+  return absl::FailedPreconditionError(
+      absl::StrCat(s.message(), "; nothing changed",
+                   absl::IsNotFound(s) ? ". To write offsets of a spout that has not stored them "
+                                         "yet, add --seed"
+                                       : ""));
+}
+
+// Every row only touches what the spout owns (spout/offset_layout.h): its
+// topic is checked before Kafka is asked anything about it, its partition
+// once Kafka (if given) has said whether the topic has it.
 absl::StatusOr<std::vector<PlanRow>> Plan(const OffsetsSetOptions& o, coord::ZkSession& zk,
                                           spout::OffsetsKafka* kafka) {
   std::vector<spout::StoredPartitionOffset> stored;
@@ -292,18 +311,27 @@ absl::StatusOr<std::vector<PlanRow>> Plan(const OffsetsSetOptions& o, coord::ZkS
   } else if (!absl::IsNotFound(listed.status())) {
     return listed.status();
   }
+  auto layout = spout::ReadSpoutLayout(zk, o.root, o.id);
+  if (!layout.ok()) return layout.status();
+  if (o.from_file.empty() && !o.topic.empty()) {
+    TEMPEST_RETURN_IF_ERROR(OwnsTopic(*layout, o.topic, o.seed));
+  }
   auto rows = Targets(o, stored, kafka);
   if (!rows.ok()) return rows.status();
   for (PlanRow& r : *rows) {
+    TEMPEST_RETURN_IF_ERROR(OwnsTopic(*layout, r.topic, o.seed));
     for (const auto& s : stored) {
       if (s.topic == r.topic && s.partition == r.partition && s.state) r.old_offset = s.state->offset;
     }
-    r.topic_level = DetectTopicLevel(zk, o, r);
+    r.topic_level = DetectTopicLevel(zk, o, r, *layout);
     spout::ReadOwner(zk, spout::OwnerNodePath(o.root, o.id, r.topic, r.partition, r.topic_level),
                      r.owner);
     if (std::optional<Refusal> refused = Resolve(o, r, kafka)) {
       return absl::FailedPreconditionError(refused->message);
     }
+    // Resolve refused any partition Kafka does not list.
+    TEMPEST_RETURN_IF_ERROR(spout::CheckOwnsPartition(*layout, r.topic, r.partition,
+                                                      /*kafka_lists_it=*/kafka != nullptr, o.seed));
   }
   return rows;
 }
@@ -352,6 +380,9 @@ void AddOffsetsSetOptions(CLI::App* put, OffsetsSetOptions& o) {
   put->add_flag("--execute", o.execute, "apply the plan (default: a dry run that changes nothing)");
   put->add_flag("--force", o.force,
                 "write directly even though an owner node exists (only for a dead owner)");
+  put->add_flag("--seed", o.seed,
+                "also write topics and partitions the spout has not stored yet (a spout that has "
+                "not run); never a second topic of a one-topic spout");
   put->add_option("--timeout", o.timeout_secs, "seconds to wait for a live owner's answer")
       ->check(Bounded(1, 3600));
 }

@@ -62,8 +62,10 @@ absl::Status TopologyStore::ValidateName(std::string_view name) {
 
 absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& request,
                                                      const api::ComponentRegistry& registry,
-                                                     int64_t now_secs) {
+                                                     int64_t now_secs,
+                                                     const core::FluxOptions* flux) {
   core::TopologySource source;
+  source.flux = flux;
   source.flux_text = request.flux_text;
   source.file_name = request.file_name;
   source.name_override = request.name;

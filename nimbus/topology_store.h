@@ -12,6 +12,7 @@
 #include "common/coord/cluster_paths.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
+#include "common/core/flux_loader.h"
 #include "nimbus/even_scheduler.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/topology_state.h"
@@ -85,9 +86,12 @@ class TopologyStore {
   // Loads and validates the topology without touching ZooKeeper, and
   // returns the StormBase to store (status ACTIVE or INACTIVE).
   // InvalidArgument with every problem ("file:line: message" per line).
+  // `flux` (nullptr: core::FluxOptions{}, which refuses `includes` and reads
+  // no file) is for the submitting client checking its own files first.
   static absl::StatusOr<v1::StormBase> Prepare(const SubmitRequest& request,
                                                const api::ComponentRegistry& registry,
-                                               int64_t now_secs);
+                                               int64_t now_secs,
+                                               const core::FluxOptions* flux = nullptr);
   // Topology names: non-empty, core::CheckTopologyName's characters and
   // length (the name becomes part of znode names, URLs and worker arguments).
   static absl::Status ValidateName(std::string_view name);

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_paths.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/kafka_reader.h"
 #include "spout/offset_journal.h"
 #include "tempest/v1/cluster.pb.h"
@@ -67,6 +70,22 @@ std::string Printable(const std::string& data) {
   std::string out;
   for (char c : data.substr(0, 60)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
   return out;
+}
+
+// NotFound naming the first of `topics` Kafka does not have. Asked with one
+// request for all topics, so no name is ever sent to a broker that would
+// create it.
+absl::Status CheckTopicsExist(kafka::KafkaReader& reader, const std::vector<std::string>& topics,
+                              std::chrono::milliseconds timeout) {
+  if (topics.empty()) return absl::OkStatus();
+  auto existing = reader.ListTopics(timeout);
+  if (!existing.ok()) return existing.status();
+  for (const std::string& topic : topics) {
+    if (!std::binary_search(existing->begin(), existing->end(), topic)) {
+      return absl::NotFoundError(absl::StrCat("Kafka has no topic ", absl::CHexEscape(topic)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -163,6 +182,7 @@ absl::Status AddKafkaLag(const std::string& bootstrap_servers,
   }
   std::sort(topics.begin(), topics.end());
   topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
+  if (absl::Status s = CheckTopicsExist(**reader, topics, timeout); !s.ok()) return s;
   if (!topics.empty()) {
     auto all = (*reader)->Partitions(topics, timeout);
     if (!all.ok()) return all.status();
@@ -238,6 +258,12 @@ absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
   if (existing.ok()) {
     version = existing->stat.version;
     if (auto parsed = DecodeStormKafkaOffset(existing->data); parsed.ok()) state = *parsed;
+    // A one-topic spout's partition_N is one topic's: never relabelled.
+    if (!state.topic.empty() && state.topic != request.topic) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, " holds the offset of topic ", absl::CHexEscape(state.topic),
+                       ", not ", absl::CHexEscape(request.topic), "; nothing changed"));
+    }
   } else if (existing.status().code() != absl::StatusCode::kNotFound) {
     return existing.status();
   }
@@ -286,11 +312,13 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& b
                                                             std::chrono::milliseconds timeout) {
   auto reader = OffsetsToolReader(bootstrap_servers);
   if (!reader.ok()) return reader.status();
+  TEMPEST_RETURN_IF_ERROR(CheckTopicsExist(**reader, {topic}, timeout));
   return (*reader)->Watermarks({topic, partition}, timeout);
 }
 
 struct OffsetsKafka::Impl {
   std::unique_ptr<kafka::KafkaReader> reader;
+  std::set<std::string> known_topics;  // checked with CheckTopicsExist
 };
 
 absl::StatusOr<std::unique_ptr<OffsetsKafka>> OffsetsKafka::Connect(
@@ -306,7 +334,15 @@ absl::StatusOr<std::unique_ptr<OffsetsKafka>> OffsetsKafka::Connect(
 
 OffsetsKafka::~OffsetsKafka() = default;
 
+absl::Status OffsetsKafka::CheckTopic(const std::string& topic) {
+  if (impl_->known_topics.contains(topic)) return absl::OkStatus();
+  TEMPEST_RETURN_IF_ERROR(CheckTopicsExist(*impl_->reader, {topic}, timeout_));
+  impl_->known_topics.insert(topic);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<int>> OffsetsKafka::Partitions(const std::string& topic) {
+  TEMPEST_RETURN_IF_ERROR(CheckTopic(topic));
   auto all = impl_->reader->Partitions({topic}, timeout_);
   if (!all.ok()) return all.status();
   std::vector<int> out;
@@ -317,11 +353,13 @@ absl::StatusOr<std::vector<int>> OffsetsKafka::Partitions(const std::string& top
 
 absl::StatusOr<std::pair<int64_t, int64_t>> OffsetsKafka::Watermarks(const std::string& topic,
                                                                      int partition) {
+  TEMPEST_RETURN_IF_ERROR(CheckTopic(topic));
   return impl_->reader->Watermarks({topic, partition}, timeout_);
 }
 
 absl::StatusOr<int64_t> OffsetsKafka::OffsetForTime(const std::string& topic, int partition,
                                                     int64_t time_ms) {
+  TEMPEST_RETURN_IF_ERROR(CheckTopic(topic));
   return impl_->reader->OffsetForTime({topic, partition}, time_ms, timeout_);
 }
 

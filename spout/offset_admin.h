@@ -85,7 +85,8 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& b
                                                             const std::string& topic, int partition,
                                                             std::chrono::milliseconds timeout);
 
-// One Kafka connection for the lookups of `tempest offsets set`.
+// One Kafka connection for the lookups of `tempest offsets set`. It never
+// names a topic to Kafka before the cluster's topic list shows it exists.
 class OffsetsKafka {
  public:
   static absl::StatusOr<std::unique_ptr<OffsetsKafka>> Connect(const std::string& bootstrap,
@@ -98,6 +99,11 @@ class OffsetsKafka {
   absl::StatusOr<int64_t> OffsetForTime(const std::string& topic, int partition, int64_t time_ms);
 
  private:
+  // NotFound "Kafka has no topic T" unless the cluster lists it: every
+  // lookup above asks this first, so no topic name reaches a broker that
+  // would create it.
+  absl::Status CheckTopic(const std::string& topic);
+
   OffsetsKafka() = default;
   struct Impl;
   std::unique_ptr<Impl> impl_;

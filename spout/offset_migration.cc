@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spout/offset_admin.h"
+#include "spout/offset_layout.h"
 #include "spout/storm_kafka_offset.h"
 
 namespace tempest::spout {
@@ -99,6 +100,17 @@ absl::StatusOr<OffsetMigrationPlan> PlanOffsetMigration(coord::ZkSession& zk,
       return absl::NotFoundError(absl::StrCat("no storm-kafka offsets under ", base));
     }
     return listed.status();
+  }
+  // Only topics the spout has offsets of: a misspelt one is refused before
+  // Kafka is asked about it (which might create it).
+  if (!request.topics.empty()) {
+    absl::StatusOr<SpoutLayout> layout = ReadSpoutLayout(zk, request.zk_root, request.spout_id);
+    if (!layout.ok()) return layout.status();
+    for (const std::string& topic : request.topics) {
+      if (absl::Status s = CheckOwnsTopic(*layout, topic, /*seed=*/false); !s.ok()) {
+        return absl::FailedPreconditionError(absl::StrCat(s.message(), "; nothing to migrate"));
+      }
+    }
   }
   // A flat-layout node that does not parse names no topic: it is the
   // topic of the other flat nodes when they agree on one.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/core/flux_raw_model.h"
 #include "common/core/topology_def.h"
 
 namespace tempest::core {
@@ -20,6 +21,14 @@ struct FluxOptions {
   bool env_filter = false;
   // The environment for ${ENV-...}; nullptr reads the process environment.
   const std::map<std::string, std::string>* env = nullptr;
+  // Whether `includes` are read from disk: on for the processes that load
+  // the user's own files with the user's rights (`tempest local`, `migrate
+  // check`, and `tempest submit`, which merges them into the text it
+  // sends). Off, the default, for everything that loads text someone else
+  // sent (nimbus, workers, REST views): a text that still has `includes` is
+  // refused, one error per include naming it, and no path is looked at, so
+  // the answer is the same whether it exists or not.
+  bool read_includes = false;
   // Where `includes` with `resource: true` are looked up (after the
   // including file's own folder).
   std::vector<std::string> resource_dirs;
@@ -48,10 +57,12 @@ struct FluxOptions {
 // including file's own.
 //
 // Every problem found is reported at once, each as "file:line: message", in
-// one InvalidArgument status; malformed YAML is an error, never a crash.
+// one InvalidArgument status; malformed YAML is an error, never a crash. An
+// included file that is not a Flux document (not YAML, or not a map with
+// Flux keys) is one error naming it, never quoting what it holds.
 // Class names, streams and fields are checked later by TopologyValidator.
-// Reads files (the topology, its includes, the filter file); otherwise
-// pure. Stateless apart from the options; any thread.
+// Reads files (LoadFile's topology, includes when `read_includes`, the
+// filter file); otherwise pure. Stateless apart from the options; any thread.
 //
 //   FluxLoader loader(FluxOptions{.filter_file = "dev.properties"});
 //   absl::StatusOr<TopologyDef> def = loader.LoadFile("topo.yaml");
@@ -69,6 +80,12 @@ class FluxLoader {
   // this, since nimbus and the workers load the text without the filters.
   absl::StatusOr<std::string> ApplyFilters(std::string_view text,
                                            const std::string& file_name) const;
+  // The text with its `includes` merged in, as one Flux document that loads
+  // (without reading anything) to the same TopologyDef as LoadString;
+  // `text` itself when it has no includes. What `tempest submit` sends, so
+  // nimbus reads no file. Errors as LoadString's, naming the real files.
+  absl::StatusOr<std::string> InlineIncludes(std::string_view text,
+                                             const std::string& file_name) const;
 
   // Parses Java .properties text (key=value / key: value / key value,
   // '#'/'!' comments, trailing-backslash continuations).
@@ -77,6 +94,12 @@ class FluxLoader {
  private:
   // The --filter properties, if a filter file is set.
   absl::StatusOr<std::optional<std::map<std::string, std::string>>> FilterProperties() const;
+  // The main file with its includes merged in (or refused, per
+  // read_includes); nullopt when it is not YAML at all. Problems go to `diag`.
+  std::optional<flux_internal::RawFile> LoadMerged(
+      std::string_view text, const std::string& file_name,
+      const std::optional<std::map<std::string, std::string>>& props,
+      flux_internal::Diagnostics& diag) const;
 
   FluxOptions options_;
 };

@@ -16,7 +16,8 @@ absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source) {
   const std::string file_name =
       source.file_name.empty() ? std::string("topology.yaml") : std::string(source.file_name);
   absl::StatusOr<TopologyDef> def =
-      FluxLoader(FluxOptions{}).LoadString(std::string(source.flux_text), file_name);
+      FluxLoader(source.flux != nullptr ? *source.flux : FluxOptions{})
+          .LoadString(std::string(source.flux_text), file_name);
   if (!def.ok()) return def.status();
   if (!source.name_override.empty()) def->name = std::string(source.name_override);
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "common/core/flux_loader.h"
 #include "common/core/topology_def.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -22,6 +23,10 @@ struct TopologySource {
   // component -> executor count (rebalance -e); the task count stays as
   // submitted, as in Storm.
   const std::map<std::string, int>* component_executors = nullptr;
+  // How the text is loaded; nullptr: FluxOptions{}, which reads no file
+  // (a text with `includes` is refused). Only the submitting client, loading
+  // its own files before it sends them, passes options that read includes.
+  const FluxOptions* flux = nullptr;
 };
 
 // Loads a submitted topology the one way nimbus and every worker agree on:

@@ -258,6 +258,21 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> KafkaReader::ListTopics(
+    std::chrono::milliseconds timeout) {
+  const rd_kafka_metadata_t* raw = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), /*all_topics=*/1, nullptr, &raw,
+                                              static_cast<int>(timeout.count()));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("metadata of all topics", err);
+  const MetadataHandle md(raw);
+  std::vector<std::string> out;
+  for (int t = 0; t < md->topic_cnt; ++t) {
+    if (md->topics[t].err == RD_KAFKA_RESP_ERR_NO_ERROR) out.push_back(md->topics[t].topic);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::pair<std::string, int> KafkaReader::Leader(const TopicPartition& partition,
                                                 std::chrono::milliseconds timeout) {
   std::map<int, std::pair<std::string, int>> all = Leaders(partition.topic, timeout);

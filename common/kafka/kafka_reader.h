@@ -93,6 +93,11 @@ class KafkaReader {
   // Every partition of `topics`, sorted, from cluster metadata.
   absl::StatusOr<std::vector<TopicPartition>> Partitions(const std::vector<std::string>& topics,
                                                          std::chrono::milliseconds timeout);
+  // The names of every topic the cluster has, from one metadata request for
+  // all topics: unlike a request naming a topic, it never makes a broker
+  // that auto-creates topics (librdkafka's mock cluster, `tempest
+  // dev-kafka`) create one. Tools check a name here before asking about it.
+  absl::StatusOr<std::vector<std::string>> ListTopics(std::chrono::milliseconds timeout);
   // (host, port) of the partition's current leader, for storm-kafka's
   // "broker" field; ("", 0) when unknown.
   std::pair<std::string, int> Leader(const TopicPartition& partition,

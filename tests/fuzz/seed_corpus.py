@@ -95,6 +95,17 @@ write("flux_loader", "custom-grouping.yaml", FLUX.replace(
     "grouping: {type: SHUFFLE}",
     "grouping:\n      type: CUSTOM\n      customClass:\n        className: "
     "org.apache.storm.grouping.PartialKeyGrouping\n        constructorArgs: [{ref: fields}]"))
+# nimbus_flux_includes: the first line is also tried as an include's path
+# (relative ones would resolve among the planted files: secret.yaml, shadow).
+for name, first in [("relative", "secret.yaml"), ("shadow", "shadow"), ("absolute", "/etc/shadow"),
+                    ("traversal", "../../../../etc/passwd"), ("missing", "no-such-file.yaml"),
+                    ("proc", "/proc/self/environ")]:
+    write("nimbus_flux_includes", name + ".yaml", first + "\n" + FLUX)
+write("nimbus_flux_includes", "includes.yaml",
+      "includes:\n  - file: secret.yaml\n  - resource: true\n    file: shadow\n"
+      "  - file: /etc/passwd\n    override: true\n" + FLUX)
+write("nimbus_flux_includes", "bad-include.yaml",
+      "includes:\n  - {file: [a, b]}\n  - secret.yaml\n  - {resource: maybe, file: x}\n" + FLUX)
 write("flux_loader", "properties.txt", "a=1\nb: two\nc three \\\n  continued\n# comment\n! too\n")
 write("flux_loader", "huge-parallelism.yaml", FLUX.replace("parallelism: 1\n",
                                                             "parallelism: 1000000000\n"))

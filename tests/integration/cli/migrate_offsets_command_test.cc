@@ -5,6 +5,7 @@
 // writes nothing, and --execute writing and verifying.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -192,6 +193,27 @@ TEST_F(MigrateOffsetsCommandTest, DryRunPrintsThePlanAndWritesNothing) {
   for (const auto& [partition, offset] : GroupOffsets("clicks-pipeline")) {
     EXPECT_EQ(offset.substr(0, 3), "-1 ") << partition << " was committed by a dry run";
   }
+}
+
+// A topic the spout has no offsets of is one line, before Kafka is asked
+// about it: nothing committed, and the topic not created.
+TEST_F(MigrateOffsetsCommandTest, RefusesATopicTheSpoutHasNoOffsetsOf) {
+  SeedLegacy();
+  CommandRun run = Migrate("legacy", "typo-pipeline", {"--topic", "typo-topic", "--execute"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find("/kafkaspout/legacy keeps the offsets of one topic, topic clicks "
+                         "(partitions 0-1): typo-topic is not it; nothing to migrate"),
+            std::string::npos)
+      << run.err;
+  for (const auto& [partition, offset] : GroupOffsets("typo-pipeline")) {
+    EXPECT_EQ(offset.substr(0, 3), "-1 ") << partition << " was committed";
+  }
+  const std::string topics =
+      KafkaPython("c = KafkaConsumer(bootstrap_servers=BOOTSTRAP)\n"
+                  "print(' '.join(sorted(c.topics())))\nc.close()");
+  EXPECT_NE(topics.find("clicks"), std::string::npos) << topics;
+  EXPECT_EQ(topics.find("typo-topic"), std::string::npos) << topics;
 }
 
 TEST_F(MigrateOffsetsCommandTest, ExecuteCommitsTheOffsetsAndReadsThemBack) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -241,6 +242,117 @@ for p in (0, 1):
   ASSERT_EQ(check.exit_code, 0) << check.err;
   EXPECT_EQ(check.out,
             "0 5 legacy-7-1466000000 clicks 0\n1 0 legacy-7-1466000000 clicks 1\n");
+}
+
+// The topics Kafka has, as an independent client lists them (all topics:
+// asking for one by name could create it).
+std::string KafkaTopics(const TempDir& dir, const std::string& bootstrap) {
+  const std::string path = dir.File("topics.py");
+  std::ofstream(path) << "import sys\nfrom kafka import KafkaConsumer\n"
+                      << "c = KafkaConsumer(bootstrap_servers=sys.argv[1])\n"
+                      << "print(' '.join(sorted(c.topics())))\nc.close()\n";
+  CommandResult run = RunCommand(dir, {"/usr/bin/python3", path, bootstrap});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return run.out;
+}
+
+int Lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// A misspelt topic on a one-topic spout once rewound the real topic under
+// the typo's name, and the dev Kafka created the typo. Now: one line naming
+// what the spout holds, nothing written, no topic created.
+TEST_F(OffsetsCommandTest, SetRefusesATopicOrPartitionTheSpoutDoesNotHold) {
+  const std::string stored_before = Kazoo(dir_, zk_->ConnectString(), R"(
+print(sorted(zk.get_children("/kafkaspout/legacy")))
+for p in (0, 1):
+    print(json.loads(zk.get("/kafkaspout/legacy/partition_%d" % p)[0])["offset"])
+)").out;
+  ASSERT_EQ(stored_before, "['partition_0', 'partition_1']\n10\n30\n");
+  const std::string bootstrap = kafka_->bootstrap_servers();
+
+  for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
+           {"--bootstrap", bootstrap}, {}, {"--bootstrap", bootstrap, "--seed"}}) {
+    std::vector<std::string> args = {"set", "--topic", "typo-topic", "--all-partitions",
+                                     "--offset", "0", "--execute"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CommandResult typo = RunCommand(dir_, Offsets(args));
+    EXPECT_EQ(typo.exit_code, 1) << typo.out << typo.err;
+    EXPECT_EQ(Lines(typo.err), 1) << typo.err;
+    EXPECT_NE(typo.err.find("/kafkaspout/legacy keeps the offsets of one topic, topic clicks "
+                            "(partitions 0-1): typo-topic is not it"),
+              std::string::npos)
+        << typo.err;
+  }
+  // A partition the spout does not hold, with a live owner on partition 0
+  // (so a rewind would be the way in): refused before any request is made.
+  auto owner = RawZkClient::Connect(zk_->ConnectString(), 4000, seconds(20));
+  ASSERT_NE(owner, nullptr);
+  ASSERT_EQ(owner->Create("/kafkaspout/legacy/@owners", ""), ZOK);
+  ASSERT_EQ(owner->Create("/kafkaspout/legacy/@owners/partition_0",
+                          R"({"session":"1","owner":"topo-1:kafka:3@host1"})", ZOO_EPHEMERAL),
+            ZOK);
+  CommandResult wrong = RunCommand(dir_, Offsets({"set", "--topic", "clicks", "--partition", "7",
+                                                  "--offset", "0", "--execute", "--timeout", "2"}));
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out << wrong.err;
+  EXPECT_EQ(Lines(wrong.err), 1) << wrong.err;
+  EXPECT_NE(wrong.err.find("holds no offset of clicks/7 (it holds topic clicks (partitions 0-1))"),
+            std::string::npos)
+      << wrong.err;
+  CommandResult missing = RunCommand(
+      dir_, Offsets({"set", "--topic", "clicks", "--partition", "7", "--offset", "0",
+                     "--bootstrap", bootstrap, "--execute"}));
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  EXPECT_NE(missing.err.find("does not exist: topic clicks has partitions 0-1"), std::string::npos)
+      << missing.err;
+
+  // Stored offsets unchanged, no node or rewind request added.
+  EXPECT_EQ(Kazoo(dir_, zk_->ConnectString(), R"(
+print(sorted(c for c in zk.get_children("/kafkaspout/legacy") if not c.startswith("@")))
+for p in (0, 1):
+    print(json.loads(zk.get("/kafkaspout/legacy/partition_%d" % p)[0])["offset"])
+print(zk.exists("/kafkaspout/legacy/@rewind") is None)
+)").out,
+            "['partition_0', 'partition_1']\n10\n30\nTrue\n");
+  // Kafka was never made to create the typo.
+  const std::string topics = KafkaTopics(dir_, bootstrap);
+  EXPECT_NE(topics.find("clicks"), std::string::npos) << topics;
+  EXPECT_EQ(topics.find("typo-topic"), std::string::npos) << topics;
+}
+
+// A spout that has stored nothing yet is written only with --seed; Kafka is
+// then asked about the topic by name, and still creates nothing.
+TEST_F(OffsetsCommandTest, SeedingANewSpoutNeedsSeedAndCreatesNoTopic) {
+  auto set = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {TempestBinary(), "offsets", "set", "--zk",
+                                     zk_->ConnectString(), "--root", "/kafkaspout", "--id",
+                                     "fresh", "--partition", "0", "--offset", "5", "--execute"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(dir_, argv);
+  };
+  CommandResult unseeded = set({"--topic", "clicks"});
+  EXPECT_EQ(unseeded.exit_code, 1);
+  EXPECT_EQ(Lines(unseeded.err), 1) << unseeded.err;
+  EXPECT_NE(unseeded.err.find("holds no offsets of topic clicks (it holds no offsets)"),
+            std::string::npos)
+      << unseeded.err;
+  EXPECT_NE(unseeded.err.find("add --seed"), std::string::npos) << unseeded.err;
+
+  CommandResult typo =
+      set({"--topic", "typo-topic", "--seed", "--bootstrap", kafka_->bootstrap_servers()});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_EQ(Lines(typo.err), 1) << typo.err;
+  EXPECT_EQ(KafkaTopics(dir_, kafka_->bootstrap_servers()).find("typo-topic"), std::string::npos);
+
+  CommandResult seeded =
+      set({"--topic", "clicks", "--seed", "--bootstrap", kafka_->bootstrap_servers()});
+  EXPECT_EQ(seeded.exit_code, 0) << seeded.err;
+  EXPECT_EQ(Kazoo(dir_, zk_->ConnectString(), R"(
+doc = json.loads(zk.get("/kafkaspout/fresh/partition_0")[0])
+print(doc["topic"], doc["offset"])
+)").out,
+            "clicks 5\n");
 }
 
 TEST_F(OffsetsCommandTest, UsageErrorsExitTwo) {

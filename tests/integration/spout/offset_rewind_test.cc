@@ -79,8 +79,9 @@ TEST_F(OffsetRewindTest, RefusedInputsGetOneLineAndDryRunChangesNothing) {
   ASSERT_NO_FATAL_FAILURE(Topic("refusals", 4, 400));
   const std::string bootstrap = kafka_->bootstrap_servers();
   const std::string node = OffsetNodePath(root, "spout", "refusals", 0, false);
+  // The spout has stored nothing yet: writing its first offset takes --seed.
   CommandRun seed = Set(root, {"--topic", "refusals", "--partition", "0", "--offset", "100",
-                               "--execute"});
+                               "--seed", "--execute"});
   ASSERT_EQ(seed.exit_code, 0) << seed.out << seed.err;
   // An independent client sees the write.
   auto raw = testing::RawZkClient::Connect(zk_->ConnectString(), 10000, seconds(20));
@@ -118,8 +119,10 @@ TEST_F(OffsetRewindTest, RefusedInputsGetOneLineAndDryRunChangesNothing) {
   EXPECT_EQ(stored(), 100);
   EXPECT_EQ(raw->Exists(OffsetNodePath(root, "spout", "refusals", 1, false)), ZNONODE);
 
-  // The exported plan applied from the file.
-  CommandRun from_file = Set(root, {"--from-file", dir_.File("plan.csv"), "--execute"});
+  // The exported plan applied from the file; partitions 1-3 have no stored
+  // offset yet, so Kafka is asked whether the topic has them.
+  CommandRun from_file =
+      Set(root, {"--from-file", dir_.File("plan.csv"), "--bootstrap", bootstrap, "--execute"});
   EXPECT_EQ(from_file.exit_code, 0) << from_file.err;
   EXPECT_EQ(stored(), 400);
   EXPECT_EQ(StoredOffset(*client_, OffsetNodePath(root, "spout", "refusals", 3, false)), 400);

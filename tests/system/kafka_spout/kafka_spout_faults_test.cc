@@ -278,7 +278,7 @@ TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndC
   testing::TempDir dir("spout-faults");
   (void)RunTempest(dir, "set", {"offsets", "set", "--zk", zk_->ConnectString(), "--root", kZkRoot,
                                 "--id", s.name, "--topic", s.name, "--partition", "0",
-                                "--offset", "0", "--execute"});
+                                "--offset", "0", "--seed", "--execute"});
   const std::string topology = WriteTopology(dir, s);
 
   std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);

@@ -19,6 +19,13 @@ const std::string kTestData = TEMPEST_CORE_TESTDATA;
 
 std::string Data(const std::string& name) { return kTestData + "/" + name; }
 
+// How `tempest local` loads the user's own files, includes and all.
+const FluxOptions kReadIncludes = [] {
+  FluxOptions options;
+  options.read_includes = true;
+  return options;
+}();
+
 class FluxLoaderTest : public ::testing::Test {
  protected:
   // Loads and validates; returns the combined status message ("" if OK).
@@ -111,7 +118,7 @@ TEST_F(FluxLoaderTest, ResolvesComponentReferences) {
 }
 
 TEST_F(FluxLoaderTest, IncludeWithoutOverrideKeepsOwnDefinitions) {
-  absl::StatusOr<TopologyDef> def = FluxLoader().LoadFile(Data("with_include.yaml"));
+  absl::StatusOr<TopologyDef> def = FluxLoader(kReadIncludes).LoadFile(Data("with_include.yaml"));
   ASSERT_TRUE(def.ok()) << def.status();
   EXPECT_EQ(def->name, "included-topology");
   EXPECT_EQ(def->config.GetInt(api::kTopologyWorkers, 0), 1);              // own value wins
@@ -128,7 +135,8 @@ TEST_F(FluxLoaderTest, IncludeWithoutOverrideKeepsOwnDefinitions) {
 }
 
 TEST_F(FluxLoaderTest, IncludeWithOverrideReplacesDefinitions) {
-  absl::StatusOr<TopologyDef> def = FluxLoader().LoadFile(Data("with_override_include.yaml"));
+  absl::StatusOr<TopologyDef> def =
+      FluxLoader(kReadIncludes).LoadFile(Data("with_override_include.yaml"));
   ASSERT_TRUE(def.ok()) << def.status();
   EXPECT_EQ(def->name, "override-topology");
   EXPECT_EQ(def->config.GetInt(api::kTopologyWorkers, 0), 4);
@@ -212,7 +220,7 @@ class FluxLoaderBadFileTest : public FluxLoaderTest,
 
 TEST_P(FluxLoaderBadFileTest, ReportsErrorWithFileAndLine) {
   const BadCase& c = GetParam();
-  FluxOptions options;
+  FluxOptions options = kReadIncludes;
   if (c.file == "unresolved_key.yaml") options.filter_file = Data("filter.properties");
   std::string message = LoadAndValidate("bad/" + c.file, options);
   EXPECT_THAT(message, HasSubstr(c.expected)) << "file: " << c.file;
