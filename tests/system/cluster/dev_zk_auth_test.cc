@@ -5,11 +5,13 @@
 // /usr/bin/python3) can then read no transport secret, write no topology and
 // touch no KafkaSpout offset, while the printed file's credentials can;
 // `tempest offsets show` finds the identity by itself. --insecure-zookeeper
-// opts out, with a warning, and leaves the nodes open.
+// opts out, with a warning, and leaves the nodes open (on a --dir whose
+// ZooKeeper data an earlier run's identity owns it is refused).
 
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -172,6 +174,20 @@ TEST(DevZkAuthTest, InsecureZooKeeperWarnsAndLeavesNodesOpen) {
   EXPECT_EQ(anonymous["children:/tempest/storms"], "ok");
   EXPECT_EQ(anonymous["create:/tempest"], "ok");
   run.process->Stop(seconds(60));
+}
+
+TEST(DevZkAuthTest, InsecureZooKeeperIsRefusedOnADirAnIdentityOwns) {
+  TempDir dir("tempest-dev-zk-reused");
+  std::filesystem::create_directories(dir.File("cluster"));
+  std::ofstream(dir.File("cluster/zk-auth")) << "tempest-dev:0123456789abcdef\n";
+  CommandRun run = RunCommand({TempestBinary(), "dev", "--dir", dir.File("cluster"),
+                               "--insecure-zookeeper", "-c", "ui.port=0"},
+                              dir.File("dev"), milliseconds(60000));
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, absl::StrCat("tempest: --insecure-zookeeper: the ZooKeeper data in ",
+                                  dir.File("cluster"), " belongs to the identity in ",
+                                  dir.File("cluster/zk-auth"), "; use another --dir\n"));
 }
 
 }  // namespace
