@@ -126,12 +126,16 @@ std::string ShellWord(const std::string& text) {
 
 std::vector<std::string> DevExportLines(const std::string& nimbus, const std::string& bootstrap,
                                         const std::string& zookeeper,
-                                        const std::string& token_file) {
+                                        const std::string& token_file,
+                                        const std::string& zk_auth_file) {
   std::vector<std::string> lines = {absl::StrCat("export TEMPEST_NIMBUS=", nimbus),
                                     absl::StrCat("export BOOTSTRAP=", bootstrap),
                                     absl::StrCat("export TEMPEST_ZK=", zookeeper)};
   if (!token_file.empty()) {
     lines.push_back(absl::StrCat("export TEMPEST_TOKEN_FILE=", ShellWord(token_file)));
+  }
+  if (!zk_auth_file.empty()) {
+    lines.push_back(absl::StrCat("export TEMPEST_ZK_AUTH_FILE=", ShellWord(zk_auth_file)));
   }
   return lines;
 }

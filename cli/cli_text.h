@@ -55,11 +55,13 @@ std::string ShellWord(const std::string& text);
 // The shell lines `tempest dev` prints before `ready`, for
 // `eval "$(tempest dev ... | grep ^export)"` or copy-paste:
 // export TEMPEST_NIMBUS=H:P, export BOOTSTRAP=H:P[,...], export TEMPEST_ZK=H:P
-// and, when `token_file` is not empty, export TEMPEST_TOKEN_FILE=PATH (as a
-// ShellWord).
+// and, when `token_file` is not empty, export TEMPEST_TOKEN_FILE=PATH, when
+// `zk_auth_file` is not empty, export TEMPEST_ZK_AUTH_FILE=PATH (paths as
+// ShellWords).
 std::vector<std::string> DevExportLines(const std::string& nimbus, const std::string& bootstrap,
                                         const std::string& zookeeper,
-                                        const std::string& token_file = "");
+                                        const std::string& token_file = "",
+                                        const std::string& zk_auth_file = "");
 
 // The web UI's address on nimbus's REST port `nimbus` (HOST:PORT, as nimbus
 // prints it): http://HOST:PORT/, with 127.0.0.1 for a wildcard host

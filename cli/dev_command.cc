@@ -2,14 +2,19 @@
 // Kafka, a nimbus and N supervisors run as child processes of this one (each
 // in its own process group, each dying with it), all on 127.0.0.1. Unless the
 // user's config sets tempest.api.token.file or nimbus.authorizer, nimbus gets
-// a new random API token in DIR/api-token (mode 0600). Prints `zookeeper=`,
-// `bootstrap.servers=`, `nimbus=`, `token-file=` (when nimbus has a token
+// a new random API token in DIR/api-token (mode 0600). Unless it sets
+// ZooKeeper credentials or --insecure-zookeeper is given, every daemon gets a
+// new digest identity in DIR/zk-auth (mode 0600, tempest.zookeeper.auth.file),
+// so every znode is creator-only. Prints `zookeeper=`, `zk-auth-file=` (when
+// there is one), `bootstrap.servers=`, `nimbus=`, `token-file=` (when nimbus has a token
 // file), `ui=` (the web UI, carrying the token), one `supervisor=` per
 // supervisor, each followed by `supervisor-metrics=HOST:PORT` (its
 // Prometheus endpoint, a free port), the shell exports a user needs (`export TEMPEST_NIMBUS=`,
-// `export BOOTSTRAP=`, `export TEMPEST_ZK=`, `export TEMPEST_TOKEN_FILE=`)
-// and then `ready`. The token file's path is recorded for client verbs in
-// $HOME/.tempest/dev/HOST:PORT.token-file (cli/dev_token.h) while it runs.
+// `export BOOTSTRAP=`, `export TEMPEST_ZK=`, `export TEMPEST_TOKEN_FILE=`,
+// `export TEMPEST_ZK_AUTH_FILE=`) and then `ready`. The token file's path is
+// recorded for client verbs in $HOME/.tempest/dev/HOST:PORT.token-file, the
+// ZooKeeper auth file's in $HOME/.tempest/dev/HOST:ZKPORT.zk-auth-file
+// (cli/dev_token.h), while it runs.
 // SIGINT/SIGTERM stops the daemons in reverse order (supervisors first, so
 // they stop their workers cleanly) and removes that record.
 
@@ -21,6 +26,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -28,8 +34,12 @@
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/dev_token.h"
+#include "cli/zk_client_auth.h"
+#include "common/api/string_view_compat.h"
+#include "common/coord/zk_auth.h"
 #include "common/core/config_loader.h"
 #include "common/net/http_auth.h"
+#include "common/os/secret_file.h"
 #include "devcluster/dev_cluster.h"
 
 namespace tempest::cli {
@@ -39,6 +49,7 @@ struct DevOptions {
   int supervisors = 2;
   int slots = 2;       // per supervisor
   std::string dir;     // empty: a fresh temp dir (kept, so logs can be read)
+  bool insecure_zookeeper = false;  // no generated ZooKeeper identity: every znode open
 };
 
 // A fresh temp dir (kept, so logs can be read) unless --dir names one.
@@ -115,23 +126,89 @@ absl::StatusOr<DevAuth> PrepareAuth(const GlobalOptions& globals,
   return auth;
 }
 
+// Who the daemons are to ZooKeeper.
+struct DevZkAuth {
+  std::string file;                      // absolute; empty: none (open, or an inline payload)
+  std::vector<std::string> daemon_args;  // what every daemon gets to use a generated one
+};
+
+constexpr char kInsecureZooKeeperWarning[] =
+    "tempest: warning: --insecure-zookeeper: every znode of this cluster, each topology's "
+    "transport secret and the spouts' offsets included, can be read and written by any "
+    "process that reaches 127.0.0.1\n";
+
+// The user's own credentials when the config sets any ZooKeeper auth key;
+// none with --insecure-zookeeper (and a warning); otherwise the digest
+// identity in DIR/zk-auth, made ("tempest-dev:<64 hex digits>") unless an
+// earlier run in DIR left one.
+absl::StatusOr<DevZkAuth> PrepareZkAuth(const GlobalOptions& globals, const DevOptions& opts,
+                                        const std::filesystem::path& dir) {
+  absl::StatusOr<api::Config> config = QuietUserConfig(globals);
+  if (!config.ok()) return config.status();
+  DevZkAuth auth;
+  const bool configured = config->Has(coord::kZkAuthSchemeKey) ||
+                          config->Has(coord::kZkAuthPayloadKey) ||
+                          config->Has(coord::kZkAuthFileKey);
+  if (configured) {
+    if (opts.insecure_zookeeper) {
+      return absl::InvalidArgumentError(
+          "--insecure-zookeeper contradicts the ZooKeeper credentials in the config");
+    }
+    const std::string file = config->GetString(coord::kZkAuthFileKey, "");
+    if (!file.empty()) auth.file = std::filesystem::absolute(file).string();
+    return auth;
+  }
+  auth.file = (dir / "zk-auth").string();
+  std::error_code ec;
+  if (opts.insecure_zookeeper) {
+    if (std::filesystem::exists(auth.file, ec)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--insecure-zookeeper: the ZooKeeper data in ", dir.string(),
+          " belongs to the identity in ", auth.file, "; use another --dir"));
+    }
+    std::fputs(kInsecureZooKeeperWarning, stderr);
+    auth.file.clear();
+    return auth;
+  }
+  if (std::filesystem::exists(auth.file, ec)) {
+    // A --dir used before: its ZooKeeper data belongs to that identity.
+    absl::StatusOr<coord::ZkAuthConfig> kept =
+        coord::ZkAuthConfig::FromFile(auth.file, "tempest dev's ZooKeeper auth file");
+    if (!kept.ok()) return kept.status();
+  } else if (absl::Status s = os::WriteSecretFile(
+                 auth.file, absl::StrCat("tempest-dev:", net::NewRandomToken()),
+                 "ZooKeeper auth file");
+             !s.ok()) {
+    return s;
+  }
+  auth.daemon_args = {"-c", absl::StrCat(api::Sv(coord::kZkAuthFileKey), "=",
+                                         devcluster::YamlQuoted(auth.file))};
+  return auth;
+}
+
 // Where client verbs will find the token file: the discovery file, or ""
 // (with a note on stderr) when it cannot be written.
-std::string RecordTokenFile(const std::string& nimbus, const std::string& token_file) {
-  const size_t colon = nimbus.rfind(':');
+// (The same for ZooKeeper HOST:PORT's auth file with kDevZkAuthSuffix.)
+std::string RecordTokenFile(const std::string& address, const std::string& token_file,
+                            std::string_view suffix = kDevTokenSuffix) {
+  const size_t colon = address.rfind(':');
   int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(nimbus.substr(colon + 1), &port)) return "";
+  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port)) {
+    return "";
+  }
   const char* home = std::getenv("HOME");
   const std::string dir = DevTokenDir(home != nullptr ? home : "");
   std::string written;
   absl::Status s = dir.empty() ? absl::FailedPreconditionError("HOME is not set")
-                               : WriteDevTokenDiscovery(dir, nimbus.substr(0, colon), port,
-                                                        token_file, &written);
+                               : WriteDevTokenDiscovery(dir, address.substr(0, colon), port,
+                                                        token_file, &written, suffix);
   if (!s.ok()) {
+    const bool token = suffix == kDevTokenSuffix;
     std::fprintf(stderr,
-                 "tempest: warning: client verbs will not find the API token by themselves (%s); "
-                 "export TEMPEST_TOKEN_FILE=%s\n",
-                 std::string(s.message()).c_str(), ShellWord(token_file).c_str());
+                 "tempest: warning: client verbs will not find the %s by themselves (%s); "
+                 "export %s=%s\n",
+                 token ? "API token" : "ZooKeeper credentials", std::string(s.message()).c_str(),
+                 token ? "TEMPEST_TOKEN_FILE" : kZkAuthFileEnv, ShellWord(token_file).c_str());
     return "";
   }
   return written;
@@ -141,7 +218,7 @@ std::string RecordTokenFile(const std::string& nimbus, const std::string& token_
 // then the exports and `ready`. `discovery` gets the discovery file written.
 absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opts,
                           const std::filesystem::path& dir, const DevAuth& auth,
-                          std::string& discovery) {
+                          const DevZkAuth& zk_auth, std::string& discovery) {
   absl::StatusOr<std::string> bootstrap = cluster.StartKafkaProcess();
   if (!bootstrap.ok()) return bootstrap.status();
   PrintLine("bootstrap.servers=", *bootstrap);
@@ -166,8 +243,8 @@ absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opt
   }
   // The client verbs read TEMPEST_NIMBUS and TEMPEST_TOKEN_FILE; examples
   // and kcat read BOOTSTRAP.
-  for (const std::string& line :
-       DevExportLines(*nimbus, *bootstrap, cluster.zk_connect(), auth.token_file)) {
+  for (const std::string& line : DevExportLines(*nimbus, *bootstrap, cluster.zk_connect(),
+                                                auth.token_file, zk_auth.file)) {
     std::printf("%s\n", line.c_str());
   }
   std::printf("ready\n");
@@ -205,29 +282,42 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   // user's settings, not a test cluster's short timeouts).
   absl::StatusOr<DevAuth> auth = PrepareAuth(globals, *dir);
   if (!auth.ok()) return Fail(std::string(auth.status().message()));
+  absl::StatusOr<DevZkAuth> zk_auth = PrepareZkAuth(globals, opts, *dir);
+  if (!zk_auth.ok()) return Fail(std::string(zk_auth.status().message()), 2);
 
   devcluster::DevCluster::Options options;
   options.log_dir = logs.string();
   options.fresh_logs = false;
   options.zk_dir = (*dir / "zookeeper").string();
   options.daemon_args = UserConfigArgs(globals);
+  options.daemon_args.insert(options.daemon_args.end(), zk_auth->daemon_args.begin(),
+                             zk_auth->daemon_args.end());
   options.supervisor_metrics = true;
   devcluster::DevCluster cluster(std::move(options));
   if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return Fail(std::string(s.message()));
   PrintLine("zookeeper=", cluster.zk_connect());
+  std::string zk_discovery;
+  if (!zk_auth->file.empty()) {
+    PrintLine("zk-auth-file=", zk_auth->file);
+    zk_discovery = RecordTokenFile(cluster.zk_connect(), zk_auth->file, kDevZkAuthSuffix);
+  }
+  auto forget = [&](const std::string& discovery) {
+    RemoveDevTokenDiscovery(discovery, auth->token_file);
+    RemoveDevTokenDiscovery(zk_discovery, zk_auth->file);
+  };
 
   std::string discovery;
-  if (absl::Status s = StartDaemons(cluster, opts, *dir, *auth, discovery); !s.ok()) {
+  if (absl::Status s = StartDaemons(cluster, opts, *dir, *auth, *zk_auth, discovery); !s.ok()) {
     const int rc = Fail(std::string(s.message()));
     cluster.StopAll(std::chrono::seconds(10));
-    RemoveDevTokenDiscovery(discovery, auth->token_file);
+    forget(discovery);
     return rc;
   }
   std::fprintf(stderr, "tempest: local cluster running; logs in %s; Ctrl-C stops it\n",
                logs.string().c_str());
   WatchUntilStopSignal(cluster);
   cluster.StopAll(std::chrono::seconds(10));
-  RemoveDevTokenDiscovery(discovery, auth->token_file);
+  forget(discovery);
   return 0;
 }
 
@@ -242,6 +332,9 @@ void RegisterDevCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) 
   sub->add_option("--slots", opts->slots, "worker slots per supervisor")->check(Bounded(1, 16));
   sub->add_option("--dir", opts->dir,
                   "where state and logs go (default: a new temp dir, kept after exit)");
+  sub->add_flag("--insecure-zookeeper", opts->insecure_zookeeper,
+                "no generated ZooKeeper identity: every znode (transport secrets, offsets) open "
+                "to any local process");
   SubcommandConfigOptions config(sub, globals);
   set.Add(sub, [opts, config, &globals] {
     config.Apply();

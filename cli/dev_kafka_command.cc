@@ -6,6 +6,7 @@
 
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/zk_client_auth.h"
 #include "common/coord/zk_session.h"
 #include "common/kafka/dev_kafka_cluster.h"
 #include "common/kafka/kafka_broker_registry.h"
@@ -68,7 +69,7 @@ struct DevKafkaOptions {
   std::string zk;                   // publish a broker registry here
 };
 
-int RunDevKafka(const DevKafkaOptions& opts) {
+int RunDevKafka(const DevKafkaOptions& opts, const GlobalOptions& globals) {
   BlockStopSignals();
   std::vector<kafka::DevKafkaTopic> topics;
   for (const auto& spec : opts.topics) {
@@ -85,6 +86,14 @@ int RunDevKafka(const DevKafkaOptions& opts) {
   if (!opts.zk.empty()) {
     coord::ZkSession::Options zk_options;
     zk_options.connect_string = opts.zk;
+    // A ZooKeeper with digest ACLs (a `tempest dev` cluster's) gets the
+    // registry under its identity, so no anonymous client can redirect the
+    // spouts' broker lookups.
+    absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+    if (!config.ok()) return Fail(std::string(config.status().message()), 2);
+    absl::StatusOr<coord::ZkAuthConfig> auth = ResolveClientZkAuth(*config, opts.zk);
+    if (!auth.ok()) return Fail(std::string(auth.status().message()), 2);
+    zk_options.config.auth = *std::move(auth);
     auto session = coord::ZkSession::Create(zk_options);
     if (!session.ok())
       return Fail("ZooKeeper " + opts.zk + ": " + std::string(session.status().message()));
@@ -119,14 +128,18 @@ int RunDevKafka(const DevKafkaOptions& opts) {
 
 }  // namespace
 
-void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions&) {
+void RegisterDevKafkaCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto opts = std::make_shared<DevKafkaOptions>();
   auto* sub = app.add_subcommand(
       "dev-kafka", "Run a Kafka-protocol dev cluster (librdkafka mock) in the foreground");
   sub->add_option("--brokers", opts->brokers, "number of brokers")->check(Bounded(1, 64));
   sub->add_option("--topic", opts->topics, "topic to create, NAME:PARTITIONS (repeatable)");
   sub->add_option("--zk", opts->zk, "also publish a Kafka-style broker registry in this ZooKeeper");
-  set.Add(sub, [opts] { return RunDevKafka(*opts); });
+  SubcommandConfigOptions config(sub, globals);
+  set.Add(sub, [opts, config, &globals] {
+    config.Apply();
+    return RunDevKafka(*opts, globals);
+  });
 }
 
 }  // namespace tempest::cli

@@ -1,23 +1,26 @@
 #include "cli/dev_token.h"
 
 #include <arpa/inet.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/api/string_view_compat.h"
 
 namespace tempest::cli {
 namespace {
 
-constexpr char kSuffix[] = ".token-file";
 constexpr size_t kMaxDiscoveryBytes = 4096;
 
 // mkdir with `mode`; an existing entry is left as it is.
@@ -71,17 +74,18 @@ std::optional<std::string> DevTokenKey(std::string_view host, int port) {
 }
 
 std::optional<std::string> DevTokenDiscoveryPath(const std::string& dir, std::string_view host,
-                                                 int port) {
+                                                 int port, std::string_view suffix) {
   std::optional<std::string> key = DevTokenKey(host, port);
   if (!key.has_value() || dir.empty()) return std::nullopt;
-  return (std::filesystem::path(dir) / (*key + kSuffix)).string();
+  return (std::filesystem::path(dir) / (*key + std::string(suffix))).string();
 }
 
 absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view host, int port,
-                                    const std::string& token_file, std::string* written) {
-  std::optional<std::string> path = DevTokenDiscoveryPath(dir, host, port);
+                                    const std::string& token_file, std::string* written,
+                                    std::string_view suffix) {
+  std::optional<std::string> path = DevTokenDiscoveryPath(dir, host, port, suffix);
   if (!path.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat("nimbus ", std::string(host), ":", port,
+    return absl::InvalidArgumentError(absl::StrCat(std::string(host), ":", port,
                                                    " is not on this machine's loopback"));
   }
   const std::filesystem::path target(dir);
@@ -102,7 +106,8 @@ absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view hos
   ::unlink(tmp.c_str());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Failed("write", tmp);
-  const std::string text = absolute + "\n";
+  // The writer's pid lets readers ignore a record it left behind when killed.
+  const std::string text = absl::StrCat(absolute, "\n", ::getpid(), "\n");
   size_t done = 0;
   bool ok = true;
   while (ok && done < text.size()) {
@@ -126,9 +131,9 @@ absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view hos
 
 namespace {
 
-// The first line of the discovery file `path`, whitespace removed; empty
-// unless it is a regular file of this user in a private directory.
-std::string ReadDiscovery(const std::string& path) {
+// The text of the discovery file `path` (at most 4 KiB); empty unless it is
+// a regular file of this user in a private directory.
+std::string ReadDiscoveryText(const std::string& path) {
   if (!PrivateDir(std::filesystem::path(path).parent_path().string())) return "";
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return "";
@@ -147,8 +152,29 @@ std::string ReadDiscovery(const std::string& path) {
   }
   ::close(fd);
   text.resize(filled);
+  return text;
+}
+
+// The first line of the discovery file `path` (the file it names),
+// whitespace removed; empty unless the file can be trusted.
+std::string ReadDiscovery(const std::string& path) {
+  std::string text = ReadDiscoveryText(path);
   if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
   return std::string(absl::StripAsciiWhitespace(text));
+}
+
+// Whether the `tempest dev` that wrote the discovery file `path` (its pid
+// on the second line) is gone: its record is stale (left by a SIGKILL), and
+// the address may since belong to another server.
+bool WriterGone(const std::string& path) {
+  const std::string text = ReadDiscoveryText(path);
+  const size_t nl = text.find('\n');
+  int pid = 0;
+  if (nl == std::string::npos ||
+      !absl::SimpleAtoi(absl::StripAsciiWhitespace(text.substr(nl + 1)), &pid) || pid <= 0) {
+    return false;  // an older record without a pid
+  }
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace
@@ -161,13 +187,26 @@ void RemoveDevTokenDiscovery(const std::string& path, const std::string& token_f
 }
 
 std::optional<std::string> FindDevTokenFile(const std::string& dir, std::string_view host,
-                                            int port) {
-  std::optional<std::string> path = DevTokenDiscoveryPath(dir, host, port);
+                                            int port, std::string_view suffix) {
+  std::optional<std::string> path = DevTokenDiscoveryPath(dir, host, port, suffix);
   if (!path.has_value()) return std::nullopt;
   const std::string token_file = ReadDiscovery(*path);
-  if (token_file.empty() || token_file.front() != '/') return std::nullopt;
+  if (token_file.empty() || token_file.front() != '/' || WriterGone(*path)) return std::nullopt;
   if (::access(token_file.c_str(), R_OK) != 0) return std::nullopt;
   return token_file;
+}
+
+std::optional<std::string> FindDevZkAuthFile(std::string_view connect) {
+  const char* home = std::getenv("HOME");
+  const std::string dir = DevTokenDir(home != nullptr ? home : "");
+  std::string_view first = connect.substr(0, connect.find_first_of(",/"));
+  const size_t colon = first.rfind(':');
+  int port = 0;
+  if (dir.empty() || colon == std::string_view::npos ||
+      !absl::SimpleAtoi(api::Sv(first.substr(colon + 1)), &port)) {
+    return std::nullopt;
+  }
+  return FindDevTokenFile(dir, first.substr(0, colon), port, kDevZkAuthSuffix);
 }
 
 }  // namespace tempest::cli

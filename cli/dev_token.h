@@ -6,8 +6,10 @@
 // per-user discovery file named after its nimbus address,
 // $HOME/.tempest/dev/HOST:PORT.token-file, and removes it when it stops;
 // NimbusClient::FromGlobals looks that file up when nothing else gives it a
-// token. Only addresses of this machine are recorded and looked up.
-// Functions only; safe from any thread.
+// token. The same records, with another suffix, lead Tempest's ZooKeeper
+// clients (offsets, migrate, local) to the run's ZooKeeper auth file:
+// $HOME/.tempest/dev/127.0.0.1:ZKPORT.zk-auth-file. Only addresses of this
+// machine are recorded and looked up. Functions only; safe from any thread.
 
 #include <optional>
 #include <string>
@@ -16,6 +18,11 @@
 #include "absl/status/status.h"
 
 namespace tempest::cli {
+
+// The record of nimbus HOST:PORT's API token file, and of ZooKeeper
+// HOST:PORT's auth file.
+inline constexpr std::string_view kDevTokenSuffix = ".token-file";
+inline constexpr std::string_view kDevZkAuthSuffix = ".zk-auth-file";
 
 // The directory of the discovery files under `home` ($HOME):
 // HOME/.tempest/dev. Empty when `home` is empty.
@@ -28,9 +35,11 @@ std::string DevTokenDir(std::string_view home);
 std::optional<std::string> DevTokenKey(std::string_view host, int port);
 
 // The discovery file of nimbus HOST:PORT in `dir`
-// (DIR/KEY.token-file), or nullopt when the host is not local.
+// (DIR/KEY.token-file, or DIR/KEY`suffix`), or nullopt when the host is not
+// local.
 std::optional<std::string> DevTokenDiscoveryPath(const std::string& dir, std::string_view host,
-                                                 int port);
+                                                 int port,
+                                                 std::string_view suffix = kDevTokenSuffix);
 
 // Records `token_file` (made absolute) for nimbus HOST:PORT: creates `dir`
 // with mode 0700 (its parent too, 0700, if missing), then writes the path
@@ -39,7 +48,8 @@ std::optional<std::string> DevTokenDiscoveryPath(const std::string& dir, std::st
 // host that is not local; FailedPrecondition when the file cannot be
 // written.
 absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view host, int port,
-                                    const std::string& token_file, std::string* written);
+                                    const std::string& token_file, std::string* written,
+                                    std::string_view suffix = kDevTokenSuffix);
 
 // Removes the discovery file `path` if it still names `token_file` (a newer
 // `tempest dev` on the same address keeps its own).
@@ -50,7 +60,13 @@ void RemoveDevTokenDiscovery(const std::string& path, const std::string& token_f
 // is not local, `dir` is empty, or there is no such discovery file or
 // readable token file.
 std::optional<std::string> FindDevTokenFile(const std::string& dir, std::string_view host,
-                                            int port);
+                                            int port, std::string_view suffix = kDevTokenSuffix);
+
+// The ZooKeeper auth file a running `tempest dev` recorded (under $HOME) for
+// the first server of `connect` ("H:P[,H:P...][/chroot]"); nullopt when
+// $HOME is unset, the first server is not on this machine's loopback, or
+// nothing readable is recorded.
+std::optional<std::string> FindDevZkAuthFile(std::string_view connect);
 
 }  // namespace tempest::cli
 

@@ -20,7 +20,9 @@
 #include "bolts/builtin_bolts.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/zk_client_auth.h"
 #include "common/api/component_registry.h"
+#include "common/coord/cluster_zk_config.h"
 #include "common/core/config_loader.h"
 #include "common/core/flux_loader.h"
 #include "spout/builtin_spouts.h"
@@ -65,6 +67,22 @@ void Warn(const std::string& warning) {
   std::fprintf(stderr, "tempest: warning: %s\n", warning.c_str());
 }
 
+// A KafkaSpout keeping offsets in a ZooKeeper with digest ACLs (a `tempest
+// dev` cluster's) gets the credentials the offsets verbs would find for
+// storm.zookeeper.servers, unless the config names its own.
+absl::Status AddClientZkCredentials(api::Config& config) {
+  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
+  // Unusable ZooKeeper settings are the spout's to report, if it uses them.
+  if (!zk.ok() || zk->client.auth.enabled()) return absl::OkStatus();
+  absl::StatusOr<coord::ZkAuthConfig> auth = ResolveClientZkAuth(config, zk->connect);
+  if (!auth.ok()) return auth.status();
+  if (auth->enabled()) {
+    config.Set(coord::kZkAuthSchemeKey, auth->scheme);
+    config.Set(coord::kZkAuthPayloadKey, auth->payload);
+  }
+  return absl::OkStatus();
+}
+
 // The topology with its effective config: Storm defaults, --config file,
 // the topology's own config, then -c overrides (the command line wins).
 // Returns 0, or the exit status of the failure it reported.
@@ -98,6 +116,9 @@ int LoadTopology(const LocalOptions& opts, const GlobalOptions& globals, core::T
     if (!warning->empty()) Warn(*warning);
   }
   config.Set(api::kTempestResourcesDir, resources);
+  if (absl::Status s = AddClientZkCredentials(config); !s.ok()) {
+    return Fail(std::string(s.message()), 2);
+  }
   def = *std::move(loaded_def);
   def.config = config;
   return 0;

@@ -10,6 +10,7 @@
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/offsets_command.h"
+#include "cli/zk_client_auth.h"
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
 
@@ -34,10 +35,11 @@ absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hos
   options.connect_string = hosts;
   options.create_chroot = false;
   options.config.connection_timeout = std::chrono::seconds(10);
-  // The spouts' credentials (storm.zookeeper.auth.*) from --config / -c.
+  // The spouts' credentials (storm.zookeeper.auth.*) from --config / -c,
+  // else TEMPEST_ZK_AUTH_FILE, else those of a `tempest dev` on this host.
   absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
   if (!config.ok()) return config.status();
-  absl::StatusOr<coord::ZkAuthConfig> auth = coord::ZkAuthConfig::FromConfig(*config);
+  absl::StatusOr<coord::ZkAuthConfig> auth = ResolveClientZkAuth(*config, hosts);
   if (!auth.ok()) return auth.status();
   options.config.auth = *std::move(auth);
   auto session = coord::ZkSession::Create(options);

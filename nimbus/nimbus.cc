@@ -1,7 +1,5 @@
 #include "nimbus/nimbus.h"
 
-#include <sys/random.h>
-
 #include <cerrno>
 #include <future>
 #include <map>
@@ -16,8 +14,10 @@
 #include "common/core/config_keys.h"
 #include "common/net/event_loop.h"
 #include "common/net/http_server.h"
+#include "common/net/transport_secret.h"
 #include "nimbus/even_scheduler.h"
 #include "nimbus/rest_api.h"
+#include "nimbus/transport_secrets.h"
 #include "spdlog/spdlog.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -25,23 +25,6 @@ namespace tempest::nimbus {
 namespace {
 
 constexpr std::string_view kVersion = "tempest-0.1.0";
-
-// 32 bytes from the kernel's CSPRNG (getrandom(2), blocking only until
-// the pool is initialised at boot).
-absl::StatusOr<std::string> NewTransportSecret() {
-  std::string secret(32, '\0');
-  size_t filled = 0;
-  for (int attempt = 0; filled < secret.size() && attempt < 100; ++attempt) {
-    const ssize_t n = getrandom(secret.data() + filled, secret.size() - filled, 0);
-    if (n > 0) {
-      filled += static_cast<size_t>(n);
-    } else if (n < 0 && errno != EINTR) {
-      return absl::InternalError("getrandom failed: cannot generate a transport secret");
-    }
-  }
-  if (filled < secret.size()) return absl::InternalError("getrandom returned too few bytes");
-  return secret;
-}
 
 absl::StatusOr<std::chrono::seconds> PositiveSecs(const api::Config& config, std::string_view key,
                                                   int64_t fallback, bool allow_zero) {
@@ -86,8 +69,9 @@ absl::Status CheckZooKeeperAccess(coord::ZkSession& session, const NimbusOptions
   if (!options.zk.auth.enabled()) {
     spdlog::warn(
         "nimbus: ZooKeeper digest auth is not configured (storm.zookeeper.auth.scheme / "
-        "storm.zookeeper.auth.payload): every znode, including each topology's transport "
-        "secret, can be read and written by any ZooKeeper client (docs/security.md)");
+        "storm.zookeeper.auth.payload or tempest.zookeeper.auth.file): every znode, including "
+        "each topology's transport secret, can be read and written by any ZooKeeper client "
+        "(docs/security.md)");
   }
   return absl::OkStatus();
 }
@@ -105,11 +89,13 @@ absl::Status EnsureClusterDirectories(coord::ZkSession& session, const coord::Cl
 
 std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }
 
-// The assignment of a topology the scheduler placed as `placed`:
+// The assignment of topology `id` the scheduler placed as `placed`:
 // executors that stay on their slot keep their start time, and the secret
-// is made once per topology and kept by every later assignment
-// (reassignment, rebalance, another leader).
-absl::StatusOr<v1::Assignment> NextAssignment(const ExecutorSlots& placed,
+// is the one ReplacementTransportSecret settles on (kept by reassignment,
+// rebalance and another leader).
+absl::StatusOr<v1::Assignment> NextAssignment(const std::string& id,
+                                              const std::string& cluster_secret,
+                                              const ExecutorSlots& placed,
                                               const v1::Assignment* stored,
                                               const std::map<std::string, std::string>& hosts,
                                               int64_t now_secs) {
@@ -132,13 +118,11 @@ absl::StatusOr<v1::Assignment> NextAssignment(const ExecutorSlots& placed,
     auto host = hosts.find(slot.node);
     (*next.mutable_node_host())[slot.node] = host != hosts.end() ? host->second : "";
   }
-  if (stored != nullptr && !stored->transport_secret().empty()) {
-    next.set_transport_secret(stored->transport_secret());
-  } else {
-    absl::StatusOr<std::string> secret = NewTransportSecret();
-    if (!secret.ok()) return secret.status();
-    next.set_transport_secret(*secret);
-  }
+  if (stored != nullptr) next.set_transport_secret(stored->transport_secret());
+  absl::StatusOr<std::optional<std::string>> secret =
+      ReplacementTransportSecret(cluster_secret, id, next.transport_secret());
+  if (!secret.ok()) return secret.status();
+  if (secret->has_value()) next.set_transport_secret(**secret);
   return next;
 }
 
@@ -181,6 +165,11 @@ absl::StatusOr<NimbusOptions> NimbusOptions::FromConfig(const api::Config& confi
   if (!auth.ok()) return auth.status();
   o.api_auth = *std::move(auth);
   if (absl::Status s = ReadApiLimits(config, o); !s.ok()) return s;
+  if (const std::string file = config.GetString(net::kClusterSecretFileKey, ""); !file.empty()) {
+    absl::StatusOr<std::string> secret = net::LoadClusterSecret(file);
+    if (!secret.ok()) return secret.status();
+    o.cluster_secret = *std::move(secret);
+  }
   return o;
 }
 
@@ -728,17 +717,24 @@ absl::Status Nimbus::WriteAssignments(const std::vector<StoredTopology>& topolog
     if (ch == changed.end()) {
       if (stored == nullptr) continue;
       v1::Assignment kept = *stored;
-      if (kept.transport_secret().empty() && t.base.status() != v1::KILLED) {
-        // Written before secrets existed: add one.
-        absl::StatusOr<std::string> secret = NewTransportSecret();
-        if (!secret.ok()) return secret.status();
-        kept.set_transport_secret(*secret);
+      absl::StatusOr<std::optional<std::string>> secret = ReplacementTransportSecret(
+          options_.cluster_secret, t.id, kept.transport_secret());
+      if (!secret.ok()) return secret.status();
+      if (secret->has_value() && t.base.status() != v1::KILLED) {
+        // Written before secrets existed, or before the cluster secret file
+        // was set: its workers restart with the new secret.
+        if (!kept.transport_secret().empty()) {
+          spdlog::warn("nimbus {}: {}'s transport secret now derives from {}", id_, t.id,
+                       net::kClusterSecretFileKey);
+        }
+        kept.set_transport_secret(**secret);
         if (absl::Status s = store_->PutAssignment(t.id, kept); !s.ok()) return s;
       }
       (*final_assignments)[t.id] = std::move(kept);
       continue;
     }
-    absl::StatusOr<v1::Assignment> next = NextAssignment(ch->second, stored, hosts, now_secs);
+    absl::StatusOr<v1::Assignment> next =
+        NextAssignment(t.id, options_.cluster_secret, ch->second, stored, hosts, now_secs);
     if (!next.ok()) return next.status();
     if (absl::Status s = store_->PutAssignment(t.id, *next); !s.ok()) return s;
     spdlog::info("nimbus {}: assigned {} of {} executors of {}", id_, next->executors_size(),

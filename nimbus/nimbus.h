@@ -64,14 +64,18 @@ struct NimbusOptions {
   size_t api_max_body_bytes = 24 << 20;
   size_t api_max_header_bytes = 16 << 10;
   std::chrono::milliseconds api_request_timeout{30000};
+  // The contents of tempest.cluster.secret.file: each topology's transport
+  // secret derives from it. Empty: random secrets (nimbus/transport_secrets.h).
+  std::string cluster_secret;
   // The daemon's whole config, served (secrets redacted) as
   // /api/v1/cluster/configuration.
   api::Config config;
 
   // storm.zookeeper.servers/port/root/session.timeout/retry.*, ui.host,
   // ui.port, nimbus.monitor.freq.secs, nimbus.task.timeout.secs,
-  // nimbus.task.launch.secs, nimbus.supervisor.timeout.secs.
-  // InvalidArgument for unusable values.
+  // nimbus.task.launch.secs, nimbus.supervisor.timeout.secs,
+  // tempest.cluster.secret.file. InvalidArgument for unusable values (a
+  // missing, empty, oversized or short cluster secret file among them).
   static absl::StatusOr<NimbusOptions> FromConfig(const api::Config& config);
 };
 

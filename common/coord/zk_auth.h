@@ -48,11 +48,16 @@ struct ZkAclPolicy {
 
 inline constexpr std::string_view kZkAuthSchemeKey = "storm.zookeeper.auth.scheme";
 inline constexpr std::string_view kZkAuthPayloadKey = "storm.zookeeper.auth.payload";
+// A file (mode 0600) whose first line is the digest "user:password": the
+// password stays out of tempest.yaml and off command lines. Implies
+// storm.zookeeper.auth.scheme digest.
+inline constexpr std::string_view kZkAuthFileKey = "tempest.zookeeper.auth.file";
 inline constexpr std::string_view kZkOffsetsWorldReadableKey =
     "tempest.zookeeper.offsets.world.readable";
 
-// Storm's storm.zookeeper.auth.scheme / storm.zookeeper.auth.payload, added
-// (zoo_add_auth) to every ZooKeeper session Tempest opens, and
+// Storm's storm.zookeeper.auth.scheme / storm.zookeeper.auth.payload (or the
+// payload read from tempest.zookeeper.auth.file), added (zoo_add_auth) to
+// every ZooKeeper session Tempest opens, and
 // tempest.zookeeper.offsets.world.readable.
 struct ZkAuthConfig {
   std::string scheme;   // "" (no credentials) or "digest"
@@ -65,8 +70,15 @@ struct ZkAuthConfig {
 
   // InvalidArgument naming the key for: a scheme other than digest, a scheme
   // without a payload or a payload without a scheme, a payload that is not
-  // "user:password" with both parts non-empty, values of the wrong type.
+  // "user:password" with both parts non-empty, values of the wrong type,
+  // both a payload and an auth file, an auth file that is missing, empty,
+  // over 4 KiB or holds a space or control character. Logs a warning when
+  // the auth file is readable by its group or by everyone.
   static absl::StatusOr<ZkAuthConfig> FromConfig(const api::Config& config);
+
+  // The credentials of the auth file `path` alone (as if
+  // tempest.zookeeper.auth.file named it); `source` names it in errors.
+  static absl::StatusOr<ZkAuthConfig> FromFile(const std::string& path, std::string_view source);
 };
 
 }  // namespace tempest::coord

@@ -20,6 +20,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/core/config_keys.h"
 #include "common/net/frame_mac.h"
+#include "common/os/secret_file.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -27,8 +28,6 @@ namespace {
 
 using api::StdSv;
 using api::Sv;
-
-constexpr size_t kMaxTokenFileBytes = 4096;
 
 std::string Sha256(std::string_view text) {
   std::string digest(SHA256_DIGEST_LENGTH, '\0');
@@ -75,70 +74,15 @@ absl::StatusOr<std::vector<std::string>> AllowedHostsFromConfig(const api::Confi
 }  // namespace
 
 absl::StatusOr<LoadedToken> LoadTokenFile(const std::string& path, std::string_view key) {
-  auto fail = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(key), " ", path, ": ", Sv(why)));
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail("not a regular file");
-  }
-  std::string text(kMaxTokenFileBytes + 1, '\0');
-  size_t filled = 0;
-  while (filled < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    filled += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (filled > kMaxTokenFileBytes) return fail("larger than 4 KiB; it should hold one token");
-  text.resize(filled);
-  std::string_view token = StdSv(absl::StripAsciiWhitespace(text));
-  if (const size_t nl = token.find('\n'); nl != std::string_view::npos) {
-    token = StdSv(absl::StripAsciiWhitespace(Sv(token.substr(0, nl))));
-  }
-  if (token.empty()) return fail("is empty; it should hold one token");
-  for (const char c : token) {
-    if (std::iscntrl(static_cast<unsigned char>(c)) || c == ' ') {
-      return fail("the token holds a space or a control character");
-    }
-  }
-  LoadedToken loaded{std::string(token), std::nullopt};
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    loaded.warning = absl::StrCat(Sv(key), " ", path, " has mode ", mode,
-                                  ": other users can read the API token; chmod 600 it");
-  }
-  return loaded;
+  absl::StatusOr<os::LoadedSecret> loaded = os::LoadSecretFile(path, key);
+  if (!loaded.ok()) return loaded.status();
+  return LoadedToken{std::move(loaded->value), std::move(loaded->warning)};
 }
 
 std::string NewRandomToken() { return absl::BytesToHexString(FrameMac::RandomBytes(32)); }
 
 absl::Status WriteTokenFile(const std::string& path, const std::string& token) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot write token file ", path, ": ", std::strerror(errno)));
-  }
-  const std::string text = token + "\n";
-  bool ok = ::fchmod(fd, 0600) == 0;
-  size_t written = 0;
-  while (ok && written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ok = false;
-    else written += static_cast<size_t>(n);
-  }
-  ok = (::close(fd) == 0) && ok;
-  if (!ok) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot write token file ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return os::WriteSecretFile(path, token);
 }
 
 std::optional<std::string_view> ParseBearer(std::string_view authorization) {

@@ -7,12 +7,18 @@ an independent ZooKeeper client (Debian: python3-kazoo, run with /usr/bin/python
 
   seed-offsets.py --zk 127.0.0.1:2181 --root /kafka-offsets --id sentence-counter \
       --topic sentences --offsets 0=150,1=120
+
+Against a ZooKeeper with digest ACLs (a `tempest dev` cluster's), it
+authenticates with the "user:password" line of --auth-file, or of the file
+$TEMPEST_ZK_AUTH_FILE names (`tempest dev` prints that export).
 """
 import argparse
 import json
+import os
 import sys
 
 from kazoo.client import KazooClient
+from kazoo.security import CREATOR_ALL_ACL
 
 
 def main():
@@ -24,9 +30,17 @@ def main():
     parser.add_argument("--offsets", required=True, help="PARTITION=OFFSET[,PARTITION=OFFSET...]")
     parser.add_argument("--topology-id", default="legacy-pipeline-3-1500000000",
                         help="the Storm topology id recorded with the offsets")
+    parser.add_argument("--auth-file", default=os.environ.get("TEMPEST_ZK_AUTH_FILE", ""),
+                        help="file whose first line is the digest user:password")
     args = parser.parse_args()
 
-    zk = KazooClient(hosts=args.zk)
+    auth_data = []
+    if args.auth_file:
+        with open(args.auth_file) as f:
+            auth_data = [("digest", f.readline().strip())]
+    # Nodes it creates stay with the identity, as the spout's own do.
+    zk = KazooClient(hosts=args.zk, auth_data=auth_data,
+                     default_acl=CREATOR_ALL_ACL if auth_data else None)
     zk.start(timeout=20)
     try:
         for item in args.offsets.split(","):

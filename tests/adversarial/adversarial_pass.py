@@ -70,6 +70,9 @@ class Pass:
         self.bootstrap = re.search(r"^bootstrap.servers=(\S+)", text, re.M).group(1)
         # `tempest dev` protects writes with a generated API token.
         self.token_file = re.search(r"^token-file=(.+)$", text, re.M).group(1)
+        # The cluster's ZooKeeper identity: these corruptions play an attacker
+        # who already holds it (an anonymous client is refused everywhere).
+        self.zk_auth_file = re.search(r"^zk-auth-file=(.+)$", text, re.M).group(1)
         with open(self.token_file) as f:
             self.token = f.readline().strip()
         host, port = self.nimbus.rsplit(":", 1)
@@ -566,7 +569,8 @@ class Pass:
 
     def run_znodes(self):
         from kazoo.client import KazooClient
-        zk = KazooClient(hosts=self.zk, timeout=10)
+        auth = open(self.zk_auth_file).readline().strip()
+        zk = KazooClient(hosts=self.zk, timeout=10, auth_data=[("digest", auth)])
         zk.start(timeout=20)
         root = "/tempest"
         storms = zk.get_children(root + "/storms") if zk.exists(root + "/storms") else []

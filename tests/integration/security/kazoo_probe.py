@@ -1,7 +1,8 @@
 """An independent ZooKeeper client (kazoo) for the ACL tests.
 
 usage: kazoo_probe.py HOSTS AUTH OP:PATH...
-AUTH is "user:password" (digest) or "-" for none. OP is get, set, create
+AUTH is "user:password" (digest), "@FILE" for the "user:password" on the
+first line of FILE (the zk-auth-file `tempest dev` prints), or "-" for none. OP is get, set, create
 (a child named "forged"), children, delete, readonly (the node's ACL becomes
 read for everyone, read and admin for AUTH's identity) or restore (ACL back to all permissions for AUTH's digest
 identity), or one of the attacker's moves, each making missing parents with
@@ -65,6 +66,9 @@ def probe(zk, op, path, auth):
 
 def main():
     hosts, auth = sys.argv[1], sys.argv[2]
+    if auth.startswith("@"):
+        with open(auth[1:]) as f:
+            auth = f.readline().strip()
     auth_data = [] if auth == "-" else [("digest", auth)]
     zk = KazooClient(hosts=hosts, timeout=10, auth_data=auth_data)
     zk.start(timeout=20)

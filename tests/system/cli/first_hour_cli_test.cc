@@ -365,7 +365,7 @@ TEST_F(CliTest, DevPrintsExportsListAlignsAndWorkersShowTheirTopology) {
   bool exports_before_ready = false;
   for (const std::string& line : Lines(ReadFileOrEmpty(dir_.File("dev.out")))) {
     if (line == "ready") {
-      exports_before_ready = exports.size() == 4;
+      exports_before_ready = exports.size() == 5;
       break;
     }
     const size_t eq = line.find('=');
@@ -381,6 +381,8 @@ TEST_F(CliTest, DevPrintsExportsListAlignsAndWorkersShowTheirTopology) {
   EXPECT_EQ(exports["BOOTSTRAP"], values["bootstrap.servers"]);
   EXPECT_EQ(exports["TEMPEST_ZK"], values["zookeeper"]);
   EXPECT_EQ(exports["TEMPEST_TOKEN_FILE"], values["token-file"]);
+  EXPECT_EQ(exports["TEMPEST_ZK_AUTH_FILE"], values["zk-auth-file"]);
+  ASSERT_FALSE(exports["TEMPEST_ZK_AUTH_FILE"].empty());
   EXPECT_EQ(values["ui"].rfind("http://" + values["nimbus"] + "/#token=", 0), 0u) << values["ui"];
   ASSERT_FALSE(exports["TEMPEST_NIMBUS"].empty());
   ASSERT_FALSE(exports["TEMPEST_TOKEN_FILE"].empty());

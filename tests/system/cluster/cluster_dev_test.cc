@@ -434,9 +434,10 @@ TEST(ClusterDevTest, GeneratedTokenGuardsWritesAndTheCliFindsIt) {
   EXPECT_EQ(Value(lines, "ui"), absl::StrCat("http://", *nimbus, "/#token=", token->token))
       << dev_out;
 
-  // The discovery record names the token file, in a private directory.
+  // The discovery record names the token file, and the `tempest dev` that
+  // wrote it, in a private directory.
   const std::string record = home + "/.tempest/dev/" + *nimbus + ".token-file";
-  EXPECT_EQ(ReadFileOrEmpty(record), token_file + "\n") << record;
+  EXPECT_EQ(ReadFileOrEmpty(record), absl::StrCat(token_file, "\n", dev->pid(), "\n")) << record;
   EXPECT_EQ(ModeOf(home + "/.tempest/dev"), 0700u);
 
   // Raw HTTP writes without the token, or with another one, get 401; reads

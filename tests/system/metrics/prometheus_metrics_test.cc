@@ -413,7 +413,10 @@ TEST_F(PrometheusMetricsTest, NimbusAndSupervisorsServeLintCleanSeriesOfARunning
             "-c",
             "tempest.api.token.file=" + dir_.File("cluster/api-token"),
             "-c",
-            "tempest.api.auth.reads=true"};
+            "tempest.api.auth.reads=true",
+            // It joins the dev cluster's ZooKeeper under the cluster's identity.
+            "-c",
+            "tempest.zookeeper.auth.file=" + dir_.File("cluster/zk-auth")};
   o.stdout_path = dir_.File("guarded.out");
   o.stderr_path = dir_.File("guarded.err");
   auto guarded = os::ChildProcess::Start(o);

@@ -111,6 +111,10 @@ TEST(DevExportLinesTest, OneShellExportPerVariable) {
                            "/tmp/my dir/it's")
                 .back(),
             "export TEMPEST_TOKEN_FILE='/tmp/my dir/it'\\''s'");
+  EXPECT_EQ(DevExportLines("127.0.0.1:8080", "127.0.0.1:1", "127.0.0.1:2181",
+                           "/tmp/tempest-dev-x/api-token", "/tmp/tempest-dev-x/zk-auth")
+                .back(),
+            "export TEMPEST_ZK_AUTH_FILE=/tmp/tempest-dev-x/zk-auth");
 }
 
 TEST(ShellWordTest, QuotesOnlyWhatAShellWouldSplitOrExpand) {

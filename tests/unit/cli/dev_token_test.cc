@@ -1,15 +1,18 @@
 // The discovery files through which client verbs find a `tempest dev`
-// cluster's API token: their keys, where they live, and what a lookup
-// accepts.
+// cluster's API token and ZooKeeper auth file: their keys, where they live,
+// and what a lookup accepts.
 
 #include "cli/dev_token.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 
@@ -62,7 +65,7 @@ TEST(DevTokenDiscoveryTest, WrittenPrivatelyFoundByAnyLocalNameAndRemoved) {
   std::string written;
   ASSERT_TRUE(WriteDevTokenDiscovery(dir, "127.0.0.1", 4242, token_file, &written).ok());
   EXPECT_EQ(written, dir + "/127.0.0.1:4242.token-file");
-  EXPECT_EQ(Slurp(written), token_file + "\n");
+  EXPECT_EQ(Slurp(written), absl::StrCat(token_file, "\n", ::getpid(), "\n"));
   EXPECT_EQ(Mode(home.path() + "/.tempest"), 0700u);
   EXPECT_EQ(Mode(dir), 0700u);
   EXPECT_EQ(Mode(written), 0600u);
@@ -104,6 +107,27 @@ TEST(DevTokenDiscoveryTest, LookupSkipsUnusableRecords) {
       WriteDevTokenDiscovery(dir, "127.0.0.1", 5000, home.File("api-token"), &written).ok());
   EXPECT_EQ(Mode(dir), 0700u);
   EXPECT_EQ(FindDevTokenFile(dir, "127.0.0.1", 5000), home.File("api-token"));
+}
+
+TEST(DevTokenDiscoveryTest, RecordOfAKilledDevIsIgnored) {
+  testing::TempDir home("tempest-dev-token");
+  const std::string dir = DevTokenDir(home.path());
+  std::ofstream(home.File("zk-auth")) << "tempest-dev:pw\n";
+  std::string written;
+  ASSERT_TRUE(WriteDevTokenDiscovery(dir, "127.0.0.1", 5001, home.File("zk-auth"), &written,
+                                     kDevZkAuthSuffix)
+                  .ok());
+  EXPECT_EQ(written, dir + "/127.0.0.1:5001.zk-auth-file");
+  EXPECT_EQ(FindDevTokenFile(dir, "127.0.0.1", 5001, kDevZkAuthSuffix), home.File("zk-auth"));
+  EXPECT_EQ(FindDevTokenFile(dir, "127.0.0.1", 5001), std::nullopt);  // not a token record
+
+  // A child that has exited and been reaped: its pid names no process.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  std::ofstream(written) << home.File("zk-auth") << "\n" << child << "\n";
+  EXPECT_EQ(FindDevTokenFile(dir, "127.0.0.1", 5001, kDevZkAuthSuffix), std::nullopt);
 }
 
 TEST(DevTokenDiscoveryTest, RemoteNimbusIsNeverRecorded) {

@@ -2,9 +2,14 @@
 #include "common/coord/zk_auth.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <string>
 
 #include "common/api/config.h"
 #include "common/coord/cluster_zk_config.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::coord {
 namespace {
@@ -49,6 +54,48 @@ TEST(ZkAuthConfigTest, UnusableValuesAreRefusedNamingTheKey) {
   api::Config not_a_bool;
   not_a_bool.Set(kZkOffsetsWorldReadableKey, "sometimes");
   EXPECT_FALSE(ZkAuthConfig::FromConfig(not_a_bool).ok());
+}
+
+std::string WriteFile(const testing::TempDir& dir, const std::string& name,
+                      const std::string& text, mode_t mode) {
+  const std::string path = dir.File(name);
+  std::ofstream(path) << text;
+  ::chmod(path.c_str(), mode);
+  return path;
+}
+
+TEST(ZkAuthConfigTest, AuthFileGivesTheDigestPayload) {
+  testing::TempDir dir("zk-auth-file");
+  api::Config c;
+  c.Set(kZkAuthFileKey, WriteFile(dir, "zk.auth", "tempest-dev:0123abcd\n", 0600));
+  auto a = ZkAuthConfig::FromConfig(c);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->scheme, "digest");
+  EXPECT_EQ(a->payload, "tempest-dev:0123abcd");
+  auto direct = ZkAuthConfig::FromFile(dir.File("zk.auth"), "TEMPEST_ZK_AUTH_FILE");
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(direct->Identity(), "digest:tempest-dev");
+}
+
+TEST(ZkAuthConfigTest, UnusableAuthFilesAreRefusedWithOneLine) {
+  testing::TempDir dir("zk-auth-file");
+  const std::string missing = dir.File("missing");
+  const std::string empty = WriteFile(dir, "empty", "\n", 0600);
+  const std::string no_colon = WriteFile(dir, "nocolon", "tempest\n", 0600);
+  const std::string huge = WriteFile(dir, "huge", std::string(5000, 'x'), 0600);
+  for (const std::string& file : {missing, empty, no_colon, huge}) {
+    api::Config c;
+    c.Set(kZkAuthFileKey, file);
+    auto a = ZkAuthConfig::FromConfig(c);
+    ASSERT_FALSE(a.ok()) << file;
+    const std::string message(a.status().message());
+    EXPECT_NE(message.find("tempest.zookeeper.auth.file"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // The file and an inline payload at once: which one is meant?
+  api::Config both = WithAuth("digest", "u:p");
+  both.Set(kZkAuthFileKey, WriteFile(dir, "ok", "u:p\n", 0600));
+  EXPECT_FALSE(ZkAuthConfig::FromConfig(both).ok());
 }
 
 TEST(ZkAuthConfigTest, ClusterConfigCarriesTheCredentialsToEverySession) {

@@ -3,13 +3,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "common/core/config_loader.h"
+#include "common/net/http_auth.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "supervisor/supervisor.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::supervisor {
 namespace {
@@ -124,16 +129,29 @@ TEST(SupervisorOptionsTest, MetricsNeedTheApiTokenOnlyWhenReadsAreProtected) {
   ::rmdir(dir_template);
 }
 
-// deploy/tempest.yaml is documentation that must keep loading.
+// deploy/tempest.yaml is documentation that must keep loading, with its
+// secret files (under /etc/tempest there) created as deploy/README.md says.
 TEST(SupervisorOptionsTest, TheExampleClusterConfigLoadsWithoutWarnings) {
   const char* source = std::getenv("TEMPEST_SOURCE_DIR");
   ASSERT_NE(source, nullptr) << "run through ctest (TEMPEST_SOURCE_DIR)";
+  testing::TempDir etc("tempest-etc");
+  std::ifstream in(std::string(source) + "/deploy/tempest.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_NE(text.find("\"/etc/tempest/zk.auth\""), std::string::npos);
+  std::ofstream(etc.File("tempest.yaml"))
+      << absl::StrReplaceAll(text, {{"\"/etc/tempest/", "\"" + etc.path() + "/"}});
+  ASSERT_TRUE(net::WriteTokenFile(etc.File("zk.auth"), "tempest:a-long-random-password").ok());
+  ASSERT_TRUE(net::WriteTokenFile(etc.File("api.token"), "0123456789abcdef").ok());
+  ASSERT_TRUE(
+      net::WriteTokenFile(etc.File("cluster.secret"), "0123456789abcdef0123456789abcdef").ok());
   absl::StatusOr<core::LoadedConfig> loaded =
-      core::ConfigLoader::LoadFile(std::string(source) + "/deploy/tempest.yaml");
+      core::ConfigLoader::LoadFile(etc.File("tempest.yaml"));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->warnings, ::testing::IsEmpty());
   absl::StatusOr<SupervisorOptions> o = SupervisorOptions::FromConfig(loaded->config);
   ASSERT_TRUE(o.ok()) << o.status();
+  // The documented set-up starts with digest ACLs.
+  EXPECT_EQ(o->zk.auth.Identity(), "digest:tempest");
   EXPECT_EQ(o->zk_connect, "zk1.example.com:2181,zk2.example.com:2181,zk3.example.com:2181");
   EXPECT_EQ(o->local_dir, "/var/lib/tempest");
   EXPECT_EQ(o->slot_ports, (std::vector<int>{6700, 6701, 6702, 6703}));
