@@ -3,7 +3,7 @@
 
 // Where each topology's transport secret (the HMAC key of its workers'
 // frames, stored in its assignment) comes from
-// (docs/adr/0021-cluster-secret-file.md). With a cluster secret
+// (docs/adr/0022-cluster-secret-file.md). With a cluster secret
 // (tempest.cluster.secret.file) it is derived from that secret and the
 // topology id, so it is the same on every nimbus and after ZooKeeper lost
 // it; without one it is 32 random bytes, made once per topology and kept

@@ -2,7 +2,7 @@
 #define TEMPEST_COMMON_NET_TRANSPORT_SECRET_H_
 
 // Per-topology transport secrets derived from the cluster secret
-// (tempest.cluster.secret.file, docs/adr/0021-cluster-secret-file.md):
+// (tempest.cluster.secret.file, docs/adr/0022-cluster-secret-file.md):
 // HKDF-SHA256 of the cluster secret with the topology id as context, so
 // every topology gets its own key and nothing that holds one topology's
 // secret learns another's or the cluster secret. Functions only; safe from
