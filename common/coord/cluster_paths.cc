@@ -58,6 +58,10 @@ std::string ClusterPaths::Blobs() const { return Under("blobs"); }
 std::string ClusterPaths::Blob(std::string_view key) const { return Child(Blobs(), key); }
 
 std::string ClusterPaths::Errors() const { return Under("errors"); }
+std::string ClusterPaths::Credentials() const { return Under("credentials"); }
+std::string ClusterPaths::Credential(std::string_view topology_name) const {
+  return Child(Credentials(), topology_name);
+}
 std::string ClusterPaths::ErrorsOfTopology(std::string_view topology_id) const {
   return Child(Errors(), topology_id);
 }
