@@ -204,8 +204,11 @@ absl::Status Nimbus::Start() {
   id_ = absl::StrCat(AdvertisedHost(), ":", port_);
 
   const coord::ClusterPaths& paths = store_->paths();
-  for (const std::string& path : {paths.Storms(), paths.Assignments(), paths.Supervisors(),
-                                  paths.Nimbuses(), paths.WorkerBeats()}) {
+  // errors, blobs and credentials too: a worker's identity may add children
+  // only to its own topology's nodes, never create these.
+  for (const std::string& path :
+       {paths.Storms(), paths.Assignments(), paths.Supervisors(), paths.Nimbuses(),
+        paths.WorkerBeats(), paths.Errors(), paths.Blobs(), paths.Credentials()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
   RemoveStaleNodesOfThisId();
