@@ -22,7 +22,9 @@ TEST(AllowlistedEnvironmentTest, KeepsTheAllowlistAndDropsEverythingElse) {
   EXPECT_FALSE(env.contains("TEMPEST_TEST_SECRET"));
   EXPECT_EQ(env.at("LC_TEMPEST_TEST"), "kept");
   EXPECT_EQ(env.at("TZ"), "UTC");
-  if (const char* path = std::getenv("PATH")) EXPECT_EQ(env.at("PATH"), path);
+  if (const char* path = std::getenv("PATH")) {
+    EXPECT_EQ(env.at("PATH"), path);
+  }
   // HOME is the effective account's, never the one inherited.
   const struct passwd* me = ::getpwuid(::geteuid());
   if (me != nullptr && me->pw_dir != nullptr && me->pw_dir[0] != '\0') {
