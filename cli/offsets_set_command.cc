@@ -19,6 +19,8 @@
 #include "absl/time/time.h"
 #include "cli/cli_text.h"
 #include "cli/offsets_command.h"
+#include "common/coord/cluster_zk_config.h"
+#include "common/coord/topology_identity.h"
 #include "common/core/status_macros.h"
 #include "spout/offset_admin.h"
 #include "spout/offset_layout.h"
@@ -211,8 +213,27 @@ absl::Status Export(const std::string& path, const std::vector<PlanRow>& rows) {
   return absl::OkStatus();
 }
 
+// The ACL of a rewind request for an owner of `topology_id`: besides this
+// tool's identity, the owner's topology identity (read from the cluster's
+// credentials node, which only the cluster identity can) may read and
+// answer it. nullopt (the session's policy) when the topology has no
+// identity or it cannot be read here (the offsets live on another
+// ZooKeeper): then only an owner on this tool's identity can answer.
+std::optional<coord::ZkAcl> RewindAcl(coord::ZkSession& zk, const std::string& cluster_root,
+                                      const std::string& topology_id) {
+  if (!zk.acl_policy().authenticated || topology_id.empty()) return std::nullopt;
+  absl::StatusOr<std::optional<coord::ZkAuthConfig>> identity =
+      coord::ReadTopologyIdentity(zk, coord::ClusterPaths(cluster_root),
+                                  coord::TopologyNameOfId(topology_id));
+  if (!identity.ok() || !identity->has_value()) return std::nullopt;
+  return zk.acl_policy().ForTopology(coord::ZkNodeAccess::kPrivate,
+                                     coord::ZkDigestId((*identity)->payload),
+                                     coord::kZkPermRead | coord::kZkPermWrite);
+}
+
 // Applies one row; fills r.result / r.ok.
-void ApplyRow(const OffsetsSetOptions& o, coord::ZkSession& zk, PlanRow& r) {
+void ApplyRow(const OffsetsSetOptions& o, const std::string& cluster_root, coord::ZkSession& zk,
+              PlanRow& r) {
   const std::string name = absl::StrCat(r.topic, "/", r.partition);
   if (r.owner.owner_session != 0 && !o.force) {
     spout::RewindRequest request;
@@ -223,8 +244,8 @@ void ApplyRow(const OffsetsSetOptions& o, coord::ZkSession& zk, PlanRow& r) {
                                   .count();
     const std::string path =
         spout::RewindRequestPath(o.root, o.id, r.topic, r.partition, r.topic_level);
-    auto answer =
-        spout::RequestRewind(zk, path, request, std::chrono::seconds(o.timeout_secs));
+    auto answer = spout::RequestRewind(zk, path, request, std::chrono::seconds(o.timeout_secs),
+                                       RewindAcl(zk, cluster_root, r.owner.owner_topology));
     r.ok = answer.ok() && answer->status == "done";
     if (r.ok) {
       r.result = absl::StrCat("rewound by its owner ", r.owner.owner, " (fenced; stored offset was ",
@@ -421,9 +442,14 @@ int RunOffsetsSet(const OffsetsSetOptions& o, const GlobalOptions& globals) {
     Print(o, *rows);
     return 0;
   }
+  // Where the cluster keeps topology identities (storm.zookeeper.root).
+  std::string cluster_root = "/tempest";
+  if (absl::StatusOr<api::Config> config = LoadDaemonConfig(globals); config.ok()) {
+    if (auto zk = coord::ClusterZkConfig::FromConfig(*config); zk.ok()) cluster_root = zk->root;
+  }
   bool all_ok = true;
   for (PlanRow& r : *rows) {
-    ApplyRow(o, **session, r);
+    ApplyRow(o, cluster_root, **session, r);
     all_ok = all_ok && r.ok;
   }
   Print(o, *rows);

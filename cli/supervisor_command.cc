@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "common/core/config_loader.h"
+#include "common/core/secret_config.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "supervisor/supervisor.h"
@@ -42,7 +43,10 @@ int RunSupervisor(const GlobalOptions& globals) {
     options->worker_config_args.push_back("--config");
     options->worker_config_args.push_back(globals.config_file);
   }
+  // Credentials excepted: a worker's command line is readable by every local
+  // account, and a worker gets its topology's identity on stdin instead.
   for (const std::string& kv : globals.overrides) {
+    if (core::IsSecretConfigKey(std::string_view(kv).substr(0, kv.find('=')))) continue;
     options->worker_config_args.push_back("-c");
     options->worker_config_args.push_back(kv);
   }

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
 #include "common/api/config.h"
+#include "common/coord/topology_identity.h"
 #include "common/os/privileges.h"
 #include "spdlog/spdlog.h"
 #include "spout/builtin_spouts.h"
@@ -31,6 +32,7 @@ struct WorkerArgs {
   std::string supervisor_id;
   int port = 0;
   std::string worker_dir;
+  bool identity_on_stdin = false;
 };
 
 // A worker runs submitted code (multilang commands, plugins), so under a
@@ -71,6 +73,52 @@ absl::Status LeaveRoot(const api::Config& config, worker::WorkerProcessOptions& 
   return absl::OkStatus();
 }
 
+// The topology's ZooKeeper identity, from the pipe its supervisor made our
+// stdin (SpawnWorker, --zk-identity-stdin). Read to its end: the supervisor
+// closes its side right after writing.
+absl::StatusOr<coord::WorkerHandoff> ReadHandoff() {
+  struct stat st {};
+  if (::fstat(STDIN_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+    return absl::InvalidArgumentError("--zk-identity-stdin: stdin is not a pipe");
+  }
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::FailedPreconditionError(absl::StrCat("stdin: ", std::strerror(errno)));
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > 65536) {
+      return absl::InvalidArgumentError("the identity handoff on stdin is too long");
+    }
+  }
+  absl::StatusOr<std::optional<coord::WorkerHandoff>> handoff = coord::DecodeWorkerHandoff(text);
+  if (!handoff.ok()) return handoff.status();
+  if (!handoff->has_value()) {
+    return absl::InvalidArgumentError("--zk-identity-stdin: nothing came on stdin");
+  }
+  return **std::move(handoff);
+}
+
+// A worker connects as its topology, never as the cluster: the cluster's
+// credentials (read with the rest of the config file) are dropped here and
+// the session's identity becomes the handed-off one. Nodes it creates give
+// the cluster identity ALL (coord::ZkAclPolicy::trusted_digest_ids).
+void UseTopologyIdentity(const coord::WorkerHandoff& handoff, api::Config& config,
+                         worker::WorkerProcessOptions& options) {
+  config.Erase(coord::kZkAuthSchemeKey);
+  config.Erase(coord::kZkAuthPayloadKey);
+  config.Erase(coord::kZkAuthFileKey);
+  coord::ZkAuthConfig& auth = options.zk.client.auth;
+  auth.scheme = handoff.topology.scheme;
+  auth.payload = handoff.topology.payload;
+  auth.trusted_digest_ids.clear();
+  if (!handoff.cluster_digest_id.empty()) {
+    auth.trusted_digest_ids.push_back(handoff.cluster_digest_id);
+  }
+}
+
 int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
   // Before any thread starts: threads inherit the name, and nothing reads
   // argv after parsing.
@@ -83,6 +131,15 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
   absl::StatusOr<worker::WorkerProcessOptions> options =
       worker::WorkerProcessOptions::FromConfig(*config);
   if (!options.ok()) return Fail(std::string(options.status().message()), 2);
+  if (args.identity_on_stdin) {
+    absl::StatusOr<coord::WorkerHandoff> handoff = ReadHandoff();
+    if (!handoff.ok()) return Fail(std::string(handoff.status().message()), 2);
+    UseTopologyIdentity(*handoff, *config, *options);
+  } else if (options->zk.client.auth.enabled()) {
+    spdlog::warn(
+        "worker: no topology identity on stdin; connecting with the configured "
+        "storm.zookeeper.auth.* (only a worker started by hand does this)");
+  }
   options->topology_id = args.topology_id;
   options->supervisor_id = args.supervisor_id;
   options->port = args.port;
@@ -121,6 +178,8 @@ void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
   sub->add_option("--worker-dir", args->worker_dir,
                   "The worker's scratch and working directory, where its heartbeat goes "
                   "({storm.local.dir}/workers/{port})");
+  sub->add_flag("--zk-identity-stdin", args->identity_on_stdin,
+                "Read the topology's ZooKeeper identity from stdin (the supervisor's pipe)");
   SubcommandConfigOptions config(sub, globals);
   set.Add(sub, [args, config, &globals] {
     config.Apply();

@@ -79,8 +79,11 @@ absl::Status CheckZooKeeperAccess(coord::ZkSession& session, const NimbusOptions
 // Creates nimbus's directories and checks that the cluster tree is owned:
 // nodes another client made first would walk around every ACL below them.
 absl::Status EnsureClusterDirectories(coord::ZkSession& session, const coord::ClusterPaths& paths) {
-  for (const std::string& path : {paths.Storms(), paths.Assignments(), paths.Supervisors(),
-                                  paths.Nimbuses(), paths.WorkerBeats()}) {
+  // errors, blobs and credentials too: a worker's identity may add children
+  // only to its own topology's nodes, never create these.
+  for (const std::string& path :
+       {paths.Storms(), paths.Assignments(), paths.Supervisors(), paths.Nimbuses(),
+        paths.WorkerBeats(), paths.Errors(), paths.Blobs(), paths.Credentials()}) {
     if (absl::Status s = session.EnsurePath(path); !s.ok()) return s;
   }
   return coord::EnsureClusterTreeOwned(

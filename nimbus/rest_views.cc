@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/secret_config.h"
 #include "common/core/stored_topology.h"
 #include "common/core/stream_stats.h"
 #include "nimbus/rebalance.h"
@@ -347,7 +348,9 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
 // rebalance.
 void AddStateFields(const v1::StormBase& base, int64_t now_secs, json& body) {
   json overrides = json::object();
-  for (const auto& [k, v] : base.config_overrides()) overrides[k] = v;
+  for (const auto& [k, v] : base.config_overrides()) {
+    overrides[k] = core::IsSecretConfigKey(k) ? std::string("<redacted>") : v;
+  }
   body["configOverrides"] = overrides;
   if (base.status() == v1::KILLED) {
     body["removeInSeconds"] = std::max<int64_t>(0, base.remove_at_secs() - now_secs);
@@ -396,18 +399,10 @@ json ConfigValueJson(const api::Value& v) {
   return nullptr;
 }
 
-bool HoldsCredentials(const std::string& key) {
-  const std::string lower = absl::AsciiStrToLower(key);
-  for (const char* word : {"password", "secret", "payload", "token"}) {
-    if (absl::StrContains(lower, word)) return true;
-  }
-  return false;
-}
-
 json ConfigJson(const api::Config& config) {
   json body = json::object();
   for (const auto& [key, value] : config.entries()) {
-    body[key] = HoldsCredentials(key) ? json("<redacted>") : ConfigValueJson(value);
+    body[key] = core::IsSecretConfigKey(key) ? json("<redacted>") : ConfigValueJson(value);
   }
   return body;
 }

@@ -12,6 +12,7 @@
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/chunked_blob.h"
+#include "common/coord/topology_identity.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_limits.h"
@@ -63,7 +64,8 @@ absl::Status TopologyStore::ValidateName(std::string_view name) {
 absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& request,
                                                      const api::ComponentRegistry& registry,
                                                      int64_t now_secs,
-                                                     const core::FluxOptions* flux) {
+                                                     const core::FluxOptions* flux,
+                                                     coord::ZkAuthConfig* topology_identity) {
   core::TopologySource source;
   source.flux = flux;
   source.flux_text = request.flux_text;
@@ -78,6 +80,11 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   }
   if (absl::Status s = core::CheckOwnerName(request.owner); !s.ok()) return s;
   const api::Config& config = def->config;
+  absl::StatusOr<coord::ZkAuthConfig> identity = coord::ZkAuthConfig::TopologyFromConfig(config);
+  if (!identity.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", identity.status().message()));
+  }
+  if (topology_identity != nullptr) *topology_identity = *std::move(identity);
 
   if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;
   if (absl::Status s = core::ValidateResources(request.resources); !s.ok()) return s;
@@ -112,7 +119,8 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
 
 absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) {
   const int64_t now_secs = clock_.WallMillis() / 1000;
-  absl::StatusOr<v1::StormBase> base = Prepare(request, registry_, now_secs);
+  coord::ZkAuthConfig identity;
+  absl::StatusOr<v1::StormBase> base = Prepare(request, registry_, now_secs, nullptr, &identity);
   if (!base.ok()) return base.status();
   absl::StatusOr<std::vector<StoredTopology>> existing = List();
   if (!existing.ok()) return existing.status();
@@ -123,6 +131,22 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
                                                    Sv(TopologyStatusName(t.base.status())), ")"));
     }
   }
+  // Without ZooKeeper auth every node is open and an identity would protect
+  // nothing; with it, the workers get one of their own, the one this name
+  // had before (its spouts' offset nodes are that identity's) unless the
+  // topology names another.
+  const coord::ZkAclPolicy policy = session_.acl_policy();
+  std::optional<coord::ZkOp> identity_op;
+  if (!policy.authenticated) {
+    identity = {};  // never stored where anyone may read it
+  } else {
+    absl::StatusOr<std::optional<coord::ZkOp>> op = IdentityOp(base->name(), identity);
+    if (!op.ok()) return op.status();
+    identity_op = *std::move(op);
+  }
+  const std::string digest = identity.enabled() ? coord::ZkDigestId(identity.payload) : "";
+  const coord::ZkAcl readable =
+      policy.ForTopology(coord::ZkNodeAccess::kPrivate, digest, coord::kTopologyReadPerms);
   // Resources first, under a key of their own: a record never names a blob
   // that is not complete.
   std::string blob_dir;
@@ -130,7 +154,7 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
     const std::string blob = request.resources.SerializeAsString();
     base->set_resources_key(absl::StrCat(base->name(), "-", now_secs, "-", absl::Hex(RandomWord())));
     blob_dir = paths_.Blob(base->resources_key());
-    absl::StatusOr<int> chunks = coord::WriteChunkedBlob(session_, blob_dir, blob);
+    absl::StatusOr<int> chunks = coord::WriteChunkedBlob(session_, blob_dir, blob, readable);
     if (!chunks.ok()) return chunks.status();
     base->set_resources_chunks(*chunks);
     base->set_resources_bytes(static_cast<int64_t>(blob.size()));
@@ -139,21 +163,94 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
     if (!blob_dir.empty()) (void)coord::DeleteChunkedBlob(session_, blob_dir);
   };
   const std::string data = base->SerializeAsString();
-  coord::ZkCreateOptions create;
-  create.create_parents = true;
   // Storm's id: {name}-{counter}-{secs}; the counter only separates
   // submissions within one second, so a collision just takes the next one.
   for (int attempt = 0; attempt < 16; ++attempt) {
     const std::string id = absl::StrCat(base->name(), "-", ++counter_, "-", now_secs);
-    absl::StatusOr<std::string> created = session_.Create(paths_.Storm(id), data, create);
+    absl::Status created = CreateTopologyNodes(id, data, identity_op, digest, readable);
     if (created.ok()) return id;
-    if (!absl::IsAlreadyExists(created.status())) {
+    if (!absl::IsAlreadyExists(created)) {
       drop_blob();
-      return created.status();
+      return created;
     }
   }
   drop_blob();
   return absl::InternalError("could not find a free topology id");
+}
+
+absl::StatusOr<std::optional<coord::ZkOp>> TopologyStore::IdentityOp(
+    const std::string& name, coord::ZkAuthConfig& identity) {
+  const std::string path = paths_.Credential(name);
+  absl::StatusOr<coord::ZkNode> stored = session_.Get(path);
+  if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+  if (stored.ok()) {
+    absl::StatusOr<coord::ZkAuthConfig> kept = coord::DecodeTopologyIdentity(stored->data);
+    if (!identity.enabled()) {
+      if (!kept.ok()) return kept.status();
+      identity = *std::move(kept);
+      // Checked in the multi: the identity still is what the workers get.
+      return std::optional<coord::ZkOp>(coord::ZkOp::Check(path, stored->stat.version));
+    }
+    if (kept.ok() && kept->payload == identity.payload) {
+      return std::optional<coord::ZkOp>(coord::ZkOp::Check(path, stored->stat.version));
+    }
+    return std::optional<coord::ZkOp>(
+        coord::ZkOp::Set(path, coord::EncodeTopologyIdentity(identity), stored->stat.version));
+  }
+  if (!identity.enabled()) {
+    absl::StatusOr<coord::ZkAuthConfig> made = coord::NewTopologyIdentity(name);
+    if (!made.ok()) return made.status();
+    identity = *std::move(made);
+  }
+  return std::optional<coord::ZkOp>(coord::ZkOp::Create(
+      path, coord::EncodeTopologyIdentity(identity), coord::ZkCreateMode::kPersistent,
+      session_.acl_policy().For(coord::ZkNodeAccess::kPrivate)));
+}
+
+absl::Status TopologyStore::CreateTopologyNodes(const std::string& id, const std::string& data,
+                                                const std::optional<coord::ZkOp>& identity_op,
+                                                const std::string& digest,
+                                                const coord::ZkAcl& readable) {
+  if (!identity_op.has_value()) {
+    coord::ZkCreateOptions create;
+    create.create_parents = true;
+    absl::StatusOr<std::string> created = session_.Create(paths_.Storm(id), data, create);
+    return created.ok() ? absl::OkStatus() : created.status();
+  }
+  // One multi: a record never exists without its identity, and the
+  // directories its workers add beats and errors to exist (with the
+  // identity allowed to add children) before any worker starts.
+  const coord::ZkAclPolicy policy = session_.acl_policy();
+  const coord::ZkAcl dirs =
+      policy.ForTopology(coord::ZkNodeAccess::kPrivate, digest, coord::kTopologyWriteDirPerms);
+  for (const std::string& parent : {paths_.Storms(), paths_.Credentials(), paths_.WorkerBeats(),
+                                    paths_.Errors()}) {
+    if (absl::Status s = session_.EnsurePath(parent); !s.ok()) return s;
+  }
+  std::vector<coord::ZkOp> ops = {
+      *identity_op,
+      coord::ZkOp::Create(paths_.Storm(id), data, coord::ZkCreateMode::kPersistent, readable),
+      coord::ZkOp::Create(paths_.WorkerBeatsOf(id), "", coord::ZkCreateMode::kPersistent, dirs),
+      coord::ZkOp::Create(paths_.ErrorsOfTopology(id), "", coord::ZkCreateMode::kPersistent,
+                          dirs)};
+  // Any node of the id already there (AlreadyExists): the id is taken. A
+  // changed identity node (another submit of the name meanwhile) is
+  // Aborted: submit again.
+  int failed = -1;
+  absl::StatusOr<std::vector<coord::ZkOpResult>> done = session_.Multi(ops, {}, &failed);
+  if (done.ok()) return absl::OkStatus();
+  if (failed == 0 && !absl::IsAlreadyExists(done.status())) {
+    return absl::AbortedError(absl::StrCat("the ZooKeeper identity of '", coord::TopologyNameOfId(id),
+                                           "' changed during the submit; submit again"));
+  }
+  return done.status();
+}
+
+absl::StatusOr<std::string> TopologyStore::TopologyDigestId(const std::string& id) {
+  absl::StatusOr<std::optional<coord::ZkAuthConfig>> identity =
+      coord::ReadTopologyIdentity(session_, paths_, coord::TopologyNameOfId(id));
+  if (!identity.ok()) return identity.status();
+  return identity->has_value() ? coord::ZkDigestId((*identity)->payload) : std::string();
 }
 
 absl::StatusOr<std::vector<StoredTopology>> TopologyStore::List() {
@@ -433,8 +530,14 @@ absl::Status TopologyStore::PutAssignment(const std::string& id, const v1::Assig
   absl::StatusOr<coord::ZkStat> set = session_.Set(path, data);
   if (set.ok()) return absl::OkStatus();
   if (!absl::IsNotFound(set.status())) return set.status();
+  // The topology's workers read their assignment (and its transport
+  // secret) with the topology's identity; no other topology's can.
+  absl::StatusOr<std::string> digest = TopologyDigestId(id);
+  if (!digest.ok()) return digest.status();
   coord::ZkCreateOptions create;
   create.create_parents = true;
+  create.acl = session_.acl_policy().ForTopology(coord::ZkNodeAccess::kPrivate, *digest,
+                                                 coord::kTopologyReadPerms);
   absl::StatusOr<std::string> created = session_.Create(path, data, create);
   return created.ok() ? absl::OkStatus() : created.status();
 }

@@ -88,10 +88,13 @@ class TopologyStore {
   // InvalidArgument with every problem ("file:line: message" per line).
   // `flux` (nullptr: core::FluxOptions{}, which refuses `includes` and reads
   // no file) is for the submitting client checking its own files first.
+  // `topology_identity`, if given, gets the topology's own
+  // storm.zookeeper.topology.auth.* (empty when it names none).
   static absl::StatusOr<v1::StormBase> Prepare(const SubmitRequest& request,
                                                const api::ComponentRegistry& registry,
                                                int64_t now_secs,
-                                               const core::FluxOptions* flux = nullptr);
+                                               const core::FluxOptions* flux = nullptr,
+                                               coord::ZkAuthConfig* topology_identity = nullptr);
   // Topology names: non-empty, core::CheckTopologyName's characters and
   // length (the name becomes part of znode names, URLs and worker arguments).
   static absl::Status ValidateName(std::string_view name);
@@ -101,7 +104,11 @@ class TopologyStore {
 
   // Prepare, then reject a name already in use (AlreadyExists, whatever the
   // other topology's status) and store it as {name}-{counter}-{secs}.
-  // Returns the id. Nothing is stored on error.
+  // Returns the id. Nothing is stored on error. With ZooKeeper auth on, the
+  // topology's identity (its own, else the name's earlier one, else a new
+  // one) is stored in {root}/credentials/{name} in the same multi as the
+  // record, and its nodes grant that identity what its workers need
+  // (docs/znode-layout.md).
   absl::StatusOr<std::string> Submit(const SubmitRequest& request);
 
   // Every stored topology, sorted by id. A record that does not parse is
@@ -128,7 +135,8 @@ class TopologyStore {
   absl::Status Update(const std::string& id, const v1::StormBase& base, int version);
 
   // Deletes {root}/assignments/{id}, {root}/workerbeats/{id} (with its
-  // beats) and {root}/storms/{id}; absent is fine.
+  // beats) and {root}/storms/{id}; absent is fine. The name's identity in
+  // {root}/credentials stays for its next submit.
   absl::Status Remove(const std::string& id);
 
   // The beats under {root}/workerbeats/{id} (empty if none), sorted by name.
@@ -151,6 +159,8 @@ class TopologyStore {
   // nullopt when the topology has no assignment yet.
   absl::StatusOr<std::optional<v1::Assignment>> GetAssignment(const std::string& id);
   absl::Status PutAssignment(const std::string& id, const v1::Assignment& assignment);
+  // The digest id of `id`'s own ZooKeeper identity; "" when it has none.
+  absl::StatusOr<std::string> TopologyDigestId(const std::string& id);
 
   // The live supervisors; unparsable nodes are skipped.
   absl::StatusOr<std::vector<v1::SupervisorInfo>> ListSupervisors();
@@ -160,6 +170,18 @@ class TopologyStore {
   const coord::ClusterPaths& paths() const { return paths_; }
 
  private:
+  // The record of `id` and, with an identity, its credentials node and the
+  // directories its workers write into. AlreadyExists when `id` is taken.
+  absl::Status CreateTopologyNodes(const std::string& id, const std::string& data,
+                                   const std::optional<coord::ZkOp>& identity_op,
+                                   const std::string& digest, const coord::ZkAcl& readable);
+  // The multi op that makes {root}/credentials/{name} hold `identity`: a
+  // check of the stored one when the topology names none (then `identity`
+  // becomes it) or the same, a versioned set when it names another, a create
+  // (of a new identity when it names none) when the name has none yet.
+  absl::StatusOr<std::optional<coord::ZkOp>> IdentityOp(const std::string& name,
+                                                        coord::ZkAuthConfig& identity);
+
   coord::ZkSession& session_;
   const coord::ClusterPaths paths_;
   const api::ComponentRegistry& registry_;

@@ -66,9 +66,15 @@ absl::Status KafkaSpout::Open(const api::Config& config, const api::TopologyCont
   if (!connect.ok()) return connect.status();
   coord::ZkClientConfig zk_config = coord::ZkClientConfig::FromLookup(
       [&topo](auto key) { return topo.GetOptionalInt(std::string_view(key.data(), key.size())); });
-  // storm.zookeeper.auth.*: the topology's, else the worker's (it adds its own).
+  // storm.zookeeper.auth.* when the config names them (tests, `tempest
+  // local`), else the identity of the worker this task runs in: a worker
+  // never hands components credentials through their config.
   absl::StatusOr<coord::ZkAuthConfig> zk_auth = coord::ZkAuthConfig::FromConfig(topo);
   if (!zk_auth.ok()) return zk_auth.status();
+  if (!zk_auth->enabled()) {
+    coord::ZkAuthConfig worker_auth = coord::ProcessTopologyZkAuth();
+    if (worker_auth.enabled()) zk_auth = std::move(worker_auth);
+  }
   zk_config.auth = *std::move(zk_auth);
 
   KafkaSpoutSite site;

@@ -85,9 +85,11 @@ std::string RewindRequestPath(const std::string& zk_root, const std::string& spo
 
 absl::StatusOr<RewindRequest> RequestRewind(coord::ZkSession& session, const std::string& path,
                                             const RewindRequest& request,
-                                            std::chrono::milliseconds timeout) {
+                                            std::chrono::milliseconds timeout,
+                                            const std::optional<coord::ZkAcl>& acl) {
   coord::ZkCreateOptions create;
   create.create_parents = true;
+  create.acl = acl;
   absl::StatusOr<std::string> created = session.Create(path, EncodeRewindRequest(request), create);
   if (absl::IsAlreadyExists(created.status())) {
     return absl::AlreadyExistsError(

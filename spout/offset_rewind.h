@@ -63,9 +63,13 @@ std::string RewindRequestPath(const std::string& zk_root, const std::string& spo
 // the request. Results: the answered request ("done" or "refused");
 // DeadlineExceeded when the owner did not answer (the request is withdrawn,
 // nothing changed); AlreadyExists when another request is pending.
+// `acl`: the request node's (and its missing parents') ACL; nullopt: the
+// session's policy. A tool on the cluster identity passes one that lets the
+// owner's topology identity read and answer it.
 absl::StatusOr<RewindRequest> RequestRewind(coord::ZkSession& session, const std::string& path,
                                             const RewindRequest& request,
-                                            std::chrono::milliseconds timeout);
+                                            std::chrono::milliseconds timeout,
+                                            const std::optional<coord::ZkAcl>& acl = std::nullopt);
 
 // The owner's side, one per KafkaSpout task. Watches the request nodes of
 // the partitions the task owns and makes the fenced writes, on a thread of

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_acl_check.h"
+#include "common/coord/topology_identity.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::supervisor {
@@ -171,8 +172,43 @@ absl::StatusOr<DesiredSlots> ClusterSync::SyncAssignments() {
   for (const std::string& p : problems) {
     if (reported_problems_.insert(p).second) spdlog::warn("supervisor {}: {}", id_, p);
   }
+  if (absl::Status s = AddIdentities(desired); !s.ok()) return s;
   LogChanges(desired);
   return desired;
+}
+
+absl::Status ClusterSync::AddIdentities(DesiredSlots& desired) {
+  for (auto it = handoffs_.begin(); it != handoffs_.end();) {
+    it = last_good_.contains(it->first) ? std::next(it) : handoffs_.erase(it);
+  }
+  if (!options_.zk.auth.enabled()) return absl::OkStatus();
+  for (auto it = desired.begin(); it != desired.end();) {
+    const std::string& topology_id = it->second.topology_id;
+    if (!handoffs_.contains(topology_id)) {
+      const std::string name = coord::TopologyNameOfId(topology_id);
+      absl::StatusOr<std::optional<coord::ZkAuthConfig>> identity =
+          coord::ReadTopologyIdentity(*session_, paths_, name);
+      if (!identity.ok() && !absl::IsDataLoss(identity.status())) return identity.status();
+      if (identity.ok() && identity->has_value()) {
+        coord::WorkerHandoff handoff{**identity, coord::ZkDigestId(options_.zk.auth.payload)};
+        handoffs_[topology_id] = coord::EncodeWorkerHandoff(handoff);
+      } else {
+        // Workers never get the cluster identity instead: without their own
+        // they do not run.
+        const std::string problem = absl::StrCat(
+            "topology ", topology_id, " has no usable ZooKeeper identity (",
+            paths_.Credential(name), ": ",
+            identity.ok() ? "missing" : std::string(identity.status().message()),
+            "); its workers are not started (kill and submit it again)");
+        if (reported_problems_.insert(problem).second) spdlog::error("supervisor {}: {}", id_, problem);
+        it = desired.erase(it);
+        continue;
+      }
+    }
+    it->second.worker_handoff = handoffs_[topology_id];
+    ++it;
+  }
+  return absl::OkStatus();
 }
 
 void ClusterSync::LogChanges(const DesiredSlots& desired) {

@@ -82,6 +82,9 @@ class ClusterSync {
   // when it does not parse; nullopt when it is gone or never parsed.
   absl::StatusOr<std::optional<v1::Assignment>> ReadAssignment(const std::string& topology_id);
   void LogChanges(const DesiredSlots& desired);
+  // Gives each slot its topology's identity handoff (with ZooKeeper auth on);
+  // drops the slots of a topology that has no identity, saying so once.
+  absl::Status AddIdentities(DesiredSlots& desired);
   void HeartbeatLoop();
   void MonitorLoop();
   void LogFailure(std::string_view what, const absl::Status& status) const;
@@ -102,6 +105,7 @@ class ClusterSync {
   // ZooKeeper-thread state.
   std::map<std::string, v1::Assignment> last_good_;  // topology id -> last assignment that parsed
   std::set<std::string> reported_problems_;
+  std::map<std::string, std::string> handoffs_;  // topology id -> its worker handoff (secret)
   bool children_watch_armed_ = false;
   std::set<std::string> data_watches_armed_;  // topology ids
   bool node_watch_armed_ = false;

@@ -31,6 +31,10 @@ std::string SpansText(const std::vector<ExecutorSpan>& spans);
 struct DesiredSlot {
   std::string topology_id;
   std::vector<ExecutorSpan> executors;  // sorted
+  // What the worker gets on stdin: its topology's ZooKeeper identity
+  // (coord::EncodeWorkerHandoff); empty without ZooKeeper auth. Secret: never
+  // logged.
+  std::string worker_handoff = {};
   friend bool operator==(const DesiredSlot&, const DesiredSlot&) = default;
 };
 using DesiredSlots = std::map<int, DesiredSlot>;  // port -> slot

@@ -341,7 +341,8 @@ void WorkerControl::Launch(int port, const DesiredSlot& desired) {
     argv.push_back(std::move(arg));
   }
   argv.insert(argv.end(), options_.worker_config_args.begin(), options_.worker_config_args.end());
-  absl::StatusOr<pid_t> pid = SpawnWorker(argv, prepared->log.get());
+  if (!desired.worker_handoff.empty()) argv.push_back("--zk-identity-stdin");
+  absl::StatusOr<pid_t> pid = SpawnWorker(argv, prepared->log.get(), desired.worker_handoff);
   if (!pid.ok()) return fail(pid.status());
 
   WorkerRecord w;

@@ -9,28 +9,48 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/os/child_process.h"
 #include "supervisor/worker_files.h"
-
-extern char** environ;
 
 namespace tempest::supervisor {
 
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd) {
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd,
+                                  const std::string& stdin_data) {
   if (argv.empty()) return absl::InvalidArgumentError("empty worker command");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The worker runs topology code: it gets the allowlisted variables only,
+  // never the supervisor's tokens or settings, and no HOME (root's, here).
+  std::map<std::string, std::string> env = os::AllowlistedEnvironment();
+  env.erase("HOME");
+  std::vector<std::string> env_storage;
+  for (const auto& [k, v] : env) env_storage.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  // Credentials go through a pipe the worker reads before it runs anything
+  // else: never through a file, an argument or the environment.
+  int handoff[2] = {-1, -1};
+  if (!stdin_data.empty() && ::pipe2(handoff, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  }
 
   posix_spawn_file_actions_t files;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&files);
   posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (handoff[0] >= 0) {
+    posix_spawn_file_actions_adddup2(&files, handoff[0], STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&files, log_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
   // ZooKeeper and log descriptors of the supervisor are not the worker's.
@@ -46,9 +66,24 @@ absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, args[0], &files, &attr, args.data(), environ);
+  const int rc = ::posix_spawn(&pid, args[0], &files, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
+  if (handoff[0] >= 0) {
+    ::close(handoff[0]);
+    // A few hundred bytes fit the pipe's buffer: the write never waits for
+    // the worker. A worker that died at once only loses its copy.
+    if (rc == 0) {
+      size_t done = 0;
+      while (done < stdin_data.size()) {
+        const ssize_t n = ::write(handoff[1], stdin_data.data() + done, stdin_data.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+    }
+    ::close(handoff[1]);
+  }
   if (rc != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot start worker ", argv[0], ": ", std::strerror(rc)));

@@ -23,8 +23,13 @@ namespace tempest::supervisor {
 // or ignored signal would survive exec), stdin from /dev/null, stdout and
 // stderr onto `log_fd` (opened by the caller, in a directory only the
 // supervisor writes, for appending), no other descriptor inherited, the
-// supervisor's environment and working directory. Returns the pid.
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd);
+// supervisor's working directory and only the allowlisted part of its
+// environment (os::AllowlistedEnvironment, without HOME). A non-empty
+// `stdin_data` (the worker's identity handoff, coord::EncodeWorkerHandoff)
+// is written to a pipe that is the worker's stdin, then the pipe is closed;
+// empty: stdin from /dev/null. Returns the pid.
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd,
+                                  const std::string& stdin_data = "");
 
 // For our own children: the wait status if `pid` has exited (reaping it),
 // nullopt while it runs. A pid that is not our child reads as exited with

@@ -18,6 +18,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/coord/chunked_blob.h"
 #include "common/coord/cluster_paths.h"
+#include "common/core/secret_config.h"
 #include "common/core/stored_topology.h"
 #include "common/core/topology_resources.h"
 #include "common/os/dir_files.h"
@@ -148,16 +149,6 @@ void SetProcessTitle(int argc, char** argv, const std::vector<std::string>& word
 }
 
 namespace {
-
-// The cluster's ZooKeeper credentials reach the topology's components (the
-// KafkaSpout's offset store) through its config, unless the topology names
-// its own; they are never stored with the topology.
-void AddClusterCredentials(const coord::ZkAuthConfig& auth, api::Config& config) {
-  if (!auth.enabled() || config.Has(coord::kZkAuthSchemeKey)) return;
-  config.Set(coord::kZkAuthSchemeKey, auth.scheme);
-  config.Set(coord::kZkAuthPayloadKey, auth.payload);
-  config.Set(coord::kZkOffsetsWorldReadableKey, auth.offsets_world_readable);
-}
 
 // As Storm's topology configuration lies over the cluster's storm.yaml: the
 // ZooKeeper session timeout a component's own sessions use (the KafkaSpout's
@@ -305,7 +296,12 @@ absl::Status WorkerProcess::Launch() {
   }
   absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
   if (!def.ok()) return def.status();
-  AddClusterCredentials(options_.zk.client.auth, def->config);
+  // No component sees a credential: the topology's own identity (and
+  // anything named *.password, *.secret, ...) leaves its config here, and
+  // components that open ZooKeeper sessions of their own (the KafkaSpout)
+  // take this worker's identity from coord::ProcessTopologyZkAuth.
+  def->config = core::WithoutSecrets(def->config);
+  coord::SetProcessTopologyZkAuth(options_.zk.client.auth);
   AddClusterDefaults(options_, def->config);
   def->config.Set(api::kTempestClusterZookeeperConnect, options_.zk.connect);
   if (!base.resources_key().empty()) {

@@ -8,9 +8,10 @@
 namespace tempest::coord {
 
 absl::StatusOr<int> WriteChunkedBlob(ZkSession& session, const std::string& dir,
-                                     std::string_view data) {
+                                     std::string_view data, const std::optional<ZkAcl>& acl) {
   ZkCreateOptions create;
   create.create_parents = true;
+  create.acl = acl;
   int chunks = 0;
   for (size_t off = 0; off < data.size() || chunks == 0; off += kChunkBytes) {
     const std::string_view chunk = data.substr(off, std::min(kChunkBytes, data.size() - off));

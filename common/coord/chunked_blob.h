@@ -18,9 +18,11 @@ namespace tempest::coord {
 inline constexpr size_t kChunkBytes = 512 << 10;
 
 // Writes the chunks (creating `dir`); returns how many. On failure what was
-// written is deleted (best effort).
+// written is deleted (best effort). `acl`: the ACL of `dir` and the chunks
+// (nullopt: the session's policy).
 absl::StatusOr<int> WriteChunkedBlob(ZkSession& session, const std::string& dir,
-                                     std::string_view data);
+                                     std::string_view data,
+                                     const std::optional<ZkAcl>& acl = std::nullopt);
 // Reads `chunks` chunks and checks the total is `expected_bytes`
 // (DataLoss otherwise: a blob cut short by a crash is never used).
 absl::StatusOr<std::string> ReadChunkedBlob(ZkSession& session, const std::string& dir,

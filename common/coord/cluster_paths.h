@@ -60,6 +60,12 @@ class ClusterPaths {
   std::string Errors() const;
   std::string ErrorsOfTopology(std::string_view topology_id) const;
   std::string ErrorsOf(std::string_view topology_id, std::string_view component_id) const;
+  // {root}/credentials and {root}/credentials/{topology-name}: the
+  // topology's own ZooKeeper identity (topology_identity.h), readable by the
+  // cluster identity only. Keyed by name, not id: a resubmitted topology
+  // keeps its identity, and with it its KafkaSpouts' offset nodes.
+  std::string Credentials() const;
+  std::string Credential(std::string_view topology_name) const;
 
  private:
   std::string Under(std::string_view dir) const;

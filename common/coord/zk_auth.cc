@@ -1,5 +1,10 @@
 #include "common/coord/zk_auth.h"
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include <mutex>
+
 #include "absl/strings/str_cat.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
@@ -28,13 +33,13 @@ absl::StatusOr<std::string> ReadAuthFile(const std::string& path, std::string_vi
   return std::move(loaded->value);
 }
 
-absl::Status CheckPayload(const std::string& payload, std::string_view source) {
+absl::Status CheckPayload(const std::string& payload, std::string_view source,
+                          std::string_view scheme_key) {
   const size_t colon = payload.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == payload.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        api::Sv(source),
-        " must be 'user:password' (both parts non-empty) when storm.zookeeper.auth.scheme is "
-        "digest"));
+        api::Sv(source), " must be 'user:password' (both parts non-empty) when ",
+        api::Sv(scheme_key), " is digest"));
   }
   return absl::OkStatus();
 }
@@ -49,21 +54,46 @@ ZkAcl CreatorAllWorldReadAcl() {
 
 ZkAcl ZkAclPolicy::For(ZkNodeAccess access) const {
   if (!authenticated) return OpenAcl();
-  if (access == ZkNodeAccess::kLegacyReadable && legacy_world_readable) {
-    return CreatorAllWorldReadAcl();
+  ZkAcl acl = access == ZkNodeAccess::kLegacyReadable && legacy_world_readable
+                  ? CreatorAllWorldReadAcl()
+                  : CreatorAllAcl();
+  for (const std::string& id : trusted_digest_ids) {
+    if (!id.empty()) acl.push_back({kZkPermAll, "digest", id});
   }
-  return CreatorAllAcl();
+  return acl;
+}
+
+ZkAcl ZkAclPolicy::ForTopology(ZkNodeAccess access, std::string_view topology_digest_id,
+                               int perms) const {
+  ZkAcl acl = For(access);
+  if (authenticated && !topology_digest_id.empty()) {
+    acl.push_back({perms, "digest", std::string(topology_digest_id)});
+  }
+  return acl;
+}
+
+std::string ZkDigestId(std::string_view payload) {
+  unsigned char sha[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(payload.data()), payload.size(), sha);
+  unsigned char b64[4 * ((SHA_DIGEST_LENGTH + 2) / 3) + 1];
+  const int n = EVP_EncodeBlock(b64, sha, SHA_DIGEST_LENGTH);
+  const std::string_view user = payload.substr(0, payload.find(':'));
+  return absl::StrCat(api::Sv(user), ":",
+                      absl::string_view(reinterpret_cast<const char*>(b64), static_cast<size_t>(n)));
 }
 
 std::string ZkAuthConfig::Identity() const {
   return absl::StrCat(scheme, ":", payload.substr(0, payload.find(':')));
 }
 
-absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromConfig(const api::Config& config) {
+namespace {
+
+absl::StatusOr<ZkAuthConfig> AuthFromKeys(const api::Config& config, std::string_view scheme_key,
+                                          std::string_view payload_key) {
   ZkAuthConfig c;
-  absl::StatusOr<std::string> scheme = OptionalString(config, kZkAuthSchemeKey);
+  absl::StatusOr<std::string> scheme = OptionalString(config, scheme_key);
   if (!scheme.ok()) return scheme.status();
-  absl::StatusOr<std::string> payload = OptionalString(config, kZkAuthPayloadKey);
+  absl::StatusOr<std::string> payload = OptionalString(config, payload_key);
   if (!payload.ok()) return payload.status();
   if (const api::Value* v = config.Find(kZkOffsetsWorldReadableKey);
       v != nullptr && !v->is_nil()) {
@@ -74,9 +104,13 @@ absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromConfig(const api::Config& config)
     }
     c.offsets_world_readable = *b;
   }
-  absl::StatusOr<std::string> file = OptionalString(config, kZkAuthFileKey);
+  // The auth file holds the cluster's identity; a topology's identity never
+  // comes from it.
+  const bool cluster_keys = scheme_key == kZkAuthSchemeKey;
+  absl::StatusOr<std::string> file =
+      cluster_keys ? OptionalString(config, kZkAuthFileKey) : std::string();
   if (!file.ok()) return file.status();
-  std::string source(kZkAuthPayloadKey);
+  std::string source(payload_key);
   if (!file->empty()) {
     if (!payload->empty()) {
       return absl::InvalidArgumentError(
@@ -90,24 +124,27 @@ absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromConfig(const api::Config& config)
   }
   if (scheme->empty() && payload->empty()) return c;
   if (scheme->empty()) {
-    return absl::InvalidArgumentError(
-        "storm.zookeeper.auth.payload is set but storm.zookeeper.auth.scheme is not (use digest)");
+    return absl::InvalidArgumentError(absl::StrCat(api::Sv(payload_key), " is set but ",
+                                                   api::Sv(scheme_key), " is not (use digest)"));
   }
   if (*scheme != "digest") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "storm.zookeeper.auth.scheme: only 'digest' is supported, not '", *scheme, "'"));
+        api::Sv(scheme_key), ": only 'digest' is supported, not '", *scheme, "'"));
   }
-  if (absl::Status s = CheckPayload(*payload, source); !s.ok()) return s;
+  if (absl::Status s = CheckPayload(*payload, source, scheme_key); !s.ok()) return s;
   c.scheme = *scheme;
   c.payload = *payload;
   return c;
 }
 
+}  // namespace
+
 absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromFile(const std::string& path,
                                                     std::string_view source) {
   absl::StatusOr<std::string> payload = ReadAuthFile(path, source);
   if (!payload.ok()) return payload.status();
-  if (absl::Status s = CheckPayload(*payload, absl::StrCat(api::Sv(source), " ", path));
+  if (absl::Status s = CheckPayload(*payload, absl::StrCat(api::Sv(source), " ", path),
+                                    kZkAuthSchemeKey);
       !s.ok()) {
     return s;
   }
@@ -115,6 +152,32 @@ absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromFile(const std::string& path,
   c.scheme = "digest";
   c.payload = *std::move(payload);
   return c;
+}
+
+absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromConfig(const api::Config& config) {
+  return AuthFromKeys(config, kZkAuthSchemeKey, kZkAuthPayloadKey);
+}
+
+absl::StatusOr<ZkAuthConfig> ZkAuthConfig::TopologyFromConfig(const api::Config& config) {
+  return AuthFromKeys(config, kZkTopologyAuthSchemeKey, kZkTopologyAuthPayloadKey);
+}
+
+namespace {
+std::mutex process_auth_mu;
+ZkAuthConfig& ProcessAuth() {
+  static ZkAuthConfig* auth = new ZkAuthConfig();
+  return *auth;
+}
+}  // namespace
+
+void SetProcessTopologyZkAuth(ZkAuthConfig auth) {
+  std::lock_guard<std::mutex> lock(process_auth_mu);
+  ProcessAuth() = std::move(auth);
+}
+
+ZkAuthConfig ProcessTopologyZkAuth() {
+  std::lock_guard<std::mutex> lock(process_auth_mu);
+  return ProcessAuth();
 }
 
 }  // namespace tempest::coord

@@ -40,11 +40,28 @@ enum class ZkNodeAccess { kPrivate, kLegacyReadable };
 // open (world:anyone, all permissions: ZooKeeper has no identity to restrict
 // it to); with credentials every node is creator-only (ZOO_CREATOR_ALL_ACL),
 // plus world read for kLegacyReadable nodes when legacy_world_readable.
+//
+// A worker authenticates as its topology's own identity, not the cluster's
+// (docs/security.md, "Per-topology ZooKeeper identities"). Nodes it creates
+// (workerbeats, errors, the KafkaSpout's offsets and owners) also give ALL to
+// `trusted_digest_ids`, the cluster identity's digest id, so nimbus, the
+// supervisors and `tempest offsets` / `migrate` keep full control of them.
+// Nodes the cluster creates for a topology grant that topology's identity
+// only the permissions its workers need (ForTopology).
 struct ZkAclPolicy {
   bool authenticated = false;
   bool legacy_world_readable = false;
+  std::vector<std::string> trusted_digest_ids = {};  // "user:base64(sha1)", given ALL
   ZkAcl For(ZkNodeAccess access) const;
+  // For(access) plus `perms` for the digest id `topology_digest_id`
+  // (nothing is added without credentials, or for an empty id).
+  ZkAcl ForTopology(ZkNodeAccess access, std::string_view topology_digest_id, int perms) const;
 };
+
+// ZooKeeper's digest id of a "user:password" payload: "user:" followed by
+// base64(sha1("user:password")), what an ACL entry of scheme digest names.
+// The id reveals nothing of the password, so it may be handed to workers.
+std::string ZkDigestId(std::string_view payload);
 
 inline constexpr std::string_view kZkAuthSchemeKey = "storm.zookeeper.auth.scheme";
 inline constexpr std::string_view kZkAuthPayloadKey = "storm.zookeeper.auth.payload";
@@ -52,6 +69,12 @@ inline constexpr std::string_view kZkAuthPayloadKey = "storm.zookeeper.auth.payl
 // password stays out of tempest.yaml and off command lines. Implies
 // storm.zookeeper.auth.scheme digest.
 inline constexpr std::string_view kZkAuthFileKey = "tempest.zookeeper.auth.file";
+// Storm's keys of a topology's own identity (digest, "user:password"). Nimbus
+// makes one when ZooKeeper auth is on and the topology gives none.
+inline constexpr std::string_view kZkTopologyAuthSchemeKey =
+    "storm.zookeeper.topology.auth.scheme";
+inline constexpr std::string_view kZkTopologyAuthPayloadKey =
+    "storm.zookeeper.topology.auth.payload";
 inline constexpr std::string_view kZkOffsetsWorldReadableKey =
     "tempest.zookeeper.offsets.world.readable";
 
@@ -63,6 +86,10 @@ struct ZkAuthConfig {
   std::string scheme;   // "" (no credentials) or "digest"
   std::string payload;  // "user:password"
   bool offsets_world_readable = false;
+  // Digest ids given ALL on every node the session creates besides the
+  // creator (ZkAclPolicy::trusted_digest_ids): a worker's sessions name the
+  // cluster identity here. Never read from a config file.
+  std::vector<std::string> trusted_digest_ids = {};
 
   bool enabled() const { return !scheme.empty(); }
   // "digest:USER" (never the password), for messages.
@@ -79,7 +106,18 @@ struct ZkAuthConfig {
   // The credentials of the auth file `path` alone (as if
   // tempest.zookeeper.auth.file named it); `source` names it in errors.
   static absl::StatusOr<ZkAuthConfig> FromFile(const std::string& path, std::string_view source);
+  // The same checks for a topology's own identity
+  // (storm.zookeeper.topology.auth.*); offsets_world_readable is read as in
+  // FromConfig.
+  static absl::StatusOr<ZkAuthConfig> TopologyFromConfig(const api::Config& config);
 };
+
+// The ZooKeeper identity of the topology this process runs (a worker's), for
+// components that open sessions of their own (the KafkaSpout's offset store)
+// without the credentials ever being in a config a component sees. The
+// worker sets it before any component opens; not enabled() elsewhere.
+void SetProcessTopologyZkAuth(ZkAuthConfig auth);
+ZkAuthConfig ProcessTopologyZkAuth();
 
 }  // namespace tempest::coord
 

@@ -194,6 +194,7 @@ ZkAclPolicy ZkSession::acl_policy() const {
   ZkAclPolicy p;
   p.authenticated = !options_.auth.empty() || options_.config.auth.enabled();
   p.legacy_world_readable = options_.config.auth.offsets_world_readable;
+  p.trusted_digest_ids = options_.config.auth.trusted_digest_ids;
   return p;
 }
 

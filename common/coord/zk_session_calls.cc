@@ -437,7 +437,15 @@ absl::Status ZkSession::CreateAncestors(const std::string& path, const ZkAcl& ac
       return absl::DeadlineExceededError("create parents: deadline");
     }
     auto r = CreateOnce(ancestor, "", parent_options, parent_call);
-    if (!r.ok() && !absl::IsAlreadyExists(r.status())) return r.status();
+    if (r.ok() || absl::IsAlreadyExists(r.status())) continue;
+    // ZooKeeper checks the parent's ACL before whether the node exists: an
+    // identity that may not create in, say, the cluster root still finds
+    // its own topology's directories there (a worker's identity does).
+    if (absl::IsPermissionDenied(r.status())) {
+      auto exists = ExistsImpl(ancestor, nullptr, parent_call);
+      if (exists.ok() && exists->has_value()) continue;
+    }
+    return r.status();
   }
   return absl::OkStatus();
 }

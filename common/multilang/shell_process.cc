@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/secret_config.h"
 #include "common/multilang/json_codec.h"
 #include "common/os/limits.h"
 #include "common/os/dir_files.h"
@@ -164,6 +165,46 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::StartForComponent(
   return shell;
 }
 
+namespace {
+
+// A child runs topology code: it gets the allowlisted variables
+// (os::AllowlistedEnvironment) and the topology's own topology.environment
+// (Storm's key, a map of names to values), nothing else of the worker's.
+std::map<std::string, std::string> ChildEnvironment(const api::Config& config) {
+  std::map<std::string, std::string> env = os::AllowlistedEnvironment();
+  const api::Value* v = config.Find(kTopologyEnvironmentKey);
+  if (v == nullptr || v->is_nil()) return env;
+  const api::ValueMap* vars = v->TryMap();
+  if (vars == nullptr) {
+    spdlog::warn("multilang: {} is not a map; ignored", kTopologyEnvironmentKey);
+    return env;
+  }
+  for (const auto& [name, value] : *vars) {
+    std::string text;
+    if (const std::string* s = value.TryString()) {
+      text = *s;
+    } else if (std::optional<int64_t> i = value.TryInt(); i.has_value() && value.is_int()) {
+      text = absl::StrCat(*i);
+    } else if (value.is_bool()) {
+      text = *value.TryBool() ? "true" : "false";
+    } else {
+      spdlog::warn("multilang: {}.{} is not a string, integer or boolean; ignored",
+                   kTopologyEnvironmentKey, name);
+      continue;
+    }
+    if (name.empty() || name.find_first_of(std::string_view("=\0", 2)) != std::string::npos ||
+        text.find('\0') != std::string::npos) {
+      spdlog::warn("multilang: {} holds a name or value a process environment cannot; ignored",
+                   kTopologyEnvironmentKey);
+      continue;
+    }
+    env[name] = std::move(text);
+  }
+  return env;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
     const ShellOptions& options, const api::Config& config, const api::TopologyContext& context) {
   if (options.command.empty()) return absl::InvalidArgumentError("multilang: empty command");
@@ -203,6 +244,8 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
   child_options.stdin_fd = to_child[0];
   child_options.stdout_fd = from_child[1];
   child_options.stderr_fd = err_child[1];
+  child_options.inherit_env = false;
+  child_options.env = ChildEnvironment(config);
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(child_options);
   ::close(to_child[0]);
   ::close(from_child[1]);
@@ -220,7 +263,11 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
   if (!pid_dir.ok()) return pid_dir.status();
   shell->pid_dir_ = *pid_dir;
   nlohmann::json conf = nlohmann::json::object();
-  for (const auto& [key, value] : config.entries()) conf[key] = ValueToJson(value);
+  // The worker hands components a config without credentials already; this
+  // is the last stop before a process of the topology's own.
+  for (const auto& [key, value] : config.entries()) {
+    if (!core::IsSecretConfigKey(key)) conf[key] = ValueToJson(value);
+  }
   shell->Send(nlohmann::json{
       {"conf", std::move(conf)}, {"pidDir", shell->pid_dir_}, {"context", HandshakeContext(context)}});
   if (absl::Status s = shell->Flush(); !s.ok()) {

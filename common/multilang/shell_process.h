@@ -33,6 +33,9 @@ inline constexpr int64_t kDefaultSubprocessTimeoutSecs = 30;
 // Where `tempest local` and workers put the topology's resources; children
 // run there.
 inline constexpr std::string_view kResourcesDirKey = api::kTempestResourcesDir;
+// Storm's map of environment variables a topology's children get (on top of
+// the allowlist, os::AllowlistedEnvironment).
+inline constexpr std::string_view kTopologyEnvironmentKey = "topology.environment";
 
 struct ShellOptions {
   std::vector<std::string> command;  // argv; argv[0] looked up on PATH

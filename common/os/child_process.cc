@@ -1,6 +1,7 @@
 #include "common/os/child_process.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -25,14 +26,26 @@ struct PreparedExec {
   std::vector<char*> envp;
 };
 
-PreparedExec Prepare(const ChildProcess::Options& options) {
-  PreparedExec p;
+std::map<std::string, std::string> CurrentEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const char* eq = std::strchr(*e, '=');
     if (eq == nullptr) continue;
     env[std::string(static_cast<const char*>(*e), eq)] = eq + 1;
   }
+  return env;
+}
+
+bool AllowedVariable(const std::string& name) {
+  return name == "PATH" || name == "LANG" || name == "TZ" || name == "TMPDIR" ||
+         name.rfind("LC_", 0) == 0 ||
+         (name.size() > 11 && name.compare(name.size() - 11, 11, "SAN_OPTIONS") == 0);
+}
+
+PreparedExec Prepare(const ChildProcess::Options& options) {
+  PreparedExec p;
+  std::map<std::string, std::string> env;
+  if (options.inherit_env) env = CurrentEnvironment();
   for (const auto& [k, v] : options.env) env[k] = v;
   for (const auto& [k, v] : env) p.env_storage.push_back(k + "=" + v);
   for (auto& s : p.env_storage) p.envp.push_back(s.data());
@@ -41,6 +54,27 @@ PreparedExec Prepare(const ChildProcess::Options& options) {
   p.argv.push_back(nullptr);
   return p;
 }
+
+}  // namespace
+
+std::map<std::string, std::string> AllowlistedEnvironment() {
+  std::map<std::string, std::string> env;
+  for (auto& [name, value] : CurrentEnvironment()) {
+    if (AllowedVariable(name)) env[name] = std::move(value);
+  }
+  // The home of the account this process runs as, never the one it was
+  // started from (a root supervisor's HOME is root's).
+  std::string buffer(16384, '\0');
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == 0 &&
+      found != nullptr && found->pw_dir != nullptr && found->pw_dir[0] != '\0') {
+    env["HOME"] = found->pw_dir;
+  }
+  return env;
+}
+
+namespace {
 
 [[noreturn]] void ChildFail(int fd, const char* what) {
   // Report through the pipe (async-signal-safe write) and exit.

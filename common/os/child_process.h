@@ -28,6 +28,9 @@ class ChildProcess {
     std::string stdout_path;                  // empty: inherit; else appended to
     std::string stderr_path;                  // empty: inherit; "=stdout" joins stdout
     std::map<std::string, std::string> env;   // added to / overriding the parent's
+    // False: the child gets only `env`, nothing of the parent's environment
+    // (see AllowlistedEnvironment for the variables a sandboxed child keeps).
+    bool inherit_env = true;
     // Descriptors the child gets as its stdin / stdout (e.g. pipe ends), so a
     // parent can talk to it; -1: stdin is inherited, stdout follows
     // stdout_path. The caller keeps ownership and closes its copies.
@@ -65,6 +68,14 @@ class ChildProcess {
   pid_t pid_;
   std::optional<int> exit_status_;
 };
+
+// The part of this process's environment a process running untrusted code
+// gets (docs/security.md, "The environment of workers and multilang
+// children"): PATH, LANG, LC_*, TZ, TMPDIR, the sanitizers' *SAN_OPTIONS, and
+// HOME set to the home directory of the effective user's passwd entry (left
+// out when it has none). Everything else (tokens, credentials, the daemon's
+// own settings) stays behind.
+std::map<std::string, std::string> AllowlistedEnvironment();
 
 // Waits until the text file at `path` (a child's log) holds a line starting
 // with `prefix` and returns the rest of that line. FailedPrecondition as soon

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -589,6 +590,60 @@ TEST(ShellSpoutDeactivateTest, DeactivateAcksAndFailsAfterItReachTheChild) {
   EXPECT_GT(seen.fails, 0);
   EXPECT_EQ(seen.duplicates, 0);
   EXPECT_EQ(run.cluster->Stats().errors, 0) << run.Errors();
+}
+
+// The handshake conf and the child's environment hold no credential: the
+// conf leaves out every credential key, the environment is the allowlist plus
+// the topology's own topology.environment.
+TEST(ShellBoltSecretsTest, HandshakeConfAndEnvironmentHoldNoCredential) {
+  Rig run;
+  run.AddSpout(20);
+  run.AddCounter(0);
+  std::filesystem::copy_file(ExampleScript("storm.py"), run.dir.File("storm.py"));
+  std::ofstream(run.dir.File("recorder.py")) << R"(import json
+import os
+import storm
+
+
+class Recorder(storm.BasicBolt):
+    def initialize(self, conf, context):
+        with open(os.environ["RECORD_TO"], "w") as f:
+            json.dump({"conf": conf, "env": dict(os.environ)}, f)
+
+    def process(self, tup):
+        storm.emit([tup.values[0]])
+
+
+Recorder().run()
+)";
+  ::setenv("TEMPEST_TEST_SECRET", "planted-in-the-worker", 1);
+  core::TopologyDef def = SplitTopology({"/usr/bin/python3", "recorder.py"}, 50);
+  api::ValueMap environment;
+  environment["RECORD_TO"] = api::Value(run.dir.File("seen.json"));
+  environment["TOPOLOGY_MARKER"] = api::Value("from-topology-environment");
+  def.config.Set("topology.environment", api::Value(std::move(environment)));
+  def.config.Set("storm.zookeeper.auth.scheme", api::Value("digest"));
+  def.config.Set("storm.zookeeper.auth.payload", api::Value("tempest:cluster-pw-1f2e"));
+  def.config.Set("storm.zookeeper.topology.auth.payload", api::Value("topo:topology-pw-3a4b"));
+  def.config.Set("app.database.password", api::Value("db-pw-5c6d"));
+  run.Start(std::move(def));
+  ASSERT_TRUE(testing::Eventually(kWait, [&] { return run.shared->NumAcked() == 20; }))
+      << run.Errors();
+  ::unsetenv("TEMPEST_TEST_SECRET");
+  std::ifstream in(run.dir.File("seen.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string recorded = text.str();
+  for (const char* secret : {"cluster-pw-1f2e", "topology-pw-3a4b", "db-pw-5c6d",
+                             "planted-in-the-worker"}) {
+    EXPECT_EQ(recorded.find(secret), std::string::npos) << secret << " reached the child";
+  }
+  const nlohmann::json seen = nlohmann::json::parse(recorded, nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << recorded;
+  EXPECT_FALSE(seen["conf"].contains("storm.zookeeper.auth.scheme"));
+  EXPECT_TRUE(seen["conf"].contains("topology.max.spout.pending")) << "the rest is passed on";
+  EXPECT_EQ(seen["env"].value("TOPOLOGY_MARKER", ""), "from-topology-environment");
+  EXPECT_FALSE(seen["env"].contains("TEMPEST_TEST_SECRET"));
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 // ACL is restored. Nodes an anonymous client made first (the spout's
 // directory, an ownership node, an offset node, nimbus's storms/) are repaired
 // or refused, never used silently.
+// With per-topology identities, a worker's identity reaches
+// its own topology's nodes only, while the spout's nodes stay the cluster
+// identity's to read and set.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "bolts/builtin_bolts.h"
 #include "common/api/component_registry.h"
+#include "common/coord/topology_identity.h"
 #include "common/coord/zk_auth.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
@@ -178,8 +182,13 @@ class ZkAclTest : public testing::SpoutClusterTest<1> {
     auto t = std::make_unique<SpoutUnderTest>();
     t->spout = std::make_unique<spout::KafkaSpout>(std::move(*config));
     api::Config topo = TopologyConfig();
-    topo.Set(coord::kZkAuthSchemeKey, "digest");
-    topo.Set(coord::kZkAuthPayloadKey, payload);
+    // Empty: the spout runs as in a worker, on the process's topology
+    // identity (coord::ProcessTopologyZkAuth), with no credential in its
+    // config.
+    if (!payload.empty()) {
+      topo.Set(coord::kZkAuthSchemeKey, "digest");
+      topo.Set(coord::kZkAuthPayloadKey, payload);
+    }
     api::TopologyContext ctx = testing::SpoutContext(topo);
     absl::Status s = t->spout->Open(ctx.config(), ctx, t->collector);
     if (open_status != nullptr) {
@@ -188,6 +197,29 @@ class ZkAclTest : public testing::SpoutClusterTest<1> {
       EXPECT_TRUE(s.ok()) << s;
     }
     return t;
+  }
+
+  // The identity nimbus stored for the topology `id` (read with the
+  // cluster's).
+  std::string IdentityOf(const std::string& id) {
+    auto identity = coord::ReadTopologyIdentity(*admin_, coord::ClusterPaths(root_),
+                                                coord::TopologyNameOfId(id));
+    EXPECT_TRUE(identity.ok()) << identity.status();
+    if (!identity.ok() || !identity->has_value()) return "";
+    return (*identity)->payload;
+  }
+
+  // `tempest offsets ARGS...` with the cluster's credentials.
+  testing::CommandRun OffsetsAsCluster(const std::vector<std::string>& args,
+                                       const std::string& name) {
+    std::vector<std::string> argv = {testing::TempestBinary(), "-c",
+                                     "storm.zookeeper.auth.scheme=digest", "-c",
+                                     absl::StrCat("storm.zookeeper.auth.payload=", kCredentials),
+                                     "offsets"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::CommandRun run = testing::RunCommand(argv, dir_.File(name), seconds(60));
+    EXPECT_TRUE(run.finished) << name;
+    return run;
   }
 
   std::string OffsetPath(const std::string& zk_root, const std::string& topic) {
@@ -527,6 +559,136 @@ TEST_F(ZkAclTest, NimbusRepairsOrRefusesClusterDirectoriesMadeByOthers) {
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_EQ(SecretOf(*id).size(), 32u);
   EXPECT_EQ(Anonymous("delete", storms + "/" + *id), "NoAuthError");
+}
+
+TEST_F(ZkAclTest, ATopologyIdentityReadsItsOwnNodesOnlyAndWritesNoClusterState) {
+  auto n = StartNimbus();
+  ASSERT_NE(n, nullptr);
+  // Room for three topologies: another supervisor with four more slots.
+  v1::SupervisorInfo more;
+  more.set_supervisor_id("sup-b");
+  more.set_hostname("127.0.0.1");
+  for (int port = 6702; port < 6706; ++port) more.add_slot_ports(port);
+  coord::ZkCreateOptions ephemeral;
+  ephemeral.mode = coord::ZkCreateMode::kEphemeral;
+  ASSERT_TRUE(admin_->Create(root_ + "/supervisors/sup-b", more.SerializeAsString(), ephemeral).ok());
+  nimbus::SubmitRequest r;
+  r.flux_text = testing::kGenSinkFlux;
+  r.file_name = "demo.yaml";
+  r.name = "ident-a";
+  auto a = n->Submit(r);
+  ASSERT_TRUE(a.ok()) << a.status();
+  r.name = "ident-b";
+  auto b = n->Submit(r);
+  ASSERT_TRUE(b.ok()) << b.status();
+  // A topology that names its own identity keeps it.
+  r.name = "ident-c";
+  r.config_overrides = {{"storm.zookeeper.topology.auth.scheme", "\"digest\""},
+                        {"storm.zookeeper.topology.auth.payload", "\"own-c:own-c-password\""}};
+  auto c = n->Submit(r);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(SecretOf(*a).size(), 32u);
+  ASSERT_EQ(SecretOf(*b).size(), 32u);
+  ASSERT_EQ(SecretOf(*c).size(), 32u);
+
+  // Nimbus made one identity per topology, none of them the cluster's.
+  const std::string identity_a = IdentityOf(*a);
+  const std::string identity_b = IdentityOf(*b);
+  EXPECT_EQ(identity_a.rfind("topology-ident-a-", 0), 0u) << "user part names the topology";
+  EXPECT_GT(identity_a.size() - identity_a.find(':'), 40u) << "a 32-byte random password";
+  EXPECT_NE(identity_a, identity_b);
+  EXPECT_NE(identity_a, kCredentials);
+  EXPECT_EQ(IdentityOf(*c), "own-c:own-c-password");
+
+  const std::string at = root_ + "/";
+  const std::vector<std::string> probes = {
+      // What its workers need: its definition and assignment, adding beats
+      // and errors under its own directories.
+      "get:" + at + "storms/" + *a, "get:" + at + "assignments/" + *a,
+      "create:" + at + "workerbeats/" + *a, "create:" + at + "errors/" + *a,
+      // Another topology's assignment (its transport secret), definition,
+      // identity, beats: refused. So is its own identity node.
+      "get:" + at + "assignments/" + *b, "get:" + at + "storms/" + *b,
+      "get:" + at + "credentials/ident-b", "get:" + at + "credentials/ident-a",
+      "create:" + at + "workerbeats/" + *b, "create:" + at + "errors/" + *b,
+      // Cluster state: no write anywhere, not even to its own records.
+      "set:" + at + "assignments/" + *a, "set:" + at + "storms/" + *a,
+      "delete:" + at + "workerbeats/" + *a, "create:" + at + "storms",
+      "create:" + at + "assignments", "create:" + at + "credentials", "create:" + at + "workerbeats",
+      "create:" + at + "errors", "create:" + at + "blobs", "children:" + at + "supervisors",
+      "get:" + at + "supervisors/sup-a", "set:" + root_, "create:" + root_};
+  const auto seen = Kazoo(identity_a, probes);
+  for (size_t i = 0; i < probes.size(); ++i) {
+    std::string key = probes[i];
+    key[key.find(':')] = ' ';
+    const std::string expected = i < 4 ? "ok" : "NoAuthError";
+    EXPECT_EQ(seen.count(key) ? seen.at(key) : "missing", expected) << probes[i];
+  }
+  // The user-given identity works the same way for its own topology only.
+  const auto own_c = Kazoo("own-c:own-c-password",
+                           {"get:" + at + "assignments/" + *c, "get:" + at + "assignments/" + *a});
+  EXPECT_EQ(own_c.at("get " + at + "assignments/" + *c), "ok");
+  EXPECT_EQ(own_c.at("get " + at + "assignments/" + *a), "NoAuthError");
+
+  // The identity belongs to the name: killed and submitted again, the
+  // topology gets it back (its spouts' offset nodes are that identity's).
+  ASSERT_TRUE(n->Kill(*b, 0).ok());
+  ASSERT_TRUE(Eventually(kWait, [&] {
+    return absl::IsNotFound(admin_->Get(at + "storms/" + *b).status());
+  }));
+  r.name = "ident-b";
+  r.config_overrides.clear();
+  auto b_again = n->Submit(r);
+  ASSERT_TRUE(b_again.ok()) << b_again.status();
+  EXPECT_NE(*b_again, *b);
+  EXPECT_EQ(IdentityOf(*b_again), identity_b);
+  ASSERT_EQ(SecretOf(*b_again).size(), 32u);
+  EXPECT_EQ(Kazoo(identity_b, {"get:" + at + "assignments/" + *b_again})
+                .at("get " + at + "assignments/" + *b_again),
+            "ok");
+}
+
+TEST_F(ZkAclTest, ASpoutOnATopologyIdentityCommitsAndTheClusterIdentityKeepsControl) {
+  ASSERT_TRUE(kafka_->CreateTopic("acl-ident", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("acl-ident", 0, NumberedRecords(0, 20)).ok());
+  const std::string zk_root = root_ + "-ident-offsets";
+  const std::string path = OffsetPath(zk_root, "acl-ident");
+  // As a worker has it after its supervisor's handoff: the topology's
+  // identity, and the cluster's digest id (not its password) to trust.
+  coord::ZkAuthConfig worker_auth = Auth("topology-x:x-password");
+  worker_auth.trusted_digest_ids = {coord::ZkDigestId(kCredentials)};
+  coord::SetProcessTopologyZkAuth(worker_auth);
+  {
+    auto t = Spout("acl-ident", zk_root, "");
+    ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 20; }));
+    EXPECT_TRUE(t->collector.errors.empty());
+    t->spout->Close();
+  }
+  // Anyone else, another topology's identity included, is shut out.
+  for (const std::string& who : {std::string("-"), std::string("topology-y:y-password")}) {
+    const auto seen = Kazoo(who, {"get:" + path, "set:" + path, "create:" + zk_root + "/spout"});
+    for (const auto& [probe, result] : seen) EXPECT_EQ(result, "NoAuthError") << who << " " << probe;
+  }
+  // The cluster identity reads and sets what the topology's spout made ...
+  testing::CommandRun shown = OffsetsAsCluster(
+      {"show", "--zk", zk_->ConnectString(), "--root", zk_root, "--id", "spout", "--json"},
+      "ident-show");
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("\"committed_offset\":20"), std::string::npos) << shown.out;
+  testing::CommandRun set = OffsetsAsCluster(
+      {"set", "--zk", zk_->ConnectString(), "--root", zk_root, "--id", "spout", "--topic",
+       "acl-ident", "--partition", "0", "--offset", "5", "--execute"},
+      "ident-set");
+  EXPECT_EQ(set.exit_code, 0) << set.out << set.err;
+  EXPECT_EQ(StoredOffset(*admin_, path), 5);
+  // ... and the topology's spout still writes after that.
+  {
+    auto t = Spout("acl-ident", zk_root, "");
+    ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 20; }));
+    EXPECT_EQ(*t->Unique(0).begin(), 5);
+    t->spout->Close();
+  }
+  coord::SetProcessTopologyZkAuth({});
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // A stand-in for `tempest worker` in the supervisor's integration tests (the
 // real worker process is built separately). It follows the supervisor/worker
 // contract of supervisor/README.md: the same command line, a heartbeat file
-// written atomically every HEARTBEAT_WORKER_INTERVAL_MS (default 1000) ms, a
+// written atomically every `-c heartbeat.worker.interval.ms=N` (default 1000) ms, a
 // clean exit 0 on SIGTERM. Tests steer one incarnation through files in its
 // worker (scratch) directory:
 //   stop-beating.<pid>  stop writing heartbeats (a hung worker)
@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
 
   std::string topology, supervisor, dir;
   int port = 0;
+  int interval_ms = 1000;
   int i = 1;
   while (i < argc && std::string(argv[i]) != "worker") ++i;
   if (i == argc) {
@@ -65,7 +66,12 @@ int main(int argc, char** argv) {
     if (key == "--supervisor-id") supervisor = value;
     if (key == "--port") port = std::atoi(value.c_str());
     if (key == "--worker-dir") dir = value;
-    // --config FILE and -c key=value are global options: accepted, unused.
+    // A worker gets only an allowlisted environment, so the test passes its
+    // beat interval as a config override; other global options are unused.
+    const std::string interval_key = "heartbeat.worker.interval.ms=";
+    if (key == "-c" && value.rfind(interval_key, 0) == 0) {
+      interval_ms = std::atoi(value.c_str() + interval_key.size());
+    }
   }
   if (topology.empty() || supervisor.empty() || port <= 0 || dir.empty()) {
     std::fprintf(stderr,
@@ -78,8 +84,6 @@ int main(int argc, char** argv) {
   } else {
     ::signal(SIGTERM, OnTerm);
   }
-  const char* interval_env = std::getenv("HEARTBEAT_WORKER_INTERVAL_MS");
-  const int interval_ms = interval_env != nullptr ? std::atoi(interval_env) : 1000;
   const pid_t pid = ::getpid();
   const int64_t started = NowSecs();
   const std::string stop_beating = dir + "/stop-beating." + std::to_string(pid);

@@ -49,8 +49,6 @@ constexpr milliseconds kWait{30000};
 class SupervisorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // Beat faster than the real worker's 1 s, so heartbeat checks settle quickly.
-    ::setenv("HEARTBEAT_WORKER_INTERVAL_MS", "200", 1);
     auto e = tempest::testing::ZkEnsemble::Start();
     ASSERT_TRUE(e.ok()) << e.status();
     ensemble_ = e->release();
@@ -97,7 +95,9 @@ class SupervisorTest : public ::testing::Test {
     o.worker_exit_grace = milliseconds(1000);
     o.op_timeout = milliseconds(15000);
     o.worker_command = {HEARTBEAT_WORKER_PATH};
-    o.worker_config_args = {"-c", "storm.zookeeper.root=" + root_};
+    // Beat faster than the real worker's 1 s, so heartbeat checks settle quickly.
+    o.worker_config_args = {"-c", "storm.zookeeper.root=" + root_, "-c",
+                            "heartbeat.worker.interval.ms=200"};
     return o;
   }
 

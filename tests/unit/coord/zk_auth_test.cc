@@ -1,4 +1,5 @@
-// Storm's storm.zookeeper.auth.* keys and the ACL rule that follows from them.
+// Storm's storm.zookeeper.auth.* keys, the ACL rule that follows from them, and
+// per-topology identities.
 #include "common/coord/zk_auth.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 
 #include "common/api/config.h"
 #include "common/coord/cluster_zk_config.h"
+#include "common/coord/topology_identity.h"
+#include "common/core/secret_config.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::coord {
@@ -131,6 +134,112 @@ TEST(ZkAclPolicyTest, OpenWithoutCredentialsCreatorOnlyWithThem) {
   EXPECT_TRUE(HasWorld(offsets, kZkPermRead));
   EXPECT_FALSE(HasWorld(offsets, kZkPermAll));
   EXPECT_EQ(legacy.For(ZkNodeAccess::kPrivate).size(), 1u);
+}
+
+TEST(ZkAclPolicyTest, TrustedIdsGetAllAndATopologyOnlyWhatItIsGranted) {
+  ZkAclPolicy worker{true, false, {"tempest:hash="}};
+  const ZkAcl acl = worker.For(ZkNodeAccess::kPrivate);
+  ASSERT_EQ(acl.size(), 2u);
+  EXPECT_EQ(acl[0].scheme, "auth");
+  EXPECT_EQ(acl[1].scheme, "digest");
+  EXPECT_EQ(acl[1].id, "tempest:hash=");
+  EXPECT_EQ(acl[1].perms, kZkPermAll);
+
+  ZkAclPolicy cluster{true, false};
+  const ZkAcl granted = cluster.ForTopology(ZkNodeAccess::kPrivate, "topo:h=", kZkPermRead);
+  ASSERT_EQ(granted.size(), 2u);
+  EXPECT_EQ(granted[1].id, "topo:h=");
+  EXPECT_EQ(granted[1].perms, kZkPermRead);
+  // Without credentials there is nobody to grant to: the node is open.
+  ZkAclPolicy open;
+  const ZkAcl opened = open.ForTopology(ZkNodeAccess::kPrivate, "topo:h=", kZkPermRead);
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_TRUE(HasWorld(opened, kZkPermAll));
+  EXPECT_EQ(cluster.ForTopology(ZkNodeAccess::kPrivate, "", kZkPermRead).size(), 1u);
+}
+
+TEST(ZkDigestIdTest, IsZooKeepersDigestOfUserAndPassword) {
+  // The example ZooKeeper's documentation gives for its super user.
+  EXPECT_EQ(ZkDigestId("super:admin"), "super:xQJmxLMiHGwaqBvst5y6rkB6HQs=");
+  EXPECT_EQ(ZkDigestId("tempest:pw:with:colons").rfind("tempest:", 0), 0u);
+}
+
+TEST(TopologyIdentityTest, NewIdentitiesAreDigestsOfTheirOwnAndRoundTrip) {
+  auto a = NewTopologyIdentity("billing");
+  auto b = NewTopologyIdentity("billing");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->scheme, "digest");
+  EXPECT_EQ(a->payload.rfind("topology-billing-", 0), 0u);
+  EXPECT_NE(a->payload, b->payload);
+  auto decoded = DecodeTopologyIdentity(EncodeTopologyIdentity(*a));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->payload, a->payload);
+  for (const char* bad : {"", "digest", "digest nopassword", "ip 1.2.3.4:x", "digest :pw"}) {
+    auto d = DecodeTopologyIdentity(bad);
+    EXPECT_TRUE(absl::IsDataLoss(d.status())) << bad;
+    EXPECT_EQ(std::string(d.status().message()).find("pw"), std::string::npos) << bad;
+  }
+}
+
+TEST(TopologyIdentityTest, TheNameOfAnIdIsWhatPrecedesItsCounterAndSeconds) {
+  EXPECT_EQ(TopologyNameOfId("wordcount-3-1700000000"), "wordcount");
+  EXPECT_EQ(TopologyNameOfId("my-pipe-line-12-1700000000"), "my-pipe-line");
+  EXPECT_EQ(TopologyNameOfId("no-counter"), "no-counter");
+  EXPECT_EQ(TopologyNameOfId("-1-2"), "-1-2");
+}
+
+TEST(TopologyIdentityTest, TheWorkerHandoffCarriesTheIdentityAndTheTrustedIdOnly) {
+  WorkerHandoff h;
+  h.topology.scheme = "digest";
+  h.topology.payload = "topo:secret";
+  h.cluster_digest_id = ZkDigestId("tempest:cluster");
+  const std::string text = EncodeWorkerHandoff(h);
+  EXPECT_EQ(text.find("cluster"), std::string::npos) << "the cluster's password stays behind";
+  auto back = DecodeWorkerHandoff(text);
+  ASSERT_TRUE(back.ok() && back->has_value()) << back.status();
+  EXPECT_EQ((*back)->topology.payload, "topo:secret");
+  EXPECT_EQ((*back)->cluster_digest_id, h.cluster_digest_id);
+  auto none = DecodeWorkerHandoff("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  EXPECT_FALSE(DecodeWorkerHandoff("payload topo:secret\n").ok()) << "no scheme";
+  EXPECT_FALSE(DecodeWorkerHandoff("scheme digest\npayload x\n").ok()) << "not user:password";
+  EXPECT_FALSE(DecodeWorkerHandoff("scheme digest\nextra 1\n").ok());
+}
+
+TEST(ZkAuthConfigTest, TopologyKeysAreCheckedLikeTheClusterKeys) {
+  api::Config c;
+  c.Set(kZkTopologyAuthSchemeKey, "digest");
+  c.Set(kZkTopologyAuthPayloadKey, "topo:pw");
+  auto ok = ZkAuthConfig::TopologyFromConfig(c);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->payload, "topo:pw");
+  c.Set(kZkTopologyAuthPayloadKey, "nopassword");
+  auto bad = ZkAuthConfig::TopologyFromConfig(c);
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
+  EXPECT_NE(std::string(bad.status().message()).find("storm.zookeeper.topology.auth.payload"),
+            std::string::npos);
+  EXPECT_FALSE(ZkAuthConfig::FromConfig(c)->enabled()) << "the cluster keys are separate";
+}
+
+TEST(SecretConfigTest, CredentialKeysNeverReachAComponent) {
+  api::Config c;
+  c.Set(kZkAuthSchemeKey, "digest");
+  c.Set(kZkAuthPayloadKey, "tempest:pw");
+  c.Set(kZkTopologyAuthPayloadKey, "topo:pw");
+  c.Set("tempest.api.token.file", "/etc/tempest/api.token");
+  c.Set("drpc.https.keystore.password", "x");
+  c.Set("my.db.Password", "x");
+  c.Set("app.client.secret.value", "x");
+  c.Set("topology.workers", int64_t{2});
+  c.Set("topology.environment", "kept");
+  c.Set(kZkOffsetsWorldReadableKey, true);
+  const api::Config kept = core::WithoutSecrets(c);
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_TRUE(kept.Has("topology.workers"));
+  EXPECT_TRUE(kept.Has("topology.environment"));
+  EXPECT_TRUE(kept.Has(kZkOffsetsWorldReadableKey));
+  EXPECT_TRUE(core::IsSecretConfigKey("storm.zookeeper.auth.scheme")) << "the whole auth family";
 }
 
 }  // namespace
