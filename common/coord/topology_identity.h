@@ -3,7 +3,7 @@
 
 // A topology's own ZooKeeper identity (Storm's storm.zookeeper.topology.auth.*):
 // what its workers authenticate as instead of the cluster identity, which
-// never leaves nimbus and the supervisors (docs/adr/0021-per-topology-zookeeper-identity.md).
+// never leaves nimbus and the supervisors (docs/adr/0025-per-topology-zookeeper-identity.md).
 //
 //   nimbus      makes it at a name's first submit (or takes the topology's
 //               own), stores it in {root}/credentials/{name} (cluster
