@@ -369,6 +369,16 @@ bool ZkOffsetStore::EnsureParents(const TopicPartition& tp, const coord::ZkCall&
   // Each chain is checked before anything is created in it (a node another
   // client made is refused or repaired first) and once more after, for the
   // levels just made.
+  // zkRoot first, as a level other topologies' spouts may create in too
+  // (kSharedParent): a topology identity that made it alone would lock every
+  // later topology out of the default /kafkaspout.
+  const std::string root = ZkRootDir();
+  if (root != "/" && !ensured_.contains(root)) {
+    if (!CheckChain(tp, root, offset_parent, call)) return false;
+    absl::Status made = session_->EnsurePath(root, call, coord::ZkNodeAccess::kSharedParent);
+    if (!made.ok() || !CheckChain(tp, root, offset_parent, call)) return false;
+    ensured_.insert(root);
+  }
   const std::pair<std::string, coord::ZkNodeAccess> dirs[] = {
       {offset_parent, coord::ZkNodeAccess::kLegacyReadable},
       {owner_parent, coord::ZkNodeAccess::kPrivate},
@@ -472,6 +482,10 @@ bool ZkOffsetStore::OwnerNodeIsGenuine(const TopicPartition& tp, const std::stri
   return true;
 }
 
+std::string ZkOffsetStore::ZkRootDir() const {
+  return ParentOf(ParentOf(OffsetNodePath(options_.zk_root, options_.spout_id, "t", 0, false)));
+}
+
 absl::Status ZkOffsetStore::EnsureOwnedChain(const std::string& dir,
                                              const std::string& offset_parent,
                                              const coord::ZkCall& call) {
@@ -479,8 +493,7 @@ absl::Status ZkOffsetStore::EnsureOwnedChain(const std::string& dir,
   // zkRoot itself and every level below it down to `dir`. Ancestors above
   // zkRoot are not the spout's (often `/`): the most they allow is removing
   // zkRoot while it is empty, and whatever replaces it is checked here again.
-  const std::string root =
-      ParentOf(ParentOf(OffsetNodePath(options_.zk_root, options_.spout_id, "t", 0, false)));
+  const std::string root = ZkRootDir();
   std::vector<std::string> chain;
   for (std::string p = dir; p != "/" && p.size() >= root.size(); p = ParentOf(p)) {
     chain.push_back(p);
@@ -490,10 +503,16 @@ absl::Status ZkOffsetStore::EnsureOwnedChain(const std::string& dir,
     if (owned_dirs_.contains(*it)) continue;
     // The levels offset nodes hang from are legacy-readable (EnsureParents).
     const bool legacy = offset_parent == *it || offset_parent.starts_with(*it + "/");
-    absl::StatusOr<coord::ZkOwnershipResult> r = coord::EnsureOwnedNode(
-        *session_, *it,
-        legacy ? coord::ZkNodeAccess::kLegacyReadable : coord::ZkNodeAccess::kPrivate,
-        coord::kZkPermRead | coord::kZkPermCreate | coord::kZkPermDelete, call);
+    // zkRoot is shared with other topologies' spouts: reading it and making
+    // this spout's own level in it is all a spout needs there.
+    const bool shared = *it == root;
+    const coord::ZkNodeAccess access = shared   ? coord::ZkNodeAccess::kSharedParent
+                                       : legacy ? coord::ZkNodeAccess::kLegacyReadable
+                                                : coord::ZkNodeAccess::kPrivate;
+    const int needed = coord::kZkPermRead | coord::kZkPermCreate |
+                       (shared ? 0 : coord::kZkPermDelete);
+    absl::StatusOr<coord::ZkOwnershipResult> r =
+        coord::EnsureOwnedNode(*session_, *it, access, needed, call);
     // Absent: so is everything below it; whatever creates them gives them
     // the policy's ACL.
     if (absl::IsNotFound(r.status())) break;

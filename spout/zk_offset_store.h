@@ -152,6 +152,8 @@ class ZkOffsetStore : public OffsetStore {
   // With credentials: every node from zkRoot down to `dir` is owned
   // (coord::EnsureOwnedNode: repaired when we may, refused otherwise).
   // `offset_parent`'s levels are legacy-readable, the others private.
+  // The spout's zkRoot (normalised as the offset paths use it).
+  std::string ZkRootDir() const;
   absl::Status EnsureOwnedChain(const std::string& dir, const std::string& offset_parent,
                                 const coord::ZkCall& call);
   // EnsureOwnedChain; a refusal blocks `tp`. False: not now.

@@ -17,8 +17,16 @@ namespace {
 
 constexpr int kModifyPerms = kZkPermWrite | kZkPermCreate | kZkPermDelete | kZkPermAdmin;
 
+// ZooKeeper shows a digest id's hash only to a client with ADMIN on the node
+// ("user:x" otherwise), as a topology's spout sees a shared zkRoot: there the
+// user name is all that can be compared.
 bool SameId(const ZkAclEntry& a, const ZkAclEntry& b) {
-  return a.scheme == b.scheme && a.id == b.id;
+  if (a.scheme != b.scheme) return false;
+  if (a.id == b.id) return true;
+  if (a.scheme != "digest") return false;
+  const auto user = [](const std::string& id) { return id.substr(0, id.find(':')); };
+  const auto masked = [&](const std::string& id) { return id == user(id) + ":x"; };
+  return (masked(a.id) || masked(b.id)) && user(a.id) == user(b.id);
 }
 
 bool IsWorld(const ZkAclEntry& e) { return e.scheme == "world" && e.id == "anyone"; }
@@ -89,15 +97,25 @@ std::string DescribeAcl(const ZkAcl& acl) {
 ZkAclFindings InspectAcl(const ZkAcl& actual, const ZkAcl& policy_acl,
                          const std::vector<ZkAclEntry>& session_ids) {
   const ZkAcl trusted = Resolved(policy_acl, session_ids);
+  // What the policy lets everyone do (a shared parent: read and create) is no
+  // threat when some other identity may do it too.
+  int world_perms = 0;
+  for (const ZkAclEntry& t : trusted) {
+    if (IsWorld(t)) world_perms |= t.perms;
+  }
   ZkAclFindings f;
   for (const ZkAclEntry& e : actual) {
-    const bool is_trusted = std::any_of(trusted.begin(), trusted.end(),
-                                        [&](const ZkAclEntry& t) { return SameId(t, e); });
+    // Trusted only for what the policy grants that identity: world:anyone
+    // with every permission is not the world read a legacy node may have.
+    const bool is_trusted =
+        std::any_of(trusted.begin(), trusted.end(), [&](const ZkAclEntry& t) {
+          return SameId(t, e) && (e.perms & ~t.perms) == 0;
+        });
     const bool is_us = IsWorld(e) || std::any_of(session_ids.begin(), session_ids.end(),
                                                  [&](const ZkAclEntry& t) { return SameId(t, e); });
     if (is_us) f.own_perms |= e.perms;
     if (is_trusted) f.trusted_present = true;
-    if (!is_trusted && (e.perms & kModifyPerms) != 0) f.others.push_back(e);
+    if (!is_trusted && (e.perms & kModifyPerms & ~world_perms) != 0) f.others.push_back(e);
   }
   return f;
 }

@@ -54,6 +54,15 @@ ZkAcl CreatorAllWorldReadAcl() {
 
 ZkAcl ZkAclPolicy::For(ZkNodeAccess access) const {
   if (!authenticated) return OpenAcl();
+  if (access == ZkNodeAccess::kSharedParent) {
+    if (trusted_digest_ids.empty()) return For(ZkNodeAccess::kLegacyReadable);
+    constexpr int kReadCreate = kZkPermRead | kZkPermCreate;
+    ZkAcl acl = {{kReadCreate, "auth", ""}, {kReadCreate, "world", "anyone"}};
+    for (const std::string& id : trusted_digest_ids) {
+      if (!id.empty()) acl.push_back({kZkPermAll, "digest", id});
+    }
+    return acl;
+  }
   ZkAcl acl = access == ZkNodeAccess::kLegacyReadable && legacy_world_readable
                   ? CreatorAllWorldReadAcl()
                   : CreatorAllAcl();

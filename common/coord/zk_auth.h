@@ -22,6 +22,7 @@ struct ZkAclEntry {
   int perms = kZkPermAll;
   std::string scheme;  // "world", "auth", "digest", "ip", ...
   std::string id;
+  bool operator==(const ZkAclEntry&) const = default;
 };
 using ZkAcl = std::vector<ZkAclEntry>;
 ZkAcl OpenAcl();        // world:anyone, all permissions
@@ -34,7 +35,16 @@ ZkAcl CreatorAllWorldReadAcl();  // as CreatorAllAcl, plus read for everyone
 //   kLegacyReadable: everyone may read it if the operator asked for that
 //                    (storm-kafka offset nodes and their parents, for legacy
 //                    monitoring tools); otherwise as kPrivate.
-enum class ZkNodeAccess { kPrivate, kLegacyReadable };
+//   kSharedParent:   a level several topologies hang their own nodes from (a
+//                    KafkaSpout's zkRoot and the levels above it). With
+//                    per-topology identities (trusted_digest_ids set) nobody
+//                    but the cluster may write, delete or re-ACL it, and
+//                    everyone may read it and create in it: a topology cannot
+//                    know the identities of the topologies that come later.
+//                    What anyone creates below it is checked as its own node
+//                    (a squatted spout id is refused, never used). Without
+//                    per-topology identities: as kLegacyReadable.
+enum class ZkNodeAccess { kPrivate, kLegacyReadable, kSharedParent };
 
 // The ACL of the nodes a session creates. Without credentials every node is
 // open (world:anyone, all permissions: ZooKeeper has no identity to restrict

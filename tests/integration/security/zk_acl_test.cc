@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <set>
 #include <string>
@@ -167,14 +168,15 @@ class ZkAclTest : public testing::SpoutClusterTest<1> {
   // `payload` as its credentials; `open_status` gets Open's result.
   std::unique_ptr<SpoutUnderTest> Spout(const std::string& topic, const std::string& zk_root,
                                         const std::string& payload,
-                                        absl::Status* open_status = nullptr) {
+                                        absl::Status* open_status = nullptr,
+                                        const std::string& spout_id = "spout") {
     api::ComponentArgs args;
     args.class_name = "tempest.KafkaSpout";
     args.id = api::ComponentId("kafka");
     args.properties = {{"bootstrap.servers", kafka_->bootstrap_servers()},
                        {"topics", topic},
                        {"zkRoot", zk_root},
-                       {"id", "spout"},
+                       {"id", spout_id},
                        {"zkServers", zk_->ConnectString()},
                        {"stateUpdateIntervalMs", 200}};
     auto config = spout::ParseKafkaSpoutArgs(args);
@@ -666,7 +668,9 @@ TEST_F(ZkAclTest, ASpoutOnATopologyIdentityCommitsAndTheClusterIdentityKeepsCont
   }
   // Anyone else, another topology's identity included, is shut out.
   for (const std::string& who : {std::string("-"), std::string("topology-y:y-password")}) {
-    const auto seen = Kazoo(who, {"get:" + path, "set:" + path, "create:" + zk_root + "/spout"});
+    const auto seen =
+        Kazoo(who, {"get:" + path, "set:" + path, "create:" + zk_root + "/spout",
+                    "delete:" + zk_root + "/spout"});
     for (const auto& [probe, result] : seen) EXPECT_EQ(result, "NoAuthError") << who << " " << probe;
   }
   // The cluster identity reads and sets what the topology's spout made ...
@@ -689,6 +693,39 @@ TEST_F(ZkAclTest, ASpoutOnATopologyIdentityCommitsAndTheClusterIdentityKeepsCont
     t->spout->Close();
   }
   coord::SetProcessTopologyZkAuth({});
+}
+
+TEST_F(ZkAclTest, TopologiesOfTheirOwnIdentitiesShareOneZkRoot) {
+  // The default zkRoot (/kafkaspout) holds every topology's spouts: the
+  // second topology's identity must be able to make its own level there,
+  // and neither may touch the other's.
+  ASSERT_TRUE(kafka_->CreateTopic("acl-shared", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("acl-shared", 0, NumberedRecords(0, 10)).ok());
+  const std::string zk_root = root_ + "-shared-root";
+  const std::string path_a = spout::OffsetNodePath(zk_root, "spout-a", "acl-shared", 0, false);
+  const std::string path_b = spout::OffsetNodePath(zk_root, "spout-b", "acl-shared", 0, false);
+  for (const auto& [payload, id, path] :
+       {std::tuple{"topology-a:a-password", "spout-a", path_a},
+        std::tuple{"topology-b:b-password", "spout-b", path_b}}) {
+    coord::ZkAuthConfig worker_auth = Auth(payload);
+    worker_auth.trusted_digest_ids = {coord::ZkDigestId(kCredentials)};
+    coord::SetProcessTopologyZkAuth(worker_auth);
+    auto t = Spout("acl-shared", zk_root, "", nullptr, id);
+    ASSERT_TRUE(t->RunUntil(kWait, [&] { return StoredOffset(*admin_, path) == 10; })) << id;
+    EXPECT_TRUE(t->collector.errors.empty()) << id;
+    t->spout->Close();
+  }
+  coord::SetProcessTopologyZkAuth({});
+  // Each topology, and anyone without credentials, is shut out of the other's
+  // level; nobody but the cluster may delete or re-ACL the shared root.
+  const std::map<std::string, std::string> others = {
+      {"topology-b:b-password", path_a}, {"topology-a:a-password", path_b}, {"-", path_a}};
+  for (const auto& [who, path] : others) {
+    const std::string level = path.substr(0, path.rfind('/'));
+    const auto seen = Kazoo(who, {"set:" + path, "delete:" + path, "create:" + level,
+                                  "delete:" + level, "set:" + zk_root});
+    for (const auto& [probe, result] : seen) EXPECT_EQ(result, "NoAuthError") << who << " " << probe;
+  }
 }
 
 }  // namespace

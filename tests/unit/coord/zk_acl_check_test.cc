@@ -84,5 +84,42 @@ TEST(ZkAclCheckTest, TrustedIdentitiesComeFromThePolicysAcl) {
   EXPECT_EQ(g.others.size(), 1u);
 }
 
+TEST(ZkAclCheckTest, WorldIsTrustedOnlyForWhatThePolicyGivesIt) {
+  // A legacy-readable node may be world-readable; world:anyone with every
+  // permission is still someone else's write access.
+  const ZkAclFindings f = InspectAcl({Us(), {kZkPermAll, "world", "anyone"}},
+                                     Authenticated(true).For(ZkNodeAccess::kLegacyReadable),
+                                     {Us()});
+  ASSERT_EQ(f.others.size(), 1u);
+  EXPECT_EQ(f.others[0].scheme, "world");
+}
+
+TEST(ZkAclCheckTest, ASharedParentLetsEveryTopologyCreateButOnlyTheClusterChangeIt) {
+  const std::string cluster = DigestId("tempest:cluster-secret");
+  const ZkAclEntry topology_a{kZkPermAll, "digest", DigestId("topology-a:pw-a")};
+  const ZkAclEntry topology_b{kZkPermAll, "digest", DigestId("topology-b:pw-b")};
+  ZkAclPolicy b = Authenticated();
+  b.trusted_digest_ids = {cluster};
+  // What topology A's spout made zkRoot with: read and create for A and for
+  // everyone, everything for the cluster.
+  ZkAclPolicy a = b;
+  const ZkAcl made_by_a = {{kZkPermRead | kZkPermCreate, "digest", topology_a.id},
+                           {kZkPermRead | kZkPermCreate, "world", "anyone"},
+                           {kZkPermAll, "digest", cluster}};
+  EXPECT_EQ(a.For(ZkNodeAccess::kSharedParent).size(), 3u);
+  // Topology B may use it: nobody but the cluster may write, delete or re-ACL it.
+  const ZkAclFindings f = InspectAcl(made_by_a, b.For(ZkNodeAccess::kSharedParent), {topology_b});
+  EXPECT_TRUE(f.others.empty());
+  EXPECT_EQ(f.own_perms, kZkPermRead | kZkPermCreate);
+  // Another topology with delete on it is someone else's control of the level.
+  ZkAcl tampered = made_by_a;
+  tampered[0].perms = kZkPermAll;
+  EXPECT_EQ(InspectAcl(tampered, b.For(ZkNodeAccess::kSharedParent), {topology_b}).others.size(),
+            1u);
+  // Without per-topology identities a shared parent is an ordinary legacy one.
+  EXPECT_EQ(Authenticated().For(ZkNodeAccess::kSharedParent),
+            Authenticated().For(ZkNodeAccess::kLegacyReadable));
+}
+
 }  // namespace
 }  // namespace tempest::coord
