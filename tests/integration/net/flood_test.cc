@@ -80,7 +80,9 @@ class FloodTest : public ClusterFixture {
     return acked;
   }
   std::string WorkerLog(const WorkerSlot& w) {
-    return absl::StrCat(LocalDir(w.supervisor), "/workers/", w.port, "/worker.log");
+    // The supervisor keeps a worker's captured output out of its scratch
+    // directory (docs/security.md, "Workers never run as root").
+    return absl::StrCat(LocalDir(w.supervisor), "/supervisor/workers/", w.port, "/worker.log");
   }
   // POSTs `body` to `path` on nimbus: the status and errorMessage (or body).
   std::pair<int, std::string> Post(const std::string& path, const std::string& body) {

@@ -422,19 +422,19 @@ TEST_F(ClusterOperationsTest, BadInputIsRefusedAndNothingStops) {
 
   // Malformed REST requests: 4xx with a JSON error body.
   auto [bad_json, bad_json_body] = Http(
-      "POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "POST /api/v1/topology HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
       "Content-Length: 9\r\nConnection: close\r\n\r\n{\"flux\": ");
   EXPECT_EQ(bad_json, 400);
   EXPECT_TRUE(bad_json_body.contains("error")) << bad_json_body.dump();
-  auto [missing, missing_body] = Http("GET /api/v1/topology/no-such-id HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  auto [missing, missing_body] = Http("GET /api/v1/topology/no-such-id HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(missing, 404);
   EXPECT_TRUE(missing_body.contains("error")) << missing_body.dump();
-  auto [method, method_body] = Http("DELETE /api/v1/cluster/summary HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  auto [method, method_body] = Http("DELETE /api/v1/cluster/summary HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(method, 405);
   EXPECT_TRUE(method_body.contains("error")) << method_body.dump();
   const std::string bad_options = R"({"rebalanceOptions": {"numWorkers": "many"}})";
   auto [rebalance, rebalance_body] = Http(absl::StrCat(
-      "POST /api/v1/topology/", id, "/rebalance/0 HTTP/1.1\r\nHost: x\r\n",
+      "POST /api/v1/topology/", id, "/rebalance/0 HTTP/1.1\r\nHost: 127.0.0.1\r\n",
       "Content-Type: application/json\r\nContent-Length: ", bad_options.size(),
       "\r\nConnection: close\r\n\r\n", bad_options));
   EXPECT_EQ(rebalance, 400);
@@ -447,7 +447,7 @@ TEST_F(ClusterOperationsTest, BadInputIsRefusedAndNothingStops) {
              {"resources", json::array({resource})}}
             .dump();
     auto [code, reply] = Http(absl::StrCat(
-        "POST /api/v1/topology HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
+        "POST /api/v1/topology HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n",
         "Content-Length: ", submit_body.size(), "\r\nConnection: close\r\n\r\n", submit_body));
     EXPECT_EQ(code, 400) << reply.dump();
     EXPECT_TRUE(reply.contains("error")) << reply.dump();

@@ -248,8 +248,9 @@ streams:
   std::string worker_log;
   for (const WorkerSlot& w : workers) {
     worker_log += ReadFileOrEmpty(
-        absl::StrCat(LocalDir(w.supervisor), "/workers/", w.port, "/worker.log"));
+        absl::StrCat(LocalDir(w.supervisor), "/supervisor/workers/", w.port, "/worker.log"));
   }
+  ASSERT_FALSE(worker_log.empty()) << "no worker log found";
   EXPECT_EQ(worker_log.find("no topology identity on stdin"), std::string::npos) << worker_log;
 }
 
