@@ -24,6 +24,11 @@ absl::Status WriteRegistryNodes(coord::ZkSession& session,
     options.mode = node.ephemeral ? coord::ZkCreateMode::kEphemeral
                                   : coord::ZkCreateMode::kPersistent;
     options.create_parents = true;
+    // Kafka keeps its registry readable by every client (broker addresses
+    // and partition counts are no secret), and legacy ZkHosts spouts read it
+    // on their topology's own identity: writable only by this registry.
+    options.acl = session.acl_policy().authenticated ? coord::CreatorAllWorldReadAcl()
+                                                     : coord::OpenAcl();
     auto created = session.Create(node.path, node.data, options);
     if (created.ok()) continue;
     if (created.status().code() != absl::StatusCode::kAlreadyExists) return created.status();
