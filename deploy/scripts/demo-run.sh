@@ -3,6 +3,11 @@
 set -euo pipefail
 TEMPEST=$(realpath "$1")
 work=$(mktemp -d -t tempest-demo-XXXXXX)
+# Cluster workers run as accounts of their own (a uid per slot under root) and
+# write the cluster topology's output here: they may pass through the demo's
+# private directory (0711: nobody can list it) into the one folder made for them.
+chmod 711 "$work"
+mkdir -m 1777 "$work/cgv"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
