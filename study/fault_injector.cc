@@ -208,7 +208,8 @@ absl::Status FaultInjector::RevokeOffsetAcls() {
   ZkAclOperator op(world_->zk_connect(), world_->spout_credentials(),
                    world_->operator_credentials(),
                    std::filesystem::path(switch_file_).parent_path().string());
-  return op.RevokeWrite(revoked_);
+  revoked_acls_.clear();
+  return op.RevokeWrite(revoked_, &revoked_acls_);
 }
 
 absl::Status FaultInjector::Misconfigure() {
@@ -336,7 +337,7 @@ absl::Status FaultInjector::Heal() {
         ZkAclOperator op(world_->zk_connect(), world_->spout_credentials(),
                          world_->operator_credentials(),
                          std::filesystem::path(switch_file_).parent_path().string());
-        status = op.Restore(revoked_);
+        status = op.Restore(revoked_, revoked_acls_);
       }
       break;
     case FaultKind::kPartitionWorkerPair:

@@ -134,6 +134,7 @@ class FaultInjector {
   std::vector<int> paused_zk_;
   std::unique_ptr<ZkDutyCycle> duty_cycle_;  // zk-overload
   std::vector<std::string> revoked_;         // zk-acl-revoked: nodes the operator changed
+  std::vector<std::string> revoked_acls_;  // their ACLs before (setAcl form)
   PartitionCut cut_;                         // the partition kinds
 };
 

@@ -60,9 +60,16 @@ std::string DigestIdentity(std::string_view user_password) {
       absl::Base64Escape(std::string(reinterpret_cast<const char*>(digest), sizeof(digest))));
 }
 
-absl::Status ZkAclOperator::RevokeWrite(const std::vector<std::string>& paths) {
+absl::Status ZkAclOperator::RevokeWrite(const std::vector<std::string>& paths,
+                                       std::vector<std::string>* previous) {
   const std::string spout = DigestIdentity(spout_);
   const std::string op = DigestIdentity(operator_);
+  // The cluster's identity has every permission on what the spouts made, so
+  // it reads their ACLs whole (ZooKeeper masks digests without ADMIN).
+  if (absl::Status s = Run({absl::StrCat("addauth digest ", spout_)}, paths, {}, "read", previous);
+      !s.ok()) {
+    return s;
+  }
   std::vector<std::string> commands = {absl::StrCat("addauth digest ", spout_),
                                        absl::StrCat("addauth digest ", operator_)};
   for (const std::string& p : paths) {
@@ -71,22 +78,32 @@ absl::Status ZkAclOperator::RevokeWrite(const std::vector<std::string>& paths) {
   return Run(commands, paths, {{"digest:" + spout, "r"}, {"digest:" + op, "cdrwa"}}, "revoke");
 }
 
-absl::Status ZkAclOperator::Restore(const std::vector<std::string>& paths) {
-  const std::string spout = DigestIdentity(spout_);
-  std::vector<std::string> commands = {absl::StrCat("addauth digest ", operator_)};
-  for (const std::string& p : paths) {
-    commands.push_back(absl::StrCat("setAcl ", p, " digest:", spout, ":cdrwa"));
+absl::Status ZkAclOperator::Restore(const std::vector<std::string>& paths,
+                                    const std::vector<std::string>& previous) {
+  if (previous.size() != paths.size()) {
+    return absl::InvalidArgumentError("the ACLs to restore do not match the nodes");
   }
-  // Only the spouts' identity may read the restored nodes: the read-back
-  // that checks them needs it.
+  std::vector<std::string> commands = {absl::StrCat("addauth digest ", operator_)};
+  for (size_t i = 0; i < paths.size(); ++i) {
+    commands.push_back(absl::StrCat("setAcl ", paths[i], " ", previous[i]));
+  }
+  // The cluster's identity is on every restored node: the read-back needs it.
   commands.push_back(absl::StrCat("addauth digest ", spout_));
-  return Run(commands, paths, {{"digest:" + spout, "cdrwa"}}, "restore");
+  std::vector<std::string> after;
+  if (absl::Status s = Run(commands, paths, {}, "restore", &after); !s.ok()) return s;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (after[i] != previous[i]) {
+      return absl::FailedPreconditionError(absl::StrCat("the ACL of ", paths[i], " is ", after[i],
+                                                        " after the restore, not ", previous[i]));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ZkAclOperator::Run(const std::vector<std::string>& commands,
                                 const std::vector<std::string>& paths,
                                 const std::vector<std::pair<std::string, std::string>>& expected,
-                                const std::string& label) {
+                                const std::string& label, std::vector<std::string>* seen) {
   const std::filesystem::path base =
       std::filesystem::path(work_dir_) / absl::StrCat("zk-acl-", ++runs_, "-", label);
   std::string script;
@@ -133,7 +150,13 @@ absl::Status ZkAclOperator::Run(const std::vector<std::string>& commands,
       answer.push_back(lines[at++]);
     }
     ++at;
-    if (ParseAcl(answer) != want) wrong.push_back(paths[i]);
+    const std::map<std::string, std::string> acl = ParseAcl(answer);
+    if (seen != nullptr) {
+      std::vector<std::string> entries;
+      for (const auto& [id, perms] : acl) entries.push_back(absl::StrCat(id, ":", perms));
+      seen->push_back(absl::StrJoin(entries, ","));
+    }
+    if (!expected.empty() && acl != want) wrong.push_back(paths[i]);
   }
   if (!wrong.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the ACL of ", absl::StrJoin(wrong, ", "),

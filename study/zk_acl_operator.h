@@ -32,18 +32,26 @@ class ZkAclOperator {
   // Every node in `paths` becomes readable (only readable) by the spouts'
   // identity and fully the operator's, so that only the operator can give
   // write access back. The error names each node whose ACL did not change.
-  absl::Status RevokeWrite(const std::vector<std::string>& paths);
-  // Every node in `paths` gets the ACL the spouts created it with back:
-  // all permissions for their identity only.
-  absl::Status Restore(const std::vector<std::string>& paths);
+  // `previous` gets each node's ACL as it was (zkCli's setAcl form), for
+  // Restore: with per-topology identities the spouts' workers are not the
+  // identity this operator knows by name.
+  absl::Status RevokeWrite(const std::vector<std::string>& paths,
+                           std::vector<std::string>* previous);
+  // Every node in `paths` gets back the ACL `previous` holds for it (what
+  // RevokeWrite found): whoever created it may write it again.
+  absl::Status Restore(const std::vector<std::string>& paths,
+                       const std::vector<std::string>& previous);
 
  private:
   // Runs the client with `commands` (one per line), then reads back each
   // path's ACL; an error names each path whose ACL is not `expected`
   // (identity -> permissions, e.g. "r" or "cdrwa").
+  // `seen`, if given, gets each path's ACL as read back, as a
+  // setAcl argument ("digest:user:hash:cdrwa,..."); `expected` empty: none
+  // is checked.
   absl::Status Run(const std::vector<std::string>& commands, const std::vector<std::string>& paths,
                    const std::vector<std::pair<std::string, std::string>>& expected,
-                   const std::string& label);
+                   const std::string& label, std::vector<std::string>* seen = nullptr);
 
   std::string connect_;
   std::string spout_;
