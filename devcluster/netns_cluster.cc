@@ -119,6 +119,14 @@ std::string NetnsCluster::ConfigFor(const std::string& host) const {
        << "supervisor.slots.ports: [" << absl::StrJoin(slots, ", ") << "]\n"
        << "tempest.supervisor.metrics.port: 9100\n"
        << "storm.local.dir: " << YamlQuoted(options_.dir + "/" + host + "-local") << "\n";
+  // The hosts share one kernel and the same slot ports: each supervisor needs
+  // slot uids of its own, or one host's clean-up of a slot's uid would kill
+  // the other hosts' workers on that port.
+  for (int i = 0; i < options_.supervisors; ++i) {
+    if (SupervisorHost(i) == host) {
+      yaml << "tempest.supervisor.worker.slot.uid.base: " << 1900000000 + 70000 * i << "\n";
+    }
+  }
   for (const std::string& line : options_.extra_config) yaml << line << "\n";
   return yaml.str();
 }
