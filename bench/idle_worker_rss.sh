@@ -14,6 +14,10 @@ TEMPEST=$(realpath "$1")
 settle=${2:-10}
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d -t tempest-rss-XXXXXX)
+# Workers run as accounts of their own: they pass through this private directory
+# (0711) into the one output folder made for them.
+chmod 711 "$work"
+mkdir -m 1777 "$work/gv"
 dev_pid=
 cleanup() {
   [ -n "$dev_pid" ] && kill "$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
