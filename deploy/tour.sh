@@ -54,6 +54,9 @@ stop_background() {
 trap stop_background EXIT
 # <<< tour
 
+# A command that fails ends the script (set -e); say which.
+trap 'rc=$?; echo "tour: FAILED: line $LINENO: $BASH_COMMAND exited $rc" >&2' ERR
+
 if [ -n "${TEMPEST_BINARY:-}" ]; then
   PATH="$(dirname "$(realpath "$TEMPEST_BINARY")"):$PATH"
 fi
@@ -176,8 +179,10 @@ tempest verify "$OUT/paced-gv/verifier.log" --expected 10000 --strict    # missi
 # The restarted worker: two running workers again, neither the killed pid, a restart (60 s at most).
 for i in $(seq 60); do
   workers=$(tempest list --workers --json)
-  running=$(echo "$workers" | grep -o '"state":"running"' | wc -l)
-  restarts=$(echo "$workers" | grep -o '"restarts":[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }')
+  # (pipefail: grep finding nothing must not end the script)
+  running=$(echo "$workers" | { grep -o '"state":"running"' || true; } | wc -l)
+  restarts=$(echo "$workers" | { grep -o '"restarts":[0-9]*' || true; } |
+    awk -F: '{ s += $2 } END { print s + 0 }')
   if [ "$running" -eq 2 ] && [ "$restarts" -ge 1 ] &&
     ! echo "$workers" | grep -q "\"pid\":$WORKER_PID[,}]"; then
     break
@@ -196,15 +201,16 @@ kill "$DEV_PID"    # stops the supervisors (and their workers), nimbus, Kafka an
 wait "$DEV_PID"
 # <<< tour
 
-# Nothing of the cluster runs on: no process names $OUT/cluster or works in it (30 s at most).
-for i in $(seq 150); do
-  left=$(for p in /proc/[0-9]*; do
-    where="$(readlink "$p/cwd" 2>/dev/null) $(tr '\0' ' ' 2>/dev/null <"$p/cmdline")"
-    [[ "$where" != *"$OUT/cluster"* ]] || echo "${p#/proc/}: $where"
-  done)
+# Nothing of the cluster runs on: no process works in $OUT/cluster or names it (30 s at most).
+# (The bracket keeps grep from finding its own command line.)
+for i in $(seq 60); do
+  left=$({ find /proc -maxdepth 2 -name cwd -lname "$OUT/cluster*"
+           grep -la "$OUT/cluste[r]" /proc/[0-9]*/cmdline; } 2>/dev/null | cut -d/ -f3 | sort -u ||
+         true)    # (grep finds nothing once all is stopped: not an error under pipefail)
   [ -z "$left" ] && break
-  [ "$i" -lt 150 ] || tour_fail "step 5: still running after kill $DEV_PID: $left"
-  sleep 0.2
+  [ "$i" -lt 60 ] ||
+    tour_fail "step 5: still running after kill $DEV_PID:$(ps -o pid,args -p "${left//$'\n'/,}")"
+  sleep 0.5
 done
 tour_ok "step 5: the cluster stopped"
 
