@@ -160,7 +160,7 @@ tempest monitor paced-generator-verifier -m identity -i 2 --count 3   # a line e
 tempest list --workers
 # <<< tour
 
-tour_ok "step 5: watched the running topology"
+tour_ok "step 5: monitor and list --workers ran (the test reads what they printed)"
 
 # >>> tour 5 kill
 WORKER_PID=$(tempest list --workers |    # the Pid column of the topology's first worker
