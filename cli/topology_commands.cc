@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <thread>
 #include <fstream>
 #include <memory>
@@ -290,12 +291,15 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
   return 0;
 }
 
-int RunList(bool as_json, const GlobalOptions& globals) {
+int RunListWorkers(bool as_json, const NimbusClient& client, const json& topologies);
+
+int RunList(bool as_json, bool workers, const GlobalOptions& globals) {
   absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
   if (!client.ok()) return Fail(std::string(client.status().message()), 2);
   absl::StatusOr<json> reply = client->Get("/api/v1/topology/summary");
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
   const json topologies = reply->value("topologies", json::array());
+  if (workers) return RunListWorkers(as_json, *client, topologies);
   if (as_json) {
     std::printf("%s\n", json{{"topologies", topologies}}.dump().c_str());
     return 0;
@@ -314,6 +318,81 @@ int RunList(bool as_json, const GlobalOptions& globals) {
   }
   std::fputs(FormatTable({"Topology_name", "Status", "Num_tasks", "Num_workers", "Uptime_secs",
                           "Topology_Id", "Owner"},
+                         rows)
+                 .c_str(),
+             stdout);
+  return 0;
+}
+
+// One worker slot of a topology as `list --workers` shows it.
+struct WorkerRow {
+  std::string host, supervisor, uptime = "-", state = "starting";
+  int64_t pid = 0;  // 0: no worker beats on the slot
+  int64_t restarts = 0;
+};
+
+// The topology page's slots: every assigned one (executorStats), the beating
+// workers' pids and uptimes (workers) and the supervisors' records of the
+// slots' failed workers (workerFailures).
+std::map<std::pair<std::string, int>, WorkerRow> WorkerRowsOf(const json& page) {
+  std::map<std::pair<std::string, int>, WorkerRow> rows;
+  for (const json& e : page.value("executorStats", json::array())) {
+    if (!e.contains("port")) continue;  // not placed yet
+    WorkerRow& row = rows[{e.value("supervisorId", ""), e.value("port", 0)}];
+    row.supervisor = e.value("supervisorId", "");
+    row.host = e.value("host", "");
+  }
+  for (const json& w : page.value("workers", json::array())) {
+    auto it = rows.find({w.value("supervisorId", ""), w.value("port", 0)});
+    if (it == rows.end()) continue;  // a stale beat of a slot it no longer has
+    it->second.pid = w.value("pid", int64_t{0});
+    it->second.uptime = w.value("uptime", "-");
+    it->second.restarts = w.value("restarts", int64_t{0});
+    it->second.state = "running";
+  }
+  for (const json& f : page.value("workerFailures", json::array())) {
+    auto it = rows.find({f.value("supervisorId", ""), f.value("port", 0)});
+    if (it == rows.end()) continue;
+    it->second.restarts = std::max(it->second.restarts, f.value("restarts", int64_t{0}));
+    if (f.value("state", "") == "failing") {
+      it->second.state = absl::StrCat("failing: ", f.value("reason", ""));
+      it->second.pid = 0;
+      it->second.uptime = "-";
+    }
+  }
+  return rows;
+}
+
+// `list --workers`: one row per worker slot of every topology.
+int RunListWorkers(bool as_json, const NimbusClient& client, const json& topologies) {
+  json out = json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const json& t : topologies) {
+    const std::string id = t.value("id", "");
+    absl::StatusOr<json> page = client.Get(absl::StrCat("/api/v1/topology/", id));
+    if (absl::IsNotFound(page.status())) continue;  // removed since the summary
+    if (!page.ok()) return Fail(std::string(page.status().message()));
+    for (const auto& [slot, w] : WorkerRowsOf(*page)) {
+      out.push_back(json{{"topology", t.value("name", "")}, {"topologyId", id},
+                         {"host", w.host}, {"supervisorId", w.supervisor},
+                         {"port", slot.second}, {"pid", w.pid > 0 ? json(w.pid) : json(nullptr)},
+                         {"uptime", w.uptime}, {"restarts", w.restarts}, {"state", w.state}});
+      rows.push_back({t.value("name", ""), w.host, w.supervisor.substr(0, 8),
+                      absl::StrCat(slot.second), w.pid > 0 ? absl::StrCat(w.pid) : "-", w.uptime, absl::StrCat(w.restarts),
+                      w.state});
+    }
+  }
+  if (as_json) {
+    std::printf("%s\n", json{{"workers", out}}.dump(-1, ' ', false,
+                                                    json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  if (rows.empty()) {
+    std::printf("No workers assigned.\n");
+    return 0;
+  }
+  std::fputs(FormatTable({"Topology_name", "Host", "Supervisor", "Port", "Pid", "Uptime",
+                          "Restarts", "State"},
                          rows)
                  .c_str(),
              stdout);
@@ -486,7 +565,12 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   auto list_json = std::make_shared<bool>(false);
   CLI::App* list = app.add_subcommand("list", "List the topologies nimbus knows");
   list->add_flag("--json", *list_json, "one JSON document on stdout");
-  set.Add(list, [list_json, &globals] { return RunList(*list_json, globals); });
+  auto list_workers = std::make_shared<bool>(false);
+  list->add_flag("--workers", *list_workers,
+                 "one row per worker: host, slot port, pid, uptime, restarts and state");
+  set.Add(list, [list_json, list_workers, &globals] {
+    return RunList(*list_json, *list_workers, globals);
+  });
 
   auto kill_name = std::make_shared<std::string>();
   auto kill_wait = std::make_shared<int>(-1);

@@ -334,6 +334,8 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
         json{// The worker's own clock: for display only.
              {"lastBeatSecsAgo", std::max<int64_t>(0, now_secs - b->beat.time_secs())},
              {"executors", ex},
+             // The worker's own pid, from its beat (for `tempest list --workers`).
+             {"pid", b->beat.pid()},
              {"emitted", b->beat.emitted()},
              {"acked", b->beat.acked()},
              {"failed", b->beat.failed()},
