@@ -14,14 +14,11 @@ TEMPEST=$(realpath "$1")
 settle=${2:-10}
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d -t tempest-rss-XXXXXX)
-# Workers run as accounts of their own: they pass through this private directory
-# (0711) into the one output folder made for them.
-chmod 711 "$work"
-mkdir -m 1777 "$work/gv"
 dev_pid=
+gv=
 cleanup() {
   [ -n "$dev_pid" ] && kill "$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
-  rm -rf "$work"
+  rm -rf "$work" ${gv:+"$(dirname "$gv")"}
 }
 trap cleanup EXIT
 
@@ -46,7 +43,9 @@ worker_rss() {  # prints "pid rss_kib" per live worker
 dev_pid=$!
 wait_for_line "$work/dev.out" "ready" >/dev/null
 nimbus=$(wait_for_line "$work/dev.out" "nimbus=")
-sed "s#\${ENV-OUT}/cluster-gv#$work/gv#g" "$src/examples/cluster-generator-verifier.yaml" >"$work/gv.yaml"
+# Workers run as accounts of their own: they write where `tempest dev` lets them.
+gv="$(wait_for_line "$work/dev.out" "output=")/cluster-gv"
+sed "s#\${ENV-OUT}/cluster-gv#$gv#g" "$src/examples/cluster-generator-verifier.yaml" >"$work/gv.yaml"
 "$TEMPEST" submit "$work/gv.yaml" --inactive --until-running --nimbus "$nimbus" >/dev/null
 sleep "$settle"
 echo "idle workers (topology INACTIVE, ${settle} s after start):"
@@ -54,7 +53,7 @@ worker_rss | while read -r pid rss; do echo "  worker pid $pid: VmRSS $((rss / 1
 
 "$TEMPEST" activate cluster-generator-verifier --nimbus "$nimbus" >/dev/null
 for _ in $(seq 1 600); do
-  unique=$("$TEMPEST" verify "$work/gv/verifier.log" --expected 200000 --json 2>/dev/null |
+  unique=$("$TEMPEST" verify "$gv/verifier.log" --expected 200000 --json 2>/dev/null |
     sed -n 's/.*"unique":\([0-9]*\).*/\1/p')
   [ "${unique:-0}" -ge 200000 ] && break
   sleep 0.5

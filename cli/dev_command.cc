@@ -6,8 +6,9 @@
 // ZooKeeper credentials or --insecure-zookeeper is given, every daemon gets a
 // new digest identity in DIR/zk-auth (mode 0600, tempest.zookeeper.auth.file),
 // so every znode is creator-only. Prints `zookeeper=`, `zk-auth-file=` (when
-// there is one), `bootstrap.servers=`, `nimbus=`, `token-file=` (when nimbus has a token
-// file), `ui=` (the web UI, carrying the token), one `supervisor=` per
+// there is one), `output=` (a folder every worker may write, see
+// cli/dev_worker_access.h), `bootstrap.servers=`, `nimbus=`, `token-file=`
+// (when nimbus has a token file), `ui=` (the web UI, carrying the token), one `supervisor=` per
 // supervisor, each followed by `supervisor-metrics=HOST:PORT` (its
 // Prometheus endpoint, a free port), the shell exports a user needs (`export TEMPEST_NIMBUS=`,
 // `export BOOTSTRAP=`, `export TEMPEST_ZK=`, `export TEMPEST_TOKEN_FILE=`,
@@ -34,6 +35,7 @@
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/dev_token.h"
+#include "cli/dev_worker_access.h"
 #include "cli/zk_client_auth.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/zk_auth.h"
@@ -41,6 +43,7 @@
 #include "common/net/http_auth.h"
 #include "common/os/secret_file.h"
 #include "devcluster/dev_cluster.h"
+#include "supervisor/supervisor_options.h"
 
 namespace tempest::cli {
 namespace {
@@ -57,6 +60,12 @@ absl::StatusOr<std::filesystem::path> DevDir(const DevOptions& opts) {
   if (!opts.dir.empty()) return std::filesystem::absolute(opts.dir);
   std::string pattern = (std::filesystem::temp_directory_path() / "tempest-dev-XXXXXX");
   if (::mkdtemp(pattern.data()) == nullptr) return absl::InternalError("cannot create a temp dir");
+  // Searchable, not listable: workers under root (other accounts) pass
+  // through to output/; the secrets in it are 0600 files.
+  std::error_code ec;
+  std::filesystem::permissions(pattern, std::filesystem::perms::owner_all |
+                                            std::filesystem::perms::group_exec |
+                                            std::filesystem::perms::others_exec, ec);
   return std::filesystem::path(pattern);
 }
 
@@ -284,6 +293,13 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   if (!auth.ok()) return Fail(std::string(auth.status().message()));
   absl::StatusOr<DevZkAuth> zk_auth = PrepareZkAuth(globals, opts, *dir);
   if (!zk_auth.ok()) return Fail(std::string(zk_auth.status().message()), 2);
+  // Where topologies may write (docs/adr/0026).
+  absl::StatusOr<api::Config> config = QuietUserConfig(globals);
+  if (!config.ok()) return Fail(std::string(config.status().message()), 2);
+  absl::StatusOr<std::string> output = PrepareWorkerOutput(
+      dir->string(),
+      config->GetString(supervisor::kSupervisorWorkerUser, supervisor::kDefaultWorkerUser));
+  if (!output.ok()) return Fail(std::string(output.status().message()));
 
   devcluster::DevCluster::Options options;
   options.log_dir = logs.string();
@@ -301,9 +317,12 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
     PrintLine("zk-auth-file=", zk_auth->file);
     zk_discovery = RecordTokenFile(cluster.zk_connect(), zk_auth->file, kDevZkAuthSuffix);
   }
+  PrintLine("output=", *output);
   auto forget = [&](const std::string& discovery) {
     RemoveDevTokenDiscovery(discovery, auth->token_file);
     RemoveDevTokenDiscovery(zk_discovery, zk_auth->file);
+    // An output folder made outside DIR goes when nothing was written there.
+    if (*output != (*dir / "output").string()) ::rmdir(output->c_str());
   };
 
   std::string discovery;

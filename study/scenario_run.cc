@@ -126,12 +126,29 @@ ScenarioRun::ScenarioRun(StudyWorld& world, const StudyOptions& options, const S
       progress_(progress),
       topic_(absl::StrCat("study-", scenario.name)),
       dir_(std::filesystem::path(options.out_dir) / "runs" / scenario.name),
+      work_dir_(options.worker_out_dir.empty()
+                    ? dir_
+                    : std::filesystem::path(options.worker_out_dir) / scenario.name),
       production_s_(static_cast<double>(options.records) / options.rate),
       plan_(PlanFault(scenario, options.seed, production_s_)),
-      switch_file_((dir_ / "fault-on").string()),
+      switch_file_((work_dir_ / "fault-on").string()),
       injector_(&world, scenario.fault, plan_, switch_file_, *this) {
   layout_.records = options.records;
   layout_.partitions = options.partitions;
+}
+
+ScenarioRun::~ScenarioRun() {
+  if (work_dir_ == dir_) return;
+  std::error_code ec;
+  for (const std::string& g : options_.guarantees) {
+    std::filesystem::copy(work_dir_ / g, dir_ / g,
+                          std::filesystem::copy_options::recursive |
+                              std::filesystem::copy_options::overwrite_existing,
+                          ec);
+    if (ec) progress_.Line(absl::StrCat("cannot copy ", (work_dir_ / g).string(), " into ",
+                                        (dir_ / g).string(), ": ", ec.message()));
+  }
+  std::filesystem::remove_all(work_dir_, ec);
 }
 
 double ScenarioRun::Now() const {
@@ -140,9 +157,11 @@ double ScenarioRun::Now() const {
 
 absl::Status ScenarioRun::Prepare() {
   std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir_.string()));
+  for (const std::filesystem::path& d : {dir_, work_dir_}) {
+    std::filesystem::remove_all(d, ec);
+    std::filesystem::create_directories(d, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot create ", d.string()));
+  }
   if (absl::Status s = world_.kafka().CreateTopic({topic_, options_.partitions}); !s.ok()) {
     return s;
   }
@@ -150,7 +169,7 @@ absl::Status ScenarioRun::Prepare() {
   site.topic = topic_;
   site.bootstrap_servers = world_.bootstrap_servers();
   site.zk_servers = world_.spout_zk_servers();
-  site.dir = dir_;
+  site.dir = work_dir_;
   site.fault_switch_file = switch_file_;
   site.seed = options_.seed;
   site.spout_credentials = world_.spout_credentials();
@@ -170,10 +189,12 @@ absl::Status ScenarioRun::Prepare() {
     Pipeline p;
     p.spec = PipelineFor(scenario_, g, site);
     std::filesystem::create_directories(dir_ / g, ec);
+    std::filesystem::create_directories(work_dir_ / g, ec);
     if (worker_account) {
-      if (absl::Status s = os::GiveToUser((dir_ / g).string(), *worker_account); !s.ok()) return s;
-      std::filesystem::permissions(dir_ / g, std::filesystem::perms::owner_all |
-                                                 std::filesystem::perms::group_all, ec);
+      const std::string out = (work_dir_ / g).string();
+      if (absl::Status s = os::GiveToUser(out, *worker_account); !s.ok()) return s;
+      std::filesystem::permissions(out, std::filesystem::perms::owner_all |
+                                            std::filesystem::perms::group_all, ec);
     }
     p.yaml_path = (dir_ / g / "topology.yaml").string();
     std::ofstream yaml(p.yaml_path);

@@ -39,6 +39,8 @@ class ScenarioRun final : private FaultTargets {
  public:
   ScenarioRun(StudyWorld& world, const StudyOptions& options, const Scenario& scenario,
               StudyProgress& progress);
+  // Copies what the topologies wrote outside --out (StudyOptions::worker_out_dir) into it.
+  ~ScenarioRun();
 
   // Runs the scenario; the results are one RunResult per guarantee.
   absl::StatusOr<std::vector<RunResult>> Run();
@@ -120,6 +122,7 @@ class ScenarioRun final : private FaultTargets {
   RecordLayout layout_;
   std::string topic_;
   std::filesystem::path dir_;
+  std::filesystem::path work_dir_;  // where the topologies write: dir_ or outside --out
   double production_s_ = 0;
   FaultPlan plan_;
   std::string switch_file_;

@@ -1,5 +1,7 @@
 #include "study/study_runner.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_session.h"
+#include "common/os/privileges.h"
+#include "supervisor/supervisor_options.h"
 #include "study/run_analysis.h"
 #include "study/scenario_run.h"
 #include "study/study_world.h"
@@ -26,6 +30,41 @@ std::string NowIso8601() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// Under root the topologies' workers run as slot accounts in the group of
+// supervisor.worker.user and open their sinks by absolute name. When --out
+// lies beyond a directory those accounts may not search (root's home), the
+// study makes them a folder of their own in the temp directory instead of
+// opening the user's directories, and each scenario copies its files home
+// (ScenarioRun). Returns that folder, or "" when --out is reachable.
+absl::StatusOr<std::string> WorkerOutDir(const StudyOptions& options, StudyProgress& progress) {
+  if (!os::RunningAsRoot()) return std::string();
+  absl::StatusOr<os::UnixUser> account =
+      os::LookUpUnprivilegedUser(supervisor::kDefaultWorkerUser);
+  if (!account.ok()) return account.status();
+  const std::optional<std::string> closed = os::FirstDirClosedTo(options.out_dir, *account);
+  if (!closed.has_value()) return std::string();
+  const std::optional<std::string> parent = os::TempParentReachableBy(*account);
+  if (!parent.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the workers (", account->name, "'s group and slot accounts) can reach neither --out (",
+        *closed, " is private) nor a temp directory (TMPDIR, /tmp, /var/tmp); set TMPDIR to a "
+        "directory they can pass through"));
+  }
+  std::string pattern = (std::filesystem::path(*parent) / "tempest-study-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a folder in ", *parent));
+  }
+  std::error_code ec;
+  // Searchable, not listable: each pipeline's folder inside is the workers'.
+  std::filesystem::permissions(pattern, std::filesystem::perms::owner_all |
+                                            std::filesystem::perms::group_exec |
+                                            std::filesystem::perms::others_exec, ec);
+  progress.Line(absl::StrCat("workers cannot pass through ", *closed, ": topologies write to ",
+                             pattern, ", copied into ", options.out_dir,
+                             " after each scenario"));
+  return pattern;
 }
 
 // Rows for a scenario that produced no figures, one per guarantee, so the
@@ -97,9 +136,8 @@ absl::Status RunScenarios(StudyWorld& world, const StudyOptions& options, StudyP
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress& progress) {
+// RunStudy once the options are complete (StudyOptions::worker_out_dir).
+absl::StatusOr<StudyResults> RunStudyWith(const StudyOptions& options, StudyProgress& progress) {
   if (options.scenarios.empty()) return absl::InvalidArgumentError("no scenarios to run");
   if (options.guarantees.empty()) return absl::InvalidArgumentError("no guarantees to run");
   if (options.records < options.partitions) {
@@ -118,6 +156,7 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
   StudyWorld::Options wo;
   wo.dir = (std::filesystem::path(options.out_dir) / "world").string();
   wo.binary = options.binary;
+  wo.stop_requested = options.stop_requested;
   if (options.hosts) {
     // Three supervisor hosts with room for a cut-off host's workers.
     wo.hosts = true;
@@ -154,6 +193,19 @@ absl::StatusOr<StudyResults> RunStudy(const StudyOptions& options, StudyProgress
     coord::SetZkClientLogStream(nullptr);
     std::fclose(zk_log);
   }
+  return results;
+}
+
+}  // namespace
+
+absl::StatusOr<StudyResults> RunStudy(const StudyOptions& requested, StudyProgress& progress) {
+  StudyOptions options = requested;
+  absl::StatusOr<std::string> worker_out = WorkerOutDir(options, progress);
+  if (!worker_out.ok()) return worker_out.status();
+  options.worker_out_dir = *worker_out;
+  absl::StatusOr<StudyResults> results = RunStudyWith(options, progress);
+  std::error_code ec;
+  if (!options.worker_out_dir.empty()) std::filesystem::remove_all(options.worker_out_dir, ec);
   return results;
 }
 

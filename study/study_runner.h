@@ -23,6 +23,11 @@ struct StudyOptions {
   double rate = 2'000;                  // records/s
   uint64_t seed = 1;
   std::string out_dir;                  // results, report, and the world's state and logs
+  // Where the topologies write (sinks, the fault switch), set by RunStudy
+  // when the worker accounts cannot reach out_dir (a private parent, under
+  // root): a folder made for them, each scenario's files copied into out_dir
+  // when it ends. Empty: they write under out_dir itself.
+  std::string worker_out_dir;
   std::string binary;                   // the tempest binary (daemons, submit, kill)
   int partitions = 4;
   // Run on several network-namespace hosts (StudyWorld::Options::hosts):

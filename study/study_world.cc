@@ -343,6 +343,14 @@ void StudyWorld::ForEachWorkerLogLine(std::string_view needle,
   }
 }
 
+std::string StudyWorld::WorkerComplaint() const {
+  std::string last;
+  for (std::string_view level : {"[error]", "[critical]"}) {
+    ForEachWorkerLogLine(level, [&](std::string_view line) { last = std::string(line); });
+  }
+  return last.empty() ? "" : absl::StrCat("; a worker logged: ", last);
+}
+
 int StudyWorld::TopologiesLogging(const std::vector<std::string>& names,
                                   std::string_view needle) const {
   std::set<std::string> found;
@@ -412,11 +420,21 @@ absl::StatusOr<StudyWorld::Command> StudyWorld::StartTempest(std::vector<std::st
 }
 
 absl::StatusOr<std::string> StudyWorld::Finish(Command& c, std::chrono::seconds timeout) {
-  std::optional<int> status = c.process->WaitFor(timeout);
-  if (!status.has_value()) {
+  // In short slices: a stop request (Ctrl-C) must not wait out a slow submit.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::optional<int> status;
+  while (!(status = c.process->WaitFor(std::chrono::milliseconds(250))).has_value()) {
+    if (options_.stop_requested()) {
+      c.process->Kill();
+      return absl::CancelledError("stopped");
+    }
+    if (std::chrono::steady_clock::now() < deadline) continue;
     c.process->Kill();
-    return absl::DeadlineExceededError(
-        absl::StrCat("tempest ", c.name, " did not finish within ", timeout.count(), " s"));
+    std::string said = LastLine(ReadOrEmpty(c.err));
+    if (said.empty()) said = LastLine(ReadOrEmpty(c.out));
+    return absl::DeadlineExceededError(absl::StrCat(
+        "tempest ", c.name, " did not finish within ", timeout.count(), " s",
+        said.empty() ? "" : absl::StrCat("; its last words: ", said), WorkerComplaint()));
   }
   if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     return absl::InternalError(absl::StrCat("tempest ", c.name, " ",

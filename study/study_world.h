@@ -57,6 +57,8 @@ class StudyWorld {
     // The multi-host world (needs root, iproute2 and nftables); `supervisors`
     // hosts of `slots_per_supervisor` slots.
     bool hosts = false;
+    // Polled while a tempest command runs (Finish): true ends the wait.
+    std::function<bool()> stop_requested = [] { return false; };
   };
 
   // One worker process, as its supervisor's local files show it.
@@ -149,6 +151,10 @@ class StudyWorld {
   absl::Status StartOnHosts();
   std::string LocalDir(int supervisor) const;
   std::vector<int> SlotPorts(int supervisor) const;
+  // "; a worker logged: LINE" with the last error line of the workers' logs,
+  // or "" when none logged one: why a submit waiting for its topology to run
+  // waited in vain.
+  std::string WorkerComplaint() const;
   // Calls `fn` with every worker.log line of every slot that contains `needle`.
   void ForEachWorkerLogLine(std::string_view needle,
                             const std::function<void(std::string_view)>& fn) const;

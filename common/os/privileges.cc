@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -53,6 +55,39 @@ absl::StatusOr<UnixUser> LookUpUnprivilegedUser(std::string_view name) {
         absl::StrCat("user '", text, "' is uid 0: workers never run as root"));
   }
   return UnixUser{found->pw_name, found->pw_uid, found->pw_gid};
+}
+
+std::optional<std::string> FirstDirClosedTo(const std::string& path, const UnixUser& user) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
+  if (ec) return path;
+  std::filesystem::path dir;
+  for (const std::filesystem::path& part : absolute) {
+    if (part.empty()) continue;
+    dir /= part;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return std::nullopt;  // made later, by Tempest
+    if (!S_ISDIR(st.st_mode)) continue;
+    const mode_t bit = st.st_uid == user.uid   ? S_IXUSR
+                       : st.st_gid == user.gid ? S_IXGRP
+                                               : S_IXOTH;
+    if ((st.st_mode & bit) == 0) return dir.string();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> TempParentReachableBy(const UnixUser& user) {
+  std::error_code ec;
+  std::vector<std::string> candidates;
+  const std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
+  if (!ec) candidates.push_back(temp.string());
+  candidates.insert(candidates.end(), {"/tmp", "/var/tmp"});
+  for (const std::string& dir : candidates) {
+    if (std::filesystem::is_directory(dir, ec) && !FirstDirClosedTo(dir, user).has_value()) {
+      return dir;
+    }
+  }
+  return std::nullopt;
 }
 
 absl::Status GiveToUser(const std::string& path, const UnixUser& user) {

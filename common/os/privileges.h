@@ -36,6 +36,19 @@ absl::StatusOr<UnixUser> LookUpUnprivilegedUser(std::string_view name);
 // Gives `path` (a file or a directory, not followed if a symlink) to `user`.
 absl::Status GiveToUser(const std::string& path, const UnixUser& user);
 
+// The first directory on the way to `path` (itself included) that `user`
+// may not search, or nullopt when every existing one lets it through. Only
+// the mode bits count (owner, then group, then other), as for a process
+// without supplementary groups, which is how workers run; components that do
+// not exist yet are not judged. Answers whether a worker running as `user`
+// can open `path` by its absolute name.
+std::optional<std::string> FirstDirClosedTo(const std::string& path, const UnixUser& user);
+
+// A directory for new folders `user` must reach: the temp directory (TMPDIR)
+// when `user` can pass through to it, else /tmp, else /var/tmp; nullopt when
+// none will do.
+std::optional<std::string> TempParentReachableBy(const UnixUser& user);
+
 // Irrevocably becomes `user`: supplementary groups cleared, then gid, then
 // uid (real, effective and saved). Checks afterwards that root cannot be
 // regained. Call before any thread starts: setuid applies to the calling

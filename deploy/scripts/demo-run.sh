@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Runs the demo against an already built `tempest` binary (argument 1).
+# Runs the demo against an already built `tempest` binary (argument 1), from
+# any directory: its files go to a new directory under TMPDIR (default /tmp),
+# removed when the demo succeeds and kept, with its path printed, when it
+# fails. Runs as root or as any user.
 set -euo pipefail
 TEMPEST=$(realpath "$1")
+cd "$(dirname "$0")/../.."  # the repository: examples/ and its data
 work=$(mktemp -d -t tempest-demo-XXXXXX)
-# Cluster workers run as accounts of their own (a uid per slot under root) and
-# write the cluster topology's output here: they may pass through the demo's
-# private directory (0711: nobody can list it) into the one folder made for them.
-chmod 711 "$work"
-mkdir -m 1777 "$work/cgv"
 pids=()
+output=  # the folder `tempest dev` makes for its workers' output (below)
 cleanup() {
+  local status=$?
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if [ "$status" -eq 0 ]; then
+    rm -rf "$work" ${output:+"$output"}
+  else
+    echo "demo: failed (exit $status); its files are kept in $work" >&2
+    echo "demo: daemon output in $work/*.err, the cluster's logs in $work/cluster" >&2
+    [ -n "$output" ] && echo "demo: the cluster topology's output is in $output" >&2
+  fi
 }
 trap cleanup EXIT
 
@@ -99,19 +106,23 @@ pids+=($!)
 wait_for_line "$work/dev.out" "ready" >/dev/null
 nimbus=$(wait_for_line "$work/dev.out" "nimbus=")
 echo "   nimbus=$nimbus"
-sed "s#\${ENV-OUT}/cluster-gv#$work/cgv#g" examples/cluster-generator-verifier.yaml >"$work/cgv.yaml"
+# Cluster workers run as accounts of their own (a uid per slot under root):
+# the topology writes into the folder `tempest dev` made for them.
+output=$(wait_for_line "$work/dev.out" "output=")
+cgv="$output/cluster-gv"
+sed "s#\${ENV-OUT}/cluster-gv#$cgv#g" examples/cluster-generator-verifier.yaml >"$work/cgv.yaml"
 echo "   submitting examples/cluster-generator-verifier.yaml (2 workers, one per supervisor)"
 "$TEMPEST" submit "$work/cgv.yaml" --until-running --nimbus "$nimbus"
 "$TEMPEST" list --nimbus "$nimbus"
 for _ in $(seq 1 240); do
-  unique=$("$TEMPEST" verify "$work/cgv/verifier.log" --expected 200000 --json 2>/dev/null |
+  unique=$("$TEMPEST" verify "$cgv/verifier.log" --expected 200000 --json 2>/dev/null |
     sed -n 's/.*"unique":\([0-9]*\).*/\1/p')
   [ "${unique:-0}" -ge 200000 ] && break
   sleep 0.5
 done
 "$TEMPEST" kill cluster-generator-verifier -w 2 --until-removed --nimbus "$nimbus"
-for _ in $(seq 1 100); do [ -s "$work/cgv/report.json" ] && break; sleep 0.2; done
-echo "   verifier report after a clean kill: $(cat "$work/cgv/report.json")"
-grep -q '"missing":0' "$work/cgv/report.json"
+for _ in $(seq 1 100); do [ -s "$cgv/report.json" ] && break; sleep 0.2; done
+echo "   verifier report after a clean kill: $(cat "$cgv/report.json")"
+grep -q '"missing":0' "$cgv/report.json"
 
 echo "== demo complete"

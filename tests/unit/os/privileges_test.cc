@@ -5,13 +5,17 @@
 
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "common/os/files.h"
 #include "gtest/gtest.h"
 #include "tests/support/eventually.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::os {
 namespace {
@@ -41,6 +45,54 @@ TEST(PrivilegesTest, NobodyResolvesByNameAndByUid) {
   absl::StatusOr<UnixUser> by_uid = LookUpUnprivilegedUser(std::to_string(nobody->pw_uid));
   ASSERT_TRUE(by_uid.ok()) << by_uid.status();
   EXPECT_EQ(by_uid->name, "nobody");
+}
+
+// A worker opens what it is told by absolute name: every directory on the
+// way must let its account search it.
+TEST(PrivilegesTest, FirstDirClosedToNamesThePrivateParent) {
+  absl::StatusOr<UnixUser> nobody = LookUpUnprivilegedUser("nobody");
+  ASSERT_TRUE(nobody.ok()) << nobody.status();
+  testing::TempDir dir("tempest-reach");
+  const std::string inner = dir.File("private/out");
+  ASSERT_EQ(::mkdir(dir.File("private").c_str(), 0700), 0);
+  EXPECT_EQ(FirstDirClosedTo(inner, *nobody), dir.File("private"));
+  EXPECT_EQ(FirstDirClosedTo(dir.File("private/../private/out/more"), *nobody),
+            dir.File("private"));
+  ASSERT_EQ(::chmod(dir.File("private").c_str(), 0711), 0);
+  EXPECT_EQ(FirstDirClosedTo(inner, *nobody), std::nullopt);
+  // Only the class the account falls in counts: the owner's bits for its own
+  // directory, the group's for its group's.
+  ASSERT_EQ(::chmod(dir.File("private").c_str(), 0770), 0);
+  EXPECT_EQ(FirstDirClosedTo(inner, *nobody), dir.File("private"));
+  UnixUser in_group = *nobody;
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.File("private").c_str(), &st), 0);
+  in_group.gid = st.st_gid;
+  EXPECT_EQ(FirstDirClosedTo(inner, in_group), std::nullopt);
+  UnixUser owner = in_group;
+  owner.uid = st.st_uid;
+  ASSERT_EQ(::chmod(dir.File("private").c_str(), 0070), 0);
+  EXPECT_EQ(FirstDirClosedTo(inner, owner), dir.File("private"));
+  ASSERT_EQ(::chmod(dir.File("private").c_str(), 0700), 0);
+}
+
+// A private TMPDIR is passed over for /tmp, which every account may enter.
+TEST(PrivilegesTest, TempParentReachableBySkipsAPrivateTmpdir) {
+  absl::StatusOr<UnixUser> nobody = LookUpUnprivilegedUser("nobody");
+  ASSERT_TRUE(nobody.ok()) << nobody.status();
+  testing::TempDir dir("tempest-reach");
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0700), 0);
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("TMPDIR", dir.path().c_str(), 1);
+  EXPECT_EQ(TempParentReachableBy(*nobody), std::optional<std::string>("/tmp"));
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0711), 0);
+  EXPECT_EQ(TempParentReachableBy(*nobody), std::optional<std::string>(dir.path()));
+  if (before != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
 }
 
 TEST(PrivilegesTest, AccountNameOfKnowsRootAndNotAnUnusedUid) {
