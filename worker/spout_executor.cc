@@ -73,6 +73,8 @@ absl::Status SpoutExecutor::Build() {
     const core::MetricLabels labels{{"component", info_.component.value()},
                                     {"task", std::to_string(task->id.value())}};
     task->stalls = &ctx_.metrics->GetCounter("tempest_spout_max_pending_stalls_total", labels);
+    task->stall_log =
+        std::make_unique<core::RateLimitedLog>(1, std::chrono::seconds(10), *ctx_.clock);
     tasks_.push_back(std::move(task));
   }
   return absl::OkStatus();
@@ -244,17 +246,12 @@ void SpoutExecutor::NoteStall(Task& task) {
   if (task.stalled) return;
   task.stalled = true;
   task.stalls->Add(1);
-  ++task.stalls_since_log;
-  // The first stall, then at most one line per 10 s per task.
-  if (!task.stall_logged || last_now_ - task.last_stall_log >= std::chrono::seconds(10)) {
-    task.stall_logged = true;
-    spdlog::info(
-        "spout '{}' task {} reached topology.max.spout.pending={} ({} stall(s) since the last "
-        "report); waiting for acks",
-        info_.component.value(), task.id.value(), *task.max_pending, task.stalls_since_log);
-    task.last_stall_log = last_now_;
-    task.stalls_since_log = 0;
-  }
+  uint64_t held = 0;
+  if (!task.stall_log->Allow(&held)) return;
+  spdlog::info(
+      "spout '{}' task {} reached topology.max.spout.pending={} ({} stall(s) since the last "
+      "report); waiting for acks",
+      info_.component.value(), task.id.value(), *task.max_pending, held + 1);
 }
 
 void SpoutExecutor::FlushMetrics() {

@@ -9,6 +9,7 @@
 
 #include "common/api/spout.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/rate_limited_log.h"
 #include "common/core/rotating_map.h"
 #include "worker/executor.h"
 #include "worker/fast_random.h"
@@ -70,9 +71,8 @@ class SpoutExecutor final : public Executor {
     core::RotatingMap<uint64_t, PendingTuple> pending{2};
     std::optional<int64_t> max_pending;
     bool stalled = false;
-    int64_t stalls_since_log = 0;
-    bool stall_logged = false;
-    core::Clock::TimePoint last_stall_log{};
+    // The first stall, then at most one line per 10 s (executor clock).
+    std::unique_ptr<core::RateLimitedLog> stall_log;
     std::atomic<int64_t> pending_count{0};
     core::Counter* stalls = nullptr;
   };
