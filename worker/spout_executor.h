@@ -13,6 +13,7 @@
 #include "common/core/rotating_map.h"
 #include "worker/executor.h"
 #include "worker/fast_random.h"
+#include "worker/iteration_budget.h"
 #include "worker/task_router.h"
 
 namespace tempest::worker {
@@ -24,7 +25,9 @@ namespace tempest::worker {
 // topology.message.timeout.secs, when timeouts are on) rotate each task's
 // 2-bucket pending map and fail what fell out; follow activate/deactivate;
 // then, when active, call NextTuple on each task up to
-// ExecutorOptions::spout_burst times while it emits, skipping a task whose
+// ExecutorOptions::spout_burst times while it emits (fewer for a slow spout:
+// IterationBudget keeps an iteration near 200 ms, as the counts and the
+// emitted tuples are flushed once per iteration), skipping a task whose
 // tracked pending count reached topology.max.spout.pending (counted in
 // tempest_spout_max_pending_stalls_total and logged at most every 10 s).
 // When a pass emitted nothing it parks on the lane (1 ms if idle, until an
@@ -114,6 +117,7 @@ class SpoutExecutor final : public Executor {
   int64_t emitted_this_pass_ = 0;
   int64_t spout_emitted_local_ = 0;
   std::atomic<int64_t> spout_emitted_{0};
+  IterationBudget budget_;  // NextTuple calls per task and iteration
   uint64_t sample_counter_ = 0;
   core::Histogram* topology_complete_latency_ = nullptr;
   LocalCounter topology_emitted_;
