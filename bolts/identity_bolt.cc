@@ -98,7 +98,6 @@ absl::Status IdentityBolt::Prepare(const api::Config& config, const api::Topolog
         std::find(options_.fields.begin(), options_.fields.end(), options_.fail_field) -
         options_.fields.begin());
   }
-  mismatch_reported_at_ = clock_.Now() - kMismatchReportEvery;
   fail_values_ = {options_.fail_values.begin(), options_.fail_values.end()};
   return absl::OkStatus();
 }
@@ -163,16 +162,14 @@ void IdentityBolt::Execute(const api::Tuple& input) {
   if (FaultsOn() && InjectFault(input)) return;
   if (!options_.fields.empty() && input.size() != static_cast<int>(options_.fields.size())) {
     ++mismatches_;
-    // Rate-limited but never silenced: a steady count says it goes on.
-    if (clock_.Now() - mismatch_reported_at_ >= kMismatchReportEvery) {
+    uint64_t held = 0;
+    if (mismatch_log_.Allow(&held)) {
       collector_->ReportError(absl::InvalidArgumentError(absl::StrCat(
           "IdentityBolt declares ", options_.fields.size(), " fields but got ", input.size(),
-          " values in ", input.DebugString(), " (", mismatches_ - mismatches_at_last_report_,
+          " values in ", input.DebugString(), " (", held + 1,
           " such inputs failed since the last report, ", mismatches_,
           " in all); set its 'fields' property to match, or remove it to pass the input's "
           "fields through")));
-      mismatch_reported_at_ = clock_.Now();
-      mismatches_at_last_report_ = mismatches_;
     }
     collector_->Fail(input);
     return;

@@ -15,6 +15,7 @@
 #include "common/api/bolt.h"
 #include "common/api/component_registry.h"
 #include "common/core/clock.h"
+#include "common/core/rate_limited_log.h"
 
 namespace tempest::bolts {
 
@@ -77,7 +78,9 @@ class IdentityBolt final : public api::Bolt {
   explicit IdentityBolt(IdentityBoltOptions options)
       : IdentityBolt(std::move(options), core::RealClock()) {}
   IdentityBolt(IdentityBoltOptions options, const core::Clock& clock)
-      : options_(std::move(options)), clock_(clock) {}
+      : options_(std::move(options)),
+        clock_(clock),
+        mismatch_log_(1, kMismatchReportEvery, clock) {}
 
   absl::Status Prepare(const api::Config& config, const api::TopologyContext& context,
                        api::OutputCollector& collector) override;
@@ -107,8 +110,8 @@ class IdentityBolt final : public api::Bolt {
   std::set<std::string> fail_values_;
   int64_t injected_failures_ = 0;
   int64_t mismatches_ = 0;
-  core::Clock::TimePoint mismatch_reported_at_{};
-  int64_t mismatches_at_last_report_ = 0;
+  // Rate-limited but never silenced: a steady count says it goes on.
+  core::RateLimitedLog mismatch_log_;
 
   std::optional<core::Clock::TimePoint> switch_checked_at_;  // unset: never checked
   bool switch_on_ = false;

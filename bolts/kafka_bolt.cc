@@ -26,7 +26,6 @@ constexpr auto kPollInterval = milliseconds(5);
 // delivery reports, this long before it fails the input for a later replay.
 constexpr auto kEnqueueWait = milliseconds(1000);
 constexpr auto kPurgeWait = milliseconds(1000);
-constexpr int64_t kReportedPerKind = 10;
 
 bool IsOwnProperty(std::string_view name) {
   return name == "topic" || name == "field" || name == "keyField" || name == "flushTimeoutMs";
@@ -339,17 +338,19 @@ void KafkaBolt::Cleanup() {
                delivered_, delivery_failures_, rejected_inputs_);
 }
 
-void KafkaBolt::ReportLimited(int64_t& counter, const absl::Status& problem) {
-  const int64_t n = counter++;
-  if (n < kReportedPerKind) {
-    // The runtime logs reported errors itself.
-    if (collector_gone_) {
-      spdlog::warn("{}", problem.ToString());
-    } else {
-      collector_->ReportError(problem);
-    }
-  } else if (n % 1000 == 0) {
-    spdlog::warn("{} (seen {} times)", problem.ToString(), n + 1);
+void KafkaBolt::ReportLimited(core::RateLimitedLog& log, const absl::Status& problem) {
+  uint64_t held = 0;
+  if (!log.Allow(&held)) return;
+  const absl::Status report =
+      held == 0 ? problem
+                : absl::Status(problem.code(), absl::StrCat(problem.message(), " (", held,
+                                                            " more held back since the last "
+                                                            "report)"));
+  // The runtime logs reported errors itself.
+  if (collector_gone_) {
+    spdlog::warn("{}", report.ToString());
+  } else {
+    collector_->ReportError(report);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/api/bolt.h"
 #include "common/api/component_registry.h"
+#include "common/core/rate_limited_log.h"
 #include "common/kafka/producer.h"
 
 namespace tempest::bolts {
@@ -83,7 +84,8 @@ class KafkaBolt final : public api::Bolt {
   void RecoverFromFatalError();
   // Reports the first few problems of each kind to the collector (which
   // logs them too); of the rest only one in 1000 is logged.
-  void ReportLimited(int64_t& counter, const absl::Status& problem);
+  // Reports `problem` unless `log` holds it back (then only counted).
+  void ReportLimited(core::RateLimitedLog& log, const absl::Status& problem);
 
   const KafkaBoltOptions options_;
   std::map<std::string, std::string> producer_config_;  // resolved at Prepare
@@ -97,10 +99,11 @@ class KafkaBolt final : public api::Bolt {
   int64_t delivered_ = 0;
   int64_t delivery_failures_ = 0;
   int64_t rejected_inputs_ = 0;
-  int64_t missing_field_reports_ = 0;
-  int64_t bad_value_reports_ = 0;
-  int64_t delivery_error_reports_ = 0;
-  int64_t enqueue_error_reports_ = 0;
+  // Per kind of problem: 10 reports per minute, then one with the count.
+  core::RateLimitedLog missing_field_reports_{10, std::chrono::minutes(1)};
+  core::RateLimitedLog bad_value_reports_{10, std::chrono::minutes(1)};
+  core::RateLimitedLog delivery_error_reports_{10, std::chrono::minutes(1)};
+  core::RateLimitedLog enqueue_error_reports_{10, std::chrono::minutes(1)};
 };
 
 }  // namespace tempest::bolts

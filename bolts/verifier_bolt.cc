@@ -175,7 +175,7 @@ std::string VerifierBolt::ValuePayload(const api::Tuple& input) {
   if (number.ok()) return absl::StrCat(*number);
   // Keep the evidence in the log; the report counts it as malformed.
   std::string shown = value != nullptr ? ValueAsLine(*value) : "<missing field>";
-  if (malformed_reported_++ < 10) {
+  if (malformed_log_.Allow()) {
     collector_->ReportError(absl::InvalidArgumentError(absl::StrCat(
         "VerifierBolt: field '", options_.field, "' is not an integer in ", input.DebugString())));
   }
@@ -227,7 +227,7 @@ void VerifierBolt::StageDedup(const api::Tuple& input) {
     std::replace(why.begin(), why.end(), '\n', ' ');
     std::replace(why.begin(), why.end(), '\r', ' ');
     absl::StrAppend(&batch_, "!key ", why, "\n");
-    if (malformed_reported_++ < 10) {
+    if (malformed_log_.Allow()) {
       collector_->ReportError(absl::InvalidArgumentError(
           absl::StrCat("VerifierBolt: no dedup key: ", why, " in ", input.DebugString())));
     }

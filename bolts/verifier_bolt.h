@@ -16,6 +16,7 @@
 #include "common/api/bolt.h"
 #include "common/api/component_registry.h"
 #include "common/core/clock.h"
+#include "common/core/rate_limited_log.h"
 
 namespace tempest::bolts {
 
@@ -163,7 +164,9 @@ class VerifierBolt final : public api::Bolt {
   std::vector<api::Tuple> held_;  // inputs whose lines are in batch_
   core::Clock::TimePoint oldest_held_{};
   int64_t flushes_ = 0;
-  int64_t malformed_reported_ = 0;
+  // Malformed inputs reported as errors: 10 a minute (the report counts
+  // them all).
+  core::RateLimitedLog malformed_log_{10, std::chrono::minutes(1)};
 
   // Dedup mode. applied_ holds only keys whose lines are durable; keys of the
   // batch being built are in batch_keys_ until Flush succeeds (a failed

@@ -34,7 +34,12 @@ absl::StatusOr<std::unique_ptr<KafkaSpout>> KafkaSpout::Create(const api::Compon
 KafkaSpout::KafkaSpout(KafkaSpoutConfig config) : KafkaSpout(std::move(config), Hooks()) {}
 
 KafkaSpout::KafkaSpout(KafkaSpoutConfig config, Hooks hooks)
-    : config_(std::move(config)), hooks_(std::move(hooks)) {}
+    : config_(std::move(config)),
+      hooks_(std::move(hooks)),
+      fetch_errors_(1, std::chrono::seconds(10),
+                    hooks_.clock != nullptr ? *hooks_.clock : core::RealClock()),
+      commit_errors_(1, std::chrono::seconds(10),
+                     hooks_.clock != nullptr ? *hooks_.clock : core::RealClock()) {}
 
 KafkaSpout::~KafkaSpout() { Close(); }
 
@@ -150,7 +155,8 @@ KafkaSpout::Partition& KafkaSpout::SlotFor(const TopicPartition& tp) {
   auto it = slot_of_.find(tp);
   if (it != slot_of_.end()) return *partitions_[it->second];
   const int slot = static_cast<int>(partitions_.size());
-  auto p = std::make_unique<Partition>(tp, slot, KafkaPartitionMetrics(*metrics_, labels_, tp));
+  auto p = std::make_unique<Partition>(tp, slot, KafkaPartitionMetrics(*metrics_, labels_, tp),
+                                       *clock_);
   slot_of_[tp] = p->slot;
   partitions_.push_back(std::move(p));
   return *partitions_.back();
@@ -258,12 +264,15 @@ void KafkaSpout::PollKafka(Clock::TimePoint now) {
       case PartitionEvent::Kind::kEndOfPartition:
         p->log_end = std::max(p->log_end, e.offset);
         break;
-      case PartitionEvent::Kind::kError:
-        if (now - commit_error_logged_ >= std::chrono::seconds(10)) {
-          spdlog::warn("kafka spout {}: fetch error on {}: {}", config_.id, Describe(p->tp),
-                       e.message);
+      case PartitionEvent::Kind::kError: {
+        uint64_t held = 0;
+        if (fetch_errors_.Allow(&held)) {
+          spdlog::warn("kafka spout {}: fetch error on {}: {} ({} more fetch errors since the "
+                       "last line)",
+                       config_.id, Describe(p->tp), e.message, held);
         }
         break;
+      }
     }
   }
   if (any_over) {

@@ -15,6 +15,7 @@
 #include "common/api/component_registry.h"
 #include "common/api/spout.h"
 #include "common/core/clock.h"
+#include "common/core/rate_limited_log.h"
 #include "common/core/metrics_registry.h"
 #include "spout/dead_letter_producer.h"
 #include "spout/kafka_partition_state.h"
@@ -128,8 +129,13 @@ class KafkaSpout : public api::Spout {
     core::Clock::TimePoint since{};
   };
   struct Partition {
-    Partition(TopicPartition tp_in, int slot_in, KafkaPartitionMetrics metrics_in)
-        : tp(std::move(tp_in)), slot(slot_in), metrics(metrics_in) {}
+    Partition(TopicPartition tp_in, int slot_in, KafkaPartitionMetrics metrics_in,
+              const core::Clock& clock)
+        : tp(std::move(tp_in)),
+          slot(slot_in),
+          blocked_log(1, std::chrono::seconds(60), clock),
+          read_error_log(1, std::chrono::seconds(30), clock),
+          metrics(metrics_in) {}
     TopicPartition tp;
     int slot = 0;
     uint32_t epoch = 0;
@@ -155,8 +161,8 @@ class KafkaSpout : public api::Spout {
     core::Clock::TimePoint amo_retry_at{};
     int64_t blocked_offset = -1;
     core::Clock::TimePoint blocked_since{};
-    core::Clock::TimePoint blocked_logged{};
-    core::Clock::TimePoint read_error_reported{};
+    core::RateLimitedLog blocked_log;     // "commit blocked by offset", while it lasts
+    core::RateLimitedLog read_error_log;  // a stored offset that cannot be used
     Rewind rewind;
     PartitionStats totals;
     KafkaPartitionMetrics metrics;
@@ -237,7 +243,10 @@ class KafkaSpout : public api::Spout {
   core::Clock::TimePoint next_commit_{};
   core::Clock::TimePoint next_refresh_{};
   core::Clock::TimePoint next_housekeeping_{};
-  core::Clock::TimePoint commit_error_logged_{};
+  // Fetch errors and commit failures can repeat every poll while a broker
+  // or ZooKeeper is away: one line per 10 s each, with the count held back.
+  core::RateLimitedLog fetch_errors_;
+  core::RateLimitedLog commit_errors_;
   int64_t commit_failures_ = 0;
   RepeatedFailureReporter failure_reporter_;
   bool poll_idle_ = false;

@@ -15,7 +15,6 @@ using Clock = core::Clock;
 using std::chrono::milliseconds;
 
 constexpr auto kBlockedWarnAfter = std::chrono::seconds(30);
-constexpr auto kBlockedWarnEvery = std::chrono::seconds(60);
 
 }  // namespace
 
@@ -73,8 +72,7 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
         part->amo_retry_at =
             now + milliseconds(std::min<int64_t>(config_.state_update_interval_ms, 500));
       }
-      if (now - commit_error_logged_ >= std::chrono::seconds(10)) {
-        commit_error_logged_ = now;
+      if (commit_errors_.Allow()) {
         if (absl::IsPermissionDenied(u.status)) {
           // An ACL change shut this spout out: commits wait, nothing advances
           // (the store logged the node's path).
@@ -87,9 +85,7 @@ void KafkaSpout::OnStoreUpdate(OffsetStoreUpdate& u, Clock::TimePoint now) {
       return;
     case Kind::kReadFailed:
       if (p == nullptr) return;
-      if (p->read_error_reported == Clock::TimePoint{} ||
-          now - p->read_error_reported >= std::chrono::seconds(30)) {
-        p->read_error_reported = now;
+      if (p->read_error_log.Allow()) {
         spdlog::error(
             "kafka spout {}: cannot use the stored offset of {}: {} (not guessing a "
             "position; retrying)",
@@ -431,8 +427,7 @@ void KafkaSpout::UpdatePartitionGauges(Partition& p, Clock::TimePoint now) {
     const auto blocked = std::chrono::duration_cast<std::chrono::seconds>(now - p.blocked_since);
     p.metrics.blocked_seconds->Set(blocked.count());
     p.metrics.blocked_offset->Set(*lowest);
-    if (blocked >= kBlockedWarnAfter && now - p.blocked_logged >= kBlockedWarnEvery) {
-      p.blocked_logged = now;
+    if (blocked >= kBlockedWarnAfter && p.blocked_log.Allow()) {
       spdlog::warn(
           "kafka spout {}: commit of {} blocked by offset {} for {} s ({} failures; {} "
           "pending)",

@@ -106,6 +106,7 @@ void ZkOffsetStore::EndDeniedEpisode() {
       "commit stored everything acked meanwhile",
       options_.spout_id, denied_in_episode_);
   denied_in_episode_ = 0;
+  denied_log_.Reset();
 }
 
 void ZkOffsetStore::ReportCommitDenied(const CommitBatch& batch, int failed_op,
@@ -114,10 +115,8 @@ void ZkOffsetStore::ReportCommitDenied(const CommitBatch& batch, int failed_op,
   // advanced; the commit is retried every round until the ACL allows it.
   // One line when the refusals start, not one per round.
   commit_denied_->Add(1);
-  const auto now = SteadyClock::now();
-  const bool starts = denied_in_episode_++ == 0;
-  if (!starts && now - denied_logged_ < std::chrono::minutes(10)) return;
-  denied_logged_ = now;
+  ++denied_in_episode_;
+  if (!denied_log_.Allow()) return;
   const std::string path = failed_op >= 0 && failed_op < static_cast<int>(batch.ops.size())
                                ? batch.ops[failed_op].path
                                : batch.ops.front().path;

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/rate_limited_log.h"
 #include "spout/offset_journal.h"
 #include "spout/offset_store.h"
 #include "spout/partition_assignment.h"
@@ -180,7 +181,9 @@ class ZkOffsetStore : public OffsetStore {
   core::Histogram* commit_latency_us_ = nullptr;
   core::Counter* commit_failures_ = nullptr;
   core::Counter* commit_denied_ = nullptr;  // tempest_kafka_spout_commit_denied (NOAUTH)
-  std::chrono::steady_clock::time_point denied_logged_{};
+  // One line when refusals start, then at most one per 10 min while they go
+  // on; Reset when a commit goes through again.
+  core::RateLimitedLog denied_log_{1, std::chrono::minutes(10)};
   int64_t denied_in_episode_ = 0;  // refused commits since the last one that went through
   core::Counter* commits_ = nullptr;
   // A request that replaced one not yet sent (commits coalesce while

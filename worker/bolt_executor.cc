@@ -9,6 +9,12 @@
 #include "worker/component_executor.h"
 
 namespace tempest::worker {
+namespace {
+
+// How often a busy bolt publishes its counts at the latest.
+constexpr std::chrono::nanoseconds kStatsFlushInterval = std::chrono::seconds(1);
+
+}  // namespace
 
 // The collector handed to one bolt task; forwards to the executor.
 class BoltExecutor::Collector final : public api::OutputCollector {
@@ -38,7 +44,8 @@ BoltExecutor::BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info)
     : Executor(ctx, std::move(info), Kind::kBolt),
       random_(std::random_device()() ^ (static_cast<uint64_t>(info_.start.value()) << 40) ^
               static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())) {}
+                  std::chrono::steady_clock::now().time_since_epoch().count())),
+      budget_(ctx_.options.drain_batch) {}
 
 BoltExecutor::~BoltExecutor() = default;
 
@@ -135,12 +142,18 @@ void BoltExecutor::Execute(Task& task, const api::Tuple& input) {
     current_start_ns_ = start;
   }
   absl::Status s = CallUser("Bolt::Execute", [&] { task.bolt->Execute(input); });
-  if (sample) {
-    counters.execute_latency->Record((ctx_.clock->Now().time_since_epoch().count() - start) /
-                                     1000);
-    current_input_ = nullptr;
-  }
   counters.executed.Inc();
+  if (sample) {
+    const int64_t end = ctx_.clock->Now().time_since_epoch().count();
+    counters.execute_latency->Record((end - start) / 1000);
+    current_input_ = nullptr;
+    // The clock was read anyway: a bolt that turned slow within a batch
+    // still publishes its counts about once a second.
+    if (end >= stats_due_ns_) {
+      FlushMetrics();
+      stats_due_ns_ = end + kStatsFlushInterval.count();
+    }
+  }
   if (!s.ok()) {
     ReportError(task, s);
     Fail(task, input);
@@ -263,12 +276,20 @@ void BoltExecutor::FlushMetrics() {
 }
 
 void BoltExecutor::Loop() {
-  const size_t max = ctx_.options.drain_batch;
   const auto max_park =
       std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
   auto process = [this](Envelope& e) { Process(e); };
+  // The previous iteration, for the budget: its start and what it handled
+  // without parking (0: it parked, so its time says nothing about speed).
+  std::chrono::nanoseconds iteration_start = IterationBudget::CoarseNow();
+  size_t unparked_items = 0;
   for (;;) {
     const core::Clock::TimePoint now = Now();
+    const std::chrono::nanoseconds real_now = IterationBudget::CoarseNow();
+    budget_.Observe(unparked_items, real_now - iteration_start);
+    iteration_start = real_now;
+    stats_due_ns_ = now.time_since_epoch().count() + kStatsFlushInterval.count();
+    const size_t max = budget_.size();
     const int ticks = ticks_.Due(now);
     for (int n = 0; n < ticks; ++n) {
       const api::Tuple tick = api::Tuple::MakeTick(ticks_.period_secs());
@@ -283,6 +304,7 @@ void BoltExecutor::Loop() {
       got += local_batch_.size();
       local_batch_.clear();
     }
+    unparked_items = got;
     const bool polled = !polled_tasks_.empty() && PollTasks();
     if (got == 0 && ticks == 0 && !polled) {
       if (queue_->closed()) break;  // stopped and drained
@@ -292,6 +314,7 @@ void BoltExecutor::Loop() {
       got = queue_->Drain(max, process,
                           ParkDeadline(ticks_, poll_interval_ ? std::min(max_park, *poll_interval_)
                                                               : max_park));
+      unparked_items = 0;
     }
     transfer_.Flush();
     FlushMetrics();

@@ -11,6 +11,7 @@
 #include "common/core/metrics_registry.h"
 #include "worker/executor.h"
 #include "worker/fast_random.h"
+#include "worker/iteration_budget.h"
 #include "worker/task_router.h"
 
 namespace tempest::worker {
@@ -20,11 +21,13 @@ namespace tempest::worker {
 // Loop, on its own thread: deliver due tick tuples (component "__system",
 // stream "__tick", every topology.tick.tuple.freq.secs of the component's
 // merged config) to each task; drain up to ExecutorOptions::drain_batch
-// envelopes from the receive queue and call Execute for each in place (no
-// copy out of the ring); flush the outbound batches; park on the queue (until
-// input or the next tick) when it was empty. Tasks whose bolt asks for
-// polling (Bolt::PollInterval) are polled after each pass, and the park is
-// capped at the shortest interval; their Bolt::SetPollWaker wakes the park.
+// envelopes from the receive queue (fewer for a slow bolt: IterationBudget
+// keeps an iteration near 200 ms) and call Execute for each in place (no
+// copy out of the ring); flush the outbound batches and the statistics
+// counts; park on the queue (until input or the next tick) when it was
+// empty. Tasks whose bolt asks for polling (Bolt::PollInterval) are polled
+// after each pass, and the park is capped at the shortest interval; their
+// Bolt::SetPollWaker wakes the park.
 //
 // Acking (storm-facts.md §3.1): an emit anchored to inputs gets, per target
 // task and per anchor, a fresh random edge id e: the anchor's ack value ^= e
@@ -38,7 +41,10 @@ namespace tempest::worker {
 // bolt input stats): executed, acked, failed, execute latency (sampled, 1 in
 // 2^latency_sample_shift) and process latency (input arrival in Execute to
 // its Ack, when acked within Execute); emitted / transferred per task and
-// output stream.
+// output stream. Counts are published at the end of every iteration and, on
+// a sampled tuple, whenever kStatsFlushInterval passed since the last time,
+// so they reach the heartbeat at least about once a second however slow the
+// bolt (see IterationBudget).
 class BoltExecutor final : public Executor {
  public:
   BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info);
@@ -110,6 +116,10 @@ class BoltExecutor final : public Executor {
   int64_t current_start_ns_ = 0;
   InputCounters* current_counters_ = nullptr;
   core::Counter* tick_counter_ = nullptr;
+  // Executor clock (ns) by which a sampled Execute publishes the counts
+  // even in the middle of a batch: a bolt that turns slow mid-batch.
+  int64_t stats_due_ns_ = 0;
+  IterationBudget budget_;
 };
 
 }  // namespace tempest::worker

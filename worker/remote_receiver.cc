@@ -50,16 +50,10 @@ absl::StatusOr<std::unique_ptr<RemoteReceiver>> RemoteReceiver::Create(
 }
 
 void RemoteReceiver::NoteBad(const char* what, int32_t task, const absl::Status& why) {
-  // At most one line per second; the counters have the totals.
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_log_ < std::chrono::seconds(1)) {
-    ++suppressed_logs_;
-    return;
-  }
+  uint64_t suppressed = 0;
+  if (!bad_log_.Allow(&suppressed)) return;
   spdlog::error("worker {}: {} message for task {} skipped: {} ({} similar suppressed)",
-                ctx_.topology_id, what, task, std::string(why.message()), suppressed_logs_);
-  last_log_ = now;
-  suppressed_logs_ = 0;
+                ctx_.topology_id, what, task, std::string(why.message()), suppressed);
 }
 
 RemoteReceiver::Result RemoteReceiver::Deliver(Envelope& e) {

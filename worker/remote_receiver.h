@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/rate_limited_log.h"
 #include "common/net/batch.h"
 #include "common/net/transport_server.h"
 #include "worker/ack_lane.h"
@@ -83,8 +84,8 @@ class RemoteReceiver {
   core::Counter* unknown_task_;
   core::Counter* malformed_;
   core::Counter* pauses_;
-  std::chrono::steady_clock::time_point last_log_{};
-  int64_t suppressed_logs_ = 0;
+  // At most one line per second; the counters have the totals.
+  core::RateLimitedLog bad_log_{1, std::chrono::seconds(1)};
 };
 
 }  // namespace tempest::worker

@@ -42,7 +42,8 @@ SpoutExecutor::SpoutExecutor(WorkerContext& ctx, core::ExecutorInfo info)
       random_(std::random_device()() ^
               (static_cast<uint64_t>(info_.start.value()) << 32) ^
               static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())) {}
+                  std::chrono::steady_clock::now().time_since_epoch().count())),
+      budget_(static_cast<size_t>(std::max(1, ctx_.options.spout_burst))) {}
 
 SpoutExecutor::~SpoutExecutor() = default;
 
@@ -73,6 +74,8 @@ absl::Status SpoutExecutor::Build() {
     const core::MetricLabels labels{{"component", info_.component.value()},
                                     {"task", std::to_string(task->id.value())}};
     task->stalls = &ctx_.metrics->GetCounter("tempest_spout_max_pending_stalls_total", labels);
+    task->stall_log =
+        std::make_unique<core::RateLimitedLog>(1, std::chrono::seconds(10), *ctx_.clock);
     tasks_.push_back(std::move(task));
   }
   return absl::OkStatus();
@@ -244,17 +247,12 @@ void SpoutExecutor::NoteStall(Task& task) {
   if (task.stalled) return;
   task.stalled = true;
   task.stalls->Add(1);
-  ++task.stalls_since_log;
-  // The first stall, then at most one line per 10 s per task.
-  if (!task.stall_logged || last_now_ - task.last_stall_log >= std::chrono::seconds(10)) {
-    task.stall_logged = true;
-    spdlog::info(
-        "spout '{}' task {} reached topology.max.spout.pending={} ({} stall(s) since the last "
-        "report); waiting for acks",
-        info_.component.value(), task.id.value(), *task.max_pending, task.stalls_since_log);
-    task.last_stall_log = last_now_;
-    task.stalls_since_log = 0;
-  }
+  uint64_t held = 0;
+  if (!task.stall_log->Allow(&held)) return;
+  spdlog::info(
+      "spout '{}' task {} reached topology.max.spout.pending={} ({} stall(s) since the last "
+      "report); waiting for acks",
+      info_.component.value(), task.id.value(), *task.max_pending, held + 1);
 }
 
 void SpoutExecutor::FlushMetrics() {
@@ -277,8 +275,17 @@ void SpoutExecutor::Loop() {
       ctx_.options.spout_idle_park);
   const auto max_park =
       std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
+  // The previous iteration, for the budget: its start and the most NextTuple
+  // calls one task made in it (0 after a park: its time says nothing).
+  std::chrono::nanoseconds iteration_start = IterationBudget::CoarseNow();
+  size_t calls_per_task = 0;
   while (!stop_requested()) {
     const core::Clock::TimePoint now = Now();
+    const std::chrono::nanoseconds real_now = IterationBudget::CoarseNow();
+    budget_.Observe(calls_per_task, real_now - iteration_start);
+    iteration_start = real_now;
+    calls_per_task = 0;
+    const int burst = static_cast<int>(budget_.size());
     const int64_t consumed_before = consumed_local_;
     DrainLane();
     bool ticked = false;
@@ -301,15 +308,18 @@ void SpoutExecutor::Loop() {
         }
         task->stalled = false;
         all_stalled = false;
-        for (int i = 0; i < ctx_.options.spout_burst; ++i) {
+        size_t calls = 0;
+        for (int i = 0; i < burst; ++i) {
           if (i > 0 && task->max_pending &&
               static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
             break;
           }
           const int64_t got = RunNextTuple(*task);
+          ++calls;
           emitted += got;
           if (got == 0) break;
         }
+        calls_per_task = std::max(calls_per_task, calls);
       }
     } else {
       all_stalled = false;
@@ -327,6 +337,7 @@ void SpoutExecutor::Loop() {
     Publish(quiet);
     if (emitted > 0) consecutive_idle_ = 0;
     if (emitted > 0 || stop_requested()) continue;
+    calls_per_task = 0;  // about to park
     // Nothing emitted: wait for acks, the next tick, a state change, or (if
     // merely idle) the short spout idle period.
     // Progressive idle wait (as Storm 2's progressive spout wait strategy):

@@ -9,9 +9,11 @@
 
 #include "common/api/spout.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/rate_limited_log.h"
 #include "common/core/rotating_map.h"
 #include "worker/executor.h"
 #include "worker/fast_random.h"
+#include "worker/iteration_budget.h"
 #include "worker/task_router.h"
 
 namespace tempest::worker {
@@ -23,7 +25,9 @@ namespace tempest::worker {
 // topology.message.timeout.secs, when timeouts are on) rotate each task's
 // 2-bucket pending map and fail what fell out; follow activate/deactivate;
 // then, when active, call NextTuple on each task up to
-// ExecutorOptions::spout_burst times while it emits, skipping a task whose
+// ExecutorOptions::spout_burst times while it emits (fewer for a slow spout:
+// IterationBudget keeps an iteration near 200 ms, as the counts and the
+// emitted tuples are flushed once per iteration), skipping a task whose
 // tracked pending count reached topology.max.spout.pending (counted in
 // tempest_spout_max_pending_stalls_total and logged at most every 10 s).
 // When a pass emitted nothing it parks on the lane (1 ms if idle, until an
@@ -70,9 +74,8 @@ class SpoutExecutor final : public Executor {
     core::RotatingMap<uint64_t, PendingTuple> pending{2};
     std::optional<int64_t> max_pending;
     bool stalled = false;
-    int64_t stalls_since_log = 0;
-    bool stall_logged = false;
-    core::Clock::TimePoint last_stall_log{};
+    // The first stall, then at most one line per 10 s (executor clock).
+    std::unique_ptr<core::RateLimitedLog> stall_log;
     std::atomic<int64_t> pending_count{0};
     core::Counter* stalls = nullptr;
   };
@@ -114,6 +117,7 @@ class SpoutExecutor final : public Executor {
   int64_t emitted_this_pass_ = 0;
   int64_t spout_emitted_local_ = 0;
   std::atomic<int64_t> spout_emitted_{0};
+  IterationBudget budget_;  // NextTuple calls per task and iteration
   uint64_t sample_counter_ = 0;
   core::Histogram* topology_complete_latency_ = nullptr;
   LocalCounter topology_emitted_;

@@ -12,9 +12,12 @@ namespace tempest::worker {
 void ErrorLog::Report(const api::ComponentId& component, int32_t task, const absl::Status& error) {
   const int64_t n = count_.fetch_add(1, std::memory_order_relaxed) + 1;
   std::string line = absl::StrCat(component.value(), "[", task, "]: ", error.ToString());
-  // A component failing every tuple must not flood the log: the first 20
-  // errors, then one in a thousand.
-  if (n <= 20 || n % 1000 == 0) spdlog::warn("component error ({} so far): {}", n, line);
+  // A component failing every tuple must not flood the log.
+  uint64_t not_logged = 0;
+  if (log_.Allow(&not_logged)) {
+    spdlog::warn("component error ({} so far, {} not logged since the last line): {}", n,
+                 not_logged, line);
+  }
   ComponentError record;
   record.component = component.value();
   record.task = task;

@@ -18,6 +18,7 @@
 #include "common/api/topology_context.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/rate_limited_log.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_def.h"
 #include "worker/envelope.h"
@@ -85,6 +86,8 @@ class ErrorLog {
   std::deque<ComponentError> unpublished_;              // in report order
   std::map<std::string, size_t> unpublished_per_component_;
   std::atomic<int64_t> count_{0};
+  // Log lines: 20 per 10 s, then one saying how many were held back.
+  core::RateLimitedLog log_{20, std::chrono::seconds(10)};
 };
 
 // Everything the executors of one running topology in one worker share.

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "common/core/rate_limited_log.h"
+
 namespace tempest::multilang {
 
 // Paces the restarts of a multilang child and rate-limits the warnings about
@@ -23,7 +25,7 @@ class ChildRestarts {
   static constexpr std::chrono::milliseconds kMaxBackoff{10000};
   static constexpr std::chrono::seconds kStableChildAge{5};
   static constexpr std::chrono::milliseconds kProgressBackoff{100};
-  static constexpr int64_t kLoggedWarnings = 20;
+  static constexpr int kLoggedWarnings = 20;
 
   // The child (re)started at `now`.
   void Started(SteadyClock::time_point now) {
@@ -53,11 +55,12 @@ class ChildRestarts {
   std::chrono::milliseconds backoff() const { return backoff_; }
   int64_t restarts() const { return restarts_; }
 
-  // Counts one protocol warning; true for the first kLoggedWarnings and then
-  // every 1000th, so a chatty child cannot flood the log.
-  bool ShouldReportWarning() {
+  // Counts one protocol warning; true for at most kLoggedWarnings per 10 s,
+  // so a chatty child cannot flood the log (nor the component's errors).
+  // `*held` (if non-null) gets the warnings held back since the last one.
+  bool ShouldReportWarning(uint64_t* held = nullptr) {
     ++warnings_;
-    return warnings_ <= kLoggedWarnings || warnings_ % 1000 == 0;
+    return warnings_log_.Allow(held);
   }
 
  private:
@@ -66,6 +69,7 @@ class ChildRestarts {
   std::chrono::milliseconds backoff_{0};
   int64_t restarts_ = 0;
   int64_t warnings_ = 0;
+  core::RateLimitedLog warnings_log_{kLoggedWarnings, std::chrono::seconds(10)};
   bool progressed_ = false;
 };
 

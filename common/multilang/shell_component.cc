@@ -216,8 +216,10 @@ absl::Status ChildFailure(std::string_view label, const ShellComponentSpec& spec
 }
 
 absl::Status ChildWarning(ChildRestarts& restarts, std::string_view label, std::string_view what) {
-  if (!restarts.ShouldReportWarning()) return absl::OkStatus();
-  const std::string text = absl::StrCat(api::Sv(label), ": ", api::Sv(what));
+  uint64_t held = 0;
+  if (!restarts.ShouldReportWarning(&held)) return absl::OkStatus();
+  std::string text = absl::StrCat(api::Sv(label), ": ", api::Sv(what));
+  if (held > 0) absl::StrAppend(&text, " (", held, " more warnings held back)");
   spdlog::warn("{}", text);
   return absl::InvalidArgumentError(text);
 }

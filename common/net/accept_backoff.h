@@ -9,7 +9,7 @@
 #include "boost/asio/steady_timer.hpp"
 #include "boost/system/error_code.hpp"
 #include "common/core/metrics_registry.h"
-#include "common/net/rate_limited_log.h"
+#include "common/core/rate_limited_log.h"
 
 namespace tempest::net {
 
@@ -40,7 +40,7 @@ class AcceptBackoff {
   boost::asio::steady_timer timer_;
   std::string side_;
   core::MetricsRegistry& metrics_;
-  RateLimitedLog log_{3, std::chrono::seconds(10)};
+  core::RateLimitedLog log_{3, std::chrono::seconds(10)};
   std::chrono::milliseconds delay_{0};
 };
 

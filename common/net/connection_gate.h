@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/api/config.h"
 #include "common/core/metrics_registry.h"
-#include "common/net/rate_limited_log.h"
+#include "common/core/rate_limited_log.h"
 
 namespace tempest::net {
 
@@ -104,7 +104,7 @@ class ConnectionGate {
   ConnectionLimits limits_;
   std::string side_;
   core::MetricsRegistry& metrics_;
-  RateLimitedLog log_{3, std::chrono::seconds(10)};
+  core::RateLimitedLog log_{3, std::chrono::seconds(10)};
   std::map<Key, Entry> entries_;
   std::map<std::string, Peer> peers_;
   std::set<std::pair<uint64_t, Key>> idle_;  // oldest first, every peer

@@ -15,7 +15,7 @@
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
 #include "common/net/accept_backoff.h"
-#include "common/net/rate_limited_log.h"
+#include "common/core/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -107,7 +107,7 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   ReceiveCallback& callback() { return callback_; }
   // One line per closed connection, at most a few per 10 s: a peer decides
   // how often its frames are malformed.
-  RateLimitedLog& fail_log() { return fail_log_; }
+  core::RateLimitedLog& fail_log() { return fail_log_; }
   // A connection that answered the handshake is never closed for others.
   void Authenticated(ConnectionId id) { gate_.SetIdle(id, false); }
   std::atomic<size_t> open_count{0};
@@ -121,7 +121,7 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   ServerMetrics metrics_;
   AcceptBackoff accept_backoff_;
   ConnectionGate gate_;
-  RateLimitedLog fail_log_{5, std::chrono::seconds(10)};
+  core::RateLimitedLog fail_log_{5, std::chrono::seconds(10)};
   std::map<ConnectionId, std::shared_ptr<FrameReaderConnection>> connections_;
   ConnectionId next_id_ = 1;
   bool stopped_ = false;

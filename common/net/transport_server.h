@@ -94,7 +94,7 @@ struct TransportServerOptions {
 // where `callback` runs. A connection that sends garbage, a frame with a
 // wrong MAC or an oversized frame is closed with one logged error and a
 // `tempest_net_connection_errors_total{reason=...}` increment (log lines are
-// rate-limited, see RateLimitedLog); the server and its other connections
+// rate-limited, see core::RateLimitedLog); the server and its other connections
 // keep running. Failed accepts (out of descriptors) back off (AcceptBackoff).
 //
 // Thread-safety: Create, Resume, ResumeAll, Stop, port and connection_count

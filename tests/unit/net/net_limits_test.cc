@@ -1,5 +1,5 @@
-// The pure pieces of the network limits: the JSON depth scanner, the
-// rate-limited log and the bounded handler pool.
+// The pure pieces of the network limits: the JSON depth scanner and the
+// bounded handler pool (the rate-limited log is core's: core_rate_limited_log_test).
 
 #include <atomic>
 #include <chrono>
@@ -9,7 +9,6 @@
 
 #include "common/core/json_depth.h"
 #include "common/net/handler_pool.h"
-#include "common/net/rate_limited_log.h"
 #include "gtest/gtest.h"
 
 namespace tempest::net {
@@ -37,25 +36,6 @@ TEST(JsonDepthTest, RejectsDeepNestingWithTheOffsetAndAcceptsTheLimit) {
   // Unbalanced input is not this scanner's business, but it must not fail.
   EXPECT_TRUE(core::CheckJsonDepth("]]]}}}").ok());
   EXPECT_FALSE(core::CheckJsonDepth(std::string(65, '{')).ok());
-}
-
-TEST(RateLimitedLogTest, AllowsABurstThenCountsWhatItWithholds) {
-  RateLimitedLog log(3, std::chrono::hours(1));
-  uint64_t withheld = 99;
-  EXPECT_TRUE(log.Allow(&withheld));
-  EXPECT_EQ(withheld, 0u);
-  EXPECT_TRUE(log.Allow());
-  EXPECT_TRUE(log.Allow());
-  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(log.Allow());
-}
-
-TEST(RateLimitedLogTest, ANewWindowReportsTheWithheldCount) {
-  RateLimitedLog log(1, std::chrono::milliseconds(0));
-  EXPECT_TRUE(log.Allow());
-  // With a zero interval every call opens a new window.
-  uint64_t withheld = 99;
-  EXPECT_TRUE(log.Allow(&withheld));
-  EXPECT_EQ(withheld, 0u);
 }
 
 TEST(HandlerPoolTest, RunsTasksAndRefusesBeyondTheQueueBound) {

@@ -12,6 +12,7 @@
 #include "spout/kafka_spout.h"
 #include "tests/support/component_harness.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/log_capture.h"
 #include "tests/unit/spout/kafka_spout_fakes.h"
 
 namespace tempest::spout {
@@ -327,6 +328,38 @@ TEST_F(KafkaSpoutStateTest, UnreadableStoredOffsetIsReportedAtMostEvery30Seconds
   spout_->NextTuple();
   EXPECT_THAT(collector_.errors, SizeIs(2));
   EXPECT_THAT(source_->resolves, IsEmpty());  // never guesses a position
+}
+
+TEST_F(KafkaSpoutStateTest, FetchErrorsAndCommitFailuresAreLoggedAtMostEvery10SecondsEach) {
+  Open();
+  OwnAll({kP0}, 2);
+  spout_->NextTuple();
+  tempest::testing::LogCapture log;
+  const std::string fetch = "fetch error on events/0";
+  const std::string commit = "offset commit failed";
+  // A broker that refuses every fetch, polled every 100 ms for 25 s: one line
+  // at once, then one per 10 s saying how many were held back.
+  for (int i = 0; i < 250; ++i) {
+    source_->events.push_back({kafka::PartitionEvent::Kind::kError, kP0, 0, "broker down"});
+    spout_->NextTuple();
+    clock_.Advance(milliseconds(100));
+  }
+  EXPECT_EQ(log.Count(fetch), 3);
+  EXPECT_EQ(log.Count("broker down (99 more fetch errors since the last line)"), 2);
+  // Commit failures have their own throttle: fetch errors just logged do
+  // not hide the first one.
+  store_->Push(Kind::kCommitFailed, {}, absl::UnavailableError("connection loss"));
+  spout_->NextTuple();
+  EXPECT_EQ(log.Count(commit), 1);
+  store_->Push(Kind::kCommitFailed, {}, absl::UnavailableError("connection loss"));
+  clock_.Advance(milliseconds(9'000));
+  spout_->NextTuple();
+  EXPECT_EQ(log.Count(commit), 1);
+  store_->Push(Kind::kCommitFailed, {}, absl::UnavailableError("connection loss"));
+  clock_.Advance(milliseconds(1'000));
+  spout_->NextTuple();
+  EXPECT_EQ(log.Count(commit), 2);
+  EXPECT_EQ(log.Count(fetch), 3);  // and commit failures do not count as fetch errors
 }
 
 TEST_F(KafkaSpoutStateTest, OutOfRangeRepositionsAtTheLogStartAndCountsTheLoss) {

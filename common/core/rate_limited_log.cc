@@ -1,9 +1,9 @@
-#include "common/net/rate_limited_log.h"
+#include "common/core/rate_limited_log.h"
 
-namespace tempest::net {
+namespace tempest::core {
 
 bool RateLimitedLog::Allow(uint64_t* suppressed) {
-  const auto now = std::chrono::steady_clock::now();
+  const Clock::TimePoint now = clock_->Now();
   std::lock_guard<std::mutex> lock(mu_);
   if (in_window_ == 0 || now - window_start_ >= interval_) {
     window_start_ = now;
@@ -19,4 +19,14 @@ bool RateLimitedLog::Allow(uint64_t* suppressed) {
   return true;
 }
 
-}  // namespace tempest::net
+uint64_t RateLimitedLog::suppressed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return suppressed_;
+}
+
+void RateLimitedLog::Reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  in_window_ = 0;
+}
+
+}  // namespace tempest::core
