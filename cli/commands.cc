@@ -57,22 +57,20 @@ void SubcommandConfigOptions::Apply() const {
                             values_->overrides.end());
 }
 
+absl::StatusOr<core::EffectiveConfig> LoadDaemonEffectiveConfig(const GlobalOptions& globals) {
+  absl::StatusOr<core::EffectiveConfig> loaded =
+      core::ConfigLoader::LoadEffective(globals.config_file, globals.overrides);
+  if (!loaded.ok()) return loaded.status();
+  for (const std::string& w : loaded->warnings) {
+    std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
+  }
+  return loaded;
+}
+
 absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals) {
-  api::Config config = core::ConfigLoader::Defaults();
-  if (!globals.config_file.empty()) {
-    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
-    if (!loaded.ok()) return loaded.status();
-    for (const std::string& w : loaded->warnings) {
-      std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
-    }
-    config = std::move(loaded->config);
-  }
-  for (const std::string& kv : globals.overrides) {
-    absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
-    if (!warning.ok()) return warning.status();
-    if (!warning->empty()) std::fprintf(stderr, "tempest: warning: %s\n", warning->c_str());
-  }
-  return config;
+  absl::StatusOr<core::EffectiveConfig> loaded = LoadDaemonEffectiveConfig(globals);
+  if (!loaded.ok()) return loaded.status();
+  return std::move(loaded->config);
 }
 
 void QuietZkClientLogUnlessVerbose(const GlobalOptions& globals) {

@@ -10,6 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "common/api/config.h"
+#include "common/core/config_loader.h"
 
 namespace tempest::cli {
 
@@ -84,6 +85,8 @@ class SubcommandConfigOptions {
 // A daemon's effective config: Storm's defaults, then --config, then each
 // -c override. Warnings (unknown keys) are printed on stderr.
 absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals);
+// The same, with where each key's value came from (nimbus serves these).
+absl::StatusOr<core::EffectiveConfig> LoadDaemonEffectiveConfig(const GlobalOptions& globals);
 
 // Client verbs call this before they open a ZooKeeper session: unless
 // --verbose, the ZooKeeper C client's own log lines (every failed connect

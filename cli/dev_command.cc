@@ -91,17 +91,10 @@ void PrintLine(const std::string& prefix, const std::string& value) {
 // The user's config as the daemons will read it (defaults, --config, -c),
 // without printing its warnings: each daemon prints them in its log.
 absl::StatusOr<api::Config> QuietUserConfig(const GlobalOptions& globals) {
-  api::Config config = core::ConfigLoader::Defaults();
-  if (!globals.config_file.empty()) {
-    absl::StatusOr<core::LoadedConfig> loaded = core::ConfigLoader::LoadFile(globals.config_file);
-    if (!loaded.ok()) return loaded.status();
-    config = std::move(loaded->config);
-  }
-  for (const std::string& kv : globals.overrides) {
-    absl::StatusOr<std::string> warning = core::ConfigLoader::ApplyOverride(config, kv);
-    if (!warning.ok()) return warning.status();
-  }
-  return config;
+  absl::StatusOr<core::EffectiveConfig> loaded =
+      core::ConfigLoader::LoadEffective(globals.config_file, globals.overrides);
+  if (!loaded.ok()) return loaded.status();
+  return std::move(loaded->config);
 }
 
 // How nimbus's REST API is protected.

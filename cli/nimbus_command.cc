@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "bolts/builtin_bolts.h"
 #include "cli/commands.h"
@@ -21,10 +22,12 @@ int RunNimbus(const GlobalOptions& globals) {
   BlockStopSignals();  // before any thread starts
   spdlog::set_default_logger(spdlog::stderr_color_mt("nimbus"));
 
-  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
+  absl::StatusOr<core::EffectiveConfig> config = LoadDaemonEffectiveConfig(globals);
   if (!config.ok()) return Fail(std::string(config.status().message()), 2);
-  absl::StatusOr<nimbus::NimbusOptions> options = nimbus::NimbusOptions::FromConfig(*config);
+  absl::StatusOr<nimbus::NimbusOptions> options =
+      nimbus::NimbusOptions::FromConfig(config->config);
   if (!options.ok()) return Fail(std::string(options.status().message()), 2);
+  options->config_origins = std::move(config->origins);
 
   // Submissions are validated against the same components a worker runs.
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();

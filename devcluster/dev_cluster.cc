@@ -183,8 +183,18 @@ absl::StatusOr<std::vector<std::string>> DevCluster::DaemonArgv(
   argv.insert(argv.end(), own, verb_and_args.end());
   argv.insert(argv.end(), options_.daemon_args.begin(), options_.daemon_args.end());
   if (!options_.config.has_value()) {
-    argv.push_back("-c");
-    argv.push_back(absl::StrCat("storm.zookeeper.servers=[\"", zk_connect(), "\"]"));
+    // One server goes as Storm spells it, host and port apart, so the
+    // daemons' configuration pages show the real port rather than 2181.
+    const std::string connect = zk_connect();
+    const size_t colon = connect.find(':');
+    if (connect.find(',') == std::string::npos && colon != std::string::npos &&
+        connect.rfind(':') == colon) {
+      const std::string host = connect.substr(0, colon);
+      argv.insert(argv.end(), {"-c", absl::StrCat("storm.zookeeper.servers=[\"", host, "\"]"), "-c",
+                               absl::StrCat("storm.zookeeper.port=", connect.substr(colon + 1))});
+    } else {
+      argv.insert(argv.end(), {"-c", absl::StrCat("storm.zookeeper.servers=[\"", connect, "\"]")});
+    }
   }
   return argv;
 }

@@ -19,6 +19,7 @@
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
+#include "common/core/config_loader.h"
 #include "common/net/http_auth.h"
 #include "nimbus/heartbeat_cache.h"
 #include "nimbus/rebalance.h"
@@ -70,6 +71,10 @@ struct NimbusOptions {
   // The daemon's whole config, served (secrets redacted) as
   // /api/v1/cluster/configuration.
   api::Config config;
+  // Where each key of `config` came from (core::ConfigLoader::LoadEffective),
+  // served by /api/v1/cluster/configuration?origin=1; a key without one
+  // reads as set by the program that started nimbus.
+  core::ConfigOrigins config_origins;
 
   // storm.zookeeper.servers/port/root/session.timeout/retry.*, ui.host,
   // ui.port, nimbus.monitor.freq.secs, nimbus.task.timeout.secs,
@@ -152,6 +157,9 @@ class Nimbus {
   // read-only); false while it is suspended, lost or reconnecting.
   bool ZooKeeperReachable() const;
   const api::Config& config() const { return options_.config; }
+  const core::ConfigOrigins& config_origins() const {
+    return options_.config_origins;
+  }
   // The executors' statistics as this nimbus has watched them (windows).
   StatsHistory& stats_history() { return stats_history_; }
 

@@ -179,9 +179,20 @@ HttpResponse StatsPage(Nimbus& nimbus, const HttpRequest& req, const std::string
   });
 }
 
+// Storm UI's key -> value answer, or with ?origin=1 that answer beside
+// where each value came from.
+HttpResponse ClusterConfiguration(const Nimbus& nimbus, const HttpRequest& req) {
+  if (req.QueryParam("origin") == "1") {
+    return HttpResponse::Json(
+        200, RenderClusterConfigurationWithOrigins(nimbus.config(), nimbus.config_origins()));
+  }
+  return HttpResponse::Json(200, RenderClusterConfiguration(nimbus.config()));
+}
+
 HttpResponse TopologyDetail(Nimbus& nimbus, const HttpRequest& req, const std::string& id) {
   return StatsPage(nimbus, req, id, [&nimbus](const TopologyView& view) {
-    return HttpResponse::Json(200, RenderTopologyDetail(view, NowSecs(nimbus)));
+    const ClusterConfigRef cluster{&nimbus.config(), &nimbus.config_origins()};
+    return HttpResponse::Json(200, RenderTopologyDetail(view, NowSecs(nimbus), cluster));
   });
 }
 
@@ -445,9 +456,7 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
   const Route routes[] = {
       {"GET", "/api/v1/cluster/summary", [n](const HttpRequest&) { return ClusterSummary(*n); }},
       {"GET", "/api/v1/cluster/configuration",
-       [n](const HttpRequest&) {
-         return HttpResponse::Json(200, RenderClusterConfiguration(n->config()));
-       }},
+       [n](const HttpRequest& r) { return ClusterConfiguration(*n, r); }},
       {"GET", "/api/v1/nimbus/summary", [n](const HttpRequest&) { return NimbusSummary(*n); }},
       {"GET", "/api/v1/supervisor/summary",
        [n](const HttpRequest&) { return SupervisorSummary(*n); }},

@@ -54,6 +54,11 @@ json SupervisorJson(const v1::SupervisorInfo& s) {
               {"slotsTotal", s.slot_ports_size()},
               {"slotsUsed", s.used_ports_size()},
               {"version", s.version()}};
+  // The ports the supervisor itself registered (its supervisor.slots.ports),
+  // not nimbus's setting of that key.
+  json ports = json::array();
+  for (const int32_t port : s.slot_ports()) ports.push_back(port);
+  row["slotPorts"] = std::move(ports);
   AddSupervisorResources(s, row);
   return row;
 }

@@ -15,6 +15,7 @@
 #include "common/core/stored_topology.h"
 #include "common/core/stream_stats.h"
 #include "nimbus/rebalance.h"
+#include "nimbus/rest_config_views.h"
 #include "nimbus/rest_json.h"
 #include "nimbus/rest_cluster_views.h"
 #include "nimbus/topology_state.h"
@@ -373,51 +374,6 @@ void AddStateFields(const v1::StormBase& base, int64_t now_secs, json& body) {
 
 namespace {
 
-// A config value as JSON (config values are bounded in depth by the loader).
-json ConfigValueJson(const api::Value& v) {
-  switch (v.type()) {
-    case api::Value::Type::kNil:
-      return nullptr;
-    case api::Value::Type::kBool:
-      return v.AsBool();
-    case api::Value::Type::kInt:
-      return v.AsInt();
-    case api::Value::Type::kDouble:
-      return v.AsDouble();
-    case api::Value::Type::kString:
-    case api::Value::Type::kBytes:
-      return v.CoerceString().value_or("");
-    case api::Value::Type::kList: {
-      json list = json::array();
-      for (const api::Value& item : v.AsList()) list.push_back(ConfigValueJson(item));
-      return list;
-    }
-    case api::Value::Type::kMap: {
-      json map = json::object();
-      for (const auto& [k, item] : v.AsMap()) map[k] = ConfigValueJson(item);
-      return map;
-    }
-  }
-  return nullptr;
-}
-
-json ConfigJson(const api::Config& config) {
-  json body = json::object();
-  for (const auto& [key, value] : config.entries()) {
-    body[key] = core::IsSecretConfigKey(key) ? json("<redacted>") : ConfigValueJson(value);
-  }
-  return body;
-}
-
-// The topology's effective config (Storm's defaults, the Flux file's
-// config, then the overrides), credentials redacted; empty if the stored
-// definition no longer loads.
-json TopologyConfigurationJson(const v1::StormBase& base) {
-  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
-  if (!def.ok()) return json::object();
-  return ConfigJson(def->config);
-}
-
 // Storm's debug fields: Tempest has no event logger, so topology.debug is
 // all there is and it samples everything or nothing.
 void AddDebugFields(const json& configuration, json& body) {
@@ -427,10 +383,6 @@ void AddDebugFields(const json& configuration, json& body) {
 }
 
 }  // namespace
-
-std::string RenderClusterConfiguration(const api::Config& config) {
-  return ConfigJson(config).dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 std::string PrettyUptime(int64_t secs) {
   if (secs < 0) secs = 0;
@@ -443,15 +395,18 @@ std::string PrettyUptime(int64_t secs) {
   return out;
 }
 
-std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs) {
+std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
+                                 const ClusterConfigRef& cluster) {
   const std::vector<const StoredBeat*> beats = CurrentBeats(view);
   json body = TopologyTotalsJson(view, now_secs);
   body["msgTimeout"] = view.topology.base.message_timeout_secs();
   AddWindowFields(view, body);
   if (!view.stats.empty()) body["topologyStats"] = TopologyStatsJson(view);
   AddComponents(view, now_secs, body);
-  body["configuration"] = TopologyConfigurationJson(view.topology.base);
-  AddDebugFields(body["configuration"], body);
+  TopologyConfiguration configuration = EffectiveTopologyConfiguration(view.topology.base, cluster);
+  AddDebugFields(configuration.values, body);
+  body["configuration"] = std::move(configuration.values);
+  body["configurationOrigins"] = std::move(configuration.origins);
   AddTopologyResources(view, view.nimbuses, body);
   body["executorStats"] = ExecutorStatsJson(view);
   body["workers"] = WorkersJson(view, beats, now_secs);
@@ -636,7 +591,7 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
                {"outputStats", OutputStatsJson(view, component, spout)},
                {"componentErrors", ComponentErrorsJson(view, component, now_secs)}};
   AddWindowFields(view, body);
-  AddDebugFields(TopologyConfigurationJson(t.base), body);
+  AddDebugFields(EffectiveTopologyConfiguration(t.base, {}).values, body);
   AddComponentResources(body);
   body["schedulerDisplayResource"] = false;
   body["user"] = t.base.owner();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nimbus/nimbus.h"
+#include "nimbus/rest_config_views.h"
 #include "nimbus/topology_store.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -76,8 +77,11 @@ std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t no
 std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& supervisors);
 // GET /api/v1/topology/summary (reads assignments and beats).
 std::string RenderTopologySummary(const ClusterView& view);
-// GET /api/v1/topology/:id.
-std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs);
+// GET /api/v1/topology/:id. `configuration` is the topology's effective
+// config with the cluster's daemon settings, `configurationOrigins` where
+// each value came from (rest_config_views.h).
+std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
+                                 const ClusterConfigRef& cluster = {});
 // GET /api/v1/topology/:id/visualization: Storm UI's graph of the topology
 // (component -> type, capacity, latency, transferred, per-executor stats and
 // its inputs with their groupings) for the view's window.
@@ -88,11 +92,6 @@ std::string RenderTopologyLag(const TopologyView& view);
 // has no such component. `componentErrors` lists its stored errors, newest first.
 std::optional<std::string> RenderComponentDetail(const TopologyView& view,
                                                  std::string_view component, int64_t now_secs);
-// GET /api/v1/cluster/configuration: the daemon's config as one JSON
-// object, key -> value, with the values of keys that hold credentials
-// (names containing "password", "secret", "payload" or "token") replaced
-// by "<redacted>".
-std::string RenderClusterConfiguration(const api::Config& config);
 // Storm UI's uptime spelling: "1d 2h 3m 4s" (leading zero units left out).
 std::string PrettyUptime(int64_t secs);
 

@@ -1,6 +1,8 @@
 #ifndef TEMPEST_COMMON_CORE_CONFIG_LOADER_H_
 #define TEMPEST_COMMON_CORE_CONFIG_LOADER_H_
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,22 @@ namespace tempest::core {
 struct LoadedConfig {
   api::Config config;
   std::vector<std::string> warnings;  // e.g. "storm.yaml:3: unknown config key 'foo.bar'"
+};
+
+// Where each key of an effective configuration got its value: "default"
+// (Storm's defaults), "file:/abs/path/tempest.yaml" or "command line" (a
+// `-c key=value`). The operator reads these in the REST API and the UI.
+using ConfigOrigins = std::map<std::string, std::string, std::less<>>;
+inline constexpr std::string_view kOriginDefault = "default";
+inline constexpr std::string_view kOriginCommandLine = "command line";
+// "file:" and the file's absolute path.
+std::string FileOrigin(std::string_view path);
+
+// A daemon's configuration as it runs, with the origin of every key.
+struct EffectiveConfig {
+  api::Config config;
+  ConfigOrigins origins;              // one entry per key of `config`
+  std::vector<std::string> warnings;  // the file's and the overrides' unknown keys
 };
 
 // Builds the effective configuration: Storm-compatible defaults, then a
@@ -44,6 +62,12 @@ class ConfigLoader {
   // Returns a warning text for unknown keys, empty otherwise.
   static absl::StatusOr<std::string> ApplyOverride(api::Config& config,
                                                    std::string_view key_equals_value);
+
+  // The one way a daemon loads its config: the defaults, then `config_file`
+  // (none when empty), then each override in order, each key's origin
+  // being the last of these that set it. Errors as LoadFile/ApplyOverride.
+  static absl::StatusOr<EffectiveConfig> LoadEffective(const std::string& config_file,
+                                                       const std::vector<std::string>& overrides);
 };
 
 }  // namespace tempest::core

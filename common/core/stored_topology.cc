@@ -29,6 +29,20 @@ absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source) {
     }
   }
   config.Set(api::kTopologyName, def->name);
+  if (source.config_origins != nullptr) {
+    ConfigOrigins& origins = *source.config_origins;
+    origins.clear();
+    for (const auto& [key, value] : config.entries()) origins[key] = std::string(kOriginDefault);
+    for (const auto& [key, value] : def->config.entries()) {
+      origins[key] = std::string(kTopologyOrigin);
+    }
+    origins[std::string(api::kTopologyName)] = std::string(kTopologyOrigin);
+    if (source.config_overrides != nullptr) {
+      for (const auto& [key, value] : *source.config_overrides) {
+        origins[key] = std::string(kOverrideOrigin);
+      }
+    }
+  }
   def->config = config;
 
   if (source.component_executors != nullptr) {
@@ -49,7 +63,8 @@ absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source) {
   return def;
 }
 
-absl::StatusOr<TopologyDef> LoadStoredTopology(const v1::StormBase& base) {
+absl::StatusOr<TopologyDef> LoadStoredTopology(const v1::StormBase& base,
+                                               ConfigOrigins* config_origins) {
   std::map<std::string, std::string> overrides(base.config_overrides().begin(),
                                                base.config_overrides().end());
   std::map<std::string, int> executors(base.component_executors().begin(),
@@ -60,6 +75,7 @@ absl::StatusOr<TopologyDef> LoadStoredTopology(const v1::StormBase& base) {
   source.name_override = base.name();
   source.config_overrides = &overrides;
   source.component_executors = &executors;
+  source.config_origins = config_origins;
   return LoadTopologySource(source);
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "common/core/config_loader.h"
 #include "common/core/flux_loader.h"
 #include "common/core/topology_def.h"
 #include "tempest/v1/cluster.pb.h"
@@ -27,7 +28,14 @@ struct TopologySource {
   // (a text with `includes` is refused). Only the submitting client, loading
   // its own files before it sends them, passes options that read includes.
   const FluxOptions* flux = nullptr;
+  // When set, filled with where each key of the effective config came from:
+  // kOriginDefault, kTopologyOrigin (the Flux file's `config:` and the
+  // topology's name) or kOverrideOrigin (`config_overrides`).
+  ConfigOrigins* config_origins = nullptr;
 };
+
+inline constexpr std::string_view kTopologyOrigin = "topology";
+inline constexpr std::string_view kOverrideOrigin = "override";
 
 // Loads a submitted topology the one way nimbus and every worker agree on:
 // the Flux text, its effective config (Storm's defaults, the file's
@@ -38,8 +46,10 @@ struct TopologySource {
 absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source);
 
 // The definition stored in {root}/storms/{id}, as LoadTopologySource reads
-// it (the stored name, overrides and component_executors).
-absl::StatusOr<TopologyDef> LoadStoredTopology(const v1::StormBase& base);
+// it (the stored name, overrides and component_executors); `config_origins`
+// as in TopologySource.
+absl::StatusOr<TopologyDef> LoadStoredTopology(const v1::StormBase& base,
+                                               ConfigOrigins* config_origins = nullptr);
 
 }  // namespace tempest::core
 

@@ -30,15 +30,25 @@ class NimbusProcessTest : public ::testing::Test {
   // Starts ZooKeeper and nimbus (REST on a free loopback port) with
   // `extra_yaml` appended to its tempest.yaml; fills address_.
   void StartNimbus(const std::string& extra_yaml) {
+    StartZooKeeper();
+    StartNimbusWith(DaemonConfigPreamble(zk_->ConnectString()) + "ui.host: 127.0.0.1\n" +
+                        "ui.port: 0\n" + extra_yaml,
+                    {});
+  }
+
+  void StartZooKeeper() {
     auto zk = ZkEnsemble::Start();
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = *std::move(zk);
-    std::ofstream(dir_.File("tempest.yaml"))
-        << DaemonConfigPreamble(zk_->ConnectString()) << "ui.host: 127.0.0.1\n"
-        << "ui.port: 0\n"
-        << extra_yaml;
+  }
+
+  // Nimbus with exactly `yaml` as its tempest.yaml and `args` after it on
+  // its command line (StartZooKeeper first).
+  void StartNimbusWith(const std::string& yaml, const std::vector<std::string>& args) {
+    std::ofstream(dir_.File("tempest.yaml")) << yaml;
     os::ChildProcess::Options options;
     options.argv = {TempestBinary(), "nimbus", "--config", dir_.File("tempest.yaml")};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.stdout_path = dir_.File("nimbus.out");
     options.stderr_path = dir_.File("nimbus.err");
     auto child = os::ChildProcess::Start(options);

@@ -356,6 +356,7 @@ def main():
             "topologies": read_table(chrome, "topologies"),
             "supervisors": read_table(chrome, "supervisors"),
             "nimbuses": read_table(chrome, "nimbuses"),
+            "cluster_configuration": read_table(chrome, "cluster-configuration"),
             "topology_link": chrome.evaluate(
                 "document.querySelector('#topologies a[data-topology]').getAttribute('href')"),
         }

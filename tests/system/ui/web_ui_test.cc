@@ -306,6 +306,17 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   EXPECT_TRUE(cluster["topologies"].contains(id)) << cluster.dump();
   EXPECT_EQ(Str(cluster, "topology_link"), topology_hash);
   EXPECT_EQ(cluster["supervisors"].size(), 1u) << cluster.dump();
+  for (const auto& [sid, row] : cluster["supervisors"].items()) {
+    EXPECT_FALSE(Str(row, "slotPorts").empty()) << "the ports the supervisor registered";
+  }
+  // Nimbus's configuration: the ZooKeeper port `tempest dev` gave it, not
+  // Storm's 2181, and where each value came from.
+  const std::string zk = lines["zookeeper"];
+  json& conf = cluster["cluster_configuration"];
+  EXPECT_EQ(Str(conf["storm.zookeeper.port"], "value"), zk.substr(zk.rfind(':') + 1))
+      << conf.dump();
+  EXPECT_EQ(Str(conf["storm.zookeeper.port"], "from"), "command line") << conf.dump();
+  EXPECT_EQ(Str(conf["nimbus.seeds"], "from"), "default") << conf.dump();
   // The only dialogs: the rebalance's three prompts and the kill's one (no
   // token prompt: the link's token was used).
   std::vector<std::string> dialogs;
@@ -336,6 +347,11 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   EXPECT_EQ(active["workers"].size(), 1u) << active["workers"].dump();
   EXPECT_TRUE(active["configuration"].contains("topology.max.spout.pending"))
       << active["configuration"].dump();
+  json& topology_conf = active["configuration"];
+  EXPECT_EQ(Str(topology_conf["topology.max.spout.pending"], "value"), "200");
+  EXPECT_EQ(Str(topology_conf["topology.max.spout.pending"], "from"), "topology");
+  EXPECT_EQ(Str(topology_conf["storm.zookeeper.port"], "from"), "cluster") << topology_conf.dump();
+  EXPECT_EQ(Str(topology_conf["topology.debug"], "from"), "default");
 
   // Every partition of the topic in the lag table, and a total row.
   json& lag_rows = report["lag"]["dom"];

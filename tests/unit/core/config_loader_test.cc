@@ -1,6 +1,7 @@
 #include "common/core/config_loader.h"
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "common/core/yaml_value.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
 
 namespace tempest::core {
 namespace {
@@ -147,6 +149,67 @@ TEST(YamlValueTest, QuotedAndTaggedScalars) {
   EXPECT_EQ(*v->Find("e"), api::Value(api::ValueList{1, "x"}));
   EXPECT_TRUE(v->Find("f")->is_nil());
   EXPECT_FALSE(ParseYamlValue("!!int abc").ok());
+}
+
+// Each key's origin is the last layer that set it: the defaults, the file
+// (named by its absolute path), then the command line's overrides in order.
+TEST(ConfigLoaderTest, LoadEffectiveRecordsWhereEachValueCameFrom) {
+  tempest::testing::TempDir dir;
+  const std::string file = dir.File("tempest.yaml");
+  std::ofstream(file) << "storm.zookeeper.port: 2182\n"
+                         "ui.port: 8090\n"
+                         "topology.debug: false\n"
+                         "my.custom.key: 7\n";
+  absl::StatusOr<EffectiveConfig> c = ConfigLoader::LoadEffective(
+      file, {"ui.port=9090", "storm.zookeeper.root=/cli", "ui.port=9191"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string from_file = "file:" + file;
+  EXPECT_EQ(c->config.GetInt(api::kStormZookeeperPort, 0), 2182);
+  EXPECT_EQ(c->origins.at(std::string(api::kStormZookeeperPort)), from_file);
+  EXPECT_EQ(c->origins.at("topology.debug"), from_file) << "set in the file, even to the default";
+  EXPECT_EQ(c->origins.at("my.custom.key"), from_file);
+  EXPECT_EQ(c->config.GetInt("ui.port", 0), 9191) << "the last override wins";
+  EXPECT_EQ(c->origins.at("ui.port"), "command line");
+  EXPECT_EQ(c->origins.at(std::string(api::kStormZookeeperRoot)), "command line");
+  EXPECT_EQ(c->origins.at(std::string(api::kNimbusSeeds)), "default");
+  EXPECT_EQ(c->config.GetInt(api::kTopologyWorkers, 0), 1);
+  EXPECT_EQ(c->origins.at(std::string(api::kTopologyWorkers)), "default");
+  for (const auto& [key, value] : c->config.entries()) EXPECT_TRUE(c->origins.contains(key)) << key;
+  EXPECT_THAT(c->warnings, ElementsAre(HasSubstr("unknown config key 'my.custom.key'")));
+}
+
+TEST(ConfigLoaderTest, LoadEffectiveMatchesTheLayeredLoad) {
+  tempest::testing::TempDir dir;
+  const std::string file = dir.File("storm.yaml");
+  std::ofstream(file) << "nimbus.seeds: [n1, n2]\nsupervisor.slots.ports: [7000]\n";
+  absl::StatusOr<EffectiveConfig> effective =
+      ConfigLoader::LoadEffective(file, {"topology.workers=4"});
+  ASSERT_TRUE(effective.ok()) << effective.status();
+  absl::StatusOr<LoadedConfig> layered = ConfigLoader::LoadFile(file);
+  ASSERT_TRUE(layered.ok());
+  ASSERT_TRUE(ConfigLoader::ApplyOverride(layered->config, "topology.workers=4").ok());
+  EXPECT_EQ(effective->config, layered->config);
+}
+
+TEST(ConfigLoaderTest, LoadEffectiveWithoutAFileIsDefaultsAndOverrides) {
+  absl::StatusOr<EffectiveConfig> c =
+      ConfigLoader::LoadEffective("", {"storm.zookeeper.port=2999"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->origins.at(std::string(api::kStormZookeeperPort)), "command line");
+  EXPECT_EQ(c->origins.at(std::string(api::kStormZookeeperServers)), "default");
+  EXPECT_TRUE(c->warnings.empty());
+}
+
+TEST(ConfigLoaderTest, LoadEffectiveRefusesWhatTheLayeredLoadRefuses) {
+  tempest::testing::TempDir dir;
+  EXPECT_EQ(ConfigLoader::LoadEffective(dir.File("missing.yaml"), {}).status().code(),
+            absl::StatusCode::kNotFound);
+  const std::string bad = dir.File("bad.yaml");
+  std::ofstream(bad) << "a: [\n";
+  absl::StatusOr<EffectiveConfig> c = ConfigLoader::LoadEffective(bad, {});
+  EXPECT_THAT(c.status().message(), HasSubstr(bad));
+  EXPECT_EQ(ConfigLoader::LoadEffective("", {"no-equals"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
