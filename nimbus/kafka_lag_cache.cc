@@ -1,5 +1,6 @@
 #include "nimbus/kafka_lag_cache.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -9,13 +10,30 @@
 
 namespace tempest::nimbus {
 
+namespace {
+
+// A measurement that failed (a broker or ZooKeeper that did not answer) is
+// kept this many times longer: each retry costs the whole timeout, and a
+// Prometheus scrape of several topologies must not wait that long each time.
+constexpr int kFailedTtlFactor = 5;
+
+bool AnyFailed(const std::vector<spout::SpoutLag>& lag) {
+  return std::any_of(lag.begin(), lag.end(), [](const spout::SpoutLag& s) {
+    if (!s.status.ok()) return true;
+    return std::any_of(s.partitions.begin(), s.partitions.end(),
+                       [](const spout::StoredPartitionOffset& p) { return !p.kafka_error.empty(); });
+  });
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopology& topology,
                                                                  coord::ZkSession& session) {
   std::lock_guard<std::mutex> lock(mu_);
   const core::Clock::TimePoint now = options_.clock->Now();
   if (auto it = entries_.find(topology.id);
       it != entries_.end() && it->second.version == topology.version &&
-      now - it->second.at < options_.ttl) {
+      now - it->second.at < options_.ttl * (AnyFailed(it->second.lag) ? kFailedTtlFactor : 1)) {
     return it->second.lag;
   }
   absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(topology.base);
@@ -26,7 +44,8 @@ absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopo
   std::vector<spout::SpoutLag> lag = Measure(spout::KafkaSpoutsOf(*def), session);
   // Topologies that are gone leave the cache with the next measurement.
   for (auto it = entries_.begin(); it != entries_.end();) {
-    it = now - it->second.at >= options_.ttl * 10 ? entries_.erase(it) : std::next(it);
+    const bool old = now - it->second.at >= options_.ttl * 2 * kFailedTtlFactor;
+    it = old ? entries_.erase(it) : std::next(it);
   }
   entries_[topology.id] = Entry{options_.clock->Now(), topology.version, lag};
   return lag;

@@ -20,8 +20,9 @@ namespace tempest::nimbus {
 // where the spout stores them), so it needs no running worker and is never
 // the spout's last fetch. A topology's answer is kept for `ttl`, so a page
 // reload or a Prometheus scrape does not query Kafka each time; each Kafka
-// call is bounded by `kafka_timeout`, and failures are kept as such (an
-// unreachable broker costs one timeout per ttl, not per request).
+// call is bounded by `kafka_timeout`, and failures are kept as such, five
+// times as long (an unreachable broker costs one timeout per 5 ttl, not one
+// per request).
 //
 // Offsets in the cluster's own ZooKeeper are read through nimbus's session;
 // a spout whose offsets are elsewhere gets a short-lived session there with
