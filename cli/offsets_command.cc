@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
@@ -26,7 +27,20 @@ struct OffsetsOptions {
   std::string bootstrap;
   bool json = false;
   std::vector<std::string> topics;  // show: list these topics' partitions too
+  // show: where a partition without a stored offset would start (a spout's
+  // startOffsetTime): "earliest", "latest" or ms since the epoch.
+  std::string start = "earliest";
 };
+
+absl::StatusOr<int64_t> ParseStart(const std::string& text) {
+  if (text == "earliest") return spout::kStartEarliest;
+  if (text == "latest") return spout::kStartLatest;
+  int64_t ms = 0;
+  if (absl::SimpleAtoi(text, &ms) && ms >= 0) return ms;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--start takes earliest, latest or a time in ms since the epoch, not '", Printable(text),
+      "'"));
+}
 
 absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hosts,
                                                           const GlobalOptions& globals) {
@@ -64,7 +78,9 @@ nlohmann::json ToJson(const spout::StoredPartitionOffset& e) {
   j["log_start_offset"] = OptionalJson(e.log_start_offset);
   j["log_end_offset"] = OptionalJson(e.log_end_offset);
   j["lag"] = OptionalJson(e.lag);
+  j["lag_basis"] = e.lag_basis.empty() ? nlohmann::json() : nlohmann::json(e.lag_basis);
   j["out_of_range"] = e.out_of_range;
+  if (!e.kafka_error.empty()) j["kafka_error"] = e.kafka_error;
   j["owner"] = e.owner.empty() ? nlohmann::json() : nlohmann::json(e.owner);
   if (!e.owner.empty()) {
     j["owner_host"] = e.owner_host;
@@ -95,8 +111,8 @@ std::string LagText(const spout::StoredPartitionOffset& e) {
 void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
   std::printf("%-20s %9s %12s %12s %12s %12s  %-24s %s\n", "TOPIC", "PARTITION", "LOG-START",
               "COMMITTED", "LOG-END", "LAG", "LAST-COMMIT-BY", "OWNER");
-  int64_t total = 0;
-  int unknown = 0;
+  int from_start = 0;
+  std::string start_policy;
   for (const auto& e : offsets) {
     // What ZooKeeper holds is printed escaped (cli_text.h): anyone may have written it.
     const std::string topology =
@@ -106,16 +122,19 @@ void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
                 OrDash(e.log_start_offset).c_str(), CommittedText(e).c_str(),
                 OrDash(e.log_end_offset).c_str(), LagText(e).c_str(), topology.c_str(),
                 e.owner.empty() ? "none" : Printable(e.owner).c_str());
-    if (e.lag && !e.out_of_range) {
-      total += *e.lag;
-    } else {
-      ++unknown;
+    if (!e.stored && e.lag) {
+      ++from_start;
+      start_policy = e.lag_basis;
     }
   }
   for (const auto& e : offsets) {
     if (!e.parse_error.empty()) {
       std::printf("%s/%d: stored node unreadable: %s\n", Printable(e.topic).c_str(), e.partition,
                   Printable(e.parse_error).c_str());
+    }
+    if (!e.kafka_error.empty()) {
+      std::printf("%s/%d: no log range from Kafka: %s\n", Printable(e.topic).c_str(), e.partition,
+                  Printable(e.kafka_error).c_str());
     }
     if (e.out_of_range) {
       std::printf("%s/%d: committed offset %lld is outside the log [%lld, %lld]; the spout "
@@ -125,12 +144,23 @@ void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
                   static_cast<long long>(e.log_end_offset.value_or(-1)));
     }
   }
-  std::printf("TOTAL LAG %lld", static_cast<long long>(total));
-  if (unknown > 0) std::printf(" (%d partitions without a known lag)", unknown);
+  const spout::LagTotals totals = spout::SumLag(offsets);
+  std::printf("TOTAL LAG %lld", static_cast<long long>(totals.total));
+  if (totals.unknown > 0) {
+    std::printf(" (%d partition%s without a known lag)", totals.unknown,
+                totals.unknown == 1 ? "" : "s");
+  }
   std::printf("\n");
+  if (from_start > 0) {
+    std::printf("%d partition%s without a stored offset counted from where a spout starts: %s "
+                "(--start)\n",
+                from_start, from_start == 1 ? "" : "s", start_policy.c_str());
+  }
 }
 
 int RunShow(const OffsetsOptions& o, const GlobalOptions& globals) {
+  absl::StatusOr<int64_t> start = ParseStart(o.start);
+  if (!start.ok()) return Fail(std::string(start.status().message()));
   auto session = Connect(o.zk, globals);
   if (!session.ok()) return Fail(std::string(session.status().message()));
   auto offsets = spout::ListStoredOffsets(**session, o.root, o.id);
@@ -144,7 +174,8 @@ int RunShow(const OffsetsOptions& o, const GlobalOptions& globals) {
   std::vector<spout::StoredPartitionOffset> rows;
   if (offsets.ok()) rows = std::move(*offsets);
   if (!o.bootstrap.empty()) {
-    if (auto s = spout::AddKafkaLag(o.bootstrap, rows, kKafkaTimeout, o.topics, o.root, o.id);
+    if (auto s = spout::AddKafkaLag(o.bootstrap, rows, kKafkaTimeout, o.topics, o.root, o.id,
+                                    *start);
         !s.ok()) {
       return Fail(std::string(s.message()));
     }
@@ -159,12 +190,9 @@ int RunShow(const OffsetsOptions& o, const GlobalOptions& globals) {
   if (o.json) {
     nlohmann::json doc = {
         {"zk_root", o.root}, {"id", o.id}, {"partitions", nlohmann::json::array()}};
-    int64_t total = 0;
-    for (const auto& e : rows) {
-      doc["partitions"].push_back(ToJson(e));
-      if (e.lag && !e.out_of_range) total += *e.lag;
-    }
-    doc["total_lag"] = o.bootstrap.empty() ? nlohmann::json() : nlohmann::json(total);
+    for (const auto& e : rows) doc["partitions"].push_back(ToJson(e));
+    doc["total_lag"] =
+        o.bootstrap.empty() ? nlohmann::json() : nlohmann::json(spout::SumLag(rows).total);
     std::printf("%s\n", doc.dump().c_str());
     return 0;
   }
@@ -196,6 +224,10 @@ void RegisterOffsetsCommand(CLI::App& app, CommandSet& set, GlobalOptions& globa
   AddCommon(show, *opts);
   show->add_option("--topic", opts->topics,
                    "with --bootstrap: also list this topic's partitions (repeatable)");
+  show->add_option("--start", opts->start,
+                   "where a partition without a stored offset would start, for its lag: "
+                   "earliest (default, as the KafkaSpout's startOffsetTime), latest, or ms "
+                   "since the epoch");
   auto set_opts = std::make_shared<OffsetsSetOptions>();
   auto* put = offsets->add_subcommand(
       "set", "Move committed offsets (a dry run unless --execute; fenced for a live owner)");

@@ -210,6 +210,11 @@ absl::Status Nimbus::Start() {
   }
   store_ = std::make_unique<TopologyStore>(*session_, options_.root, *options_.registry,
                                            *options_.clock);
+  KafkaLagCache::Options lo;
+  lo.zk_connect = options_.zk_connect;
+  lo.zk = options_.zk;
+  lo.clock = options_.clock;
+  lag_cache_ = std::make_unique<KafkaLagCache>(std::move(lo));
   // Before the REST port opens: a cluster tree that is not ours is refused here.
   if (absl::Status s = EnsureClusterDirectories(*session_, store_->paths()); !s.ok()) return s;
 
@@ -397,6 +402,10 @@ absl::StatusOr<std::optional<v1::Assignment>> Nimbus::AssignmentOf(const std::st
 
 absl::StatusOr<std::vector<v1::SupervisorInfo>> Nimbus::Supervisors() {
   return store_->ListSupervisors();
+}
+
+absl::StatusOr<std::vector<spout::SpoutLag>> Nimbus::KafkaLag(const StoredTopology& topology) {
+  return lag_cache_->Get(topology, *session_);
 }
 
 absl::StatusOr<std::vector<NimbusPeer>> Nimbus::Nimbuses() {

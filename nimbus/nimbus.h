@@ -22,6 +22,7 @@
 #include "common/core/config_loader.h"
 #include "common/net/http_auth.h"
 #include "nimbus/heartbeat_cache.h"
+#include "nimbus/kafka_lag_cache.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/stats_history.h"
 #include "nimbus/topology_store.h"
@@ -150,6 +151,8 @@ class Nimbus {
   // The errors its workers published, oldest first.
   absl::StatusOr<std::vector<StoredError>> Errors(const std::string& id);
   absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
+  // Each KafkaSpout's lag, measured from the log end (kafka_lag_cache.h).
+  absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLag(const StoredTopology& topology);
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }
   const net::HttpAuthPolicy& api_auth() const { return options_.api_auth; }
@@ -215,6 +218,7 @@ class Nimbus {
   std::string id_;
   std::unique_ptr<coord::ZkSession> session_;
   std::unique_ptr<TopologyStore> store_;
+  std::unique_ptr<KafkaLagCache> lag_cache_;
   std::unique_ptr<coord::LeaderElection> election_;
   std::shared_ptr<coord::SerialExecutor> control_ = std::make_shared<coord::SerialExecutor>();
   std::atomic<bool> stopping_{false};

@@ -86,9 +86,20 @@ struct StreamRow {
   }
 };
 
+// One KafkaSpout partition as nimbus measured it (TopologyView::kafka_lag),
+// with the beat of the task reading it, if any (lag in seconds).
 struct PartitionRow {
   const MetricsRow* topology;
-  const v1::SpoutPartitionLag* lag;
+  std::string component;
+  const spout::StoredPartitionOffset* measured;
+  const v1::SpoutPartitionLag* beat;
+};
+
+// Whether nimbus could measure a spout's lag.
+struct SpoutRow {
+  const MetricsRow* topology;
+  std::string component;
+  bool measured;
 };
 
 struct SlotRow {
@@ -99,15 +110,26 @@ struct SlotRow {
   int64_t restarts = 0;
 };
 
-// What the executor statistics and Kafka partitions of the current beats
-// say, each executor counted once: from the beat of the slot its
+// What the executor statistics of the current beats say (and the Kafka
+// partitions nimbus measured), each executor counted once: from the beat of the slot its
 // assignment names (a worker still running on a reassigned slot may beat
 // the executor too, until it exits).
 struct BeatRows {
   std::vector<StreamRow> outputs, inputs;
   std::vector<PartitionRow> partitions;
+  std::vector<SpoutRow> spouts;
   std::vector<SlotRow> slots;
 };
+
+void CollectLagRows(const TopologyView& t, const MetricsRow& row, BeatRows& out) {
+  for (const spout::SpoutLag& s : t.kafka_lag) {
+    out.spouts.push_back(SpoutRow{&row, s.component, s.status.ok()});
+    for (const spout::StoredPartitionOffset& p : s.partitions) {
+      out.partitions.push_back(
+          PartitionRow{&row, s.component, &p, BeatLagOf(t, s.component, p.topic, p.partition)});
+    }
+  }
+}
 
 void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out) {
   if (!t.assignment.has_value()) return;
@@ -115,18 +137,13 @@ void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out
   for (const v1::ExecutorAssignment& e : t.assignment->executors()) {
     placed.insert({e.start_task(), e.node(), e.port()});
   }
-  // (component, topic, partition) -> its row; two tasks may briefly claim a
-  // partition across a reassignment: the one further along is kept.
-  std::map<std::tuple<std::string, std::string, int>, PartitionRow> partitions;
   for (const StoredBeat* b : CurrentBeats(t)) {
     auto host = t.assignment->node_host().find(b->slot.node);
     out.slots.push_back(SlotRow{&row, b->slot.node,
                                 host == t.assignment->node_host().end() ? "" : host->second,
                                 absl::StrCat(b->slot.port), b->beat.restarts()});
-    std::vector<std::pair<int, int>> ranges_here;  // executors placed on this slot
     for (const v1::ExecutorStats& e : b->beat.executor_stats()) {
       if (!placed.contains({e.start_task(), b->slot.node, b->slot.port})) continue;
-      ranges_here.emplace_back(e.start_task(), e.end_task());
       const std::string executor = absl::StrCat(e.start_task(), "-", e.end_task());
       for (const v1::StreamStats& s : e.outputs()) {
         out.outputs.push_back(StreamRow{&row, e.component(), executor, "", e.spout(), &s});
@@ -137,19 +154,7 @@ void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out
                                        &s});
       }
     }
-    for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
-      const bool here = std::any_of(ranges_here.begin(), ranges_here.end(), [&](const auto& r) {
-        return p.task() >= r.first && p.task() <= r.second;
-      });
-      if (!here) continue;
-      auto [it, inserted] =
-          partitions.try_emplace({p.component(), p.topic(), p.partition()}, PartitionRow{&row, &p});
-      if (!inserted && p.committed_offset() > it->second.lag->committed_offset()) {
-        it->second.lag = &p;
-      }
-    }
   }
-  for (auto& [key, p] : partitions) out.partitions.push_back(p);
 }
 
 // Storm's executor statistics per topology, component, executor and
@@ -223,36 +228,52 @@ void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
   }
 }
 
-// KafkaSpout partitions, as the spout tasks last reported them; offsets
-// and lag the spout does not know yet (-1) are left out.
+// KafkaSpout partitions as nimbus measured them (the log end from Kafka,
+// the offsets where the spout stores them: the same numbers as GET /lag);
+// values not known (-1) are left out, and a spout nimbus could not measure
+// says so in tempest_kafka_spout_lag_measured rather than with a lag of 0.
 void WritePartitionSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+  using Offset = spout::StoredPartitionOffset;
   const struct {
     const char* name;
     const char* help;
     bool fraction;
-    double (*get)(const v1::SpoutPartitionLag&);
+    double (*get)(const PartitionRow&);
   } series[] = {
-      {"tempest_kafka_partition_lag", "Records between the committed offset and the log end.",
-       false, [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.lag()); }},
+      {"tempest_kafka_partition_lag",
+       "Records between the stored offset (or, without one, the start policy) and the log end.",
+       false,
+       [](const PartitionRow& r) {
+         const Offset& p = *r.measured;
+         return p.lag && !p.out_of_range ? static_cast<double>(*p.lag) : -1.0;
+       }},
       {"tempest_kafka_partition_lag_seconds",
        "The newest record's time minus that of the first record not yet committed.", true,
-       [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.lag_ms()) / 1e3; }},
+       [](const PartitionRow& r) {
+         return r.beat != nullptr && r.beat->lag_ms() >= 0
+                    ? static_cast<double>(r.beat->lag_ms()) / 1e3
+                    : -1.0;
+       }},
       {"tempest_kafka_partition_committed_offset",
        "The next offset of the partition to process after a restart.", false,
-       [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.committed_offset()); }},
+       [](const PartitionRow& r) {
+         return r.measured->state ? static_cast<double>(r.measured->state->offset) : -1.0;
+       }},
       {"tempest_kafka_partition_log_end_offset", "The partition's log end offset.", false,
-       [](const v1::SpoutPartitionLag& p) { return static_cast<double>(p.log_end_offset()); }},
+       [](const PartitionRow& r) {
+         return static_cast<double>(r.measured->log_end_offset.value_or(-1));
+       }},
   };
   for (const auto& s : series) {
     out.Family(s.name, "gauge", s.help);
     for (const PartitionRow& r : rows.partitions) {
-      const double value = s.get(*r.lag);
+      const double value = s.get(r);
       if (value < 0) continue;
-      const std::string partition = absl::StrCat(r.lag->partition());
+      const std::string partition = absl::StrCat(r.measured->partition);
       const Label labels[] = {{"topology_id", r.topology->id},
                               {"topology", r.topology->name},
-                              {"component", r.lag->component()},
-                              {"topic", r.lag->topic()},
+                              {"component", r.component},
+                              {"topic", r.measured->topic},
                               {"partition", partition}};
       if (s.fraction) {
         out.SampleFraction(s.name, labels, value);
@@ -260,6 +281,16 @@ void WritePartitionSeries(const BeatRows& rows, core::PrometheusTextWriter& out)
         out.Sample(s.name, labels, static_cast<int64_t>(value));
       }
     }
+  }
+  constexpr const char* kMeasured = "tempest_kafka_spout_lag_measured";
+  out.Family(kMeasured, "gauge",
+             "1 when nimbus measured the spout's lag, 0 when it could not (Kafka or ZooKeeper "
+             "did not answer; GET /lag says why).");
+  for (const SpoutRow& r : rows.spouts) {
+    const Label labels[] = {{"topology_id", r.topology->id},
+                            {"topology", r.topology->name},
+                            {"component", r.component}};
+    out.Sample(kMeasured, labels, r.measured ? 1 : 0);
   }
 }
 
@@ -333,6 +364,7 @@ std::string RenderNimbusMetrics(const ClusterView& view) {
   BeatRows beat_rows;
   for (size_t i = 0; i < view.topologies.size(); ++i) {
     CollectBeatRows(view.topologies[i], rows[i], beat_rows);
+    CollectLagRows(view.topologies[i], rows[i], beat_rows);
   }
   WriteStreamSeries(beat_rows, out);
   WritePartitionSeries(beat_rows, out);

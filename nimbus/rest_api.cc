@@ -203,7 +203,11 @@ HttpResponse Visualization(Nimbus& nimbus, const HttpRequest& req, const std::st
 }
 
 HttpResponse Lag(Nimbus& nimbus, const std::string& id) {
-  return TopologyPage(nimbus, id, [](const TopologyView& view) {
+  return TopologyPage(nimbus, id, [&nimbus](const TopologyView& read) {
+    TopologyView view = read;
+    absl::StatusOr<std::vector<spout::SpoutLag>> lag = nimbus.KafkaLag(view.topology);
+    if (!lag.ok()) return ErrorResponse(nimbus, lag.status());
+    view.kafka_lag = *std::move(lag);
     return HttpResponse::Json(200, RenderTopologyLag(view));
   });
 }
@@ -319,6 +323,12 @@ HttpResponse Metrics(Nimbus& nimbus) {
   absl::StatusOr<ClusterView> view =
       ReadClusterView(nimbus, /*with_supervisors=*/true, /*with_beats=*/true);
   if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  for (TopologyView& t : view->topologies) {
+    if (t.topology.base.status() == v1::KILLED) continue;
+    // A definition that does not load has no spouts to show.
+    absl::StatusOr<std::vector<spout::SpoutLag>> lag = nimbus.KafkaLag(t.topology);
+    if (lag.ok()) t.kafka_lag = *std::move(lag);
+  }
   HttpResponse response;
   response.status = 200;
   response.content_type = "text/plain; version=0.0.4; charset=utf-8";

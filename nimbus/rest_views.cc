@@ -414,38 +414,82 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// Storm UI's lag answer (TopologySpoutLag): an object whose keys are the
-// spout ids, each with its Kafka partitions as its tasks last reported them
-// in their workers' beats, lag in records and in seconds, and the total.
-std::string RenderTopologyLag(const TopologyView& view) {
-  json spouts = json::object();
+const v1::SpoutPartitionLag* BeatLagOf(const TopologyView& view, std::string_view component,
+                                       std::string_view topic, int partition) {
+  const v1::SpoutPartitionLag* best = nullptr;
   for (const StoredBeat* b : CurrentBeats(view)) {
     for (const v1::SpoutPartitionLag& p : b->beat.kafka_partitions()) {
-      json& spout = spouts[p.component()];
-      if (spout.is_null()) {
-        spout = json{{"spoutId", p.component()},
-                     {"spoutType", "KAFKA"},
-                     {"spoutLagResult", json::array()},
-                     {"totalLag", 0},
-                     {"partitionsWithUnknownLag", 0}};
+      if (p.component() != component || p.topic() != topic || p.partition() != partition) {
+        continue;
       }
-      const bool known = p.lag() >= 0;
-      spout["spoutLagResult"].push_back(
-          json{{"topic", p.topic()},
-               {"partition", p.partition()},
-               {"task", p.task()},
-               {"consumerCommittedOffset", p.committed_offset()},
-               {"latestEmittedOffset", p.latest_emitted_offset()},
-               {"logHeadOffset", known ? p.committed_offset() + p.lag() : -1},
-               {"lag", p.lag()},
-               {"lagSeconds", p.lag_ms() >= 0 ? json(static_cast<double>(p.lag_ms()) / 1000.0)
-                                              : json(-1)}});
-      if (known) {
-        spout["totalLag"] = spout["totalLag"].get<int64_t>() + p.lag();
-      } else {
-        spout["partitionsWithUnknownLag"] = spout["partitionsWithUnknownLag"].get<int64_t>() + 1;
-      }
+      // A partition that moved between tasks: the newer owner got further.
+      if (best == nullptr || p.committed_offset() > best->committed_offset()) best = &p;
     }
+  }
+  return best;
+}
+
+namespace {
+
+// Why a partition has no lag, for `errorInfo` ("" when it has one).
+std::string PartitionProblem(const spout::StoredPartitionOffset& p) {
+  if (!p.kafka_error.empty()) return absl::StrCat("Kafka: ", p.kafka_error);
+  if (!p.parse_error.empty()) return absl::StrCat("stored offset unreadable: ", p.parse_error);
+  if (p.out_of_range) {
+    return absl::StrCat("committed offset ", p.state->offset, " is outside the log [",
+                        p.log_start_offset.value_or(-1), ", ", p.log_end_offset.value_or(-1),
+                        "]; the spout handles it under its outOfRangePolicy");
+  }
+  return "";
+}
+
+json PartitionLagJson(const TopologyView& view, const spout::SpoutLag& s,
+                      const spout::StoredPartitionOffset& p) {
+  const v1::SpoutPartitionLag* beat = BeatLagOf(view, s.component, p.topic, p.partition);
+  const bool known = p.lag.has_value() && !p.out_of_range;
+  json row = {{"topic", p.topic},
+              {"partition", p.partition},
+              {"task", beat != nullptr ? beat->task() : -1},
+              {"consumerCommittedOffset", p.state ? p.state->offset : -1},
+              {"latestEmittedOffset", beat != nullptr ? beat->latest_emitted_offset() : -1},
+              {"logStartOffset", p.log_start_offset.value_or(-1)},
+              {"logHeadOffset", p.log_end_offset.value_or(-1)},
+              {"lag", known ? *p.lag : -1},
+              {"lagBasis", p.lag_basis},
+              {"lagSeconds", beat != nullptr && beat->lag_ms() >= 0
+                                 ? json(static_cast<double>(beat->lag_ms()) / 1000.0)
+                                 : json(-1)}};
+  if (std::string problem = PartitionProblem(p); !problem.empty()) row["errorInfo"] = problem;
+  return row;
+}
+
+}  // namespace
+
+// Storm UI's lag answer (TopologySpoutLag): an object whose keys are the
+// spout ids, each with its Kafka partitions as nimbus measured them
+// (view.kafka_lag: the log end from Kafka, the offsets where the spout
+// stores them), lag in records (and in seconds from the spout's beat), and
+// the total. A spout nimbus could not measure carries `errorInfo` and no
+// total: an unreachable broker is not a lag of 0.
+std::string RenderTopologyLag(const TopologyView& view) {
+  json spouts = json::object();
+  for (const spout::SpoutLag& s : view.kafka_lag) {
+    json spout = {{"spoutId", s.component},
+                  {"spoutType", "KAFKA"},
+                  {"offsetsAt", s.offsets_location},
+                  {"spoutLagResult", json::array()}};
+    for (const spout::StoredPartitionOffset& p : s.partitions) {
+      spout["spoutLagResult"].push_back(PartitionLagJson(view, s, p));
+    }
+    if (s.status.ok()) {
+      spout["totalLag"] = s.totals.total;
+      spout["partitionsWithUnknownLag"] = s.totals.unknown;
+    } else {
+      spout["totalLag"] = json();
+      spout["partitionsWithUnknownLag"] = json();
+      spout["errorInfo"] = std::string(s.status.message());
+    }
+    spouts[s.component] = std::move(spout);
   }
   return spouts.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -36,6 +36,9 @@ struct TopologyView {
   int64_t window_secs = 0;  // the window the page's tables show (?window=)
   // Live nimbuses, each holding the topology (Storm's replicationCount).
   int nimbuses = 1;
+  // Each KafkaSpout's lag as nimbus measured it (Nimbus::KafkaLag); filled
+  // for the lag page and /metrics.
+  std::vector<spout::SpoutLag> kafka_lag;
 };
 
 // The cluster as the summaries and /metrics read it. `supervisors` and each
@@ -86,6 +89,11 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
 // (component -> type, capacity, latency, transferred, per-executor stats and
 // its inputs with their groupings) for the view's window.
 std::string RenderTopologyVisualization(const TopologyView& view, int64_t now_secs);
+// The beat row of a spout's partition (latest emitted offset, lag in
+// seconds), from the worker that got furthest with it; nullptr if none.
+const v1::SpoutPartitionLag* BeatLagOf(const TopologyView& view, std::string_view component,
+                                       std::string_view topic, int partition);
+
 // GET /api/v1/topology/:id/lag.
 std::string RenderTopologyLag(const TopologyView& view);
 // GET /api/v1/topology/:id/component/:component; nullopt when the topology

@@ -152,6 +152,11 @@ class KafkaSpout : public api::Spout {
     bool repositioning = false;
     int64_t end_offset = -1;  // log end at acquisition (stopAtEnd)
     int64_t log_end = -1;
+    // The next time the gauges ask the leader for the log end (fetches
+    // only update it while the partition is fetched), and whether an
+    // answer is still due.
+    core::Clock::TimePoint next_log_end_query{};
+    bool log_end_query_due = false;
     int64_t newest_timestamp_ms = -1;  // of the newest record fetched (lag in time)
     std::pair<std::string, int> leader{"", 0};
     bool commit_in_flight = false;

@@ -15,6 +15,10 @@ using Clock = core::Clock;
 using std::chrono::milliseconds;
 
 constexpr auto kBlockedWarnAfter = std::chrono::seconds(30);
+// How often a partition's gauges ask the leader for its log end, and the
+// `requested` offset that marks such a query's answer (no real offset is -1).
+constexpr auto kLogEndQueryEvery = std::chrono::seconds(5);
+constexpr int64_t kLogEndQuery = -1;
 
 }  // namespace
 
@@ -168,6 +172,12 @@ void KafkaSpout::OnResolved(const MetadataResult& r) {
 
 void KafkaSpout::OnWatermarks(const MetadataResult& r) {
   Partition* p = Find(r.partition);
+  if (r.requested == kLogEndQuery) {
+    if (p == nullptr) return;
+    p->log_end_query_due = false;
+    if (r.status.ok() && r.tag == p->epoch) p->log_end = std::max(p->log_end, r.high);
+    return;
+  }
   if (p == nullptr || p->phase != Phase::kActive || !p->repositioning || r.tag != p->epoch ||
       !p->state.has_value()) {
     return;
@@ -402,6 +412,15 @@ int64_t KafkaSpout::LagMillis(Partition& p) {
 
 void KafkaSpout::UpdatePartitionGauges(Partition& p, Clock::TimePoint now) {
   const KafkaPartitionState& st = *p.state;
+  // Fetch responses carry the log end only while the partition is fetched:
+  // a spout held back (max spout pending, a slow bolt) would report a stale
+  // end and too small a lag, so the leader is asked now and then.
+  if (p.next_log_end_query == Clock::TimePoint{}) p.next_log_end_query = now + kLogEndQueryEvery;
+  if (now >= p.next_log_end_query && !p.log_end_query_due && !p.repositioning) {
+    p.next_log_end_query = now + kLogEndQueryEvery;
+    p.log_end_query_due = true;
+    source_->Watermarks(p.tp, p.epoch, kLogEndQuery);
+  }
   if (source_->reader_connected()) {
     if (absl::StatusOr<std::pair<int64_t, int64_t>> marks = source_->CachedWatermarks(p.tp);
         marks.ok()) {

@@ -169,11 +169,73 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
   return out;
 }
 
+int64_t LagFromStart(int64_t start, int64_t low, int64_t high) {
+  return high - std::clamp(start, low, std::max(low, high));
+}
+
+std::string StartPolicyName(int64_t start_offset_time) {
+  if (start_offset_time == kStartEarliest) return "earliest";
+  if (start_offset_time == kStartLatest) return "latest";
+  return absl::StrCat("time ", start_offset_time);
+}
+
+LagTotals SumLag(const std::vector<StoredPartitionOffset>& offsets) {
+  LagTotals t;
+  for (const StoredPartitionOffset& e : offsets) {
+    if (e.lag && !e.out_of_range) {
+      t.total += *e.lag;
+    } else {
+      ++t.unknown;
+    }
+  }
+  return t;
+}
+
+namespace {
+
+// The log range and lag of one row (see AddKafkaLag).
+void FillLag(kafka::KafkaReader& reader, StoredPartitionOffset& entry, int64_t start_offset_time,
+             std::chrono::milliseconds timeout) {
+  auto marks = reader.Watermarks({entry.topic, entry.partition}, timeout);
+  if (!marks.ok()) {
+    entry.kafka_error = std::string(marks.status().message());
+    return;
+  }
+  const auto [low, high] = *marks;
+  entry.log_start_offset = low;
+  entry.log_end_offset = high;
+  if (!entry.stored) {
+    int64_t start = low;
+    if (start_offset_time == kStartLatest) {
+      start = high;
+    } else if (start_offset_time != kStartEarliest) {
+      auto at = reader.OffsetForTime({entry.topic, entry.partition}, start_offset_time, timeout);
+      if (!at.ok()) {
+        entry.kafka_error = std::string(at.status().message());
+        return;
+      }
+      start = *at;
+    }
+    entry.lag = LagFromStart(start, low, high);
+    entry.lag_basis = StartPolicyName(start_offset_time);
+    return;
+  }
+  if (!entry.state) return;  // unreadable node: no lag
+  const int64_t committed = entry.state->offset;
+  entry.out_of_range = committed > high || committed < low;
+  if (committed <= high) {
+    entry.lag = high - committed;
+    entry.lag_basis = "committed";
+  }
+}
+
+}  // namespace
+
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
                          std::chrono::milliseconds timeout,
                          const std::vector<std::string>& extra_topics, const std::string& zk_root,
-                         const std::string& spout_id) {
+                         const std::string& spout_id, int64_t start_offset_time) {
   auto reader = OffsetsToolReader(bootstrap_servers);
   if (!reader.ok()) return reader.status();
   std::vector<std::string> topics = extra_topics;
@@ -204,18 +266,7 @@ absl::Status AddKafkaLag(const std::string& bootstrap_servers,
     }
   }
   for (auto& entry : offsets) {
-    if (entry.topic.empty()) continue;
-    auto marks = (*reader)->Watermarks({entry.topic, entry.partition}, timeout);
-    if (!marks.ok()) continue;  // shown as unknown
-    entry.log_start_offset = marks->first;
-    entry.log_end_offset = marks->second;
-    // Never committed: the lag depends on where a spout would start, except
-    // when the log is empty and there is nothing to read at all.
-    if (!entry.stored && marks->first == marks->second) entry.lag = 0;
-    if (!entry.state) continue;
-    const int64_t committed = entry.state->offset;
-    entry.out_of_range = committed > marks->second || committed < marks->first;
-    if (committed <= marks->second) entry.lag = marks->second - committed;
+    if (!entry.topic.empty()) FillLag(**reader, entry, start_offset_time, timeout);
   }
   std::sort(offsets.begin(), offsets.end(), [](const auto& a, const auto& b) {
     return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);

@@ -38,7 +38,16 @@ struct StoredPartitionOffset {
   // The stored offset lies outside [log start, log end]: the spout handles
   // it under its outOfRangePolicy; lag is then not meaningful.
   bool out_of_range = false;
+  // What `lag` counts from: "committed", or, without a stored offset, the
+  // start policy ("earliest", "latest", "time T"); empty while unknown.
+  std::string lag_basis;
+  // Why Kafka could not give this partition's log range (lag unknown).
+  std::string kafka_error;
 };
+
+// storm-kafka's startOffsetTime values.
+inline constexpr int64_t kStartEarliest = -2;
+inline constexpr int64_t kStartLatest = -1;
 
 // Reads the owner node at `path` into `out` (owner_session 0: none).
 void ReadOwner(coord::ZkSession& session, const std::string& path, StoredPartitionOffset& out);
@@ -53,11 +62,31 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
 // Adds log-start and log-end offsets and lag from Kafka (bootstrap servers)
 // to `offsets`, and a row (stored = false) for every partition of the topics
 // (those of `offsets` and `extra_topics`) that has no stored node; sorted.
+// The lag is the log end (asked of the partition's leader, never a cached
+// fetch position) minus the stored offset; a partition without one counts
+// from where a spout would start it, `start_offset_time` (kStartEarliest:
+// the log start, kStartLatest: nothing to read, else the first offset at or
+// after that time in ms); spout/kafka_lag.h is the contract built on this.
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
                          std::chrono::milliseconds timeout,
                          const std::vector<std::string>& extra_topics = {},
-                         const std::string& zk_root = "", const std::string& spout_id = "");
+                         const std::string& zk_root = "", const std::string& spout_id = "",
+                         int64_t start_offset_time = kStartEarliest);
+
+// The lag of a partition with no stored offset whose log holds [low, high),
+// for a spout starting at `start` (clamped to the log). Pure.
+int64_t LagFromStart(int64_t start, int64_t low, int64_t high);
+// How `start_offset_time` reads in lag_basis: "earliest", "latest", "time T".
+std::string StartPolicyName(int64_t start_offset_time);
+
+// Sum of the known lags of `offsets` and how many have none (unknown, or a
+// stored offset outside the log).
+struct LagTotals {
+  int64_t total = 0;
+  int unknown = 0;
+};
+LagTotals SumLag(const std::vector<StoredPartitionOffset>& offsets);
 
 struct SetOffsetRequest {
   std::string zk_root;

@@ -165,7 +165,24 @@ TEST_F(OffsetsCommandTest, ShowListsEveryPartitionWithLogRangeLagOwnerAndTotal) 
             (std::vector<std::string>{"clicks", "1", "0", "none", "30"}))
       << lines[2];
   EXPECT_EQ(unstored.back(), "none") << lines[2];
-  EXPECT_NE(table.out.find("TOTAL LAG 40"), std::string::npos) << table.out;
+  // It counts from where a spout starts it (startOffsetTime earliest by
+  // default): all 30 records wait, and the total says so.
+  EXPECT_EQ(unstored[5], "30") << lines[2];
+  EXPECT_NE(table.out.find("TOTAL LAG 70\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1 partition without a stored offset counted from where a spout "
+                           "starts: earliest"),
+            std::string::npos)
+      << table.out;
+  CommandResult latest = RunCommand(dir_, Offsets({"show", "--topic", "clicks", "--bootstrap",
+                                                   kafka_->bootstrap_servers(), "--start",
+                                                   "latest"}));
+  ASSERT_EQ(latest.exit_code, 0) << latest.err;
+  EXPECT_NE(latest.out.find("TOTAL LAG 40\n"), std::string::npos) << latest.out;
+  CommandResult bad = RunCommand(dir_, Offsets({"show", "--bootstrap",
+                                                kafka_->bootstrap_servers(), "--start", "soon"}));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--start takes earliest, latest or a time"), std::string::npos)
+      << bad.err;
 
   CommandResult json = RunCommand(dir_, Offsets({"show", "--topic", "clicks", "--bootstrap",
                                                  kafka_->bootstrap_servers(), "--json"}));
@@ -190,7 +207,10 @@ TEST_F(OffsetsCommandTest, ShowListsEveryPartitionWithLogRangeLagOwnerAndTotal) 
   EXPECT_EQ(parts[1]["stored"], false);
   EXPECT_TRUE(parts[1]["committed_offset"].is_null());
   EXPECT_EQ(parts[1]["log_end_offset"], 30);
-  EXPECT_TRUE(parts[1]["lag"].is_null()) << "depends on where a spout would start";
+  EXPECT_EQ(parts[1]["lag"], 30) << json.out;
+  EXPECT_EQ(parts[1]["lag_basis"], "earliest");
+  EXPECT_EQ(parts[0]["lag_basis"], "committed");
+  EXPECT_EQ(doc["total_lag"], 70);
 }
 
 TEST_F(OffsetsCommandTest, ListsUnreadableNodesInsteadOfSkippingThem) {

@@ -542,6 +542,33 @@ TEST_F(KafkaSpoutTest, MetricsShowLagCommittedAndTheOffsetBlockingCommits) {
   })) << "lag_ms " << gauge("tempest_kafka_spout_lag_ms");
 }
 
+// A partition held back (its uncommitted limit reached behind an offset
+// that keeps failing) fetches nothing, so fetch responses no longer bring
+// its log end; its gauges still follow the log: the spout asks the leader
+// now and then, and its lag counts every waiting record.
+TEST_F(KafkaSpoutTest, HeldBackPartitionGaugesFollowTheLogEnd) {
+  ASSERT_TRUE(kafka_->CreateTopic("held", 1).ok());
+  ASSERT_TRUE(kafka_->Produce("held", 0, NumberedRecords(0, 10)).ok());
+  auto t = Spout("held", "/held", {{"maxUncommittedOffsets", 5}, {"retryInitialDelayMs", 50}});
+  t->decide = [](const auto& e) { return SpoutUnderTest::OffsetOf(e) != 0; };
+  auto gauge = [&](const std::string& name) -> int64_t {
+    for (const auto& m : core::MetricsRegistry::Global().Snapshot()) {
+      if (m.name == name && m.labels.count("topic") && m.labels.at("topic") == "held") {
+        return m.value;
+      }
+    }
+    return -100;
+  };
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] { return gauge("tempest_kafka_spout_paused") == 1; }));
+  ASSERT_TRUE(kafka_->Produce("held", 0, NumberedRecords(10, 40)).ok());
+  ASSERT_TRUE(t->RunUntil(seconds(30), [&] {
+    return gauge("tempest_kafka_spout_log_end_offset") == 40 &&
+           gauge("tempest_kafka_spout_lag") == 40;
+  })) << "log end " << gauge("tempest_kafka_spout_log_end_offset") << ", lag "
+      << gauge("tempest_kafka_spout_lag");
+  EXPECT_EQ(gauge("tempest_kafka_spout_paused"), 1);
+}
+
 TEST_F(KafkaSpoutTest, PartitionRefreshPicksUpNewPartitions) {
   ASSERT_TRUE(kafka_->CreateTopic("grow", 2).ok());
   ASSERT_TRUE(kafka_->Produce("grow", 0, NumberedRecords(0, 10)).ok());

@@ -94,6 +94,32 @@ ClusterView KafkaTopology() {
   StoredBeat stale = b;  // a slot the assignment no longer has
   stale.slot = WorkerSlot{"sup-b", 6701};
   t.beats.push_back(stale);
+  // What nimbus measured: partition 0 committed at 40 of a log ending at 50;
+  // Kafka did not answer for partition 1.
+  spout::SpoutLag measured;
+  measured.component = "kafka";
+  spout::StoredPartitionOffset m0;
+  m0.topic = "events";
+  m0.partition = 0;
+  m0.state = spout::StormKafkaOffset{};
+  m0.state->offset = 40;
+  m0.log_start_offset = 0;
+  m0.log_end_offset = 50;
+  m0.lag = 10;
+  m0.lag_basis = "committed";
+  spout::StoredPartitionOffset m1 = m0;
+  m1.partition = 1;
+  m1.log_start_offset.reset();
+  m1.log_end_offset.reset();
+  m1.lag.reset();
+  m1.kafka_error = "timed out";
+  measured.partitions = {m0, m1};
+  measured.totals = spout::SumLag(measured.partitions);
+  t.kafka_lag.push_back(measured);
+  spout::SpoutLag unreachable;
+  unreachable.component = "other";
+  unreachable.status = absl::UnavailableError("broker down");
+  t.kafka_lag.push_back(unreachable);
   view.topologies.push_back(t);
   return view;
 }
@@ -147,8 +173,18 @@ TEST(PrometheusViewTest, KafkaPartitionsSlotsAndSupervisors) {
   EXPECT_TRUE(Has(text, "tempest_kafka_partition_lag_seconds{" + p0 + "} 1.5"));
   EXPECT_TRUE(Has(text, "tempest_kafka_partition_committed_offset{" + p0 + "} 40"));
   EXPECT_TRUE(Has(text, "tempest_kafka_partition_log_end_offset{" + p0 + "} 50"));
-  // Partition 1 has no known log end yet: only its committed offset.
-  EXPECT_EQ(Count(text, "partition=\"1\""), 1u);
+  // Partition 1 has no known log end: only its committed offset (and lag
+  // in seconds from the spout's beat).
+  EXPECT_EQ(Count(text, "partition=\"1\""), 1u) << text;
+  // A spout nimbus could not measure says so, and has no lag of 0.
+  EXPECT_TRUE(Has(text,
+                  "tempest_kafka_spout_lag_measured{topology_id=\"kt-1-100\","
+                  "topology=\"k\\\"t\",component=\"other\"} 0"))
+      << text;
+  EXPECT_TRUE(Has(text,
+                  "tempest_kafka_spout_lag_measured{topology_id=\"kt-1-100\","
+                  "topology=\"k\\\"t\",component=\"kafka\"} 1"));
+  EXPECT_EQ(Count(text, "component=\"other\",topic="), 0u);
   EXPECT_TRUE(Has(text,
                   "tempest_worker_restarts_total{topology_id=\"kt-1-100\","
                   "topology=\"k\\\"t\",supervisor_id=\"sup-a\",host=\"host-a\","

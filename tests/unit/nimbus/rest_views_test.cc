@@ -327,31 +327,74 @@ TEST(RestViewsTest, ClusterConfigurationShowsEveryKeyButCredentials) {
   EXPECT_EQ(body.dump().find("s3cret"), std::string::npos);
 }
 
-TEST(RestViewsTest, LagGroupsPartitionsBySpout) {
+TEST(RestViewsTest, LagShowsWhatNimbusMeasuredWithTheSpoutsBeat) {
   TopologyView view = WordCount();
+  // The spout's beat: its latest emitted offset and lag in time, and a stale
+  // log head (it stopped fetching) that the answer must not use.
   v1::SpoutPartitionLag* p = view.beats[0].beat.add_kafka_partitions();
   p->set_component("gen");
+  p->set_task(4);
   p->set_topic("events");
   p->set_partition(2);
   p->set_committed_offset(10);
+  p->set_latest_emitted_offset(12);
+  p->set_log_end_offset(15);
   p->set_lag(5);
   p->set_lag_ms(2500);
-  v1::SpoutPartitionLag* unknown = view.beats[0].beat.add_kafka_partitions();
-  unknown->set_component("gen");
-  unknown->set_topic("events");
-  unknown->set_partition(3);
-  unknown->set_lag(-1);
-  unknown->set_lag_ms(-1);
+  spout::SpoutLag gen;
+  gen.component = "gen";
+  spout::StoredPartitionOffset committed;
+  committed.topic = "events";
+  committed.partition = 2;
+  committed.state = spout::StormKafkaOffset{};
+  committed.state->offset = 10;
+  committed.log_start_offset = 0;
+  committed.log_end_offset = 700;
+  committed.lag = 690;
+  committed.lag_basis = "committed";
+  spout::StoredPartitionOffset unstored;
+  unstored.topic = "events";
+  unstored.partition = 3;
+  unstored.stored = false;
+  unstored.log_start_offset = 100;
+  unstored.log_end_offset = 400;
+  unstored.lag = 300;
+  unstored.lag_basis = "earliest";
+  spout::StoredPartitionOffset failed;
+  failed.topic = "events";
+  failed.partition = 4;
+  failed.kafka_error = "Local: Timed out";
+  gen.partitions = {committed, unstored, failed};
+  gen.totals = spout::SumLag(gen.partitions);
+  view.kafka_lag.push_back(gen);
+  spout::SpoutLag down;
+  down.component = "other";
+  down.status = absl::UnavailableError("Kafka at 127.0.0.1:1 did not answer");
+  view.kafka_lag.push_back(down);
+
   // Storm's shape: the top-level keys are the spout ids.
   const json body = json::parse(RenderTopologyLag(view));
-  const json& result = body["gen"]["spoutLagResult"][0];
+  const json& rows = body["gen"]["spoutLagResult"];
   EXPECT_EQ(body["gen"]["spoutType"], "KAFKA");
-  EXPECT_EQ(result["logHeadOffset"], 15);
-  EXPECT_EQ(result["lag"], 5);
-  EXPECT_EQ(result["lagSeconds"], 2.5);
-  EXPECT_EQ(body["gen"]["spoutLagResult"][1]["logHeadOffset"], -1);
-  EXPECT_EQ(body["gen"]["totalLag"], 5);
+  ASSERT_EQ(rows.size(), 3u) << body.dump();
+  EXPECT_EQ(rows[0]["logHeadOffset"], 700);
+  EXPECT_EQ(rows[0]["lag"], 690);
+  EXPECT_EQ(rows[0]["consumerCommittedOffset"], 10);
+  EXPECT_EQ(rows[0]["latestEmittedOffset"], 12);
+  EXPECT_EQ(rows[0]["task"], 4);
+  EXPECT_EQ(rows[0]["lagSeconds"], 2.5);
+  // No stored offset: counted from the start policy.
+  EXPECT_EQ(rows[1]["consumerCommittedOffset"], -1);
+  EXPECT_EQ(rows[1]["lag"], 300);
+  EXPECT_EQ(rows[1]["lagBasis"], "earliest");
+  EXPECT_EQ(rows[1]["task"], -1);
+  EXPECT_EQ(rows[2]["lag"], -1);
+  EXPECT_EQ(rows[2]["errorInfo"], "Kafka: Local: Timed out");
+  EXPECT_EQ(body["gen"]["totalLag"], 990);
   EXPECT_EQ(body["gen"]["partitionsWithUnknownLag"], 1);
+  // Not measured: the reason, and no total.
+  EXPECT_TRUE(body["other"]["totalLag"].is_null()) << body.dump();
+  EXPECT_EQ(body["other"]["errorInfo"], "Kafka at 127.0.0.1:1 did not answer");
 }
 
 TEST(RestViewsTest, NimbusAndSupervisorSummaries) {
