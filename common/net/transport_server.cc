@@ -14,8 +14,8 @@
 #include "boost/asio/socket_base.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
-#include "common/net/accept_backoff.h"
 #include "common/core/rate_limited_log.h"
+#include "common/net/accept_backoff.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
