@@ -56,7 +56,8 @@ absl::Status ClusterSync::Connect() {
       });
     }
   });
-  for (const std::string& path : {paths_.Supervisors(), paths_.Assignments()}) {
+  for (const std::string& path :
+       {paths_.Supervisors(), paths_.Assignments(), paths_.WorkerFailures()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
   // The same check nimbus makes: this supervisor registers under supervisors/
@@ -266,6 +267,30 @@ void ClusterSync::OnSessionEvent(const coord::ZkSessionEvent& event) {
     LogFailure("register", s);
   }
   SyncOrLog();
+}
+
+void ClusterSync::WriteExitRecord(const std::string& topology_id, int port,
+                                  const std::optional<std::string>& record) {
+  if (stopping_) return;
+  const std::string dir = paths_.WorkerFailuresOf(topology_id);
+  const std::string path = absl::StrCat(dir, "/", id_, "-", port);
+  if (!record) {
+    absl::Status s = session_->Delete(path, -1);
+    if (!s.ok() && !absl::IsNotFound(s)) LogFailure(absl::StrCat("removing ", path), s);
+    (void)session_->Delete(dir, -1);  // fails while other supervisors' records remain
+    return;
+  }
+  absl::StatusOr<coord::ZkStat> set = session_->Set(path, *record, -1);
+  if (set.ok()) return;
+  absl::Status s = set.status();
+  if (absl::IsNotFound(s)) {
+    coord::ZkCreateOptions create;
+    create.create_parents = true;  // with the session's ACL policy, as every node we write
+    absl::StatusOr<std::string> created = session_->Create(path, *record, create);
+    s = created.ok() || absl::IsAlreadyExists(created.status()) ? absl::OkStatus()
+                                                                : created.status();
+  }
+  if (!s.ok()) LogFailure(absl::StrCat("writing ", path), s);
 }
 
 absl::Status ClusterSync::Register() {

@@ -56,6 +56,12 @@ class ClusterSync {
   void SyncOrLog();
   // ZooKeeper thread. Writes (or creates) the supervisor node.
   absl::Status Register();
+  // ZooKeeper thread. Writes the exit record of our slot `port` of
+  // `topology_id` ({root}/workerfailures/{topology}/{id}-{port}), or removes
+  // it when `record` is nullopt; a failure is logged (the next exit writes
+  // again).
+  void WriteExitRecord(const std::string& topology_id, int port,
+                       const std::optional<std::string>& record);
   // Starts the heartbeat and the assignment poll (after the first Register).
   void StartLoops();
   // Any thread: a SyncAndPublish on the ZooKeeper thread soon.
