@@ -144,6 +144,8 @@ class Nimbus {
   absl::StatusOr<std::vector<StoredBeat>> WorkerBeats(const std::string& id);
   // The errors its workers published, oldest first.
   absl::StatusOr<std::vector<StoredError>> Errors(const std::string& id);
+  // The supervisors' records of its failed workers.
+  absl::StatusOr<std::vector<StoredWorkerFailure>> WorkerFailures(const std::string& id);
   absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }

@@ -367,9 +367,13 @@ TEST(RestViewsTest, NimbusAndSupervisorSummaries) {
   s.add_slot_ports(6700);
   s.add_used_ports(6700);
   s.set_uptime_secs(3);
-  const json sup = json::parse(RenderSupervisorSummary({s}))["supervisors"][0];
+  ClusterView cluster;
+  cluster.supervisors = {s};
+  const json sup = json::parse(RenderSupervisorSummary(cluster))["supervisors"][0];
   EXPECT_EQ(sup["id"], "sup-a");
-  EXPECT_EQ(sup["slotsUsed"], 1);
+  // Used counts assignments (none here); running is what the supervisor says.
+  EXPECT_EQ(sup["slotsUsed"], 0);
+  EXPECT_EQ(sup["slotsRunning"], 1);
   EXPECT_EQ(sup["uptime"], "3s");
 }
 
