@@ -3,8 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/coord/zk_acl_check.h"
 #include "common/coord/topology_identity.h"
+#include "common/coord/zk_acl_check.h"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::supervisor {
@@ -62,9 +63,28 @@ absl::Status ClusterSync::Connect() {
   }
   // The same check nimbus makes: this supervisor registers under supervisors/
   // and trusts what it reads under assignments/.
-  return coord::EnsureClusterTreeOwned(*session_, paths_, [this](const std::string& line) {
+  RETURN_IF_ERROR(coord::EnsureClusterTreeOwned(*session_, paths_, [this](const std::string& line) {
     spdlog::warn("supervisor {}: {}", id_, line);
-  });
+  }));
+  RemoveOwnExitRecords();
+  return absl::OkStatus();
+}
+
+void ClusterSync::RemoveOwnExitRecords() {
+  // Records of our previous run: their workers are stopped or adopted now,
+  // and the next failure writes afresh (the records live in its memory).
+  absl::StatusOr<std::vector<std::string>> topologies =
+      session_->Children(paths_.WorkerFailures());
+  if (!topologies.ok()) return;
+  const std::string prefix = id_ + "-";
+  for (const std::string& topology : *topologies) {
+    const std::string dir = paths_.WorkerFailuresOf(topology);
+    absl::StatusOr<std::vector<std::string>> names = session_->Children(dir);
+    if (!names.ok()) continue;
+    for (const std::string& name : *names) {
+      if (name.rfind(prefix, 0) == 0) (void)session_->Delete(dir + "/" + name, -1);
+    }
+  }
 }
 
 void ClusterSync::StartLoops() {

@@ -88,6 +88,8 @@ class ClusterSync {
   // when it does not parse; nullopt when it is gone or never parsed.
   absl::StatusOr<std::optional<v1::Assignment>> ReadAssignment(const std::string& topology_id);
   void LogChanges(const DesiredSlots& desired);
+  // At start: removes the exit records our previous run left.
+  void RemoveOwnExitRecords();
   // Gives each slot its topology's identity handoff (with ZooKeeper auth on);
   // drops the slots of a topology that has no identity, saying so once.
   absl::Status AddIdentities(DesiredSlots& desired);
