@@ -95,6 +95,31 @@ absl::Status WaitWithProgress(std::chrono::seconds timeout,
   }
 }
 
+// A worker that failed this many times in a row is not going to start by
+// itself: `submit --until-running` stops waiting for it.
+constexpr int64_t kRepeatedFailures = 3;
+
+// Why the topology cannot run, from the supervisors' records of its failed
+// workers (the topology page's workerFailures); "" while none keeps failing.
+std::string RepeatedFailure(const json& page) {
+  for (const json& f : page.value("workerFailures", json::array())) {
+    if (f.value("state", "") != "failing" ||
+        f.value("consecutiveFailures", int64_t{0}) < kRepeatedFailures) {
+      continue;
+    }
+    const json output = f.value("lastOutput", json::array());
+    std::string reason = absl::StrCat(
+        "its worker on ", f.value("host", ""), " (supervisor ", f.value("supervisorId", ""),
+        ", port ", f.value("port", 0), ") failed ", f.value("consecutiveFailures", int64_t{0}),
+        " times in a row: ", f.value("status", ""));
+    if (!output.empty() && output.back().is_string()) {
+      absl::StrAppend(&reason, "; last output: ", output.back().get<std::string>());
+    }
+    return reason;
+  }
+  return "";
+}
+
 // Running: every executor is in a worker whose heartbeat reached nimbus in
 // the last few seconds. While it is not, the cluster summary says whether
 // there is a free slot at all.
@@ -114,6 +139,9 @@ absl::StatusOr<WaitPoll> PollRunning(const NimbusClient& client, const std::stri
   p.done = progress.executors_total > 0 &&
            progress.executors_running >= progress.executors_total;
   if (p.done) return p;
+  if (std::string failure = RepeatedFailure(*t); !failure.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(id, " is not running: ", failure));
+  }
   if (progress.workers_assigned == 0) {
     // Unassigned: say whether the cluster has room. A failed read only
     // loses the detail.
@@ -321,6 +349,15 @@ int RunList(bool as_json, bool workers, const GlobalOptions& globals) {
                          rows)
                  .c_str(),
              stdout);
+  // A crash loop is what an operator must not miss: one line per topology
+  // whose supervisors say a worker keeps failing.
+  for (const json& t : topologies) {
+    const int failing = t.value("failingWorkers", 0);
+    if (failing <= 0) continue;
+    std::printf("! %s: %d %s failing, %lld restarts (tempest list --workers, tempest get-errors)\n",
+                t.value("name", "").c_str(), failing, failing == 1 ? "worker" : "workers",
+                static_cast<long long>(t.value("workerRestarts", int64_t{0})));
+  }
   return 0;
 }
 
@@ -377,9 +414,14 @@ int RunListWorkers(bool as_json, const NimbusClient& client, const json& topolog
                          {"host", w.host}, {"supervisorId", w.supervisor},
                          {"port", slot.second}, {"pid", w.pid > 0 ? json(w.pid) : json(nullptr)},
                          {"uptime", w.uptime}, {"restarts", w.restarts}, {"state", w.state}});
+      // The table keeps a line per worker; --json has the whole state.
+      constexpr size_t kStateChars = 100;
+      std::string state = w.state.size() > kStateChars
+                              ? absl::StrCat(w.state.substr(0, kStateChars - 3), "...")
+                              : w.state;
       rows.push_back({t.value("name", ""), w.host, w.supervisor.substr(0, 8),
-                      absl::StrCat(slot.second), w.pid > 0 ? absl::StrCat(w.pid) : "-", w.uptime, absl::StrCat(w.restarts),
-                      w.state});
+                      absl::StrCat(slot.second), w.pid > 0 ? absl::StrCat(w.pid) : "-", w.uptime,
+                      absl::StrCat(w.restarts), std::move(state)});
     }
   }
   if (as_json) {

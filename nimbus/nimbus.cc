@@ -83,7 +83,8 @@ absl::Status EnsureClusterDirectories(coord::ZkSession& session, const coord::Cl
   // only to its own topology's nodes, never create these.
   for (const std::string& path :
        {paths.Storms(), paths.Assignments(), paths.Supervisors(), paths.Nimbuses(),
-        paths.WorkerBeats(), paths.Errors(), paths.Blobs(), paths.Credentials()}) {
+        paths.WorkerBeats(), paths.Errors(), paths.Blobs(), paths.Credentials(),
+        paths.WorkerFailures()}) {
     if (absl::Status s = session.EnsurePath(path); !s.ok()) return s;
   }
   return coord::EnsureClusterTreeOwned(
@@ -385,6 +386,10 @@ absl::StatusOr<std::vector<StoredBeat>> Nimbus::WorkerBeats(const std::string& i
 
 absl::StatusOr<std::vector<StoredError>> Nimbus::Errors(const std::string& id) {
   return store_->ListErrors(id);
+}
+
+absl::StatusOr<std::vector<StoredWorkerFailure>> Nimbus::WorkerFailures(const std::string& id) {
+  return store_->ListWorkerFailures(id);
 }
 
 bool Nimbus::ZooKeeperReachable() const {
@@ -779,6 +784,13 @@ absl::Status Nimbus::CleanWorkerBeats(
     if (known.contains(id)) continue;
     if (absl::Status s = store_->RemoveErrors(id); !s.ok()) return s;
     spdlog::info("nimbus {}: removed the errors of {}", id_, id);
+  }
+  // And the supervisors' records of failed workers.
+  absl::StatusOr<std::vector<std::string>> failure_dirs = store_->WorkerFailureTopologies();
+  if (!failure_dirs.ok()) return failure_dirs.status();
+  for (const std::string& id : *failure_dirs) {
+    if (known.contains(id)) continue;
+    if (absl::Status s = store_->RemoveWorkerFailures(id); !s.ok()) return s;
   }
   // Beats of slots the topology no longer has.
   for (const auto& [id, list] : beats) {

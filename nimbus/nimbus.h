@@ -150,6 +150,8 @@ class Nimbus {
   absl::StatusOr<std::vector<StoredBeat>> WorkerBeats(const std::string& id);
   // The errors its workers published, oldest first.
   absl::StatusOr<std::vector<StoredError>> Errors(const std::string& id);
+  // The supervisors' records of its failed workers.
+  absl::StatusOr<std::vector<StoredWorkerFailure>> WorkerFailures(const std::string& id);
   absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
   // Each KafkaSpout's lag, measured from the log end (kafka_lag_cache.h).
   absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLag(const StoredTopology& topology);

@@ -1,6 +1,7 @@
 #include "nimbus/prometheus_view.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -20,7 +21,14 @@ struct MetricsRow {
   std::string name;
   int workers = 0;
   Totals totals;
+  int failing = 0;  // slots whose supervisor says their worker keeps failing
 };
+
+int FailingSlots(const TopologyView& t) {
+  int n = 0;
+  for (const StoredWorkerFailure* f : CurrentFailures(t)) n += f->failing ? 1 : 0;
+  return n;
+}
 
 void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTextWriter& out) {
   // Sums of the slots' running totals: they survive worker restarts, but a
@@ -43,6 +51,9 @@ void WriteTopologySeries(const std::vector<MetricsRow>& rows, core::PrometheusTe
       {"tempest_topology_worker_restarts",
        "Worker restarts after a crash, summed over the topology's assigned slots.",
        [](const MetricsRow& r) { return r.totals.restarts; }},
+      {"tempest_topology_failing_workers",
+       "Assigned slots whose worker failed and has not come back (the supervisors' records).",
+       [](const MetricsRow& r) -> int64_t { return r.failing; }},
   };
   for (const auto& s : series) {
     out.Family(s.name, "gauge", s.help);
@@ -137,11 +148,17 @@ void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out
   for (const v1::ExecutorAssignment& e : t.assignment->executors()) {
     placed.insert({e.start_task(), e.node(), e.port()});
   }
-  for (const StoredBeat* b : CurrentBeats(t)) {
-    auto host = t.assignment->node_host().find(b->slot.node);
-    out.slots.push_back(SlotRow{&row, b->slot.node,
+  // Every assigned slot, beating or not: a worker that dies before its first
+  // beat is counted by its supervisor.
+  for (const auto& [name, restarts] : RestartsBySlot(t)) {
+    std::optional<WorkerSlot> slot = ParseBeatName(name);
+    if (!slot) continue;
+    auto host = t.assignment->node_host().find(slot->node);
+    out.slots.push_back(SlotRow{&row, slot->node,
                                 host == t.assignment->node_host().end() ? "" : host->second,
-                                absl::StrCat(b->slot.port), b->beat.restarts()});
+                                absl::StrCat(slot->port), restarts});
+  }
+  for (const StoredBeat* b : CurrentBeats(t)) {
     for (const v1::ExecutorStats& e : b->beat.executor_stats()) {
       if (!placed.contains({e.start_task(), b->slot.node, b->slot.port})) continue;
       const std::string executor = absl::StrCat(e.start_task(), "-", e.end_task());
@@ -309,14 +326,21 @@ void WriteSlotSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
 }
 
 void WriteSupervisorSeries(const ClusterView& view, core::PrometheusTextWriter& out) {
+  const std::map<std::string, int> used = AssignedSlotsBySupervisor(view);
+  const auto used_on = [&used](const v1::SupervisorInfo& s) {
+    auto it = used.find(s.supervisor_id());
+    return it == used.end() ? 0 : it->second;
+  };
   const struct {
     const char* name;
     const char* help;
-    int (*get)(const v1::SupervisorInfo&);
+    std::function<int(const v1::SupervisorInfo&)> get;
   } series[] = {
       {"tempest_supervisor_slots_offered", "Worker slots the supervisor offers.",
        [](const v1::SupervisorInfo& s) { return s.slot_ports_size(); }},
-      {"tempest_supervisor_slots_used", "Worker slots of the supervisor running a worker.",
+      {"tempest_supervisor_slots_used", "Worker slots of the supervisor assigned to a topology.",
+       used_on},
+      {"tempest_supervisor_slots_running", "Worker slots of the supervisor running a worker.",
        [](const v1::SupervisorInfo& s) { return s.used_ports_size(); }},
   };
   // A supervisor node is keyed by its id: ids are unique.
@@ -340,9 +364,16 @@ std::string RenderNimbusMetrics(const ClusterView& view) {
   for (const TopologyView& t : view.topologies) {
     ++by_status[std::string(TopologyStatusName(t.topology.base.status()))];
     const int workers = AssignedWorkers(t.assignment);
-    slots_used += workers;
-    rows.push_back(
-        MetricsRow{t.topology.id, t.topology.base.name(), workers, TotalsOf(CurrentBeats(t))});
+    Totals totals = TotalsOf(CurrentBeats(t));
+    totals.restarts = TopologyRestarts(t);  // the supervisors count those that never beat
+    rows.push_back(MetricsRow{t.topology.id, t.topology.base.name(), workers, totals,
+                              FailingSlots(t)});
+  }
+  // The count the cluster summary and the supervisor rows show.
+  const std::map<std::string, int> used = AssignedSlotsBySupervisor(view);
+  for (const v1::SupervisorInfo& s : view.supervisors) {
+    auto it = used.find(s.supervisor_id());
+    slots_used += it == used.end() ? 0 : it->second;
   }
   core::PrometheusTextWriter out;
   out.Family("tempest_nimbus_leader", "gauge", "1 if this nimbus is the leader.");

@@ -81,6 +81,10 @@ absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisor
       absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(topology.topology.id);
       if (!beats.ok()) return beats.status();
       topology.beats = *std::move(beats);
+      absl::StatusOr<std::vector<StoredWorkerFailure>> failures =
+          nimbus.WorkerFailures(topology.topology.id);
+      if (!failures.ok()) return failures.status();
+      topology.failures = *std::move(failures);
     }
     view.topologies.push_back(std::move(topology));
   }
@@ -99,11 +103,15 @@ absl::StatusOr<TopologyView> ReadTopologyView(Nimbus& nimbus, const std::string&
   if (!beats.ok()) return beats.status();
   absl::StatusOr<std::vector<StoredError>> errors = nimbus.Errors(id);
   if (!errors.ok()) return errors.status();
+  absl::StatusOr<std::vector<StoredWorkerFailure>> failures = nimbus.WorkerFailures(id);
+  if (!failures.ok()) return failures.status();
   TopologyView view;
   view.topology = *std::move(t);
   view.assignment = *std::move(a);
   view.beats = *std::move(beats);
   view.errors = *std::move(errors);
+  view.failures = *std::move(failures);
+  AddWorkerFailureErrors(view);
   return view;
 }
 
@@ -138,9 +146,10 @@ HttpResponse NimbusSummary(Nimbus& nimbus) {
 }
 
 HttpResponse SupervisorSummary(Nimbus& nimbus) {
-  absl::StatusOr<std::vector<v1::SupervisorInfo>> supervisors = nimbus.Supervisors();
-  if (!supervisors.ok()) return ErrorResponse(nimbus, supervisors.status());
-  return HttpResponse::Json(200, RenderSupervisorSummary(*supervisors));
+  absl::StatusOr<ClusterView> view =
+      ReadClusterView(nimbus, /*with_supervisors=*/true, /*with_beats=*/false);
+  if (!view.ok()) return ErrorResponse(nimbus, view.status());
+  return HttpResponse::Json(200, RenderSupervisorSummary(*view));
 }
 
 HttpResponse TopologyPage(Nimbus& nimbus, const std::string& id,

@@ -38,29 +38,38 @@ std::set<SlotKey> SlotsOf(const std::optional<v1::Assignment>& a) {
 }
 
 // The slots model's resource fields of a supervisor row.
-void AddSupervisorResources(const v1::SupervisorInfo& s, json& row) {
+void AddSupervisorResources(const v1::SupervisorInfo& s, int used, json& row) {
   row["schedulerDisplayResource"] = false;
   row["totalMem"] = static_cast<double>(s.slot_ports_size());
   row["totalCpu"] = static_cast<double>(s.slot_ports_size());
-  row["usedMem"] = static_cast<double>(s.used_ports_size());
-  row["usedCpu"] = static_cast<double>(s.used_ports_size());
+  row["usedMem"] = static_cast<double>(used);
+  row["usedCpu"] = static_cast<double>(used);
 }
 
-json SupervisorJson(const v1::SupervisorInfo& s) {
+// `used`: the supervisor's slots the assignments give a topology
+// (AssignedSlotsBySupervisor); `slotsRunning` is what the supervisor last
+// said runs a worker (less than used while a worker starts or crash-loops).
+json SupervisorJson(const v1::SupervisorInfo& s, int used) {
   json row = {{"id", s.supervisor_id()},
               {"host", s.hostname()},
               {"uptime", PrettyUptime(s.uptime_secs())},
               {"uptimeSeconds", s.uptime_secs()},
               {"slotsTotal", s.slot_ports_size()},
-              {"slotsUsed", s.used_ports_size()},
+              {"slotsUsed", used},
+              {"slotsRunning", s.used_ports_size()},
               {"version", s.version()}};
   // The ports the supervisor itself registered (its supervisor.slots.ports),
   // not nimbus's setting of that key.
   json ports = json::array();
   for (const int32_t port : s.slot_ports()) ports.push_back(port);
   row["slotPorts"] = std::move(ports);
-  AddSupervisorResources(s, row);
+  AddSupervisorResources(s, used, row);
   return row;
+}
+
+int UsedOn(const std::map<std::string, int>& used, const v1::SupervisorInfo& s) {
+  auto it = used.find(s.supervisor_id());
+  return it == used.end() ? 0 : it->second;
 }
 
 // One row of /topology/summary: Storm's fields, the slots model's
@@ -138,11 +147,15 @@ json WorkerSlotJson(const TopologyView& view, const std::string& node, int port,
 
 std::string RenderClusterSummary(const ClusterView& view) {
   int64_t slots_total = 0, slots_used = 0, executors = 0, tasks = 0;
-  for (const v1::SupervisorInfo& s : view.supervisors) slots_total += s.slot_ports_size();
+  // The same count as the supervisor rows, so the rows add up to it.
+  const std::map<std::string, int> used = AssignedSlotsBySupervisor(view);
+  for (const v1::SupervisorInfo& s : view.supervisors) {
+    slots_total += s.slot_ports_size();
+    slots_used += UsedOn(used, s);
+  }
   for (const TopologyView& t : view.topologies) {
     executors += t.topology.base.num_executors();
     tasks += t.topology.base.num_tasks();
-    slots_used += AssignedWorkers(t.assignment);
   }
   const double total = static_cast<double>(slots_total);
   const double free = static_cast<double>(std::max<int64_t>(0, slots_total - slots_used));
@@ -182,9 +195,18 @@ std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t no
   return Dump(json{{"nimbuses", list}});
 }
 
-std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& supervisors) {
+std::map<std::string, int> AssignedSlotsBySupervisor(const ClusterView& view) {
+  std::map<std::string, int> used;
+  for (const TopologyView& t : view.topologies) {
+    for (const auto& [node, port] : SlotsOf(t.assignment)) ++used[node];
+  }
+  return used;
+}
+
+std::string RenderSupervisorSummary(const ClusterView& view) {
+  const std::map<std::string, int> used = AssignedSlotsBySupervisor(view);
   json list = json::array();
-  for (const v1::SupervisorInfo& s : supervisors) list.push_back(SupervisorJson(s));
+  for (const v1::SupervisorInfo& s : view.supervisors) list.push_back(SupervisorJson(s, UsedOn(used, s)));
   return Dump(json{{"supervisors", list}, {"schedulerDisplayResource", false}});
 }
 
@@ -206,7 +228,7 @@ std::optional<std::string> RenderSupervisorDetail(const ClusterView& view, std::
                                        : true;
     if (!match) continue;
     matched.insert(s.supervisor_id());
-    supervisors.push_back(SupervisorJson(s));
+    supervisors.push_back(SupervisorJson(s, UsedOn(AssignedSlotsBySupervisor(view), s)));
   }
   if (!id.empty() && matched.empty()) return std::nullopt;
   // (supervisor, port, topology) -> row, so the list reads slot by slot.

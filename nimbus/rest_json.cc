@@ -21,6 +21,14 @@ std::string MeanMs(int64_t sum_us, int64_t samples) {
                          samples > 0 ? static_cast<double>(sum_us) / samples / 1000.0 : 0.0);
 }
 
+namespace {
+int FailingWorkers(const TopologyView& view) {
+  int n = 0;
+  for (const StoredWorkerFailure* f : CurrentFailures(view)) n += f->failing ? 1 : 0;
+  return n;
+}
+}  // namespace
+
 json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
   const StoredTopology& t = view.topology;
   const std::optional<v1::Assignment>& assignment = view.assignment;
@@ -49,7 +57,10 @@ json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
               {"acked", totals.acked},
               {"failed", totals.failed},
               {"completeLatency", LatencyMs(totals.p99_us)},
-              {"workerRestarts", totals.restarts},
+              // Counted by the supervisors too: a worker that dies before
+              // its first beat counts.
+              {"workerRestarts", TopologyRestarts(view)},
+              {"failingWorkers", FailingWorkers(view)},
               {"topologyStats", json::array({all_time})}};
 }
 

@@ -347,6 +347,30 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
   return workers;
 }
 
+// The supervisors' records of the assigned slots' failed workers.
+json WorkerFailuresJson(const TopologyView& view, int64_t now_secs) {
+  json out = json::array();
+  for (const StoredWorkerFailure* f : CurrentFailures(view)) {
+    const std::string host = view.assignment.has_value() ? HostOf(*view.assignment, f->node) : "";
+    const int64_t next_secs = f->next_attempt_ms / 1000;
+    out.push_back(json{{"supervisorId", f->node},
+                       {"host", host.empty() ? f->host : host},
+                       {"port", f->port},
+                       {"pid", f->pid},
+                       {"state", f->failing ? "failing" : "running"},
+                       {"status", f->status},
+                       {"reason", FailureReason(*f)},
+                       {"lastOutput", f->output},
+                       {"restarts", f->restarts},
+                       {"consecutiveFailures", f->consecutive_failures},
+                       {"exitTime", f->exit_time_ms},
+                       {"exitLapsedSecs", std::max<int64_t>(0, now_secs - f->exit_time_ms / 1000)},
+                       {"nextRestartTime", f->next_attempt_ms},
+                       {"nextRestartInSeconds", std::max<int64_t>(0, next_secs - now_secs)}});
+  }
+  return out;
+}
+
 // configOverrides, componentExecutors and the fields of a pending kill or
 // rebalance.
 void AddStateFields(const v1::StormBase& base, int64_t now_secs, json& body) {
@@ -410,6 +434,7 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
   AddTopologyResources(view, view.nimbuses, body);
   body["executorStats"] = ExecutorStatsJson(view);
   body["workers"] = WorkersJson(view, beats, now_secs);
+  body["workerFailures"] = WorkerFailuresJson(view, now_secs);
   AddStateFields(view.topology.base, now_secs, body);
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -564,6 +589,38 @@ json InputStatsJson(const TopologyView& view, std::string_view component) {
   return out;
 }
 
+// workersTotal (the slots running the component's executors), workerStats
+// (those workers' slot totals, in topologyStats's shape) and workerRestarts
+// (theirs, counted by their supervisors as well as by the workers).
+void AddComponentWorkers(const TopologyView& view, std::string_view component, json& body) {
+  std::set<SlotKey> slots;
+  const auto placed = PlacedExecutors(view.assignment);
+  for (const v1::ExecutorRange& e : view.topology.base.executors()) {
+    if (e.component() != component) continue;
+    auto it = placed.find({e.start_task(), e.end_task()});
+    if (it != placed.end()) slots.insert({it->second->node(), it->second->port()});
+  }
+  Totals totals;
+  for (const StoredBeat* b : CurrentBeats(view)) {
+    if (slots.contains({b->slot.node, b->slot.port})) totals.Add(b->beat);
+  }
+  int64_t restarts = 0;
+  const std::map<std::string, int64_t> by_slot = RestartsBySlot(view);
+  for (const auto& [node, port] : slots) {
+    auto it = by_slot.find(absl::StrCat(node, "-", port));
+    if (it != by_slot.end()) restarts += it->second;
+  }
+  body["workersTotal"] = static_cast<int>(slots.size());
+  body["workerRestarts"] = restarts;
+  body["workerStats"] = json::array({json{{"window", ":all-time"},
+                                          {"windowPretty", "All time"},
+                                          {"emitted", totals.emitted},
+                                          {"transferred", totals.transferred},
+                                          {"acked", totals.acked},
+                                          {"failed", totals.failed},
+                                          {"completeLatency", LatencyMs(totals.p99_us)}}});
+}
+
 // spoutSummary / boltStats: the component's totals in every window.
 json ComponentWindowsJson(const TopologyView& view, std::string_view component, bool spout,
                           int64_t uptime) {
@@ -644,6 +701,8 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
   body["profilingAndDebuggingCapable"] = false;
   body["profileActionEnabled"] = false;
   body["profilerActive"] = json::array();
+  AddComponentWorkers(view, component, body);
+  AddLastError(view, std::string(component), now_secs, body);
   if (spout) {
     body["spoutSummary"] = ComponentWindowsJson(view, component, true, uptime);
   } else {

@@ -29,6 +29,9 @@ struct TopologyView {
   std::optional<v1::Assignment> assignment;
   std::vector<StoredBeat> beats;
   std::vector<StoredError> errors;  // oldest first; read for the detail pages only
+  // The supervisors' records of failed workers (all slots; renderers keep
+  // those of assigned slots, CurrentFailures). Read wherever beats are.
+  std::vector<StoredWorkerFailure> failures;
   // Each executor's statistics per window (the keys of kStatsWindows, 0 =
   // all time), from the nimbus's StatsHistory; executors of an older layout
   // included. Filled for the pages that show statistics.
@@ -58,6 +61,20 @@ int AssignedWorkers(const std::optional<v1::Assignment>& a);
 // slots it no longer has are left out until the leader deletes them).
 std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view);
 
+// The failure records of the slots the topology is assigned to now.
+std::vector<const StoredWorkerFailure*> CurrentFailures(const TopologyView& view);
+// Worker restarts of each assigned slot ("{node}-{port}"): the larger of the
+// worker's own count (its beat) and its supervisor's (the failure record),
+// so a worker that dies before its first beat counts.
+std::map<std::string, int64_t> RestartsBySlot(const TopologyView& view);
+int64_t TopologyRestarts(const TopologyView& view);
+// The failure records as Storm errors of the components whose executors run
+// on the failing slots (errorTime: the exit), merged into `errors` in time
+// order, so lastError, componentErrors and `get-errors` name a crash loop.
+void AddWorkerFailureErrors(TopologyView& view);
+// One line for a failing slot: "exited 1 (5 restarts): <last output line>".
+std::string FailureReason(const StoredWorkerFailure& f);
+
 // Sums over a topology's current beats. The counts are each slot's running
 // totals across its worker restarts (WorkerHeartbeat), so they do not drop
 // when a worker dies and its supervisor starts the next; the p99 of the
@@ -76,8 +93,11 @@ Totals TotalsOf(const std::vector<const StoredBeat*>& beats);
 std::string RenderClusterSummary(const ClusterView& view);
 // GET /api/v1/nimbus/summary.
 std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t now_secs);
-// GET /api/v1/supervisor/summary.
-std::string RenderSupervisorSummary(const std::vector<v1::SupervisorInfo>& supervisors);
+// GET /api/v1/supervisor/summary (reads supervisors and assignments).
+std::string RenderSupervisorSummary(const ClusterView& view);
+// Slots the assignments give topologies, by supervisor id: the one count of
+// used slots of the cluster summary, the supervisor rows and /metrics.
+std::map<std::string, int> AssignedSlotsBySupervisor(const ClusterView& view);
 // GET /api/v1/topology/summary (reads assignments and beats).
 std::string RenderTopologySummary(const ClusterView& view);
 // GET /api/v1/topology/:id. `configuration` is the topology's effective

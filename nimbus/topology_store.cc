@@ -366,6 +366,7 @@ absl::Status TopologyStore::Remove(const std::string& id) {
   }
   if (absl::Status s = RemoveWorkerBeats(id); !s.ok()) return s;
   if (absl::Status s = RemoveErrors(id); !s.ok()) return s;
+  if (absl::Status s = RemoveWorkerFailures(id); !s.ok()) return s;
   // The resources go before the record that names them.
   if (absl::StatusOr<StoredTopology> t = Get(id); t.ok() && !t->base.resources_key().empty()) {
     if (absl::Status s = coord::DeleteChunkedBlob(

@@ -61,6 +61,23 @@ struct StoredError {
   std::string message;
 };
 
+// A supervisor's record of the failed workers of one of its slots,
+// {root}/workerfailures/{topology}/{node}-{port} (JSON written by the
+// supervisor, supervisor/worker_exit_record.h; read as untrusted input).
+struct StoredWorkerFailure {
+  std::string node;  // the supervisor id
+  std::string host;
+  int port = 0;
+  int pid = 0;
+  bool failing = true;  // false: a later worker came up and stayed
+  std::string status;   // "exited 1", "killed by signal 9", …
+  std::vector<std::string> output;  // the last lines the worker wrote
+  int64_t restarts = 0;
+  int64_t consecutive_failures = 0;
+  int64_t exit_time_ms = 0;     // the supervisor's clock
+  int64_t next_attempt_ms = 0;  // the supervisor's clock
+};
+
 // Parses "{supervisor-id}-{port}" (the id may contain '-'): nullopt when
 // there is no '-' followed by a port 1..65535.
 std::optional<WorkerSlot> ParseBeatName(std::string_view name);
@@ -155,6 +172,15 @@ class TopologyStore {
   absl::StatusOr<std::vector<std::string>> ErrorTopologies();
   // Deletes {root}/errors/{id} and everything under it (absent is fine).
   absl::Status RemoveErrors(const std::string& id);
+
+  // The supervisors' records of the topology's failed workers (empty if
+  // none), sorted by node name; records that do not parse are skipped.
+  // Defined in worker_failures.cc.
+  absl::StatusOr<std::vector<StoredWorkerFailure>> ListWorkerFailures(const std::string& id);
+  // The topology ids that have a {root}/workerfailures/{id} node.
+  absl::StatusOr<std::vector<std::string>> WorkerFailureTopologies();
+  // Deletes {root}/workerfailures/{id} and its records (absent is fine).
+  absl::Status RemoveWorkerFailures(const std::string& id);
 
   // nullopt when the topology has no assignment yet.
   absl::StatusOr<std::optional<v1::Assignment>> GetAssignment(const std::string& id);

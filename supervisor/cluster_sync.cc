@@ -3,8 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/coord/zk_acl_check.h"
 #include "common/coord/topology_identity.h"
+#include "common/coord/zk_acl_check.h"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::supervisor {
@@ -56,14 +57,34 @@ absl::Status ClusterSync::Connect() {
       });
     }
   });
-  for (const std::string& path : {paths_.Supervisors(), paths_.Assignments()}) {
+  for (const std::string& path :
+       {paths_.Supervisors(), paths_.Assignments(), paths_.WorkerFailures()}) {
     if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
   }
   // The same check nimbus makes: this supervisor registers under supervisors/
   // and trusts what it reads under assignments/.
-  return coord::EnsureClusterTreeOwned(*session_, paths_, [this](const std::string& line) {
+  RETURN_IF_ERROR(coord::EnsureClusterTreeOwned(*session_, paths_, [this](const std::string& line) {
     spdlog::warn("supervisor {}: {}", id_, line);
-  });
+  }));
+  RemoveOwnExitRecords();
+  return absl::OkStatus();
+}
+
+void ClusterSync::RemoveOwnExitRecords() {
+  // Records of our previous run: their workers are stopped or adopted now,
+  // and the next failure writes afresh (the records live in its memory).
+  absl::StatusOr<std::vector<std::string>> topologies =
+      session_->Children(paths_.WorkerFailures());
+  if (!topologies.ok()) return;
+  const std::string prefix = id_ + "-";
+  for (const std::string& topology : *topologies) {
+    const std::string dir = paths_.WorkerFailuresOf(topology);
+    absl::StatusOr<std::vector<std::string>> names = session_->Children(dir);
+    if (!names.ok()) continue;
+    for (const std::string& name : *names) {
+      if (name.rfind(prefix, 0) == 0) (void)session_->Delete(dir + "/" + name, -1);
+    }
+  }
 }
 
 void ClusterSync::StartLoops() {
@@ -266,6 +287,30 @@ void ClusterSync::OnSessionEvent(const coord::ZkSessionEvent& event) {
     LogFailure("register", s);
   }
   SyncOrLog();
+}
+
+void ClusterSync::WriteExitRecord(const std::string& topology_id, int port,
+                                  const std::optional<std::string>& record) {
+  if (stopping_) return;
+  const std::string dir = paths_.WorkerFailuresOf(topology_id);
+  const std::string path = absl::StrCat(dir, "/", id_, "-", port);
+  if (!record) {
+    absl::Status s = session_->Delete(path, -1);
+    if (!s.ok() && !absl::IsNotFound(s)) LogFailure(absl::StrCat("removing ", path), s);
+    (void)session_->Delete(dir, -1);  // fails while other supervisors' records remain
+    return;
+  }
+  absl::StatusOr<coord::ZkStat> set = session_->Set(path, *record, -1);
+  if (set.ok()) return;
+  absl::Status s = set.status();
+  if (absl::IsNotFound(s)) {
+    coord::ZkCreateOptions create;
+    create.create_parents = true;  // with the session's ACL policy, as every node we write
+    absl::StatusOr<std::string> created = session_->Create(path, *record, create);
+    s = created.ok() || absl::IsAlreadyExists(created.status()) ? absl::OkStatus()
+                                                                : created.status();
+  }
+  if (!s.ok()) LogFailure(absl::StrCat("writing ", path), s);
 }
 
 absl::Status ClusterSync::Register() {

@@ -56,6 +56,12 @@ class ClusterSync {
   void SyncOrLog();
   // ZooKeeper thread. Writes (or creates) the supervisor node.
   absl::Status Register();
+  // ZooKeeper thread. Writes the exit record of our slot `port` of
+  // `topology_id` ({root}/workerfailures/{topology}/{id}-{port}), or removes
+  // it when `record` is nullopt; a failure is logged (the next exit writes
+  // again).
+  void WriteExitRecord(const std::string& topology_id, int port,
+                       const std::optional<std::string>& record);
   // Starts the heartbeat and the assignment poll (after the first Register).
   void StartLoops();
   // Any thread: a SyncAndPublish on the ZooKeeper thread soon.
@@ -82,6 +88,8 @@ class ClusterSync {
   // when it does not parse; nullopt when it is gone or never parsed.
   absl::StatusOr<std::optional<v1::Assignment>> ReadAssignment(const std::string& topology_id);
   void LogChanges(const DesiredSlots& desired);
+  // At start: removes the exit records our previous run left.
+  void RemoveOwnExitRecords();
   // Gives each slot its topology's identity handoff (with ZooKeeper auth on);
   // drops the slots of a topology that has no identity, saying so once.
   absl::Status AddIdentities(DesiredSlots& desired);

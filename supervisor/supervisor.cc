@@ -112,7 +112,12 @@ absl::Status Supervisor::Start() {
   // Each side posts to the other's thread: a worker exit asks for a fresh
   // assignment read, and every read's result goes to the control thread.
   workers_ = std::make_unique<WorkerControl>(
-      options_, id_, [this] { cluster_->RequestSync(); }, metrics_);
+      options_, id_, [this] { cluster_->RequestSync(); }, metrics_,
+      [this](const std::string& topology_id, int port, std::optional<std::string> record) {
+        cluster_->executor().Post([this, topology_id, port, record = std::move(record)] {
+          cluster_->WriteExitRecord(topology_id, port, record);
+        });
+      });
   cluster_ = std::make_unique<ClusterSync>(
       options_, id_, started_at_ms,
       [this](std::optional<DesiredSlots> desired) {

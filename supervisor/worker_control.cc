@@ -20,10 +20,12 @@ namespace tempest::supervisor {
 using std::chrono::milliseconds;
 
 WorkerControl::WorkerControl(const SupervisorOptions& options, std::string supervisor_id,
-                             std::function<void()> request_sync, core::MetricsRegistry& metrics)
+                             std::function<void()> request_sync, core::MetricsRegistry& metrics,
+                             PublishExitFn publish_exit)
     : options_(options),
       id_(std::move(supervisor_id)),
       request_sync_(std::move(request_sync)),
+      publish_exit_(std::move(publish_exit)),
       metrics_(metrics),
       launches_(metrics.GetCounter("tempest_supervisor_worker_launches_total")),
       restarts_(metrics.GetCounter("tempest_supervisor_worker_restarts_total")) {
@@ -135,7 +137,10 @@ void WorkerControl::KillUnnamedWorkers(std::vector<std::pair<pid_t, uint64_t>>& 
 }
 
 void WorkerControl::SetDesired(std::optional<DesiredSlots> desired) {
-  if (desired) desired_ = *std::move(desired);
+  if (desired) {
+    desired_ = *std::move(desired);
+    DropStaleExitRecords();
+  }
   launch_hold_until_ms_ = 0;
   ExecutePlan();
 }
@@ -215,6 +220,7 @@ void WorkerControl::CheckWorkers() {
     if (w.adopted) {
       if (ProcessStartTime(w.pid) == std::optional<uint64_t>(w.start_time)) {
         ReadHeartbeat(port, w);
+        MarkRecovered(port, w, now);
         continue;
       }
       how = "exited (adopted: status unknown)";
@@ -222,6 +228,7 @@ void WorkerControl::CheckWorkers() {
       std::optional<int> status = ReapIfExited(w.pid);
       if (!status) {
         ReadHeartbeat(port, w);
+        MarkRecovered(port, w, now);
         continue;
       }
       how = os::DescribeWaitStatus(*status);
@@ -237,7 +244,13 @@ void WorkerControl::CheckWorkers() {
     const bool failure = RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
                                           options_.max_relaunch_delay.count());
     beats_.erase(port);
-    if (failure) restarts_.Add();
+    if (failure) {
+      restarts_.Add();
+      RecordFailure(port, slot, topology, pid,
+                    stopped_by_us ? absl::StrCat("stopped (", std::string(StopReasonName(reason)), "): ", how)
+                                  : how,
+                    now);
+    }
     if (stopped_by_us) {
       spdlog::info("supervisor {}: worker of {} on port {} (pid {}) stopped ({}): {}", id_,
                    topology, port, pid, StopReasonName(reason), how);
@@ -262,6 +275,52 @@ void WorkerControl::CheckWorkers() {
     // must not delay a restart for long).
     launch_hold_until_ms_ = now + 1000;
     request_sync_();
+  }
+}
+
+void WorkerControl::RecordFailure(int port, const SlotState& slot, const std::string& topology,
+                                  pid_t pid, const std::string& how, int64_t now) {
+  WorkerExitRecord& r = exit_records_[port];
+  if (r.topology_id != topology) {
+    r = WorkerExitRecord{};
+    r.topology_id = topology;
+    r.port = port;
+  }
+  r.pid = pid;
+  r.status = how;
+  r.output = OutputTailLines(ReadWorkerLogTail(options_.local_dir, port, kExitLogTailBytes));
+  ++r.restarts;
+  r.consecutive_failures = slot.consecutive_failures;
+  r.exit_time_ms = now;
+  r.next_attempt_ms = std::max(now, slot.relaunch_not_before_ms);
+  r.running = false;
+  if (publish_exit_) publish_exit_(topology, port, EncodeWorkerExitRecord(r, id_, options_.hostname));
+}
+
+void WorkerControl::MarkRecovered(int port, const WorkerRecord& worker, int64_t now) {
+  auto it = exit_records_.find(port);
+  if (it == exit_records_.end() || it->second.running ||
+      it->second.topology_id != worker.topology_id || !worker.last_beat_ms ||
+      now - worker.launched_at_ms <= options_.max_relaunch_delay.count()) {
+    return;
+  }
+  it->second.running = true;
+  it->second.pid = worker.pid;
+  if (publish_exit_) {
+    publish_exit_(worker.topology_id, port,
+                  EncodeWorkerExitRecord(it->second, id_, options_.hostname));
+  }
+}
+
+void WorkerControl::DropStaleExitRecords() {
+  for (auto it = exit_records_.begin(); it != exit_records_.end();) {
+    auto d = desired_.find(it->first);
+    if (d != desired_.end() && d->second.topology_id == it->second.topology_id) {
+      ++it;
+      continue;
+    }
+    if (publish_exit_) publish_exit_(it->second.topology_id, it->first, std::nullopt);
+    it = exit_records_.erase(it);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "supervisor/metrics_view.h"
 #include "supervisor/slot_plan.h"
 #include "supervisor/supervisor_options.h"
+#include "supervisor/worker_exit_record.h"
 
 namespace tempest::supervisor {
 
@@ -45,10 +46,17 @@ struct WorkerSnapshot {
 // control thread) for a fresh assignment read. Launches, restarts and stops
 // are counted in `metrics` (which must outlive it), and each check publishes
 // the workers' latest heartbeats for /metrics (WorkerMetrics()).
+//
+// Each failed worker updates its slot's exit record, which goes to
+// `publish_exit` as JSON (EncodeWorkerExitRecord) for the ZooKeeper thread to
+// write; nullopt asks it to remove the record (the slot left the topology).
 class WorkerControl {
  public:
+  using PublishExitFn = std::function<void(const std::string& topology_id, int port,
+                                           std::optional<std::string> record)>;
   WorkerControl(const SupervisorOptions& options, std::string supervisor_id,
-                std::function<void()> request_sync, core::MetricsRegistry& metrics);
+                std::function<void()> request_sync, core::MetricsRegistry& metrics,
+                PublishExitFn publish_exit = nullptr);
   WorkerControl(const WorkerControl&) = delete;
   WorkerControl& operator=(const WorkerControl&) = delete;
 
@@ -92,6 +100,15 @@ class WorkerControl {
   // With slot uids, SIGKILLs every process of the slot's uid (an error is
   // logged and returned).
   absl::Status KillSlotProcesses(int port);
+  // The exit record of `port` after its worker `pid` of `topology` failed
+  // (`how`: its wait status, with the stop reason when we stopped it).
+  void RecordFailure(int port, const SlotState& slot, const std::string& topology, pid_t pid,
+                     const std::string& how, int64_t now);
+  // A failing slot's record says running once its new worker beat and ran
+  // past the back-off cap (a later failure no longer counts as the same loop).
+  void MarkRecovered(int port, const WorkerRecord& worker, int64_t now);
+  // Records of slots no longer desired for their topology are removed.
+  void DropStaleExitRecords();
   void PublishUsedPorts();
   void PublishWorkerMetrics();
   void TickLoop();
@@ -105,6 +122,7 @@ class WorkerControl {
   const SupervisorOptions options_;
   const std::string id_;
   const std::function<void()> request_sync_;
+  const PublishExitFn publish_exit_;
   PlanTimes times_;
   std::shared_ptr<coord::SerialExecutor> control_ = std::make_shared<coord::SerialExecutor>();
   std::atomic<bool> stopping_{false};
@@ -125,6 +143,7 @@ class WorkerControl {
   DesiredSlots desired_;
   std::map<int, SlotState> slots_;
   std::set<int> bad_beat_logged_;
+  std::map<int, WorkerExitRecord> exit_records_;  // by port
   // Each worker's latest heartbeat that matched it, by port.
   std::map<int, std::shared_ptr<const v1::WorkerHeartbeat>> beats_;
   // After a worker exits, launches wait (at most until then) for a fresh

@@ -143,6 +143,24 @@ absl::StatusOr<std::string> ReadSlotHeartbeat(const std::string& local_dir, int 
   return beat;
 }
 
+std::string ReadWorkerLogTail(const std::string& local_dir, int port, size_t max_bytes) {
+  absl::StatusOr<os::UniqueFd> records = os::OpenDirectory(SlotRecordsDir(local_dir, port));
+  if (!records.ok()) return "";
+  const int fd = ::openat(records->get(), kWorkerLogFile,
+                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  os::UniqueFd log(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  const off_t size = st.st_size;
+  const off_t from = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes)
+                                                           : 0;
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  const ssize_t n = ::pread(fd, tail.data(), tail.size(), from);
+  tail.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return tail;
+}
+
 void RemoveLaunchRecord(const std::string& local_dir, int port) {
   absl::StatusOr<os::UniqueFd> records = os::OpenDirectory(SlotRecordsDir(local_dir, port));
   if (records.ok()) ::unlinkat(records->get(), kWorkerJsonFile, 0);

@@ -49,6 +49,11 @@ absl::StatusOr<PreparedSlot> PrepareSlot(const std::string& local_dir, int port,
 // directory without following a link, a regular file of at most 1 MiB.
 absl::StatusOr<std::string> ReadSlotHeartbeat(const std::string& local_dir, int port);
 
+// The last `max_bytes` of slot `port`'s worker.log (the output of its
+// workers), opened in the records directory without following a link;
+// empty when there is none.
+std::string ReadWorkerLogTail(const std::string& local_dir, int port, size_t max_bytes);
+
 // Removes worker.json of slot `port` (after its worker is gone).
 void RemoveLaunchRecord(const std::string& local_dir, int port);
 

@@ -19,7 +19,7 @@ std::vector<std::string> ClusterPaths::OwnedDirectories() const {
   std::vector<std::string> out;
   if (!root_.empty()) out.push_back(root_);
   for (std::string dir : {Storms(), Assignments(), Supervisors(), Nimbuses(), WorkerBeats(),
-                          Leader(), Blobs(), Errors(), Credentials()}) {
+                          Leader(), Blobs(), Errors(), Credentials(), WorkerFailures()}) {
     out.push_back(std::move(dir));
   }
   return out;
@@ -71,6 +71,10 @@ std::string ClusterPaths::Errors() const { return Under("errors"); }
 std::string ClusterPaths::Credentials() const { return Under("credentials"); }
 std::string ClusterPaths::Credential(std::string_view topology_name) const {
   return Child(Credentials(), topology_name);
+}
+std::string ClusterPaths::WorkerFailures() const { return Under("workerfailures"); }
+std::string ClusterPaths::WorkerFailuresOf(std::string_view topology_id) const {
+  return Child(WorkerFailures(), topology_id);
 }
 std::string ClusterPaths::ErrorsOfTopology(std::string_view topology_id) const {
   return Child(Errors(), topology_id);

@@ -66,6 +66,12 @@ class ClusterPaths {
   // keeps its identity, and with it its KafkaSpouts' offset nodes.
   std::string Credentials() const;
   std::string Credential(std::string_view topology_name) const;
+  // {root}/workerfailures, {root}/workerfailures/{topology-id} and its
+  // records {root}/workerfailures/{topology-id}/{node}-{port}: the
+  // supervisor's JSON record of the slot's failed workers
+  // (supervisor/worker_exit_record.h).
+  std::string WorkerFailures() const;
+  std::string WorkerFailuresOf(std::string_view topology_id) const;
 
  private:
   std::string Under(std::string_view dir) const;

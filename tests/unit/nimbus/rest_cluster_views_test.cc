@@ -109,7 +109,7 @@ TEST(RestClusterViewsTest, ClusterSummaryWithoutSlotsIsZeroPercentNotNan) {
 }
 
 TEST(RestClusterViewsTest, SupervisorSummaryCarriesSlotResources) {
-  const json body = json::parse(RenderSupervisorSummary(Cluster().supervisors));
+  const json body = json::parse(RenderSupervisorSummary(Cluster()));
   EXPECT_EQ(body["schedulerDisplayResource"], false);
   const json& s = body["supervisors"][0];
   EXPECT_EQ(s["id"], "sup-a");

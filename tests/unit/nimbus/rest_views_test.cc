@@ -83,11 +83,16 @@ TEST(RestViewsTest, PrettyUptimeLeavesOutLeadingZeroUnits) {
 TEST(RestViewsTest, ClusterSummaryCountsSlotsOfAssignedWorkers) {
   ClusterView view;
   view.supervisors.resize(2);
+  view.supervisors[0].set_supervisor_id("sup-a");  // WordCount's worker runs there
   view.supervisors[0].add_slot_ports(6700);
   view.supervisors[0].add_slot_ports(6701);
+  view.supervisors[1].set_supervisor_id("sup-b");
   view.supervisors[1].add_slot_ports(6700);
   view.topologies.push_back(WordCount());
   const json body = json::parse(RenderClusterSummary(view));
+  // The supervisor rows count the same slots: they add up to slotsUsed.
+  const json rows = json::parse(RenderSupervisorSummary(view))["supervisors"];
+  EXPECT_EQ(rows[0]["slotsUsed"].get<int>() + rows[1]["slotsUsed"].get<int>(), 1);
   EXPECT_EQ(body["stormVersion"], "tempest-0.1.0");
   EXPECT_EQ(body["supervisors"], 2);
   EXPECT_EQ(body["topologies"], 1);
@@ -410,9 +415,13 @@ TEST(RestViewsTest, NimbusAndSupervisorSummaries) {
   s.add_slot_ports(6700);
   s.add_used_ports(6700);
   s.set_uptime_secs(3);
-  const json sup = json::parse(RenderSupervisorSummary({s}))["supervisors"][0];
+  ClusterView cluster;
+  cluster.supervisors = {s};
+  const json sup = json::parse(RenderSupervisorSummary(cluster))["supervisors"][0];
   EXPECT_EQ(sup["id"], "sup-a");
-  EXPECT_EQ(sup["slotsUsed"], 1);
+  // Used counts assignments (none here); running is what the supervisor says.
+  EXPECT_EQ(sup["slotsUsed"], 0);
+  EXPECT_EQ(sup["slotsRunning"], 1);
   EXPECT_EQ(sup["uptime"], "3s");
 }
 
@@ -420,6 +429,7 @@ TEST(RestViewsTest, MetricsAreGaugesWithTopologyLabelsInOrder) {
   ClusterView view;
   view.leader = true;
   view.supervisors.resize(1);
+  view.supervisors[0].set_supervisor_id("sup-a");
   view.supervisors[0].add_slot_ports(6700);
   view.topologies.push_back(WordCount());
   view.topologies[0].topology.base.set_name("w\"c");

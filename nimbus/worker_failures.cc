@@ -1,0 +1,176 @@
+// The supervisors' records of failed workers: reading them from ZooKeeper
+// (TopologyStore) and what the views make of them (rest_views.h).
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nimbus/rest_views.h"
+#include "nimbus/topology_store.h"
+#include "nlohmann/json.hpp"
+
+namespace tempest::nimbus {
+namespace {
+
+// A supervisor writes a few KiB; anything much larger is not its record.
+constexpr size_t kMaxRecordBytes = 64 * 1024;
+constexpr size_t kMaxOutputLines = 10;
+constexpr size_t kMaxTextChars = 1024;
+
+std::string StringField(const nlohmann::json& doc, const char* key) {
+  auto it = doc.find(key);
+  return it != doc.end() && it->is_string() ? it->get<std::string>().substr(0, kMaxTextChars)
+                                            : std::string();
+}
+
+int64_t IntField(const nlohmann::json& doc, const char* key) {
+  auto it = doc.find(key);
+  return it != doc.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+std::optional<StoredWorkerFailure> ParseWorkerFailure(const WorkerSlot& slot,
+                                                      std::string_view data) {
+  if (data.size() > kMaxRecordBytes) return std::nullopt;
+  const nlohmann::json doc = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return std::nullopt;
+  StoredWorkerFailure f;
+  f.node = slot.node;  // the name says whose slot it is, not the content
+  f.port = slot.port;
+  f.host = StringField(doc, "host");
+  f.pid = static_cast<int>(std::clamp<int64_t>(IntField(doc, "pid"), 0, 1 << 30));
+  f.failing = StringField(doc, "state") != "running";
+  f.status = StringField(doc, "status");
+  if (auto out = doc.find("output"); out != doc.end() && out->is_array()) {
+    for (const nlohmann::json& line : *out) {
+      if (line.is_string()) f.output.push_back(line.get<std::string>().substr(0, kMaxTextChars));
+    }
+    if (f.output.size() > kMaxOutputLines) {
+      f.output.erase(f.output.begin(), f.output.end() - kMaxOutputLines);
+    }
+  }
+  f.restarts = std::max<int64_t>(0, IntField(doc, "restarts"));
+  f.consecutive_failures = std::max<int64_t>(0, IntField(doc, "consecutiveFailures"));
+  f.exit_time_ms = IntField(doc, "exitTimeMs");
+  f.next_attempt_ms = IntField(doc, "nextAttemptMs");
+  return f;
+}
+
+std::set<std::pair<std::string, int>> AssignedSlots(const TopologyView& view) {
+  std::set<std::pair<std::string, int>> slots;
+  if (view.assignment.has_value()) {
+    for (const auto& e : view.assignment->executors()) slots.insert({e.node(), e.port()});
+  }
+  return slots;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<StoredWorkerFailure>> TopologyStore::ListWorkerFailures(
+    const std::string& id) {
+  std::vector<StoredWorkerFailure> out;
+  const std::string dir = paths_.WorkerFailuresOf(id);
+  absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
+  if (absl::IsNotFound(names.status())) return out;
+  if (!names.ok()) return names.status();
+  std::sort(names->begin(), names->end());
+  for (const std::string& name : *names) {
+    std::optional<WorkerSlot> slot = ParseBeatName(name);
+    if (!slot) continue;
+    absl::StatusOr<coord::ZkNode> node = session_.Get(dir + "/" + name);
+    if (!node.ok()) continue;  // removed meanwhile
+    if (std::optional<StoredWorkerFailure> f = ParseWorkerFailure(*slot, node->data)) {
+      out.push_back(*std::move(f));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> TopologyStore::WorkerFailureTopologies() {
+  absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.WorkerFailures());
+  if (absl::IsNotFound(ids.status())) return std::vector<std::string>();
+  return ids;
+}
+
+absl::Status TopologyStore::RemoveWorkerFailures(const std::string& id) {
+  const std::string dir = paths_.WorkerFailuresOf(id);
+  absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
+  if (absl::IsNotFound(names.status())) return absl::OkStatus();
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) (void)session_.Delete(dir + "/" + name);
+  // A supervisor may add one meanwhile; the next cleanup round removes it.
+  absl::Status s = session_.Delete(dir);
+  return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
+}
+
+std::vector<const StoredWorkerFailure*> CurrentFailures(const TopologyView& view) {
+  const auto slots = AssignedSlots(view);
+  std::vector<const StoredWorkerFailure*> out;
+  for (const StoredWorkerFailure& f : view.failures) {
+    if (slots.contains({f.node, f.port})) out.push_back(&f);
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> RestartsBySlot(const TopologyView& view) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [node, port] : AssignedSlots(view)) out[absl::StrCat(node, "-", port)] = 0;
+  for (const StoredBeat* b : CurrentBeats(view)) {
+    int64_t& n = out[absl::StrCat(b->slot.node, "-", b->slot.port)];
+    n = std::max(n, b->beat.restarts());
+  }
+  for (const StoredWorkerFailure* f : CurrentFailures(view)) {
+    int64_t& n = out[absl::StrCat(f->node, "-", f->port)];
+    n = std::max(n, f->restarts);
+  }
+  return out;
+}
+
+int64_t TopologyRestarts(const TopologyView& view) {
+  int64_t sum = 0;
+  for (const auto& [slot, n] : RestartsBySlot(view)) sum += n;
+  return sum;
+}
+
+std::string FailureReason(const StoredWorkerFailure& f) {
+  std::string reason = absl::StrCat(f.status.empty() ? "failed" : f.status, " (", f.restarts,
+                                    f.restarts == 1 ? " restart)" : " restarts)");
+  if (!f.output.empty()) absl::StrAppend(&reason, ": ", f.output.back());
+  return reason;
+}
+
+void AddWorkerFailureErrors(TopologyView& view) {
+  if (!view.assignment.has_value()) return;
+  bool added = false;
+  for (const StoredWorkerFailure* f : CurrentFailures(view)) {
+    if (!f->failing) continue;
+    // One error per component on the slot, at its first task there.
+    std::map<std::string, int> first_task;
+    for (const auto& e : view.assignment->executors()) {
+      if (e.node() != f->node || e.port() != f->port) continue;
+      for (const v1::ExecutorRange& r : view.topology.base.executors()) {
+        if (r.start_task() != e.start_task() || r.end_task() != e.end_task()) continue;
+        auto [it, fresh] = first_task.emplace(r.component(), r.start_task());
+        if (!fresh) it->second = std::min(it->second, r.start_task());
+      }
+    }
+    for (const auto& [component, task] : first_task) {
+      StoredError e;
+      e.component = component;
+      e.time_secs = f->exit_time_ms / 1000;
+      e.node = f->node;
+      e.port = f->port;
+      e.task = task;
+      e.message = absl::StrCat("worker ", FailureReason(*f));
+      view.errors.push_back(std::move(e));
+      added = true;
+    }
+  }
+  if (!added) return;
+  std::stable_sort(view.errors.begin(), view.errors.end(),
+                   [](const StoredError& a, const StoredError& b) {
+                     return a.time_secs < b.time_secs;
+                   });
+}
+
+}  // namespace tempest::nimbus
