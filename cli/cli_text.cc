@@ -8,7 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/api/component_registry.h"
+#include "common/core/log_text.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::cli {
@@ -167,15 +170,15 @@ std::string RunningWaitReason(const RunningProgress& p) {
       return absl::StrCat("0 free slots of ", std::max(p.slots_total, 0), "; waiting");
     }
     if (p.slots_free > 0) {
-      return absl::StrCat("not scheduled yet (", p.slots_free, " free slots of ", p.slots_total,
-                          "); waiting");
+      return absl::StrCat("not scheduled yet (", core::Counted(p.slots_free, "free slot"), " of ",
+                          p.slots_total, "); waiting");
     }
     return "not scheduled yet; waiting";
   }
   if (p.executors_total == 0) return "nimbus has not laid the topology out yet; waiting";
-  return absl::StrCat(p.executors_running, "/", p.executors_total, " executors running in ",
-                      p.workers_beating, p.workers_beating == 1 ? " worker" : " workers",
-                      "; waiting");
+  return absl::StrCat(p.executors_running, "/",
+                      core::Counted(p.executors_total, "executor"), " running in ",
+                      core::Counted(p.workers_beating, "worker"), "; waiting");
 }
 
 absl::StatusOr<std::vector<std::string>> StormRebalanceOverrideNotes(
@@ -206,46 +209,149 @@ absl::StatusOr<std::vector<std::string>> StormRebalanceOverrideNotes(
   return notes;
 }
 
+std::string ClosestName(const std::string& word, const std::vector<std::string>& names) {
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  return api::ClosestName(word, views).value_or("");
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& names) {
+  const std::string closest = ClosestName(word, names);
+  return closest.empty() ? std::string() : absl::StrCat("; did you mean '", closest, "'?");
+}
+
+std::string UnknownCommandMessage(const std::string& word, const std::vector<std::string>& names) {
+  return absl::StrCat("unknown command '", word, "'", DidYouMean(word, names),
+                      " (tempest --help)");
+}
+
 namespace {
 
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      const bool same = a[i - 1] == b[j - 1] ||
-                        ((a[i - 1] == '_' || a[i - 1] == '-') && (b[j - 1] == '_' || b[j - 1] == '-'));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
+// Whether CLI11 reads `arg` as an option rather than a value: "-x", "--name",
+// but not "-" nor a negative number.
+bool LooksLikeOption(const std::string& arg) {
+  return arg.size() >= 2 && arg[0] == '-' &&
+         !absl::ascii_isdigit(static_cast<unsigned char>(arg[1]));
+}
+
+std::vector<const CLI::App*> Subcommands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App*) { return true; });
+}
+
+const CLI::App* FindSubcommand(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : Subcommands(app)) {
+    if (sub->check_name(name)) return sub;
+  }
+  return nullptr;
+}
+
+// `app` and the commands above it whose options it accepts (fallthrough).
+std::vector<const CLI::App*> OptionScope(const CLI::App& app) {
+  std::vector<const CLI::App*> scope = {&app};
+  for (const CLI::App* a = &app; a->get_fallthrough() && a->get_parent() != nullptr;) {
+    a = a->get_parent();
+    scope.push_back(a);
+  }
+  return scope;
+}
+
+const CLI::Option* FindOption(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* a : OptionScope(app)) {
+    if (const CLI::Option* o = a->get_option_no_throw(name); o != nullptr && o->nonpositional()) {
+      return o;
     }
   }
-  return row[b.size()];
+  return nullptr;
+}
+
+std::vector<std::string> OptionNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* a : OptionScope(app)) {
+    auto named = [](const CLI::Option* o) { return o->nonpositional(); };
+    for (const CLI::Option* o : a->get_options(named)) {
+      for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+      for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+    }
+  }
+  return names;
+}
+
+bool HasPositionals(const CLI::App& app) {
+  return !app.get_options([](const CLI::Option* o) { return o->get_positional(); }).empty();
+}
+
+// How many of the words after option `o` (given as `arg`) are its values,
+// at most what is left; greedy where CLI11 may take more, so that a value is
+// never mistaken for a command.
+size_t ValuesTaken(const CLI::Option& o, const std::string& arg, const CLI::App& app,
+                   const std::vector<std::string>& rest) {
+  if (o.get_items_expected_max() == 0 || arg.find('=') != std::string::npos) return 0;
+  const size_t min = static_cast<size_t>(
+      std::max(1, std::min(o.get_type_size_min(), o.get_items_expected_min())));
+  size_t taken = std::min(min, rest.size());
+  const bool more = o.get_allow_extra_args() || o.get_items_expected_max() > static_cast<int>(min);
+  while (more && taken < rest.size() && !LooksLikeOption(rest[taken]) &&
+         FindSubcommand(app, rest[taken]) == nullptr) {
+    ++taken;
+  }
+  return taken;
+}
+
+std::string SubcommandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : Subcommands(app)) {
+    if (!sub->get_group().empty()) names.push_back(sub->get_name());
+  }
+  return absl::StrJoin(names, ", ");
 }
 
 }  // namespace
 
-std::string ClosestName(const std::string& word, const std::vector<std::string>& names) {
-  const size_t limit = std::max<size_t>(2, word.size() / 2);
-  std::string best;
-  size_t best_distance = limit + 1;
-  for (const std::string& name : names) {
-    const size_t d = EditDistance(word, name);
-    if (d < best_distance) {
-      best = name;
-      best_distance = d;
+std::string UsageProblem(const CLI::App& root, const std::vector<std::string>& args) {
+  const CLI::App* app = &root;
+  std::string path = "tempest";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") return "";
+    if (LooksLikeOption(arg)) {
+      const std::string name = arg.substr(0, arg.find('='));
+      const CLI::Option* o = FindOption(*app, name);
+      bool attached = false;
+      if (o == nullptr && arg[1] != '-' && arg.size() > 2) {  // -n5: -n with its value
+        o = FindOption(*app, arg.substr(0, 2));
+        attached = true;
+      }
+      if (o == nullptr) {
+        return absl::StrCat("unknown option '", name, "' for '", path, "'",
+                            DidYouMean(name, OptionNames(*app)), " (", path, " --help)");
+      }
+      if (name == "-h" || name == "--help" || name == "--help-all" || name == "--version") {
+        return "";  // CLI11 answers these whatever else is wrong
+      }
+      if (!attached) {
+        const std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1, args.end());
+        i += ValuesTaken(*o, arg, *app, rest);
+      }
+      continue;
     }
+    if (const CLI::App* sub = FindSubcommand(*app, arg); sub != nullptr) {
+      app = sub;
+      path = absl::StrCat(path, " ", sub->get_name());
+      if (sub->get_prefix_command()) return "";  // the rest is the command's own
+      continue;
+    }
+    if (Subcommands(*app).empty() || HasPositionals(*app)) continue;  // a value of `app`
+    std::vector<std::string> names;
+    for (const CLI::App* s : Subcommands(*app)) names.push_back(s->get_name());
+    if (app == &root) return UnknownCommandMessage(arg, names);
+    return absl::StrCat("unknown subcommand '", arg, "' of '", path, "'", DidYouMean(arg, names),
+                        " (", path, " --help)");
   }
-  return best;
-}
-
-std::string UnknownCommandMessage(const std::string& word, const std::vector<std::string>& names) {
-  const std::string closest = ClosestName(word, names);
-  if (closest.empty()) return absl::StrCat("unknown command '", word, "' (tempest --help)");
-  return absl::StrCat("unknown command '", word, "'; did you mean '", closest,
-                      "'? (tempest --help)");
+  if (app->get_require_subcommand_min() > 0) {
+    if (app == &root) return "a command is required; tempest help lists them";
+    return absl::StrCat("'", path, "' needs a subcommand: ", SubcommandNames(*app), " (", path,
+                        " --help)");
+  }
+  return "";
 }
 
 }  // namespace tempest::cli

@@ -92,13 +92,30 @@ std::string RunningWaitReason(const RunningProgress& p);
 absl::StatusOr<std::vector<std::string>> StormRebalanceOverrideNotes(
     const std::string& resources, const std::string& topology_conf);
 
-// The entry of `names` closest to `word` (edit distance, ties: the first),
-// or "" when none is within half the word's length (at least 2).
+// The entry of `names` closest to `word` (api::ClosestName: edit distance
+// with adjacent swaps, case-insensitive), or "" when none is close enough to
+// be a likely misspelling.
 std::string ClosestName(const std::string& word, const std::vector<std::string>& names);
+
+// "; did you mean 'Y'?" for the entry of `names` closest to `word`, or ""
+// when none is close: the one suggestion every "unknown X" message of the
+// command line ends with.
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& names);
 
 // "unknown command 'X'; did you mean 'Y'? (tempest --help)", without the
 // "did you mean" part when nothing is close.
 std::string UnknownCommandMessage(const std::string& word, const std::vector<std::string>& names);
+
+// What is wrong with the command line `args` (argv without argv[0]) against
+// `root`'s commands, for the mistakes CLI11 reports without a suggestion or
+// under another error: an unknown command or subcommand at any level
+// ("unknown subcommand 'shw' of 'tempest offsets'; did you mean 'show'?"),
+// an unknown option of the command it follows (looked up in that command and
+// the ones above it, as CLI11 does), and a command that needs a subcommand
+// and got none (naming them). "" when none of these applies; everything
+// else is left to CLI11. Stops at `--`, at a help or version flag, and at a
+// command that takes everything after it (prefix_command).
+std::string UsageProblem(const CLI::App& root, const std::vector<std::string>& args);
 
 }  // namespace tempest::cli
 

@@ -17,7 +17,10 @@
 // ZooKeeper auth file's in $HOME/.tempest/dev/HOST:ZKPORT.zk-auth-file
 // (cli/dev_token.h), while it runs.
 // SIGINT/SIGTERM stops the daemons in reverse order (supervisors first, so
-// they stop their workers cleanly) and removes that record.
+// they stop their workers cleanly) and removes that record, with a line on
+// stderr when it starts stopping and one when it is done. A daemon that
+// exits before it is ready ends the command with the end of its log (the
+// port it could not bind, say).
 
 #include <unistd.h>
 
@@ -328,8 +331,14 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
   std::fprintf(stderr, "tempest: local cluster running; logs in %s; Ctrl-C stops it\n",
                logs.string().c_str());
   WatchUntilStopSignal(cluster);
+  // Stopping takes seconds (workers drain, sinks write their reports): say
+  // so, and say when it is over.
+  std::fputs("tempest: stopping the local cluster (supervisors and their workers, then nimbus, "
+             "Kafka and ZooKeeper)\n",
+             stderr);
   cluster.StopAll(std::chrono::seconds(10));
   forget(discovery);
+  std::fprintf(stderr, "tempest: stopped; logs kept in %s\n", logs.string().c_str());
   return 0;
 }
 

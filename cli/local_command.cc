@@ -25,6 +25,7 @@
 #include "common/coord/cluster_zk_config.h"
 #include "common/core/config_loader.h"
 #include "common/core/flux_loader.h"
+#include "common/core/log_text.h"
 #include "spout/builtin_spouts.h"
 #include "worker/local_cluster.h"
 
@@ -204,8 +205,8 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
   if (!cluster.ok()) return Fail(std::string(cluster.status().message()));
   worker::LocalCluster& c = **cluster;
   if (absl::Status s = c.Start(); !s.ok()) return Fail(std::string(s.message()));
-  std::fprintf(stderr, "tempest: running %s locally (%d tasks)%s; Ctrl-C stops it\n",
-               c.topology_id().c_str(), c.layout().num_tasks(),
+  std::fprintf(stderr, "tempest: running %s locally (%s)%s; Ctrl-C stops it\n",
+               c.topology_id().c_str(), core::Counted(c.layout().num_tasks(), "task").c_str(),
                opts.until_complete ? " until complete" : "");
 
   Progress progress;

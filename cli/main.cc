@@ -3,7 +3,6 @@
 // calls into a library; the logic lives in the modules.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -16,38 +15,33 @@
 namespace {
 
 // The first argument that is not a global option or its value: the verb.
-const char* FindVerb(int argc, char** argv) {
+int FindVerb(const std::vector<std::string>& args) {
   static const char* const kWithValue[] = {"--config", "-c", "--nimbus", "--token-file"};
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    if (a[0] != '-') return a;
-    if (std::find_if(std::begin(kWithValue), std::end(kWithValue),
-                     [a](const char* o) { return std::strcmp(a, o) == 0; }) !=
-        std::end(kWithValue)) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].empty() || args[i][0] != '-') return static_cast<int>(i);
+    if (std::find(std::begin(kWithValue), std::end(kWithValue), args[i]) != std::end(kWithValue)) {
       ++i;
     }
   }
-  return nullptr;
+  return -1;
 }
 
-// "unknown command 'X'; did you mean 'Y'?" for a verb no subcommand has.
-bool ReportUnknownVerb(CLI::App& app, int argc, char** argv) {
-  const char* verb = FindVerb(argc, argv);
-  if (verb == nullptr) return false;
-  std::vector<std::string> names;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->get_name() == verb) return false;
-    names.push_back(sub->get_name());
-  }
-  std::fprintf(stderr, "tempest: %s\n", tempest::cli::UnknownCommandMessage(verb, names).c_str());
-  return true;
+// Storm's `storm help [COMMAND]`: `tempest help kill` is `tempest kill
+// --help`, `tempest help` is `tempest --help`. The words are checked as any
+// command line is (UsageProblem), so `tempest help kil` suggests `kill`.
+std::vector<std::string> RewriteHelp(std::vector<std::string> args) {
+  const int verb = FindVerb(args);
+  if (verb < 0 || args[verb] != "help") return args;
+  args.erase(args.begin() + verb);
+  args.push_back("--help");
+  return args;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   tempest::cli::InstallEscapingLogFormatter();
-  CLI::App app{"tempest: a Storm-style stream-processing runtime"};
+  CLI::App app{"tempest: a Storm-style stream-processing runtime", "tempest"};
   app.require_subcommand(1);
   // Global options work after the subcommand too (`tempest local X --config F`).
   app.fallthrough();
@@ -66,8 +60,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->default_str("");
   app.add_option("--nimbus", globals.nimbus,
-                 "nimbus HOST:PORT for client verbs (default: $TEMPEST_NIMBUS, else the first "
-                 "nimbus.seeds and ui.port of the config)");
+                 "nimbus HOST:PORT (or http://HOST:PORT) for client verbs (default: "
+                 "$TEMPEST_NIMBUS, else the first nimbus.seeds and ui.port of the config)");
   app.add_option("--token-file", globals.token_file,
                  "client verbs: file holding nimbus's API token (default: the config's "
                  "tempest.api.token.file, else the file $TEMPEST_TOKEN_FILE names, else "
@@ -77,9 +71,18 @@ int main(int argc, char** argv) {
                "client verbs: show the ZooKeeper client's own log lines too");
 
   auto commands = tempest::cli::RegisterCommands(app, globals);
-  if (ReportUnknownVerb(app, argc, argv)) return 2;
+  // Listed in --help and known to UsageProblem; RewriteHelp answers it.
+  app.add_subcommand("help", "Show the help of a command: tempest help COMMAND [SUBCOMMAND]")
+      ->add_option("command", "the command (and subcommand) to explain");
+  std::vector<std::string> args = RewriteHelp(std::vector<std::string>(argv + 1, argv + argc));
+  if (const std::string problem = tempest::cli::UsageProblem(app, args); !problem.empty()) {
+    std::fprintf(stderr, "tempest: %s\n", problem.c_str());
+    return 2;
+  }
   try {
-    app.parse(argc, argv);
+    // CLI11 takes the arguments last to first.
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -21,6 +21,7 @@
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/offsets_command.h"
+#include "common/core/log_text.h"
 #include "common/kafka/group_offsets_admin.h"
 #include "common/core/migration_check.h"
 #include "common/core/plugin_loader.h"
@@ -264,14 +265,15 @@ int RunMigrateOffsets(const MigrateOffsetsArgs& args, const GlobalOptions& globa
   if (!plan->refusals.empty()) {
     report(false, {});
     for (const std::string& line : plan->refusals) Fail(line);
-    return Fail(absl::StrCat("refused: nothing written (", plan->refusals.size(),
-                             plan->refusals.size() == 1 ? " reason" : " reasons", ")"));
+    return Fail(absl::StrCat("refused: nothing written (",
+                             core::Counted(static_cast<int64_t>(plan->refusals.size()), "reason"),
+                             ")"));
   }
   if (!args.execute) {
     report(false, {});
     if (!args.json) {
-      std::printf("dry run: nothing written; add --execute to commit %d offset%s to %s\n",
-                  plan->Writes(), plan->Writes() == 1 ? "" : "s", args.group.c_str());
+      std::printf("dry run: nothing written; add --execute to commit %s to %s\n",
+                  core::Counted(plan->Writes(), "offset").c_str(), args.group.c_str());
     }
     return 0;
   }
@@ -283,16 +285,16 @@ int RunMigrateOffsets(const MigrateOffsetsArgs& args, const GlobalOptions& globa
   report(true, *problems);
   for (const std::string& line : *problems) Fail(line);
   if (!problems->empty()) {
-    return Fail(absl::StrCat("the consumer group does not hold the plan for ", problems->size(),
-                             problems->size() == 1 ? " partition" : " partitions"));
+    return Fail(absl::StrCat("the consumer group does not hold the plan for ",
+                             core::Counted(static_cast<int64_t>(problems->size()), "partition")));
   }
   if (!args.json && plan->Writes() == 0) {
     std::printf("nothing to write: consumer group %s already holds the plan (read back: as "
                 "planned)\n",
                 args.group.c_str());
   } else if (!args.json) {
-    std::printf("committed %d offset%s to consumer group %s and read them back: as planned\n",
-                plan->Writes(), plan->Writes() == 1 ? "" : "s", args.group.c_str());
+    std::printf("committed %s to consumer group %s and read them back: as planned\n",
+                core::Counted(plan->Writes(), "offset").c_str(), args.group.c_str());
   }
   return 0;
 }

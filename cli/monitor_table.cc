@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_text.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/log_text.h"
 
 namespace tempest::cli {
 namespace {
@@ -148,8 +149,8 @@ MonitorInterval ComputeMonitorInterval(const MonitorSample& before, const Monito
 std::string MonitorTitle(const MonitorTarget& t) {
   // Names come from nimbus: printed escaped (cli_text.h).
   return absl::StrCat("topology ", Printable(t.topology), ", ", Printable(t.component_type), " ",
-                      Printable(t.component), " (", t.executors,
-                      t.executors == 1 ? " executor" : " executors", "), stream ",
+                      Printable(t.component), " (",
+                      core::Counted(t.executors, "executor"), "), stream ",
                       Printable(t.stream), ": ", Sv(MonitorWatchName(t.watch)), " every ",
                       t.interval_secs, " s");
 }

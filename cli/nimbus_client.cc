@@ -22,25 +22,49 @@ namespace {
 
 using json = nlohmann::json;
 
+// HOST:PORT, or the same as an http:// URL (what a browser shows for the
+// web UI), with an optional "/" after it; IPv6 hosts in brackets.
 absl::Status ParseHostPort(const std::string& text, std::string* host, int* port,
                            const char* source = "--nimbus") {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(text.substr(colon + 1), port) || *port <= 0 || *port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, " expects HOST:PORT, not '", text, "'"));
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, " takes HOST:PORT or http://HOST:PORT, not '", text, "'", why));
+  };
+  std::string rest = text;
+  if (absl::StartsWithIgnoreCase(rest, "https://")) {
+    return bad(": nimbus's REST API is plain HTTP");
   }
-  *host = text.substr(0, colon);
+  if (absl::StartsWithIgnoreCase(rest, "http://")) {
+    rest = rest.substr(7);
+    if (absl::EndsWith(rest, "/")) rest.pop_back();
+    if (rest.find('/') != std::string::npos) return bad(" (no path after the port)");
+  }
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(rest.substr(colon + 1), port) || *port <= 0 || *port > 65535) {
+    return bad("");
+  }
+  *host = rest.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
   return absl::OkStatus();
 }
+
+// The API token and where it came from (named in a refusal, never the
+// token itself).
+struct ResolvedToken {
+  std::string token;
+  std::string source;
+};
 
 // The token from --token-file, else tempest.api.token.file, else the file
 // $TEMPEST_TOKEN_FILE names, else $TEMPEST_TOKEN; empty if none is set (an
 // empty variable counts as unset).
-absl::StatusOr<std::string> ResolveToken(const GlobalOptions& globals,
-                                         const api::Config& config) {
+absl::StatusOr<ResolvedToken> ResolveToken(const GlobalOptions& globals,
+                                           const api::Config& config) {
   std::string file = globals.token_file;
-  const char* source = "--token-file";
+  std::string source = "--token-file";
   if (file.empty()) {
     file = config.GetString(net::kApiTokenFileKey, "");
     source = net::kApiTokenFileKey;
@@ -53,22 +77,23 @@ absl::StatusOr<std::string> ResolveToken(const GlobalOptions& globals,
   if (!file.empty()) {
     absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, source);
     if (!token.ok()) return token.status();
-    return token->token;
+    return ResolvedToken{token->token, absl::StrCat(source, " ", file)};
   }
   const char* env = std::getenv(kTokenEnv);
-  return std::string(env != nullptr ? env : "");
+  return ResolvedToken{env != nullptr ? env : "", kTokenEnv};
 }
 
 // The token of a `tempest dev` cluster at HOST:PORT, found through the
 // discovery file it keeps under $HOME; empty if there is none or the token
 // file it names cannot be read.
-std::string DiscoveredDevToken(const std::string& host, int port) {
+ResolvedToken DiscoveredDevToken(const std::string& host, int port) {
   const char* home = std::getenv("HOME");
   std::optional<std::string> file =
       FindDevTokenFile(DevTokenDir(home != nullptr ? home : ""), host, port);
-  if (!file.has_value()) return "";
+  if (!file.has_value()) return {};
   absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(*file, "tempest dev's token file");
-  return token.ok() ? token->token : "";
+  if (!token.ok()) return {};
+  return ResolvedToken{token->token, absl::StrCat("tempest dev's token file ", *file)};
 }
 
 // HOST:PORT of nimbus: --nimbus, else $TEMPEST_NIMBUS, else the first of the
@@ -112,22 +137,24 @@ absl::Status ResolveAddress(const GlobalOptions& globals, const api::Config& con
 
 }  // namespace
 
-NimbusClient::NimbusClient(std::string host, int port, std::string token)
+NimbusClient::NimbusClient(std::string host, int port, std::string token,
+                           std::string token_source)
     : host_(std::move(host)),
       port_(port),
       address_(absl::StrCat(host_, ":", port_)),
-      token_(std::move(token)) {}
+      token_(std::move(token)),
+      token_source_(std::move(token_source)) {}
 
 absl::StatusOr<NimbusClient> NimbusClient::FromGlobals(const GlobalOptions& globals) {
   absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
   if (!config.ok()) return config.status();
-  absl::StatusOr<std::string> token = ResolveToken(globals, *config);
+  absl::StatusOr<ResolvedToken> token = ResolveToken(globals, *config);
   if (!token.ok()) return token.status();
   std::string host;
   int port = 0;
   if (absl::Status s = ResolveAddress(globals, *config, &host, &port); !s.ok()) return s;
-  if (token->empty()) *token = DiscoveredDevToken(host, port);
-  return NimbusClient(host, port, *std::move(token));
+  if (token->token.empty()) *token = DiscoveredDevToken(host, port);
+  return NimbusClient(host, port, std::move(token->token), std::move(token->source));
 }
 
 absl::StatusOr<json> NimbusClient::Get(std::string_view path) const {
@@ -145,19 +172,20 @@ absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_vie
   absl::StatusOr<net::HttpClientResponse> response =
       http.Request(method, path, body, "application/json");
   if (!response.ok()) {
+    if (absl::IsDataLoss(response.status())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(address_, " answered but is not a Tempest nimbus (not HTTP: ",
+                       response.status().message(), ")"));
+    }
     absl::Status s(response.status().code(), absl::StrCat("cannot reach nimbus at ", address_,
                                                           ": ", response.status().message()));
     // A failed connect sent nothing: nimbus is not listening (yet).
     if (absl::StartsWith(response.status().message(), "connect")) MarkNotReady(s);
     return s;
   }
+  if (absl::Status s = NotANimbus(path, response->status, response->body); !s.ok()) return s;
   json doc = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-  if (response->status >= 200 && response->status < 300) {
-    if (doc.is_discarded()) {
-      return absl::DataLossError(absl::StrCat("nimbus at ", address_, " sent malformed JSON"));
-    }
-    return doc;
-  }
+  if (response->status >= 200 && response->status < 300) return doc;
   std::string message = absl::StrCat("nimbus answered HTTP ", response->status);
   if (!doc.is_discarded() && doc.is_object() && doc.contains("errorMessage") &&
       doc["errorMessage"].is_string()) {
@@ -168,10 +196,20 @@ absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_vie
     std::string host;
     int port = 0;
     if (ParseHostPort(doc["leader"].get<std::string>(), &host, &port).ok()) {
-      return NimbusClient(host, port, token_).Call(method, path, body, /*follow_leader=*/false);
+      return NimbusClient(host, port, token_, token_source_)
+          .Call(method, path, body, /*follow_leader=*/false);
     }
   }
-  if (response->status == 401) return absl::UnauthenticatedError(kAuthRequiredMessage);
+  if (response->status == 401) {
+    if (token_.empty()) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("nimbus at ", address_, " ", kTokenNeededMessage));
+    }
+    return absl::UnauthenticatedError(absl::StrCat(
+        "nimbus at ", address_, " rejected the API token from ", token_source_,
+        ": the token was rejected (it is not this nimbus's token; check tempest.api.token.file "
+        "in nimbus's config)"));
+  }
   const absl::StatusCode code = response->status == 404   ? absl::StatusCode::kNotFound
                                 : response->status == 400 ? absl::StatusCode::kInvalidArgument
                                 : response->status == 409 ? absl::StatusCode::kFailedPrecondition
@@ -183,6 +221,34 @@ absl::StatusOr<json> NimbusClient::Call(std::string_view method, std::string_vie
   // did nothing with the request.
   if (response->status == 503) MarkNotReady(s);
   return s;
+}
+
+absl::Status NimbusClient::NotANimbus(std::string_view path, int status,
+                                      const std::string& body) const {
+  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  std::string why;
+  const bool success = status >= 200 && status < 300;
+  if (doc.is_discarded() || (!success && !doc.is_object())) {
+    // Every answer of nimbus's REST API is JSON, each error an object.
+    why = absl::StrCat("HTTP ", status, " with a body that is not nimbus's JSON: '",
+                       body.substr(0, 60), body.size() > 60 ? "...'" : "'");
+  } else if (status == 404 && absl::StartsWith(doc.value("errorMessage", ""), "no route for ")) {
+    // Any HTTP server of Tempest answers so for a path it does not serve; a
+    // nimbus serves its cluster summary.
+    if (path == "/api/v1/cluster/summary") {
+      why = absl::StrCat("HTTP 404: ", doc.value("errorMessage", ""));
+    } else {
+      net::HttpClient http(host_, port_, std::chrono::seconds(10));
+      absl::StatusOr<net::HttpClientResponse> probe = http.Get("/api/v1/cluster/summary");
+      const bool nimbus = probe.ok() && probe->status == 200 &&
+                          json::parse(probe->body, nullptr, false).is_object();
+      if (!nimbus) why = absl::StrCat("HTTP 404: ", doc.value("errorMessage", ""));
+    }
+  }
+  if (why.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      address_, " answered but is not a Tempest nimbus (", why,
+      "); --nimbus takes nimbus's REST address, its ui.port (tempest dev prints it as nimbus=)"));
 }
 
 bool NimbusClient::NotReady(const absl::Status& status) {

@@ -17,10 +17,11 @@ inline constexpr char kNimbusEnv[] = "TEMPEST_NIMBUS";
 inline constexpr char kTokenFileEnv[] = "TEMPEST_TOKEN_FILE";
 // The API token itself, read when no token file is named at all.
 inline constexpr char kTokenEnv[] = "TEMPEST_TOKEN";
-// What a client verb prints when nimbus answers 401.
-inline constexpr char kAuthRequiredMessage[] =
-    "nimbus refused: authentication required; set TEMPEST_TOKEN_FILE, TEMPEST_TOKEN or "
-    "tempest.api.token.file";
+// What a client verb prints when nimbus answers 401 to a request without a
+// token, after "nimbus at HOST:PORT ".
+inline constexpr char kTokenNeededMessage[] =
+    "needs an API token for this; set TEMPEST_TOKEN_FILE, TEMPEST_TOKEN or "
+    "tempest.api.token.file, or pass --token-file";
 
 // The client verbs' view of nimbus's REST API. Resolves the nimbus from
 // --nimbus, else from $TEMPEST_NIMBUS, else from the config (first of
@@ -32,7 +33,13 @@ inline constexpr char kAuthRequiredMessage[] =
 // dev` recorded for that address under $HOME/.tempest/dev (cli/dev_token.h);
 // else no header. A write answered by a standby with 503 and a "leader" is
 // retried once at that leader. Errors carry nimbus's errorMessage; a 401 is
-// Unauthenticated with kAuthRequiredMessage. Calling thread only.
+// Unauthenticated: "nimbus at H:P needs an API token ..." when none was sent,
+// "nimbus at H:P rejected the API token from SOURCE ..." when one was (both
+// say nothing about the token nimbus holds). `--nimbus` and $TEMPEST_NIMBUS
+// take HOST:PORT or http://HOST:PORT[/]. A server that answers but not as a
+// nimbus does (not HTTP, not JSON, or "no route" where every nimbus has
+// one) is FailedPrecondition "HOST:PORT answered but is not a Tempest nimbus
+// (...)". Calling thread only.
 class NimbusClient {
  public:
   // InvalidArgument for a malformed HOST:PORT or config, or an unreadable
@@ -58,14 +65,17 @@ class NimbusClient {
   static constexpr char kNotReadyPayload[] = "tempest.cli/nimbus-not-ready";
   static void MarkNotReady(absl::Status& status);
 
-  NimbusClient(std::string host, int port, std::string token);
+  NimbusClient(std::string host, int port, std::string token, std::string token_source);
+  // The error for an answer that did not come from a nimbus, or OK.
+  absl::Status NotANimbus(std::string_view path, int status, const std::string& body) const;
   absl::StatusOr<nlohmann::json> Call(std::string_view method, std::string_view path,
                                       const std::string& body, bool follow_leader) const;
 
   std::string host_;
   int port_;
   std::string address_;
-  std::string token_;  // empty: none sent
+  std::string token_;         // empty: none sent
+  std::string token_source_;  // where token_ came from, for errors ("$TEMPEST_TOKEN", ...)
 };
 
 }  // namespace tempest::cli

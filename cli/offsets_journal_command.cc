@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/offsets_command.h"
 #include "common/coord/zk_session.h"
+#include "common/core/log_text.h"
 #include "spout/offset_admin.h"
 #include "spout/offset_journal.h"
 #include "spout/offset_store.h"
@@ -156,7 +157,9 @@ int RunHistory(const JournalOptions& o, const GlobalOptions& globals) {
                                    {"unreadable_entries", read->unreadable},
                                    {"entries", nlohmann::ordered_json::array()}};
     if (!o.json) {
-      std::printf("%s: %zu entries, stored offset %s%s\n", name.c_str(), read->entries.size(),
+      std::printf("%s: %s, stored offset %s%s\n", name.c_str(),
+                  core::Counted(static_cast<int64_t>(read->entries.size()), "entry", "entries")
+                      .c_str(),
                   jp.stored ? std::to_string(*jp.stored).c_str() : "none",
                   read->unreadable > 0
                       ? absl::StrCat(" (", read->unreadable, " unreadable skipped)").c_str()

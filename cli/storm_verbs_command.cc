@@ -20,30 +20,35 @@ struct StormVerb {
 };
 
 constexpr StormVerb kStormOnlyVerbs[] = {
-    {"jar", "Tempest runs Flux files, not jars: use 'tempest submit TOPOLOGY.yaml' "
-            "(C++ components via --plugin LIB.so, other languages via multilang)"},
+    {"jar", "Tempest runs Flux files, not jars: use 'tempest submit TOPOLOGY.yaml' with the "
+            "built-in components, and components in other languages through multilang "
+            "(their scripts shipped with --resources DIR)"},
     {"sql", "Storm SQL is not part of Tempest: write the pipeline as a Flux file and "
             "'tempest submit' it"},
     {"drpc", "Tempest has no DRPC server: feed requests through a Kafka topic and a "
              "KafkaSpout, answer through a KafkaBolt"},
     {"drpc-client", "Tempest has no DRPC server: produce requests to a Kafka topic instead"},
     {"pacemaker", "Tempest keeps heartbeats in ZooKeeper and has no pacemaker; nothing to run"},
-    {"logviewer", "workers log to files under tempest.log.dir on each supervisor; read them "
-                  "there (nimbus's web UI shows each topology's errors)"},
+    {"logviewer", "each worker logs to {storm.local.dir}/supervisor/workers/PORT/worker.log on "
+                  "its supervisor (under tempest dev: DIR/supervisor-N/supervisor/workers/PORT/"
+                  "worker.log); nimbus's web UI and 'tempest get-errors' show each topology's "
+                  "errors"},
     {"ui", "the web UI is served by nimbus itself at http://NIMBUS:ui.port/; nothing to run"},
     {"shell", "multilang components are declared in the Flux file (FluxShellBolt / "
               "FluxShellSpout); ship their scripts with 'tempest submit --resources DIR'"},
     {"upload-credentials", "Tempest has no credential push; nimbus's REST API takes a "
                            "bearer token (--token-file)"},
-    {"classpath", "Tempest has no JVM classpath; components are built in or loaded from "
-                  "--plugin libraries"},
+    {"classpath", "Tempest has no JVM classpath; components are built in, or run in other "
+                  "languages through multilang"},
     {"server_classpath", "Tempest has no JVM classpath; the daemons are one binary, 'tempest'"},
     {"admin", "use 'tempest offsets' for KafkaSpout offsets and nimbus's REST API "
               "(/api/v1/...) for cluster state"},
     {"kill_workers", "stop the supervisor instead ('tempest supervisor' stops its workers on "
                      "SIGTERM); to restart one topology's workers, 'tempest rebalance' it"},
     {"set_log_level", "the daemons and workers log at INFO with no runtime level control; "
-                      "their logs are under tempest.log.dir (client verbs take --verbose)"},
+                      "daemons log to their stderr, workers to "
+                      "{storm.local.dir}/supervisor/workers/PORT/worker.log (client verbs take "
+                      "--verbose)"},
     {"heartbeats", "worker heartbeats live in ZooKeeper; 'tempest list' and GET "
                    "/api/v1/topology/ID show each topology's workers and executors"},
     {"blobstore", "Tempest has no blobstore: topology files travel with 'tempest submit "

@@ -27,6 +27,7 @@
 #include "cli/nimbus_client.h"
 #include "common/api/component_registry.h"
 #include "common/core/flux_loader.h"
+#include "common/core/log_text.h"
 #include "common/core/topology_resources.h"
 #include "common/os/privileges.h"
 #include "nimbus/topology_store.h"
@@ -468,9 +469,10 @@ int RunTransition(const std::string& verb, const std::string& name, int wait_sec
         return p;
       }
       if (!t.ok()) return t.status();
-      p.progress = absl::StrCat(name, ": KILLED, removed in ", t->value("removeInSeconds", 0),
-                                " s; ", t->value("workers", json::array()).size(),
-                                " workers still beating");
+      p.progress = absl::StrCat(
+          name, ": KILLED, removed in ", t->value("removeInSeconds", 0), " s; ",
+          core::Counted(static_cast<int64_t>(t->value("workers", json::array()).size()), "worker"),
+          " still beating");
       return p;
     });
     if (!s.ok()) return Fail(std::string(s.message()));

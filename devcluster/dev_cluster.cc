@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -13,6 +16,25 @@ namespace tempest::devcluster {
 namespace {
 
 constexpr auto kZooKeeperStart = std::chrono::seconds(60);
+
+// The last `n` non-empty lines of the text file at `path` (its last 16 KiB
+// at most); none if it cannot be read.
+std::vector<std::string> LastLines(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 16 * 1024);
+  in.seekg(from);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  if (from > 0 && !lines.empty()) lines.erase(lines.begin());  // maybe cut
+  if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<long>(n));
+  return lines;
+}
 
 }  // namespace
 
@@ -228,7 +250,16 @@ absl::StatusOr<std::string> StartDaemonProcess(const std::vector<std::string>& a
   process = *std::move(child);
   absl::StatusOr<std::string> line = os::AwaitLogLine(log, ready_prefix, *process, timeout);
   if (!line.ok()) {
-    return absl::Status(line.status().code(), absl::StrCat(label, ": ", line.status().message()));
+    // The reason (a port in use, a bad setting) is in the log: show its end.
+    std::string message = absl::StrCat(label, ": ", line.status().message());
+    if (absl::IsFailedPrecondition(line.status())) {
+      const std::optional<int> status = process->WaitFor(std::chrono::milliseconds(0));
+      message = absl::StrCat(label, " ",
+                             status ? os::DescribeWaitStatus(*status) : std::string("exited"),
+                             " before it was ready; the end of its log ", log, ":");
+    }
+    for (const std::string& tail : LastLines(log, 5)) absl::StrAppend(&message, "\n  ", tail);
+    return absl::Status(line.status().code(), message);
   }
   return line;
 }

@@ -238,7 +238,17 @@ absl::Status Nimbus::Start() {
   if (absl::Status s = net::ApplyApiLimits(options_.config, ho); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<net::HttpServer>> http =
       net::HttpServer::Create(*loop_, std::move(ho), *std::move(router));
-  if (!http.ok()) return http.status();
+  if (!http.ok()) {
+    // Name the keys: the port is the one setting a user picks and the first
+    // thing another program on the machine may hold.
+    return absl::Status(http.status().code(),
+                        absl::StrCat("the REST API and web UI (ui.host ", options_.bind_host,
+                                     ", ui.port ", options_.port, "): ", http.status().message(),
+                                     absl::IsUnavailable(http.status())
+                                         ? "; another process holds the port: stop it or set "
+                                           "another ui.port (-c ui.port=N)"
+                                         : ""));
+  }
   http_ = *std::move(http);
   port_ = http_->port();
   id_ = absl::StrCat(AdvertisedHost(), ":", port_);

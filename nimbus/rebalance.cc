@@ -1,7 +1,15 @@
 #include "nimbus/rebalance.h"
 
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/api/component_registry.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/log_text.h"
 #include "common/core/stored_topology.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_limits.h"
@@ -38,6 +46,21 @@ core::TopologyLimits LimitsOf(const v1::StormBase& base) {
   return def.ok() ? core::TopologyLimits::FromConfig(def->config, nullptr) : core::TopologyLimits{};
 }
 
+// "topology 'T' has no component 'cnt'; did you mean 'count'? (its
+// components: ...)": a rebalance names components by hand.
+absl::Status UnknownComponent(const v1::StormBase& base, const std::string& component) {
+  std::vector<std::string> names;
+  for (const v1::ComponentSummary& c : base.components()) {
+    if (!c.id().starts_with("__")) names.push_back(c.id());
+  }
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  const std::optional<std::string> closest = api::ClosestName(component, views);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "topology '", base.name(), "' has no component '", component, "'",
+      closest ? absl::StrCat("; did you mean '", *closest, "'?") : std::string(),
+      " (its components: ", absl::StrJoin(names, ", "), ")"));
+}
+
 }  // namespace
 
 absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest& request) {
@@ -61,10 +84,7 @@ absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest
     for (const v1::ComponentSummary& c : base.components()) {
       if (c.id() == component && !component.starts_with("__")) found = &c;
     }
-    if (found == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("topology '", base.name(), "' has no component '", component, "'"));
-    }
+    if (found == nullptr) return UnknownComponent(base, component);
     if (executors < 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "component '", component, "' needs at least 1 executor, not ", executors));
@@ -77,8 +97,8 @@ absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest
     }
     if (executors > found->tasks()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("component '", component, "' has ", found->tasks(),
-                       " tasks, so it cannot have ", executors, " executors"));
+          absl::StrCat("component '", component, "' has ", core::Counted(found->tasks(), "task"),
+                       ", so it cannot have ", core::Counted(executors, "executor")));
     }
   }
   return CheckRebalancedThreads(base, request);

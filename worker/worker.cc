@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/log_text.h"
 #include "common/core/status_macros.h"
 #include "common/core/task_layout.h"
 #include "common/core/topology_validator.h"
@@ -32,7 +33,8 @@ absl::Status AssignExecutors(const WorkerPlan& plan, const core::TaskLayout& lay
       return absl::InvalidArgumentError(absl::StrCat(
           "worker plan for ", plan.topology_id, ": ", who, " lists executor ",
           Range(r.first, r.second), ", which is not an executor of the task layout (",
-          layout.executors().size(), " executors over ", layout.num_tasks(), " tasks)"));
+          core::Counted(static_cast<int64_t>(layout.executors().size()), "executor"), " over ",
+          core::Counted(layout.num_tasks(), "task"), ")"));
     }
     auto [o, inserted] = owner.emplace(r, who);
     if (!inserted) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace tempest::core {
 namespace {
@@ -99,6 +100,20 @@ std::string EscapeLogText(std::string_view text) {
       }
     }
     ++i;
+  }
+  return out;
+}
+
+std::string Counted(int64_t n, std::string_view singular, std::string_view plural) {
+  std::string out = std::to_string(n);
+  out += ' ';
+  if (n == 1 || n == -1) {
+    out.append(singular);
+  } else if (!plural.empty()) {
+    out.append(plural);
+  } else {
+    out.append(singular);
+    out += 's';
   }
   return out;
 }

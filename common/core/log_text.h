@@ -1,6 +1,7 @@
 #ifndef TEMPEST_COMMON_CORE_LOG_TEXT_H_
 #define TEMPEST_COMMON_CORE_LOG_TEXT_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,12 @@ std::string EscapeLogText(std::string_view text);
 // Whether EscapeLogText would change `text` (a fast scan for the common
 // case, where there is nothing to escape).
 bool LogTextNeedsEscaping(std::string_view text);
+
+// A count and its noun, in the number the count asks for: Counted(1, "slot")
+// is "1 slot", Counted(4, "slot") "4 slots", Counted(0, "topology",
+// "topologies") "0 topologies". `plural` defaults to `singular` + "s". Every
+// message with a count goes through this, so none reads "1 slots".
+std::string Counted(int64_t n, std::string_view singular, std::string_view plural = {});
 
 }  // namespace tempest::core
 

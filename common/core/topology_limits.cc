@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/log_text.h"
 #include "common/core/task_layout.h"
 
 namespace tempest::core {
@@ -88,8 +89,9 @@ absl::Status CheckExecutorsPerWorker(int64_t executors, int64_t workers, int64_t
   const int64_t per_worker = ExecutorsPerWorker(executors, workers);
   if (per_worker <= max) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      executors, " executors over ", std::max<int64_t>(workers, 1), " worker(s) make ",
-      per_worker, " executor threads in one worker; at most ", max, " are allowed (",
+      Counted(executors, "executor"), " over ", Counted(std::max<int64_t>(workers, 1), "worker"),
+      " make ", Counted(per_worker, "executor thread"), " in one worker; at most ", max,
+      " are allowed (",
       Sv(kTempestLimitsMaxExecutorsPerWorker), ", at most ",
       TopologyLimits::kHardMaxExecutorsPerWorker, "): add workers or lower parallelism"));
 }

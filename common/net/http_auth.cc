@@ -153,14 +153,17 @@ std::optional<HttpResponse> CheckAuth(const HttpAuthPolicy& policy, const HttpRe
   const bool read = request.method == "GET" || request.method == "HEAD";
   if (!policy.enabled() || (read && !policy.protect_reads)) return std::nullopt;
   if (!policy.token.empty()) {
+    // A missing token and a wrong one get different answers, so that a
+    // client can say which; neither says anything about the right token.
     auto header = request.headers.find("authorization");
-    if (header == request.headers.end()) {
+    std::optional<std::string_view> token;
+    if (header != request.headers.end()) token = ParseBearer(header->second);
+    if (!token.has_value()) {
       return Unauthorized(
           "authentication required: send the API token as 'Authorization: Bearer TOKEN'");
     }
-    std::optional<std::string_view> token = ParseBearer(header->second);
-    if (!token.has_value() || !TokensEqual(*token, policy.token)) {
-      return Unauthorized("authentication required: the bearer token is not this cluster's");
+    if (!TokensEqual(*token, policy.token)) {
+      return Unauthorized("the token was rejected: it is not this cluster's API token");
     }
   }
   if (!read && policy.deny_writes) {

@@ -281,7 +281,8 @@ TEST_F(NimbusLifecycleTest, SubmitWaitsForANimbusThatStartsLateAndVerbsReadTempe
       << elsewhere.err;
   CommandRun malformed = Tempest({"list"}, {{"TEMPEST_NIMBUS", "nocolon"}});
   EXPECT_EQ(malformed.exit_code, 2);
-  EXPECT_NE(malformed.err.find("TEMPEST_NIMBUS expects HOST:PORT"), std::string::npos)
+  EXPECT_NE(malformed.err.find("TEMPEST_NIMBUS takes HOST:PORT or http://HOST:PORT, not"),
+            std::string::npos)
       << malformed.err;
   EXPECT_EQ(Tempest({"kill", "demo", "-w", "0"}, env).exit_code, 0);
 }

@@ -480,7 +480,7 @@ TEST(ClusterDevTest, GeneratedTokenGuardsWritesAndTheCliFindsIt) {
   std::filesystem::create_directories(elsewhere);
   CommandRun anonymous = tempest({"submit", dir.File("small.yaml")}, CliEnv(elsewhere));
   EXPECT_EQ(anonymous.exit_code, 1) << anonymous.out;
-  EXPECT_NE(anonymous.err.find("authentication required; set TEMPEST_TOKEN_FILE"),
+  EXPECT_NE(anonymous.err.find("needs an API token for this; set TEMPEST_TOKEN_FILE"),
             std::string::npos)
       << anonymous.err;
 

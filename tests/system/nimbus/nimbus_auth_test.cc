@@ -85,8 +85,10 @@ TEST_F(NimbusAuthTest, WritesWithoutTheTokenGet401AndTheCliWithItWorks) {
   // The CLI without a token: one clear line, exit 1.
   CommandRun anonymous = Tempest({"deactivate", "generator-verifier"});
   EXPECT_EQ(anonymous.exit_code, 1) << anonymous.out;
-  EXPECT_NE(anonymous.err.find("authentication required"), std::string::npos) << anonymous.err;
-  EXPECT_NE(anonymous.err.find("token"), std::string::npos) << anonymous.err;
+  EXPECT_NE(anonymous.err.find("nimbus at " + address_ + " needs an API token for this; set "
+                               "TEMPEST_TOKEN_FILE, TEMPEST_TOKEN or tempest.api.token.file"),
+            std::string::npos)
+      << anonymous.err;
 
   // $TEMPEST_TOKEN, then the token file named in the client's config.
   CommandRun from_env =
@@ -116,7 +118,10 @@ TEST_F(NimbusAuthTest, WritesWithoutTheTokenGet401AndTheCliWithItWorks) {
                                   {{"TEMPEST_TOKEN_FILE", dir_.File("wrong.token")},
                                    {"TEMPEST_TOKEN", token_}});
   EXPECT_EQ(wrong_file.exit_code, 1) << wrong_file.err;
-  EXPECT_NE(wrong_file.err.find("authentication required"), std::string::npos) << wrong_file.err;
+  EXPECT_NE(wrong_file.err.find("rejected the API token from TEMPEST_TOKEN_FILE " +
+                                dir_.File("wrong.token")),
+            std::string::npos)
+      << wrong_file.err;
   CommandRun missing_file =
       Tempest({"deactivate", "generator-verifier"}, {{"TEMPEST_TOKEN_FILE", dir_.File("none")}});
   EXPECT_NE(missing_file.exit_code, 0);
@@ -130,6 +135,78 @@ TEST_F(NimbusAuthTest, WritesWithoutTheTokenGet401AndTheCliWithItWorks) {
     CommandRun r = Tempest({"list", "--json"});
     return r.exit_code == 0 && nlohmann::json::parse(r.out)["topologies"].empty();
   }));
+}
+
+// docs/security.md: a missing token and a wrong one are told apart, by the
+// REST API and by the CLI, and neither answer says anything about the token.
+TEST_F(NimbusAuthTest, AWrongTokenIsToldApartFromAMissingOne) {
+  const std::string flux = SourceDir() + "/examples/generator-verifier.yaml";
+  auto missing = Client().Post("/api/v1/topology", "{}");
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_NE(missing->body.find("authentication required: send the API token as "
+                               "'Authorization: Bearer TOKEN'"),
+            std::string::npos)
+      << missing->body;
+  net::HttpClient wrong_client = Client();
+  wrong_client.set_header("Authorization", "Bearer " + token_.substr(0, 63) + "0");
+  auto wrong = wrong_client.Post("/api/v1/topology", "{}");
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_NE(wrong->body.find("the token was rejected"), std::string::npos) << wrong->body;
+  EXPECT_EQ(wrong->body.find(token_.substr(0, 8)), std::string::npos) << wrong->body;
+
+  CommandRun none = Tempest({"submit", flux});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("needs an API token"), std::string::npos) << none.err;
+  EXPECT_EQ(none.err.find("rejected"), std::string::npos) << none.err;
+  CommandRun bad = Tempest({"submit", flux}, {{"TEMPEST_TOKEN", "not-the-token"}});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("nimbus at " + address_ + " rejected the API token from TEMPEST_TOKEN"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.err.find("the token was rejected"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("not-the-token"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find(token_.substr(0, 8)), std::string::npos) << bad.err;
+}
+
+// `--nimbus` takes the address as the web UI's URL too, and a rebalance of a
+// component that does not exist names the closest one and all of them.
+TEST_F(NimbusAuthTest, NimbusAsAUrlAndComponentTyposInRebalance) {
+  const std::string flux = SourceDir() + "/examples/generator-verifier.yaml";
+  const std::string token_file = dir_.File("api.token");
+  for (const std::string& url : {"http://" + address_, "http://" + address_ + "/"}) {
+    CommandRun listed = RunCommand({TempestBinary(), "list", "--nimbus", url}, dir_.File("url"),
+                                   std::chrono::milliseconds(60000));
+    EXPECT_EQ(listed.exit_code, 0) << url << ": " << listed.err;
+    EXPECT_NE(listed.out.find("No topologies running."), std::string::npos) << listed.out;
+  }
+  CommandRun https = RunCommand({TempestBinary(), "list", "--nimbus", "https://" + address_},
+                                dir_.File("url"), std::chrono::milliseconds(60000));
+  EXPECT_EQ(https.exit_code, 2);
+  EXPECT_NE(https.err.find("--nimbus takes HOST:PORT or http://HOST:PORT"), std::string::npos)
+      << https.err;
+
+  CommandRun submitted = Tempest({"submit", flux, "--token-file", token_file});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  CommandRun typo = Tempest(
+      {"rebalance", "generator-verifier", "-e", "verifer=1", "--token-file", token_file});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_NE(typo.err.find("topology 'generator-verifier' has no component 'verifer'; did you "
+                          "mean 'verifier'? (its components: "),
+            std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find("identity"), std::string::npos) << typo.err;
+  // One task: singular.
+  CommandRun over = Tempest(
+      {"rebalance", "generator-verifier", "-e", "verifier=2", "--token-file", token_file});
+  EXPECT_EQ(over.exit_code, 1);
+  EXPECT_NE(over.err.find("component 'verifier' has 1 task, so it cannot have 2 executors"),
+            std::string::npos)
+      << over.err;
+  CommandRun killed = Tempest({"kill", "generator-verifier", "-w", "0", "--token-file",
+                               token_file});
+  EXPECT_EQ(killed.exit_code, 0) << killed.err;
 }
 
 }  // namespace

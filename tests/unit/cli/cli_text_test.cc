@@ -165,10 +165,82 @@ TEST(CliTextTest, UnknownVerbSuggestsTheClosestCommand) {
   EXPECT_EQ(UnknownCommandMessage("lst", verbs),
             "unknown command 'lst'; did you mean 'list'? (tempest --help)");
   EXPECT_EQ(ClosestName("rebalnce", verbs), "rebalance");
-  EXPECT_EQ(ClosestName("kill-workers", verbs), "kill_workers");  // - and _ alike
+  EXPECT_EQ(ClosestName("kill-workers", verbs), "kill_workers");  // one edit
   EXPECT_EQ(ClosestName("dev_zookeeper", verbs), "dev-zookeeper");
   EXPECT_EQ(UnknownCommandMessage("frobnicate", verbs),
             "unknown command 'frobnicate' (tempest --help)");
+}
+
+TEST(CliTextTest, DidYouMeanIsEmptyWhenNothingIsClose) {
+  const std::vector<std::string> components = {"words", "count", "report"};
+  EXPECT_EQ(DidYouMean("cnt", components), "; did you mean 'count'?");
+  EXPECT_EQ(DidYouMean("Count", components), "; did you mean 'count'?");  // case
+  EXPECT_EQ(DidYouMean("cuont", components), "; did you mean 'count'?");  // a swap
+  EXPECT_EQ(DidYouMean("xyzzy", components), "");
+  EXPECT_EQ(DidYouMean("cnt", {}), "");
+}
+
+// A command line shaped like tempest's: global options, a command with
+// options and a positional, one with subcommands, a prefix command.
+class UsageProblemTest : public ::testing::Test {
+ protected:
+  UsageProblemTest() {
+    app_.fallthrough();
+    app_.require_subcommand(1);
+    app_.add_option("--nimbus", text_);
+    app_.add_option("-c", list_)->allow_extra_args(false);
+    app_.add_flag("--verbose", flag_);
+    CLI::App* list = app_.add_subcommand("list", "list them");
+    list->add_flag("--json", flag_);
+    CLI::App* kill = app_.add_subcommand("kill", "kill one");
+    kill->add_option("name", text_)->required();
+    kill->add_option("-w,--wait", number_);
+    CLI::App* offsets = app_.add_subcommand("offsets", "offsets");
+    offsets->require_subcommand(1);
+    offsets->add_subcommand("show", "show")->add_option("--topic", list_);
+    offsets->add_subcommand("set", "set");
+    app_.add_subcommand("jar", "Storm's")->prefix_command();
+  }
+  std::string Problem(std::vector<std::string> args) { return UsageProblem(app_, args); }
+
+  CLI::App app_{"test", "tempest"};
+  std::string text_;
+  std::vector<std::string> list_;
+  bool flag_ = false;
+  int number_ = 0;
+};
+
+TEST_F(UsageProblemTest, UnknownWordsAtEveryLevelGetTheClosestName) {
+  EXPECT_EQ(Problem({"lst"}), "unknown command 'lst'; did you mean 'list'? (tempest --help)");
+  EXPECT_EQ(Problem({"offsets", "shw"}),
+            "unknown subcommand 'shw' of 'tempest offsets'; did you mean 'show'? "
+            "(tempest offsets --help)");
+  EXPECT_EQ(Problem({"list", "--jsn"}),
+            "unknown option '--jsn' for 'tempest list'; did you mean '--json'? "
+            "(tempest list --help)");
+  EXPECT_EQ(Problem({"offsets", "show", "--tpic", "t"}),
+            "unknown option '--tpic' for 'tempest offsets show'; did you mean '--topic'? "
+            "(tempest offsets show --help)");
+  EXPECT_EQ(Problem({"kill", "x", "--wiat=3"}),
+            "unknown option '--wiat' for 'tempest kill'; did you mean '--wait'? "
+            "(tempest kill --help)");
+  EXPECT_EQ(Problem({"offsets"}),
+            "'tempest offsets' needs a subcommand: show, set (tempest offsets --help)");
+  EXPECT_EQ(Problem({}), "a command is required; tempest help lists them");
+}
+
+TEST_F(UsageProblemTest, ValidLinesAndWhatCli11ExplainsPassThrough) {
+  EXPECT_EQ(Problem({"list", "--json"}), "");
+  EXPECT_EQ(Problem({"--nimbus", "h:1", "list", "--verbose"}), "");  // global, before and after
+  EXPECT_EQ(Problem({"list", "--nimbus", "list"}), "");  // a value, not a command
+  EXPECT_EQ(Problem({"-c", "a=1", "kill", "name", "-w", "-5", "-c", "b=2"}), "");
+  EXPECT_EQ(Problem({"kill", "offsets", "-w5"}), "");    // a positional; -w with its value
+  EXPECT_EQ(Problem({"offsets", "show", "--topic", "a", "--topic=b"}), "");
+  EXPECT_EQ(Problem({"jar", "app.jar", "--anything", "shw"}), "");  // the prefix command's
+  EXPECT_EQ(Problem({"offsets", "--help"}), "");
+  EXPECT_EQ(Problem({"list", "--jsn", "--help"}), "unknown option '--jsn' for 'tempest list'; "
+                                                 "did you mean '--json'? (tempest list --help)");
+  EXPECT_EQ(Problem({"kill", "--", "-odd-name"}), "");
 }
 
 TEST(CliTextTest, StormRebalanceOverridesAreCheckedAndNotedAsNotApplied) {

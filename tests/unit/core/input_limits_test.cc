@@ -106,7 +106,7 @@ TEST_F(InputLimitsTest, WorkersAckersAndComponentCountAreBounded) {
 TEST_F(InputLimitsTest, ExecutorThreadsPerWorkerAreBounded) {
   // words + count + one acker (topology.workers 1): 3 threads in one worker.
   EXPECT_EQ(Errors("config:\n  tempest.limits.max.executors.per.worker: 2\n" + Flux()),
-            "f.yaml: 3 executors over 1 worker(s) make 3 executor threads in one worker; at "
+            "f.yaml: 3 executors over 1 worker make 3 executor threads in one worker; at "
             "most 2 are allowed (tempest.limits.max.executors.per.worker, at most 2000): add "
             "workers or lower parallelism");
   EXPECT_EQ(Errors("config:\n  tempest.limits.max.executors.per.worker: 2\n"

@@ -35,5 +35,15 @@ TEST(LogTextTest, PlainTextIsUntouched) {
   EXPECT_EQ(EscapeLogText(""), "");
 }
 
+TEST(CountedTest, OneIsSingularEverythingElsePlural) {
+  EXPECT_EQ(Counted(1, "slot"), "1 slot");
+  EXPECT_EQ(Counted(0, "slot"), "0 slots");
+  EXPECT_EQ(Counted(4, "free slot"), "4 free slots");
+  EXPECT_EQ(Counted(1, "topology", "topologies"), "1 topology");
+  EXPECT_EQ(Counted(2, "topology", "topologies"), "2 topologies");
+  EXPECT_EQ(Counted(-1, "task"), "-1 task");
+  EXPECT_EQ(Counted(1234567890123, "record"), "1234567890123 records");
+}
+
 }  // namespace
 }  // namespace tempest::core

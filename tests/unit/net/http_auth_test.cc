@@ -101,8 +101,19 @@ TEST(HttpAuthTest, WritesNeedTheTokenAndReadsOnlyWhenConfigured) {
     EXPECT_EQ(none->headers[0].second.rfind("Bearer", 0), 0u);
     auto body = nlohmann::json::parse(none->body);
     EXPECT_EQ(body["error"], "Unauthorized");
-    EXPECT_EQ(CheckAuth(policy, Request(method, "Bearer nope"))->status, 401);
-    EXPECT_EQ(CheckAuth(policy, Request(method, "Basic dG9r"))->status, 401);
+    EXPECT_NE(body["errorMessage"].get<std::string>().find("authentication required"),
+              std::string::npos);
+    // A wrong token is told apart from none, and the answer shows nothing of the token.
+    std::optional<HttpResponse> wrong = CheckAuth(policy, Request(method, "Bearer nope"));
+    ASSERT_TRUE(wrong.has_value());
+    EXPECT_EQ(wrong->status, 401);
+    EXPECT_EQ(nlohmann::json::parse(wrong->body)["errorMessage"],
+              "the token was rejected: it is not this cluster's API token");
+    // Another scheme is no bearer token at all.
+    std::optional<HttpResponse> basic = CheckAuth(policy, Request(method, "Basic dG9r"));
+    ASSERT_TRUE(basic.has_value());
+    EXPECT_EQ(basic->status, 401);
+    EXPECT_NE(basic->body.find("authentication required"), std::string::npos);
     EXPECT_FALSE(CheckAuth(policy, Request(method, "Bearer tok")).has_value());
   }
   EXPECT_FALSE(CheckAuth(policy, Request("GET")).has_value());

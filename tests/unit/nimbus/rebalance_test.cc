@@ -75,6 +75,8 @@ TEST_F(RebalanceTest, ValidationRejectsEachBadRequestWithAClearMessage) {
       {request(-1, std::nullopt, {}), "wait must not be negative"},
       {request(std::nullopt, std::nullopt, {{"nope", 1}}), "has no component 'nope'"},
       {request(std::nullopt, std::nullopt, {{"__acker", 1}}), "has no component '__acker'"},
+      {request(std::nullopt, std::nullopt, {{"snik", 2}}),
+       "has no component 'snik'; did you mean 'sink'? (its components: gen, sink)"},
       {request(std::nullopt, std::nullopt, {{"sink", 0}}), "needs at least 1 executor, not 0"},
       {request(std::nullopt, std::nullopt, {{"sink", 4}}), "has 3 tasks, so it cannot have 4"},
   };
@@ -99,7 +101,7 @@ TEST_F(RebalanceTest, ExecutorThreadsPerWorkerAreLimitedAsAtSubmit) {
   absl::Status s = ValidateRebalance(*limited, Req(std::nullopt, 1, {}));
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_EQ(s.message(),
-            "7 executors over 1 worker(s) make 7 executor threads in one worker; at most 4 are "
+            "7 executors over 1 worker make 7 executor threads in one worker; at most 4 are "
             "allowed (tempest.limits.max.executors.per.worker, at most 2000): add workers or "
             "lower parallelism");
   s = ValidateRebalance(*limited, Req(std::nullopt, std::nullopt, {{"gen", 4}}));
