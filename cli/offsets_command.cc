@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/offsets_command.h"
 #include "cli/zk_client_auth.h"
+#include "common/core/log_text.h"
 #include "common/coord/zk_session.h"
 #include "spout/offset_admin.h"
 
@@ -147,14 +148,12 @@ void PrintTable(const std::vector<spout::StoredPartitionOffset>& offsets) {
   const spout::LagTotals totals = spout::SumLag(offsets);
   std::printf("TOTAL LAG %lld", static_cast<long long>(totals.total));
   if (totals.unknown > 0) {
-    std::printf(" (%d partition%s without a known lag)", totals.unknown,
-                totals.unknown == 1 ? "" : "s");
+    std::printf(" (%s without a known lag)", core::Counted(totals.unknown, "partition").c_str());
   }
   std::printf("\n");
   if (from_start > 0) {
-    std::printf("%d partition%s without a stored offset counted from where a spout starts: %s "
-                "(--start)\n",
-                from_start, from_start == 1 ? "" : "s", start_policy.c_str());
+    std::printf("%s without a stored offset counted from where a spout starts: %s (--start)\n",
+                core::Counted(from_start, "partition").c_str(), start_policy.c_str());
   }
 }
 

@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "tests/support/output_file.h"
 
 namespace tempest::testing {
@@ -27,6 +29,19 @@ absl::StatusOr<std::unique_ptr<os::ChildProcess>> StartTempestDev(
                      ReadFileOrEmpty(dir.File("dev.err"))));
   }
   return dev;
+}
+
+std::map<std::string, std::string> TempestDevLines(const std::string& dev_out) {
+  std::map<std::string, std::string> lines;
+  for (absl::string_view l : absl::StrSplit(ReadFileOrEmpty(dev_out), '\n', absl::SkipEmpty())) {
+    const std::string line(l);
+    if (line == "ready") break;
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos && !absl::StartsWith(line, "export ")) {
+      lines.emplace(line.substr(0, eq), line.substr(eq + 1));
+    }
+  }
+  return lines;
 }
 
 }  // namespace tempest::testing

@@ -30,6 +30,11 @@ struct TempestDevOptions {
 absl::StatusOr<std::unique_ptr<os::ChildProcess>> StartTempestDev(const TempDir& dir,
                                                                   const TempestDevOptions& options);
 
+// The `key=value` lines `tempest dev` printed to `dev_out` before its "ready"
+// line (nimbus=, zookeeper=, bootstrap.servers=, output=, ...), by key; the
+// `export ...` lines are left out.
+std::map<std::string, std::string> TempestDevLines(const std::string& dev_out);
+
 }  // namespace tempest::testing
 
 #endif  // TEMPEST_TESTS_SUPPORT_TEMPEST_DEV_H_

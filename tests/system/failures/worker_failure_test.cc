@@ -42,20 +42,6 @@ std::string SourceDir() {
   return dir != nullptr ? dir : ".";
 }
 
-// The `key=value` lines `tempest dev` printed before `ready`.
-std::map<std::string, std::string> DevLines(const std::string& out) {
-  std::map<std::string, std::string> lines;
-  for (absl::string_view l : absl::StrSplit(ReadFileOrEmpty(out), '\n', absl::SkipEmpty())) {
-    const std::string line(l);
-    if (line == "ready") break;
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos && !absl::StartsWith(line, "export ")) {
-      lines.emplace(line.substr(0, eq), line.substr(eq + 1));
-    }
-  }
-  return lines;
-}
-
 std::string HttpGet(const std::string& nimbus, const std::string& target) {
   const size_t colon = nimbus.rfind(':');
   net::HttpClient client(nimbus.substr(0, colon), std::atoi(nimbus.substr(colon + 1).c_str()));
@@ -83,7 +69,7 @@ TEST(WorkerFailureTest, ACrashLoopIsSeenEverywhere) {
   auto started = StartTempestDev(dir, {});
   ASSERT_TRUE(started.ok()) << started.status();
   std::unique_ptr<os::ChildProcess> dev = *std::move(started);
-  std::map<std::string, std::string> lines = DevLines(dir.File("dev.out"));
+  std::map<std::string, std::string> lines = TempestDevLines(dir.File("dev.out"));
   const std::string nimbus = lines["nimbus"];
   ASSERT_FALSE(nimbus.empty()) << ReadFileOrEmpty(dir.File("dev.out"));
   const std::map<std::string, std::string> env = {{"TEMPEST_NIMBUS", nimbus},

@@ -59,20 +59,6 @@ std::string Python() {
   return std::ifstream("/usr/bin/python3").good() ? "/usr/bin/python3" : "python3";
 }
 
-// The `key=value` lines `tempest dev` printed before `ready`.
-std::map<std::string, std::string> DevLines(const std::string& out) {
-  std::map<std::string, std::string> lines;
-  for (absl::string_view l : absl::StrSplit(ReadFileOrEmpty(out), '\n', absl::SkipEmpty())) {
-    const std::string line(l);
-    if (line == "ready") break;
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos && !absl::StartsWith(line, "export ")) {
-      lines.emplace(line.substr(0, eq), line.substr(eq + 1));
-    }
-  }
-  return lines;
-}
-
 // `tempest dev --supervisors 1` in `dir` (ui.port=0), as cluster_dev_test
 // starts it: waits for "ready". Failures are fatal.
 void StartDev(const TempDir& dir, std::unique_ptr<os::ChildProcess>& dev) {
@@ -191,7 +177,7 @@ TEST(WebUiTest, PagesShowWhatRestAnswersAndTheButtonsWork) {
   std::unique_ptr<os::ChildProcess> dev;
   StartDev(dir, dev);
   ASSERT_FALSE(HasFatalFailure());
-  std::map<std::string, std::string> lines = DevLines(dir.File("dev.out"));
+  std::map<std::string, std::string> lines = TempestDevLines(dir.File("dev.out"));
   const std::string nimbus = lines["nimbus"];
   const std::string bootstrap = lines["bootstrap.servers"];
   ASSERT_FALSE(nimbus.empty()) << ReadFileOrEmpty(dir.File("dev.out"));
