@@ -6,7 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api/config.h"
+#include "common/core/status_macros.h"
 #include "common/core/stored_topology.h"
+#include "common/os/limits.h"
 
 namespace tempest::nimbus {
 
@@ -27,36 +29,114 @@ bool AnyFailed(const std::vector<spout::SpoutLag>& lag) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopology& topology,
-                                                                 coord::ZkSession& session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const core::Clock::TimePoint now = options_.clock->Now();
-  if (auto it = entries_.find(topology.id);
-      it != entries_.end() && it->second.version == topology.version &&
-      now - it->second.at < options_.ttl * (AnyFailed(it->second.lag) ? kFailedTtlFactor : 1)) {
-    return it->second.lag;
+absl::StatusOr<std::unique_ptr<KafkaLagCache>> KafkaLagCache::Create(Options options) {
+  std::unique_ptr<KafkaLagCache> cache(new KafkaLagCache(std::move(options)));
+  RETURN_IF_ERROR(os::StartThread(cache->thread_, "the Kafka lag measurer",
+                                  [raw = cache.get()] { raw->Loop(); }));
+  return cache;
+}
+
+KafkaLagCache::KafkaLagCache(Options options) : options_(std::move(options)) {
+  if (!options_.measure) {
+    options_.measure = [this](const std::vector<spout::SpoutLagTarget>& targets) {
+      return Measure(targets);
+    };
   }
+}
+
+KafkaLagCache::~KafkaLagCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool KafkaLagCache::Fresh(const Entry& entry, core::Clock::TimePoint now) const {
+  return now - entry.at < options_.ttl * (AnyFailed(entry.lag) ? kFailedTtlFactor : 1);
+}
+
+absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopology& topology) {
+  // Parsing the stored definition touches neither Kafka nor ZooKeeper.
   absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(topology.base);
   if (!def.ok()) return def.status();
   // As a worker resolves it: a spout naming no ZooKeeper keeps its offsets
   // in the cluster's.
   def->config.Set(api::kTempestClusterZookeeperConnect, options_.zk_connect);
-  std::vector<spout::SpoutLag> lag = Measure(spout::KafkaSpoutsOf(*def), session);
-  // Topologies that are gone leave the cache with the next measurement.
+  Job job{topology.version, spout::KafkaSpoutsOf(*def)};
+  if (job.targets.empty()) return std::vector<spout::SpoutLag>{};
+
+  std::unique_lock<std::mutex> lock(mu_);
+  DropOld(options_.clock->Now());
+  auto it = entries_.find(topology.id);
+  if (it != entries_.end() && it->second.version == topology.version) {
+    // Stale: answered now (it says when it was measured), refreshed behind.
+    if (!Fresh(it->second, options_.clock->Now())) Schedule(topology.id, std::move(job));
+    return it->second.lag;
+  }
+  // Never measured, or its record changed (a new definition, another
+  // status): an old answer would not be this topology's.
+  std::vector<spout::SpoutLagTarget> targets = job.targets;
+  Schedule(topology.id, std::move(job));
+  const bool done = measured_.wait_for(lock, options_.first_wait, [&] {
+    auto e = entries_.find(topology.id);
+    return stopping_ || (e != entries_.end() && e->second.version == topology.version);
+  });
+  if (auto e = entries_.find(topology.id); done && e != entries_.end()) return e->second.lag;
+  std::vector<spout::SpoutLag> pending;
+  for (const spout::SpoutLagTarget& t : targets) {
+    spout::SpoutLag s;
+    s.component = t.component;
+    s.status = absl::UnavailableError("being measured (Kafka or ZooKeeper is slow to answer); "
+                                      "ask again in a few seconds");
+    pending.push_back(std::move(s));
+  }
+  return pending;
+}
+
+void KafkaLagCache::Schedule(const std::string& id, Job job) {
+  // Already being measured for this record: that answer is the refresh.
+  if (id == measuring_ && job.version == measuring_version_) return;
+  auto [it, added] = jobs_.insert_or_assign(id, std::move(job));
+  if (!added) return;
+  queue_.push_back(id);
+  work_.notify_one();
+}
+
+void KafkaLagCache::DropOld(core::Clock::TimePoint now) {
+  // Topologies nobody asks about (gone, or no page open) leave the cache.
   for (auto it = entries_.begin(); it != entries_.end();) {
     const bool old = now - it->second.at >= options_.ttl * 2 * kFailedTtlFactor;
     it = old ? entries_.erase(it) : std::next(it);
   }
-  entries_[topology.id] = Entry{options_.clock->Now(), topology.version, lag};
-  return lag;
+}
+
+void KafkaLagCache::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    const std::string id = queue_.front();
+    queue_.pop_front();
+    auto job = jobs_.extract(id);
+    measuring_ = id;
+    measuring_version_ = job.mapped().version;
+    lock.unlock();
+    std::vector<spout::SpoutLag> lag = options_.measure(job.mapped().targets);
+    lock.lock();
+    measuring_.clear();
+    entries_[id] = Entry{options_.clock->Now(), job.mapped().version, std::move(lag)};
+    measured_.notify_all();
+  }
 }
 
 std::vector<spout::SpoutLag> KafkaLagCache::Measure(
-    const std::vector<spout::SpoutLagTarget>& targets, coord::ZkSession& session) {
+    const std::vector<spout::SpoutLagTarget>& targets) {
   std::vector<spout::SpoutLag> out;
   std::map<std::string, std::unique_ptr<coord::ZkSession>> others;  // by connect string
   for (const spout::SpoutLagTarget& t : targets) {
-    coord::ZkSession* zk = &session;
+    coord::ZkSession* zk = options_.session;
     if (t.status.ok() && !t.config.offsets_in_kafka() && t.zk_connect != options_.zk_connect) {
       std::unique_ptr<coord::ZkSession>& other = others[t.zk_connect];
       if (other == nullptr) {

@@ -214,8 +214,11 @@ absl::Status Nimbus::Start() {
   KafkaLagCache::Options lo;
   lo.zk_connect = options_.zk_connect;
   lo.zk = options_.zk;
+  lo.session = session_.get();  // declared before lag_cache_: outlives its thread
   lo.clock = options_.clock;
-  lag_cache_ = std::make_unique<KafkaLagCache>(std::move(lo));
+  absl::StatusOr<std::unique_ptr<KafkaLagCache>> lag_cache = KafkaLagCache::Create(std::move(lo));
+  if (!lag_cache.ok()) return lag_cache.status();
+  lag_cache_ = *std::move(lag_cache);
   // Before the REST port opens: a cluster tree that is not ours is refused here.
   if (absl::Status s = EnsureClusterDirectories(*session_, store_->paths()); !s.ok()) return s;
 
@@ -287,6 +290,8 @@ Nimbus::~Nimbus() {
   stopping_ = true;
   if (http_) http_->Stop();
   if (loop_) loop_->Stop();
+  // Joins the lag measurer before the session it reads through closes.
+  lag_cache_.reset();
   control_->Stop();
   election_.reset();
   if (session_) session_->Close();
@@ -420,7 +425,7 @@ absl::StatusOr<std::vector<v1::SupervisorInfo>> Nimbus::Supervisors() {
 }
 
 absl::StatusOr<std::vector<spout::SpoutLag>> Nimbus::KafkaLag(const StoredTopology& topology) {
-  return lag_cache_->Get(topology, *session_);
+  return lag_cache_->Get(topology);
 }
 
 absl::StatusOr<std::vector<NimbusPeer>> Nimbus::Nimbuses() {
