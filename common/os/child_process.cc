@@ -193,8 +193,10 @@ bool ChildProcess::TryReap(int options) {
 
 bool ChildProcess::SignalGroup(int signal) {
   if (exit_status_) return false;
-  // The group may outlive its leader (a child's own children); signal both.
-  ::kill(-pid_, signal);
+  // The group may outlive its leader (a child's own children), and the leader
+  // may have left it. Signal the leader on its own only then: a process that
+  // counts stop signals (a second SIGINT means "stop at once") must get one.
+  if (::kill(-pid_, signal) == 0 && ::getpgid(pid_) == pid_) return true;
   return ::kill(pid_, signal) == 0 || errno != ESRCH;
 }
 
