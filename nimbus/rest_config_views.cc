@@ -88,7 +88,13 @@ TopologyConfiguration EffectiveTopologyConfiguration(const v1::StormBase& base,
     const std::string own = OriginOf(&origins, key);
     if (def->config.Has(key) && own != core::kOriginDefault) continue;
     out.values[key] = RedactedValue(key, value);
-    out.origins[key] = std::string(kClusterOrigin);
+    // A value nimbus itself took from Storm's defaults is a default here too,
+    // not something the cluster was set up with (supervisor.slots.ports is
+    // each supervisor's own; see /api/v1/supervisor/summary slotPorts).
+    const bool cluster_default = cluster.origins != nullptr &&
+                                 OriginOf(cluster.origins, key) == core::kOriginDefault;
+    out.origins[key] =
+        std::string(cluster_default ? std::string_view(core::kOriginDefault) : kClusterOrigin);
   }
   return out;
 }

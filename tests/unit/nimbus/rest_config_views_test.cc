@@ -62,6 +62,8 @@ TEST(RestConfigViewsTest, TopologyConfigurationLayersTopologyOverClusterOverDefa
   cluster.Set("topology.max.spout.pending", api::Value(int64_t{500}));
   cluster.Set("ui.port", api::Value(int64_t{8090}));
   core::ConfigOrigins cluster_origins;
+  cluster_origins["ui.port"] = "file:/etc/tempest/tempest.yaml";
+  cluster_origins["supervisor.slots.ports"] = std::string(core::kOriginDefault);
 
   const TopologyConfiguration c =
       EffectiveTopologyConfiguration(base, ClusterConfigRef{&cluster, &cluster_origins});
@@ -78,6 +80,8 @@ TEST(RestConfigViewsTest, TopologyConfigurationLayersTopologyOverClusterOverDefa
   EXPECT_EQ(c.origins["storm.zookeeper.root"], "topology");
   EXPECT_EQ(c.values["ui.port"], 8090);
   EXPECT_EQ(c.origins["ui.port"], "cluster");
+  // What nimbus took from Storm's defaults reads as a default, not as the cluster's setting.
+  EXPECT_EQ(c.origins["supervisor.slots.ports"], "default");
   // A cluster file's topology.* keys never reach a topology's workers.
   EXPECT_TRUE(c.values["topology.max.spout.pending"].is_null());
   EXPECT_EQ(c.origins["topology.max.spout.pending"], "default");
