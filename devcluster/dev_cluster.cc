@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,20 @@
 
 namespace tempest::devcluster {
 namespace {
+
+// The slot uid base (tempest.supervisor.worker.slot.uid.base) of this
+// process's clusters. A slot's uid is base + port, and a supervisor kills
+// every process of a slot's uid before each launch: two clusters on one
+// kernel that drew the same free port with the same base would kill each
+// other's workers. Bases a 65536 apart never share a uid, so each process
+// draws one of 3700 (from 1900000000, the default, up to 2^31 - 2^16).
+int64_t ProcessSlotUidBase() {
+  static const int64_t base = [] {
+    std::random_device random;
+    return int64_t{1900000000} + int64_t{65536} * static_cast<int64_t>(random() % 3700);
+  }();
+  return base;
+}
 
 constexpr auto kZooKeeperStart = std::chrono::seconds(60);
 
@@ -164,7 +179,8 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
   std::vector<std::string> args = {
       "supervisor",
       "-c", absl::StrCat("storm.local.dir=", local_dir),
-      "-c", absl::StrCat("supervisor.slots.ports=[", absl::StrJoin(port_texts, ","), "]")};
+      "-c", absl::StrCat("supervisor.slots.ports=[", absl::StrJoin(port_texts, ","), "]"),
+      "-c", absl::StrCat("tempest.supervisor.worker.slot.uid.base=", ProcessSlotUidBase())};
   // Without a config file the hostname comes from the command line too.
   if (!options_.config.has_value()) {
     args.insert(args.end(), {"-c", "storm.local.hostname=127.0.0.1"});
