@@ -27,10 +27,10 @@
 #include "common/api/topology_context.h"
 #include "spdlog/spdlog.h"
 #include "common/kafka/dev_kafka_cluster.h"
-#include "spout/kafka_spout.h"
-#include "spout/kafka_spout_config.h"
-#include "spout/offset_journal.h"
-#include "spout/zk_offset_store.h"
+#include "spout/kafka/kafka_spout.h"
+#include "spout/kafka/kafka_spout_config.h"
+#include "spout/kafka/offsets/offset_journal.h"
+#include "spout/kafka/offsets/zk_offset_store.h"
 #include "tests/support/zk_ensemble.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "common/coord/zk_session.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 
 namespace tempest::cli {
 

@@ -10,7 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "common/api/config.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 
 namespace tempest::cli {
 

@@ -42,7 +42,7 @@
 #include "cli/zk_client_auth.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/zk_auth.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "common/net/http_auth.h"
 #include "common/os/secret_file.h"
 #include "devcluster/dev_cluster.h"

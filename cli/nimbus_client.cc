@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/dev_token.h"
 #include "common/api/string_view_compat.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "common/net/http_auth.h"
 #include "common/net/http_client.h"
 #include "common/os/loopback.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "common/core/config_loader.h"
-#include "common/core/secret_config.h"
+#include "common/core/config/config_loader.h"
+#include "common/core/config/secret_config.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "supervisor/supervisor.h"

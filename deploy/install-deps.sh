@@ -24,8 +24,8 @@ PACKAGES=(
   libjemalloc-dev
   # libFuzzer targets of tests/fuzz (the `fuzz` preset)
   clang libclang-rt-14-dev libfuzzer-14-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (ctags measures function sizes for tests/unit/conventions)
+  libgtest-dev libgmock-dev libbenchmark-dev universal-ctags
   # independent peer clients used by tests to check our formats
   kcat python3-kazoo python3-kafka
   # charts of `tempest study` (study/report.cc runs gnuplot)

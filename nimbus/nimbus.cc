@@ -11,7 +11,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/coord/cluster_zk_config.h"
 #include "common/coord/zk_acl_check.h"
-#include "common/core/config_keys.h"
+#include "common/core/config/config_keys.h"
 #include "common/net/event_loop.h"
 #include "common/net/http_server.h"
 #include "common/net/transport_secret.h"

@@ -19,7 +19,7 @@
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "common/net/http_auth.h"
 #include "nimbus/heartbeat_cache.h"
 #include "nimbus/kafka_lag_cache.h"

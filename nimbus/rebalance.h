@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/core/topology_def.h"
+#include "common/core/topology/topology_def.h"
 #include "tempest/v1/cluster.pb.h"
 
 namespace tempest::nimbus {

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "common/core/secret_config.h"
-#include "common/core/stored_topology.h"
+#include "common/core/config/secret_config.h"
+#include "common/core/topology/stored_topology.h"
 
 namespace tempest::nimbus {
 namespace {

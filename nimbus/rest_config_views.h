@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "common/api/config.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "nlohmann/json.hpp"
 #include "tempest/v1/cluster.pb.h"
 

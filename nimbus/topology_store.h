@@ -12,7 +12,7 @@
 #include "common/coord/cluster_paths.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
-#include "common/core/flux_loader.h"
+#include "common/core/flux/flux_loader.h"
 #include "nimbus/even_scheduler.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/topology_state.h"

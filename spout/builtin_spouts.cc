@@ -1,6 +1,6 @@
 #include "spout/builtin_spouts.h"
 
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_spout.h"
 #include "spout/line_spout.h"
 #include "spout/sequence_spout.h"
 #include "spout/shell_spout.h"

@@ -2,8 +2,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "spout/offset_admin.h"
-#include "spout/offset_journal.h"
+#include "spout/kafka/offsets/offset_admin.h"
+#include "spout/kafka/offsets/offset_journal.h"
 #include "study/pipeline_topology.h"
 
 namespace tempest::study {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "spout/offset_store.h"
+#include "spout/kafka/offsets/offset_store.h"
 
 namespace tempest::study {
 namespace {

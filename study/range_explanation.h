@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "spout/offset_journal.h"
+#include "spout/kafka/offsets/offset_journal.h"
 #include "study/run_analysis.h"
 #include "study/study_results.h"
 

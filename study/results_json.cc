@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "spout/offset_journal.h"
+#include "spout/kafka/offsets/offset_journal.h"
 #include "study/range_explanation.h"
 #include "study/run_analysis.h"
 

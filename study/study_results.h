@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "spout/offset_journal.h"
+#include "spout/kafka/offsets/offset_journal.h"
 
 namespace tempest::study {
 

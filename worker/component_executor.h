@@ -19,7 +19,7 @@
 #include "common/api/topology_context.h"
 #include "common/core/metrics_registry.h"
 #include "common/core/status_macros.h"
-#include "common/core/topology_def.h"
+#include "common/core/topology/topology_def.h"
 #include "worker/task_router.h"
 #include "worker/worker_context.h"
 

@@ -11,8 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/api/tuple.h"
-#include "common/core/task_layout.h"
-#include "common/core/topology_def.h"
+#include "common/core/topology/task_layout.h"
+#include "common/core/topology/topology_def.h"
 #include "worker/envelope.h"
 
 namespace tempest::worker {

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "common/core/clock.h"
-#include "common/core/task_layout.h"
+#include "common/core/topology/task_layout.h"
 #include "worker/ack_lane.h"
 #include "worker/transfer.h"
 #include "worker/worker_context.h"

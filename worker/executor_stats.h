@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/core/metrics_registry.h"
-#include "common/core/task_layout.h"
+#include "common/core/topology/task_layout.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "tempest/v1/cluster.pb.h"
 

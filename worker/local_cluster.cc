@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/status_macros.h"
-#include "common/core/topology_validator.h"
+#include "common/core/topology/topology_validator.h"
 #include "spdlog/spdlog.h"
 #include "worker/acker_executor.h"
 #include "worker/bolt_executor.h"

@@ -12,7 +12,7 @@
 #include "common/api/topology_context.h"
 #include "common/api/tuple.h"
 #include "common/core/metrics_registry.h"
-#include "common/core/stream_grouper.h"
+#include "common/core/grouping/stream_grouper.h"
 #include "worker/worker_context.h"
 
 namespace tempest::worker {

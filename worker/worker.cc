@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/core/log_text.h"
 #include "common/core/status_macros.h"
-#include "common/core/task_layout.h"
-#include "common/core/topology_validator.h"
+#include "common/core/topology/task_layout.h"
+#include "common/core/topology/topology_validator.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 

@@ -17,7 +17,7 @@
 #include "common/api/component_registry.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
-#include "common/core/topology_def.h"
+#include "common/core/topology/topology_def.h"
 #include "common/net/event_loop.h"
 #include "common/net/transport_client.h"
 #include "common/net/transport_server.h"

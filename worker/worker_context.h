@@ -19,8 +19,8 @@
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
 #include "common/core/rate_limited_log.h"
-#include "common/core/task_layout.h"
-#include "common/core/topology_def.h"
+#include "common/core/topology/task_layout.h"
+#include "common/core/topology/topology_def.h"
 #include "worker/envelope.h"
 #include "worker/receive_queue.h"
 

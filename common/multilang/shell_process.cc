@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
-#include "common/core/secret_config.h"
+#include "common/core/config/secret_config.h"
 #include "common/multilang/json_codec.h"
 #include "common/os/limits.h"
 #include "common/os/dir_files.h"

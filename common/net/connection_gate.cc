@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
-#include "common/core/config_keys.h"
+#include "common/core/config/config_keys.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 

@@ -18,7 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
-#include "common/core/config_keys.h"
+#include "common/core/config/config_keys.h"
 #include "common/net/frame_mac.h"
 #include "common/os/secret_file.h"
 #include "spdlog/spdlog.h"

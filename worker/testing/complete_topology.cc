@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "common/core/topology_validator.h"
+#include "common/core/topology/topology_validator.h"
 
 namespace tempest::worker::testing {
 

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
-#include "common/core/topology_def.h"
+#include "common/core/topology/topology_def.h"
 #include "worker/local_cluster.h"
 #include "worker/testing/tuple_capture_bolt.h"
 

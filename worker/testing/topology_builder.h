@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/core/topology_def.h"
+#include "common/core/topology/topology_def.h"
 
 namespace tempest::worker::testing {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/core/config_loader.h"
-#include "common/core/task_layout.h"
+#include "common/core/config/config_loader.h"
+#include "common/core/topology/task_layout.h"
 
 namespace {
 

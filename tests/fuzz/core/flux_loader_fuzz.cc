@@ -12,10 +12,10 @@
 #include <string>
 #include <string_view>
 
-#include "common/core/flux_loader.h"
-#include "common/core/stored_topology.h"
-#include "common/core/task_layout.h"
-#include "common/core/topology_validator.h"
+#include "common/core/flux/flux_loader.h"
+#include "common/core/topology/stored_topology.h"
+#include "common/core/topology/task_layout.h"
+#include "common/core/topology/topology_validator.h"
 #include "tests/unit/core/test_components.h"
 
 namespace {

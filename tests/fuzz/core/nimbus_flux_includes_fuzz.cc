@@ -25,8 +25,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/core/flux_loader.h"
-#include "common/core/stored_topology.h"
+#include "common/core/flux/flux_loader.h"
+#include "common/core/topology/stored_topology.h"
 
 namespace {
 

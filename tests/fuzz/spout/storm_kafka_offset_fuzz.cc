@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "spout/storm_kafka_offset.h"
+#include "spout/kafka/offsets/storm_kafka_offset.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using tempest::spout::StormKafkaOffset;

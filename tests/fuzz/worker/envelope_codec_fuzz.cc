@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/core/flux_loader.h"
-#include "common/core/task_layout.h"
+#include "common/core/flux/flux_loader.h"
+#include "common/core/topology/task_layout.h"
 #include "worker/envelope.h"
 #include "worker/envelope_codec.h"
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "bolts/builtin_bolts.h"
 #include "nlohmann/json.hpp"
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_spout.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/eventually.h"
 #include "tests/support/raw_zk_client.h"

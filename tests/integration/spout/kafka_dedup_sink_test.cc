@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "bolts/builtin_bolts.h"
 #include "bolts/verification_report.h"
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_spout.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/zk_ensemble.h"

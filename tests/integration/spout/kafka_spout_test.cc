@@ -1,6 +1,6 @@
 // KafkaSpout against a real ZooKeeper (standalone) and DevKafka over TCP,
 // driven directly with a recording collector.
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_spout.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
 #include "common/kafka/kafka_reader.h"
-#include "spout/kafka_spout_config.h"
-#include "spout/zk_offset_store.h"
+#include "spout/kafka/kafka_spout_config.h"
+#include "spout/kafka/offsets/zk_offset_store.h"
 #include "tests/integration/spout/spout_harness.h"
 #include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/support/dev_kafka.h"

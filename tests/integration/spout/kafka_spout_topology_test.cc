@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "bolts/builtin_bolts.h"
 #include "common/coord/zk_session.h"
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_spout.h"
 #include "tests/integration/spout/spout_harness.h"
 #include "tests/support/dev_kafka.h"
 #include "tests/support/temp_dir.h"

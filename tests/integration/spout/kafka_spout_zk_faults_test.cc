@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_session.h"
-#include "spout/kafka_spout.h"
-#include "spout/kafka_spout_config.h"
+#include "spout/kafka/kafka_spout.h"
+#include "spout/kafka/kafka_spout_config.h"
 #include "tests/integration/spout/spout_harness.h"
 #include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/support/dev_kafka.h"

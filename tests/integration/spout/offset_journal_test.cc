@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "spout/kafka_spout.h"
-#include "spout/kafka_spout_config.h"
-#include "spout/offset_journal.h"
-#include "spout/zk_offset_store.h"
+#include "spout/kafka/kafka_spout.h"
+#include "spout/kafka/kafka_spout_config.h"
+#include "spout/kafka/offsets/offset_journal.h"
+#include "spout/kafka/offsets/zk_offset_store.h"
 #include "tests/integration/spout/spout_cluster_fixture.h"
 #include "tests/integration/spout/spout_harness.h"
 #include "tests/support/eventually.h"

@@ -17,8 +17,8 @@
 #include "common/api/spout_output_collector.h"
 #include "common/api/topology_context.h"
 #include "common/coord/zk_session.h"
-#include "spout/kafka_spout.h"
-#include "spout/storm_kafka_offset.h"
+#include "spout/kafka/kafka_spout.h"
+#include "spout/kafka/offsets/storm_kafka_offset.h"
 #include "tests/support/eventually.h"
 
 namespace tempest::testing {

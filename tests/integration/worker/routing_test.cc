@@ -7,8 +7,8 @@
 #include <memory>
 #include <set>
 
-#include "common/core/fields_grouper.h"
-#include "common/core/topology_validator.h"
+#include "common/core/grouping/fields_grouper.h"
+#include "common/core/topology/topology_validator.h"
 #include "gtest/gtest.h"
 #include "tests/integration/worker/test_components.h"
 #include "worker/local_cluster.h"

@@ -5,11 +5,11 @@
 #include <map>
 
 #include "bolts/builtin_bolts.h"
-#include "common/core/flux_loader.h"
-#include "common/core/topology_validator.h"
+#include "common/core/flux/flux_loader.h"
+#include "common/core/topology/topology_validator.h"
 #include "gtest/gtest.h"
 #include "spout/builtin_spouts.h"
-#include "spout/kafka_spout_config.h"
+#include "spout/kafka/kafka_spout_config.h"
 
 namespace tempest::bolts {
 namespace {

@@ -11,7 +11,7 @@
 #include "common/api/config.h"
 #include "common/coord/cluster_zk_config.h"
 #include "common/coord/topology_identity.h"
-#include "common/core/secret_config.h"
+#include "common/core/config/secret_config.h"
 #include "tests/support/temp_dir.h"
 
 namespace tempest::coord {

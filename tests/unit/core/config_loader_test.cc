@@ -1,4 +1,4 @@
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 
 #include <cmath>
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/core/config_keys.h"
+#include "common/core/config/config_keys.h"
 #include "common/core/yaml_value.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "common/core/flux_loader.h"
+#include "common/core/flux/flux_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

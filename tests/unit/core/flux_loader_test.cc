@@ -1,9 +1,9 @@
-#include "common/core/flux_loader.h"
+#include "common/core/flux/flux_loader.h"
 
 #include <map>
 #include <string>
 
-#include "common/core/topology_validator.h"
+#include "common/core/topology/topology_validator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/core/test_components.h"

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "common/core/stream_grouper.h"
+#include "common/core/grouping/stream_grouper.h"
 #include "gtest/gtest.h"
 
 namespace {

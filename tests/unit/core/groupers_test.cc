@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/core/direct_grouper.h"
-#include "common/core/fields_grouper.h"
-#include "common/core/java_hash.h"
-#include "common/core/local_or_shuffle_grouper.h"
-#include "common/core/partial_key_grouper.h"
-#include "common/core/stream_grouper.h"
+#include "common/core/grouping/direct_grouper.h"
+#include "common/core/grouping/fields_grouper.h"
+#include "common/core/grouping/java_hash.h"
+#include "common/core/grouping/local_or_shuffle_grouper.h"
+#include "common/core/grouping/partial_key_grouper.h"
+#include "common/core/grouping/stream_grouper.h"
 #include "gtest/gtest.h"
 
 namespace tempest::core {

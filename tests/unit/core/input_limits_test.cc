@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "common/core/config_keys.h"
-#include "common/core/config_loader.h"
-#include "common/core/flux_loader.h"
-#include "common/core/topology_limits.h"
-#include "common/core/topology_validator.h"
+#include "common/core/config/config_keys.h"
+#include "common/core/config/config_loader.h"
+#include "common/core/flux/flux_loader.h"
+#include "common/core/topology/topology_limits.h"
+#include "common/core/topology/topology_validator.h"
 #include "common/core/yaml_checks.h"
 #include "common/core/yaml_value.h"
 #include "gmock/gmock.h"

@@ -1,4 +1,4 @@
-#include "common/core/java_hash.h"
+#include "common/core/grouping/java_hash.h"
 
 #include <limits>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/core/fields_grouper.h"
+#include "common/core/grouping/fields_grouper.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 

@@ -1,7 +1,7 @@
 // CheckMigration: a Storm Flux file (and storm.yaml) sorted into what runs
 // natively, through multilang, or needs a plugin, with file:line, and what
 // happens to each config key.
-#include "common/core/migration_check.h"
+#include "cli/migrate/migration_check.h"
 
 #include <fstream>
 #include <map>

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <map>
 
-#include "common/core/config_loader.h"
-#include "common/core/migration_check.h"
-#include "common/core/storm_default_keys.h"
+#include "common/core/config/config_loader.h"
+#include "cli/migrate/migration_check.h"
+#include "common/core/config/storm_default_keys.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/core/test_components.h"

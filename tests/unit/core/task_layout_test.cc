@@ -1,4 +1,4 @@
-#include "common/core/task_layout.h"
+#include "common/core/topology/task_layout.h"
 
 #include "gtest/gtest.h"
 

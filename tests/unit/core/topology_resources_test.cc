@@ -1,4 +1,4 @@
-#include "common/core/topology_resources.h"
+#include "common/core/topology/topology_resources.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "common/core/topology_validator.h"
+#include "common/core/topology/topology_validator.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

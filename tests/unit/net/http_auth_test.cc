@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"

@@ -3,7 +3,7 @@
 
 #include "nimbus/nimbus.h"
 
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "gtest/gtest.h"
 
 namespace tempest::nimbus {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/core/flux_loader.h"
-#include "spout/kafka_client_spout_config.h"
-#include "spout/kafka_spout_config.h"
-#include "spout/retry_schedule.h"
+#include "common/core/flux/flux_loader.h"
+#include "spout/kafka/kafka_client_spout_config.h"
+#include "spout/kafka/kafka_spout_config.h"
+#include "spout/kafka/retry_schedule.h"
 
 namespace tempest::spout {
 namespace {

@@ -1,10 +1,10 @@
 // Pure offset rules of one partition: commit points, never-backwards,
 // uncommitted limit, retries / dead letters, out-of-range policy math.
-#include "spout/kafka_partition_state.h"
+#include "spout/kafka/kafka_partition_state.h"
 
 #include <gtest/gtest.h>
 
-#include "spout/kafka_metadata_worker.h"
+#include "spout/kafka/kafka_metadata_worker.h"
 #include "tests/support/fake_clock.h"
 
 namespace tempest::spout {

@@ -1,11 +1,11 @@
 // Both Flux forms of the KafkaSpout: tempest.KafkaSpout properties and
 // Storm's org.apache.storm.kafka.KafkaSpout(SpoutConfig(ZkHosts, ...)).
-#include "spout/kafka_spout_config.h"
+#include "spout/kafka/kafka_spout_config.h"
 
 #include <gtest/gtest.h>
 
 #include "common/api/component_registry.h"
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_spout.h"
 
 namespace tempest::spout {
 namespace {

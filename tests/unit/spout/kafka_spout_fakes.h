@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "spout/kafka_spout_backends.h"
-#include "spout/offset_store.h"
-#include "spout/partition_source.h"
+#include "spout/kafka/kafka_spout_backends.h"
+#include "spout/kafka/offsets/offset_store.h"
+#include "spout/kafka/partition_source.h"
 
 namespace tempest::spout::testing {
 

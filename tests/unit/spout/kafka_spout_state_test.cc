@@ -8,8 +8,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "spout/kafka_message_id.h"
-#include "spout/kafka_spout.h"
+#include "spout/kafka/kafka_message_id.h"
+#include "spout/kafka/kafka_spout.h"
 #include "tests/support/component_harness.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/log_capture.h"

@@ -1,6 +1,6 @@
 // The offset journal's pure parts: entry codec, node names, trimming choice,
 // and what ExplainOffset says about a record from a partition's entries.
-#include "spout/offset_journal.h"
+#include "spout/kafka/offsets/offset_journal.h"
 
 #include <gtest/gtest.h>
 

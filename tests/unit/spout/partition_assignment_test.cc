@@ -1,4 +1,4 @@
-#include "spout/partition_assignment.h"
+#include "spout/kafka/partition_assignment.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "spout/pending_offsets.h"
+#include "spout/kafka/pending_offsets.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The KafkaSpout's per-partition record window: waiting vs retained records,
 // lookups by offset with and without gaps, release order and trimming.
-#include "spout/record_window.h"
+#include "spout/kafka/record_window.h"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "common/api/component_registry.h"
-#include "spout/kafka_partition_state.h"
-#include "spout/kafka_spout_config.h"
-#include "spout/retry_schedule.h"
+#include "spout/kafka/kafka_partition_state.h"
+#include "spout/kafka/kafka_spout_config.h"
+#include "spout/kafka/retry_schedule.h"
 #include "tests/support/fake_clock.h"
 
 namespace tempest::spout {

@@ -1,4 +1,4 @@
-#include "spout/retry_schedule.h"
+#include "spout/kafka/retry_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "spout/storm_kafka_offset.h"
+#include "spout/kafka/offsets/storm_kafka_offset.h"
 
 #include <gtest/gtest.h>
 

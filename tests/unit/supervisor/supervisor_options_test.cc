@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
-#include "common/core/config_loader.h"
+#include "common/core/config/config_loader.h"
 #include "common/net/http_auth.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "common/core/task_layout.h"
+#include "common/core/topology/task_layout.h"
 #include "worker/schema_interner.h"
 #include "worker/testing/topology_builder.h"
 

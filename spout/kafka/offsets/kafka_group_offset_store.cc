@@ -1,0 +1,172 @@
+#include "spout/kafka/offsets/kafka_group_offset_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace tempest::spout {
+
+using kafka::GroupEvent;
+using Kind = OffsetStoreUpdate::Kind;
+
+std::string KafkaGroupOffsetStore::CommitMetadata(const std::string& topology_id, int task_id) {
+  nlohmann::json doc = {{"topologyId", topology_id},
+                        {"taskId", task_id},
+                        {"threadName", absl::StrCat("tempest-executor-", task_id)}};
+  return doc.dump();
+}
+
+std::string KafkaGroupOffsetStore::TopologyOfMetadata(const std::string& metadata) {
+  nlohmann::json doc = nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return "";
+  auto it = doc.find("topologyId");
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+absl::StatusOr<std::unique_ptr<KafkaGroupOffsetStore>> KafkaGroupOffsetStore::Create(
+    Options options) {
+  auto store = std::unique_ptr<KafkaGroupOffsetStore>(new KafkaGroupOffsetStore(options));
+  absl::StatusOr<std::unique_ptr<kafka::KafkaGroupMember>> member =
+      kafka::KafkaGroupMember::Join(store->options_.member);
+  if (!member.ok()) return member.status();
+  store->member_ = *std::move(member);
+  return store;
+}
+
+KafkaGroupOffsetStore::~KafkaGroupOffsetStore() { Close(std::chrono::seconds(5)); }
+
+void KafkaGroupOffsetStore::SetAssignment(std::vector<TopicPartition> partitions) {
+  wanted_ = std::set<TopicPartition>(partitions.begin(), partitions.end());
+  for (auto& [tp, owned] : owned_) {
+    if (!owned.reported && wanted_.count(tp) > 0) ReportAcquired(tp, owned);
+  }
+}
+
+void KafkaGroupOffsetStore::ReportAcquired(const TopicPartition& tp, Owned& owned) {
+  owned.reported = true;
+  OffsetStoreUpdate u;
+  u.kind = Kind::kAcquired;
+  u.partition = tp;
+  u.acquisition = owned.acquisition;
+  u.stored = owned.stored;
+  updates_.push_back(std::move(u));
+}
+
+void KafkaGroupOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
+  if (closed_) return;
+  std::vector<kafka::GroupOffset> offsets;
+  std::vector<SentCommit> sent;
+  for (const OffsetCommit& c : commits) {
+    auto it = owned_.find(c.partition);
+    // A commit of an earlier ownership epoch is stale: the group moved on.
+    if (it == owned_.end() || it->second.acquisition != c.acquisition) continue;
+    offsets.push_back(kafka::GroupOffset{c.partition, c.state.offset, metadata_});
+    sent.push_back(SentCommit{c.partition, c.acquisition, c.state.offset});
+  }
+  if (offsets.empty()) return;
+  const uint64_t id = member_->Commit(std::move(offsets));
+  in_flight_[id] = std::move(sent);
+}
+
+void KafkaGroupOffsetStore::OnEvent(GroupEvent& event) {
+  switch (event.kind) {
+    case GroupEvent::Kind::kAssigned:
+      for (kafka::GroupOffset& o : event.offsets) {
+        Owned owned;
+        owned.acquisition = next_acquisition_++;
+        if (o.offset >= 0) {
+          StormKafkaOffset stored;
+          stored.offset = o.offset;
+          stored.topic = o.partition.topic;
+          stored.partition = o.partition.partition;
+          stored.topology_id = TopologyOfMetadata(o.metadata);
+          owned.stored = stored;
+        }
+        auto [it, inserted] = owned_.insert_or_assign(o.partition, owned);
+        (void)inserted;
+        if (wanted_.count(o.partition) > 0) ReportAcquired(o.partition, it->second);
+      }
+      return;
+    case GroupEvent::Kind::kRevoked:
+      for (const kafka::GroupOffset& o : event.offsets) {
+        auto it = owned_.find(o.partition);
+        if (it == owned_.end()) continue;
+        const bool reported = it->second.reported;
+        owned_.erase(it);
+        if (!reported) continue;
+        OffsetStoreUpdate u;
+        u.kind = Kind::kLost;
+        u.partition = o.partition;
+        u.status = absl::AbortedError("the consumer group rebalanced it to another member");
+        updates_.push_back(std::move(u));
+      }
+      return;
+    case GroupEvent::Kind::kCommitted:
+    case GroupEvent::Kind::kCommitFailed: {
+      auto sent = in_flight_.find(event.commit_id);
+      if (sent == in_flight_.end()) return;
+      if (event.kind == GroupEvent::Kind::kCommitted) {
+        for (const kafka::GroupOffset& o : event.offsets) {
+          for (const SentCommit& s : sent->second) {
+            if (s.partition != o.partition) continue;
+            auto owned = owned_.find(s.partition);
+            if (owned == owned_.end() || owned->second.acquisition != s.acquisition) continue;
+            OffsetStoreUpdate u;
+            u.kind = Kind::kCommitted;
+            u.partition = s.partition;
+            u.offset = s.offset;
+            updates_.push_back(std::move(u));
+          }
+        }
+      } else {
+        if (absl::IsFailedPrecondition(event.status)) {
+          spdlog::warn("kafka spout group {}: {}", options_.member.group_id,
+                       std::string(event.status.message()));
+          // Refused for good: the member's generation is over for its whole
+          // assignment, not just for the partitions in this commit, so stop
+          // emitting all of them now; the group's next assignment (librdkafka
+          // rejoins) acquires them again if ours. Dropping only the refused
+          // ones left the task owning the others until that assignment; if
+          // those were finished, a stopAtEnd spout saw nothing left to do
+          // and stopped with a refused partition short of its log end.
+          for (const auto& [tp, owned] : owned_) {
+            if (!owned.reported) continue;
+            OffsetStoreUpdate u;
+            u.kind = Kind::kLost;
+            u.partition = tp;
+            u.status = event.status;
+            updates_.push_back(std::move(u));
+          }
+          owned_.clear();
+        }
+        OffsetStoreUpdate u;
+        u.kind = Kind::kCommitFailed;
+        u.status = event.status;
+        updates_.push_back(std::move(u));
+      }
+      in_flight_.erase(sent);
+      return;
+    }
+  }
+}
+
+std::vector<OffsetStoreUpdate> KafkaGroupOffsetStore::TakeUpdates() {
+  if (member_ != nullptr) {
+    for (GroupEvent& e : member_->TakeEvents()) OnEvent(e);
+  }
+  std::vector<OffsetStoreUpdate> out;
+  out.swap(updates_);
+  return out;
+}
+
+bool KafkaGroupOffsetStore::HasUpdates() const {
+  return !updates_.empty() || (member_ != nullptr && member_->HasEvents());
+}
+
+void KafkaGroupOffsetStore::Close(std::chrono::milliseconds timeout) {
+  if (closed_) return;
+  closed_ = true;
+  if (member_ != nullptr) member_->Leave(timeout);
+}
+
+}  // namespace tempest::spout
