@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/config.h"
 #include "common/core/status_macros.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/os/limits.h"
 
 namespace tempest::nimbus {

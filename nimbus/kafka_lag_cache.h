@@ -17,12 +17,12 @@
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
 #include "nimbus/topology_store.h"
-#include "spout/kafka/offsets/kafka_lag.h"
+#include "spout/kafka/kafka_lag.h"
 
 namespace tempest::nimbus {
 
 // Each KafkaSpout's lag as GET /lag, the UI and /metrics show it, measured by
-// nimbus itself (spout/kafka/offsets/kafka_lag.h: the log end asked of Kafka, the offsets
+// nimbus itself (spout/kafka/kafka_lag.h: the log end asked of Kafka, the offsets
 // where the spout stores them), so it needs no running worker and is never
 // the spout's last fetch. A topology's answer is fresh for `ttl`, so a page
 // reload or a Prometheus scrape does not query Kafka each time; each Kafka

@@ -10,7 +10,7 @@
 #include "common/api/component_registry.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/log_text.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/topology/task_layout.h"
 #include "common/core/topology/topology_limits.h"
 #include "nimbus/topology_state.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "common/core/config/secret_config.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 
 namespace tempest::nimbus {
 namespace {

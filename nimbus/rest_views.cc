@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "common/core/metrics_registry.h"
 #include "common/core/config/secret_config.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/stream_stats.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/rest_config_views.h"

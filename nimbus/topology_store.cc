@@ -13,7 +13,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/coord/chunked_blob.h"
 #include "common/coord/topology_identity.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/topology/task_layout.h"
 #include "common/core/topology/topology_limits.h"
 #include "common/core/topology/topology_resources.h"

@@ -19,7 +19,7 @@
 #include "common/coord/chunked_blob.h"
 #include "common/coord/cluster_paths.h"
 #include "common/core/config/secret_config.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/topology/topology_resources.h"
 #include "common/os/dir_files.h"
 #include "common/os/files.h"

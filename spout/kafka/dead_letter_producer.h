@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/kafka/producer.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/record_window.h"
 
 namespace tempest::spout {

@@ -17,7 +17,7 @@
 #include "common/coord/zk_session.h"
 #include "common/kafka/kafka_reader.h"
 #include "spout/kafka/kafka_spout_config.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
 
 namespace tempest::spout {

@@ -24,7 +24,7 @@
 #include "spout/kafka/kafka_spout_metrics.h"
 #include "spout/kafka/offsets/offset_rewind.h"
 #include "spout/kafka/offsets/offset_store.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/partition_source.h"
 #include "spout/kafka/record_window.h"
 #include "spout/kafka/offsets/zk_offset_store.h"

@@ -2,7 +2,7 @@
 #define TEMPEST_SPOUT_KAFKA_SPOUT_METRICS_H_
 
 #include "common/core/metrics_registry.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 
 namespace tempest::spout {
 

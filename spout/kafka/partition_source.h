@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/kafka/kafka_reader.h"
 #include "spout/kafka/kafka_metadata_worker.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
 
 namespace tempest::spout {

@@ -66,7 +66,7 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
 // fetch position) minus the stored offset; a partition without one counts
 // from where a spout would start it, `start_offset_time` (kStartEarliest:
 // the log start, kStartLatest: nothing to read, else the first offset at or
-// after that time in ms); spout/kafka/offsets/kafka_lag.h is the contract built on this.
+// after that time in ms); spout/kafka/kafka_lag.h is the contract built on this.
 absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::vector<StoredPartitionOffset>& offsets,
                          std::chrono::milliseconds timeout,

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "common/coord/versioned_cas.h"
 #include "common/coord/zk_session.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
 
 namespace tempest::spout {

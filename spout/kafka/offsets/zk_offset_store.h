@@ -21,7 +21,7 @@
 #include "common/core/rate_limited_log.h"
 #include "spout/kafka/offsets/offset_journal.h"
 #include "spout/kafka/offsets/offset_store.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
 
 namespace tempest::spout {

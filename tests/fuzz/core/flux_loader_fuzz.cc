@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "common/core/flux/flux_loader.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/topology/task_layout.h"
 #include "common/core/topology/topology_validator.h"
 #include "tests/unit/core/test_components.h"

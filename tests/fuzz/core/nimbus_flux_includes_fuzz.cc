@@ -26,7 +26,7 @@
 #include <string_view>
 
 #include "common/core/flux/flux_loader.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 
 namespace {
 

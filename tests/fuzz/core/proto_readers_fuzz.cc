@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/topology/topology_resources.h"
 #include "supervisor/worker_files.h"
 #include "tempest/v1/cluster.pb.h"

@@ -20,7 +20,7 @@
 #include "common/api/spout.h"
 #include "common/coord/cluster_paths.h"
 #include "common/coord/zk_session.h"
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 #include "common/core/topology/task_layout.h"
 #include "common/os/files.h"
 #include "tempest/v1/cluster.pb.h"

@@ -62,6 +62,34 @@ for d in $production; do
   forbid "$d" 'tests/' "production code never includes test support"
 done
 
+# Inside common/core: flux/ -> topology/ -> config/, grouping/ -> topology/; the
+# folder's own files (clock, metrics, logs, YAML) include no subfolder.
+forbid_flat() {  # like forbid, for the files of a folder but not its subfolders
+  local dir=$1 pattern=$2 reason=$3
+  [ -d "$dir" ] || return 0
+  local hits
+  hits=$(find "$dir" -maxdepth 1 \( -name '*.h' -o -name '*.cc' \) -print0 |
+    xargs -0 -r grep -nE "^\s*#\s*include\s*[<\"]($pattern)")
+  if [ -n "$hits" ]; then
+    echo "layer violation ($reason):"
+    echo "$hits" | sed 's/^/  /'
+    violations=$((violations + 1))
+  fi
+}
+forbid common/core/config 'common/core/(flux|topology|grouping)/' "common/core/config/ sits below the topology model"
+forbid common/core/topology 'common/core/(flux|grouping)/' "common/core/topology/ sits below Flux and the groupings"
+forbid common/core/grouping 'common/core/flux/' "common/core/grouping/ does not read Flux"
+forbid_flat common/core 'common/core/(flux|topology|grouping|config)/' "common/core's own helpers sit below its subfolders"
+
+# spout/: the simple spouts -> kafka/ -> kafka/offsets/; the offset stores never
+# see the spout that uses them. The operator's tools of cli/offsets/ and
+# cli/migrate/ are the CLI's alone.
+forbid spout/kafka/offsets 'spout/(kafka/[a-z_]+\.h|[a-z_]+\.h)' "spout/kafka/offsets/ sits below the KafkaSpout runtime"
+forbid_flat spout/kafka 'spout/[a-z_]+\.h' "spout/kafka/ sits below the registry of built-in spouts"
+for d in common worker spout bolts nimbus supervisor devcluster study; do
+  forbid "$d" 'cli/' "only the CLI includes cli/ (its offset and migration tools included)"
+done
+
 if [ "$violations" -gt 0 ]; then
   echo "$violations layer rule(s) violated"
   exit 1

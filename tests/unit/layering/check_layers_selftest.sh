@@ -36,4 +36,30 @@ if "$here/check_layers.sh" "$scratch" >/dev/null; then
   echo "common/kafka including common/coord was not caught"
   exit 1
 fi
+rm "$scratch/common/kafka/bad.cc"
+# The folders inside common/core and spout/.
+mkdir -p "$scratch/common/core/config" "$scratch/spout/kafka/offsets"
+echo '#include "common/core/flux/flux_loader.h"' > "$scratch/common/core/config/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "common/core/config including common/core/flux was not caught"
+  exit 1
+fi
+rm "$scratch/common/core/config/bad.cc"
+echo '#include "common/core/topology/topology_def.h"' > "$scratch/common/core/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "a file of common/core including its topology/ subfolder was not caught"
+  exit 1
+fi
+rm "$scratch/common/core/bad.cc"
+echo '#include "spout/kafka/kafka_spout.h"' > "$scratch/spout/kafka/offsets/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "spout/kafka/offsets including the KafkaSpout runtime was not caught"
+  exit 1
+fi
+rm "$scratch/spout/kafka/offsets/bad.cc"
+echo '#include "cli/offsets/offset_migration.h"' > "$scratch/spout/bad.cc"
+if "$here/check_layers.sh" "$scratch" >/dev/null; then
+  echo "spout/ including cli/offsets was not caught"
+  exit 1
+fi
 echo "checker catches violations"

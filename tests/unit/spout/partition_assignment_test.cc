@@ -1,4 +1,4 @@
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "common/core/topology/stored_topology.h"
+#include "common/core/flux/stored_topology.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/api/config.h"

@@ -1,4 +1,4 @@
-#include "spout/kafka/offsets/kafka_lag.h"
+#include "spout/kafka/kafka_lag.h"
 
 #include <algorithm>
 #include <memory>
