@@ -106,6 +106,9 @@ absl::Status AppendOnlyFile::Append(std::string_view data, bool sync) {
     failure = ErrnoStatus(errno, "cannot fdatasync", path_);
   }
   if (!failure.ok()) {
+    // Best effort, the write's own failure being what the caller must see: a
+    // rollback that fails too leaves the partial write (DropTornTail cuts a
+    // torn last line when the file is next opened).
     if (know_size && done > 0) (void)::ftruncate(fd_, st.st_size);
     return failure;
   }

@@ -14,7 +14,8 @@ namespace tempest::bolts {
 // calling it twice is harmless. The same registrations run at static
 // initialization into ComponentRegistry::Global() when the linker keeps
 // builtin_bolts.o; a binary should call this (or LinkBuiltinBolts) once at
-// start-up to be sure. Thread-safe (the registry is).
+// start-up to be sure (the `tempest` commands do, with the spouts, through
+// cli::RegisterBuiltins). Thread-safe (the registry is).
 absl::Status RegisterBuiltinBolts(api::ComponentRegistry& registry);
 
 // Does nothing; calling it makes the linker keep the static registrations.

@@ -16,28 +16,21 @@
 namespace tempest::bolts {
 
 absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"failFraction"});
-  if (!args.ok()) return args.status();
+  ASSIGN_OR_RETURN(api::ComponentArgs args, WithPositionalArgs(raw, {"failFraction"}));
   IdentityBoltOptions o;
   const std::string& cls = raw.class_name;
-  absl::StatusOr<std::vector<std::string>> fields = StringListProperty(*args, "fields", o.fields);
-  if (!fields.ok()) return fields.status();
-  absl::StatusOr<double> fraction = args->DoubleProperty("failFraction", o.fail_fraction);
-  if (!fraction.ok()) return fraction.status();
-  absl::StatusOr<int64_t> seed = args->IntProperty("seed", static_cast<int64_t>(o.seed));
-  if (!seed.ok()) return seed.status();
-  absl::StatusOr<int64_t> delay = args->IntProperty("delayMicros", o.delay_micros);
-  if (!delay.ok()) return delay.status();
-  absl::StatusOr<std::vector<std::string>> fail_values =
-      StringListProperty(*args, "failValues", {});
-  if (!fail_values.ok()) return fail_values.status();
-  absl::StatusOr<std::string> fail_field =
-      args->StringProperty("failField", fields->empty() ? "" : (*fields)[0]);
-  if (!fail_field.ok()) return fail_field.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> fields, StringListProperty(args, "fields", o.fields));
+  ASSIGN_OR_RETURN(double fraction, args.DoubleProperty("failFraction", o.fail_fraction));
+  ASSIGN_OR_RETURN(int64_t seed, args.IntProperty("seed", static_cast<int64_t>(o.seed)));
+  ASSIGN_OR_RETURN(int64_t delay, args.IntProperty("delayMicros", o.delay_micros));
+  ASSIGN_OR_RETURN(std::vector<std::string> fail_values,
+                   StringListProperty(args, "failValues", {}));
+  ASSIGN_OR_RETURN(std::string fail_field,
+                   args.StringProperty("failField", fields.empty() ? "" : fields[0]));
   // Not StringProperty: it would turn a number or a boolean into a file name,
   // and a study whose switch file can never exist would silently run without
   // faults.
-  if (const api::Value* sw = args->Property("faultSwitchFile"); sw != nullptr && !sw->is_nil()) {
+  if (const api::Value* sw = args.Property("faultSwitchFile"); sw != nullptr && !sw->is_nil()) {
     if (!sw->is_string()) {
       return absl::InvalidArgumentError(absl::StrCat(
           cls, " property 'faultSwitchFile' must be a string (a file path); got ",
@@ -45,29 +38,30 @@ absl::StatusOr<IdentityBoltOptions> IdentityBoltOptions::FromArgs(const api::Com
     }
     o.fault_switch_file = sw->AsString();
   }
-  if (!std::isfinite(*fraction) || *fraction < 0 || *fraction > 1) {
+  if (!std::isfinite(fraction) || fraction < 0 || fraction > 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'failFraction' must be in [0, 1]; got ", *fraction));
+        absl::StrCat(cls, " property 'failFraction' must be in [0, 1]; got ", fraction));
   }
   // Above 10 s per tuple every tuple would time out: surely a unit mistake.
-  if (*delay < 0 || *delay > 10'000'000) {
+  if (delay < 0 || delay > 10'000'000) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'delayMicros' must be in [0, 10000000] (10 s); got ", *delay));
+        absl::StrCat(cls, " property 'delayMicros' must be in [0, 10000000] (10 s); got ", delay));
   }
-  if (api::Fields(*fields).HasDuplicates()) {
+  if (api::Fields(fields).HasDuplicates()) {
     return absl::InvalidArgumentError(absl::StrCat(cls, " property 'fields' has duplicates"));
   }
-  if (!fields->empty() &&
-      std::find(fields->begin(), fields->end(), *fail_field) == fields->end()) {
-    return absl::InvalidArgumentError(absl::StrCat(cls, " property 'failField' must be one of "
-                                                   "'fields'; got '", *fail_field, "'"));
+  if (!fields.empty() && std::find(fields.begin(), fields.end(), fail_field) == fields.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(cls,
+                                                   " property 'failField' must be one of "
+                                                   "'fields'; got '",
+                                                   fail_field, "'"));
   }
-  o.fields = *std::move(fields);
-  o.fail_values = *std::move(fail_values);
-  o.fail_field = *std::move(fail_field);
-  o.fail_fraction = *fraction;
-  o.seed = static_cast<uint64_t>(*seed);
-  o.delay_micros = *delay;
+  o.fields = std::move(fields);
+  o.fail_values = std::move(fail_values);
+  o.fail_field = std::move(fail_field);
+  o.fail_fraction = fraction;
+  o.seed = static_cast<uint64_t>(seed);
+  o.delay_micros = delay;
   return o;
 }
 

@@ -11,6 +11,7 @@
 #include "bolts/bolt_args.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 #include "spdlog/spdlog.h"
 
@@ -81,6 +82,43 @@ absl::Status Encode(const api::Value& value, Encoded& out) {
   return absl::OkStatus();
 }
 
+// The producer properties (every property but the bolt's own, a "kafka."
+// prefix dropped), each a scalar.
+absl::Status ReadProducerProperties(const api::ComponentArgs& args,
+                                    std::map<std::string, std::string>& out) {
+  for (const auto& [name, value] : args.properties) {
+    if (IsOwnProperty(name)) continue;
+    if (!value.is_string() && !value.is_int() && !value.is_double() && !value.is_bool()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kClass, " property '", name, "' must be a scalar"));
+    }
+    std::string key = absl::StartsWith(name, "kafka.") ? name.substr(6) : name;
+    out[key] = ValueAsLine(value);
+  }
+  return absl::OkStatus();
+}
+
+// Idempotence is what keeps producer retries from duplicating; it needs
+// acks from all in-sync replicas. Misspelt or malformed librdkafka
+// properties are caught here too, at validation time.
+absl::Status CheckIdempotentProducer(const std::map<std::string, std::string>& properties) {
+  if (auto it = properties.find("enable.idempotence");
+      it != properties.end() && it->second != "true") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kClass, " always uses an idempotent producer; 'enable.idempotence' cannot be ",
+                     it->second));
+  }
+  for (const char* acks : {"acks", "request.required.acks"}) {
+    if (auto it = properties.find(acks);
+        it != properties.end() && it->second != "all" && it->second != "-1") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kClass, " needs acks=all for its idempotent producer; '", acks,
+                       "' cannot be ", it->second));
+    }
+  }
+  return BuildConf(properties).status();
+}
+
 }  // namespace
 
 absl::StatusOr<KafkaBoltOptions> KafkaBoltOptions::FromArgs(const api::ComponentArgs& args) {
@@ -89,70 +127,39 @@ absl::StatusOr<KafkaBoltOptions> KafkaBoltOptions::FromArgs(const api::Component
         absl::StrCat(kClass, " takes no constructorArgs; use properties"));
   }
   KafkaBoltOptions o;
-  absl::StatusOr<std::string> topic = args.StringProperty("topic", "");
-  if (!topic.ok()) return topic.status();
-  absl::StatusOr<std::string> field = args.StringProperty("field", o.field);
-  if (!field.ok()) return field.status();
-  absl::StatusOr<std::string> key_field = args.StringProperty("keyField", "");
-  if (!key_field.ok()) return key_field.status();
-  absl::StatusOr<int64_t> flush = args.IntProperty("flushTimeoutMs", o.flush_timeout.count());
-  if (!flush.ok()) return flush.status();
-  if (topic->empty()) {
+  ASSIGN_OR_RETURN(std::string topic, args.StringProperty("topic", ""));
+  ASSIGN_OR_RETURN(std::string field, args.StringProperty("field", o.field));
+  ASSIGN_OR_RETURN(std::string key_field, args.StringProperty("keyField", ""));
+  ASSIGN_OR_RETURN(const int64_t flush,
+                   args.IntProperty("flushTimeoutMs", o.flush_timeout.count()));
+  if (topic.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kClass, " needs property 'topic'"));
   }
-  if (field->empty()) {
+  if (field.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kClass, " property 'field' is empty"));
   }
-  if (*flush < 0 || *flush > 600'000) {
+  if (flush < 0 || flush > 600'000) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kClass, " property 'flushTimeoutMs' must be in [0, 600000]; got ", *flush));
+        absl::StrCat(kClass, " property 'flushTimeoutMs' must be in [0, 600000]; got ", flush));
   }
-  for (const auto& [name, value] : args.properties) {
-    if (IsOwnProperty(name)) continue;
-    if (!value.is_string() && !value.is_int() && !value.is_double() && !value.is_bool()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kClass, " property '", name, "' must be a scalar"));
-    }
-    std::string key = absl::StartsWith(name, "kafka.") ? name.substr(6) : name;
-    o.producer_properties[key] = ValueAsLine(value);
-  }
+  RETURN_IF_ERROR(ReadProducerProperties(args, o.producer_properties));
   auto bootstrap = o.producer_properties.find("bootstrap.servers");
   if (bootstrap == o.producer_properties.end() || bootstrap->second.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kClass, " needs property 'bootstrap.servers'"));
   }
-  // Idempotence is what keeps producer retries from duplicating; it needs
-  // acks from all in-sync replicas.
-  if (auto it = o.producer_properties.find("enable.idempotence");
-      it != o.producer_properties.end() && it->second != "true") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kClass, " always uses an idempotent producer; 'enable.idempotence' cannot be ",
-                     it->second));
-  }
-  for (const char* acks : {"acks", "request.required.acks"}) {
-    if (auto it = o.producer_properties.find(acks);
-        it != o.producer_properties.end() && it->second != "all" && it->second != "-1") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kClass, " needs acks=all for its idempotent producer; '", acks,
-                       "' cannot be ", it->second));
-    }
-  }
-  // Catch misspelt or malformed librdkafka properties at validation time.
-  if (absl::StatusOr<kafka::ConfHandle> conf = BuildConf(o.producer_properties); !conf.ok()) {
-    return conf.status();
-  }
+  RETURN_IF_ERROR(CheckIdempotentProducer(o.producer_properties));
 
   o.bootstrap_servers = bootstrap->second;
-  o.topic = *std::move(topic);
-  o.field = *std::move(field);
-  o.key_field = *std::move(key_field);
-  o.flush_timeout = milliseconds(*flush);
+  o.topic = std::move(topic);
+  o.field = std::move(field);
+  o.key_field = std::move(key_field);
+  o.flush_timeout = milliseconds(flush);
   return o;
 }
 
 absl::StatusOr<std::unique_ptr<KafkaBolt>> KafkaBolt::Create(const api::ComponentArgs& args) {
-  absl::StatusOr<KafkaBoltOptions> options = KafkaBoltOptions::FromArgs(args);
-  if (!options.ok()) return options.status();
-  return std::make_unique<KafkaBolt>(*std::move(options));
+  ASSIGN_OR_RETURN(KafkaBoltOptions options, KafkaBoltOptions::FromArgs(args));
+  return std::make_unique<KafkaBolt>(std::move(options));
 }
 
 KafkaBolt::~KafkaBolt() {
@@ -185,10 +192,9 @@ absl::Status KafkaBolt::Prepare(const api::Config& config, const api::TopologyCo
 }
 
 absl::Status KafkaBolt::CreateProducer() {
-  absl::StatusOr<kafka::ConfHandle> conf = BuildConf(producer_config_);
-  if (!conf.ok()) return conf.status();
+  ASSIGN_OR_RETURN(kafka::ConfHandle conf, BuildConf(producer_config_));
   absl::StatusOr<std::unique_ptr<kafka::Producer>> producer = kafka::Producer::Create(
-      *std::move(conf), [this](const kafka::Delivery& delivery) { OnDelivery(delivery); });
+      std::move(conf), [this](const kafka::Delivery& delivery) { OnDelivery(delivery); });
   if (!producer.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kClass, " ", name_, ": producer: ", producer.status().message()));
@@ -235,11 +241,15 @@ void KafkaBolt::Execute(const api::Tuple& input) {
     collector_->Fail(input);
     return;
   }
-  auto ref = std::make_unique<api::Tuple>(input);
   kafka::OutgoingRecord record;
   record.topic = options_.topic;
   if (v.data != nullptr) record.value = std::string_view(v.data, v.size);
   if (k.data != nullptr) record.key = std::string_view(k.data, k.size);
+  Enqueue(input, record);
+}
+
+void KafkaBolt::Enqueue(const api::Tuple& input, kafka::OutgoingRecord& record) {
+  auto ref = std::make_unique<api::Tuple>(input);
   record.opaque = ref.get();
   const auto give_up = std::chrono::steady_clock::now() + kEnqueueWait;
   for (;;) {

@@ -79,6 +79,9 @@ class KafkaBolt final : public api::Bolt {
   // waits, on the executor thread).
   void OnDelivery(const kafka::Delivery& delivery);
   absl::Status CreateProducer();
+  // Enqueues `record` (its value and key) for `input`, waiting up to a
+  // second for room in a full local queue; fails `input` when it cannot.
+  void Enqueue(const api::Tuple& input, kafka::OutgoingRecord& record);
   // Fails every outstanding input, then destroys the producer.
   void DestroyProducer();
   void RecoverFromFatalError();

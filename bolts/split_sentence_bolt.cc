@@ -4,22 +4,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bolts/bolt_args.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::bolts {
 
 absl::StatusOr<std::unique_ptr<SplitSentenceBolt>> SplitSentenceBolt::Create(
     const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {});
-  if (!args.ok()) return args.status();
-  absl::StatusOr<std::string> field = args->StringProperty("field", "line");
-  if (!field.ok()) return field.status();
-  absl::StatusOr<bool> lowercase = args->BoolProperty("lowercase", false);
-  if (!lowercase.ok()) return lowercase.status();
-  if (field->empty()) {
+  ASSIGN_OR_RETURN(api::ComponentArgs args, WithPositionalArgs(raw, {}));
+  ASSIGN_OR_RETURN(std::string field, args.StringProperty("field", "line"));
+  ASSIGN_OR_RETURN(bool lowercase, args.BoolProperty("lowercase", false));
+  if (field.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(raw.class_name, " property 'field' must not be empty"));
   }
-  return std::make_unique<SplitSentenceBolt>(*std::move(field), *lowercase);
+  return std::make_unique<SplitSentenceBolt>(std::move(field), lowercase);
 }
 
 absl::Status SplitSentenceBolt::Execute(const api::Tuple& input,

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bolts/applied_offsets.h"
+#include "common/core/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::bolts {
@@ -56,43 +57,38 @@ bool ParseValue(std::string_view text, int64_t* v) {
   return absl::SimpleAtoi(absl::string_view(text.data(), text.size()), v);
 }
 
-}  // namespace
-
-absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& paths,
-                                              std::optional<int64_t> expected,
-                                              std::vector<int64_t>* unique_values) {
-  if (expected.has_value() && *expected < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("expected must be >= 0, got ", *expected));
-  }
-  VerificationReport r;
-  r.expected = expected;
-  std::vector<int64_t> values;
-  for (const std::string& path : paths) {
-    int64_t line_no = 0;
-    absl::Status read = ForEachLogLine(path, [&](std::string_view line, bool complete) {
-      ++line_no;
-      int64_t v;
-      if (complete && !line.empty() && (line[0] == '@' || line[0] == '=')) {
-        std::optional<DedupLine> keyed = ParseDedupLine(line);
-        if (keyed.has_value() && keyed->kind == DedupLine::Kind::kDropped) {
-          ++r.deduplicated;
-          return;
-        }
-        if (keyed.has_value() && ParseValue(keyed->payload, &v)) {
-          values.push_back(v);
-          return;
-        }
-      } else if (complete && ParseValue(line, &v)) {
+// Adds the values of the log at `path` to `values`, and its dropped replays
+// and malformed lines to `r`.
+absl::Status ReadLogValues(const std::string& path, VerificationReport& r,
+                           std::vector<int64_t>& values) {
+  int64_t line_no = 0;
+  return ForEachLogLine(path, [&](std::string_view line, bool complete) {
+    ++line_no;
+    int64_t v;
+    if (complete && !line.empty() && (line[0] == '@' || line[0] == '=')) {
+      std::optional<DedupLine> keyed = ParseDedupLine(line);
+      if (keyed.has_value() && keyed->kind == DedupLine::Kind::kDropped) {
+        ++r.deduplicated;
+        return;
+      }
+      if (keyed.has_value() && ParseValue(keyed->payload, &v)) {
         values.push_back(v);
         return;
       }
-      ++r.malformed;
-      if (static_cast<int>(r.malformed_sample.size()) < VerificationReport::kSampleSize) {
-        r.malformed_sample.push_back(absl::StrCat(path, ":", line_no));
-      }
-    });
-    if (!read.ok()) return read;
-  }
+    } else if (complete && ParseValue(line, &v)) {
+      values.push_back(v);
+      return;
+    }
+    ++r.malformed;
+    if (static_cast<int>(r.malformed_sample.size()) < VerificationReport::kSampleSize) {
+      r.malformed_sample.push_back(absl::StrCat(path, ":", line_no));
+    }
+  });
+}
+
+// The distinct values, sorted; counts what was received, the copies and the
+// most copies of one value into `r`.
+std::vector<int64_t> CountCopies(std::vector<int64_t> values, VerificationReport& r) {
   r.received = static_cast<int64_t>(values.size());
   std::sort(values.begin(), values.end());
   std::vector<int64_t> unique;
@@ -107,20 +103,40 @@ absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& pa
   }
   r.unique = static_cast<int64_t>(unique.size());
   r.duplicated = r.received - r.unique;
-  if (expected.has_value()) {
-    int64_t in_range = 0;
-    auto it = unique.begin();
-    for (int64_t want = 0; want < *expected; ++want) {
-      while (it != unique.end() && *it < want) ++it;
-      if (it != unique.end() && *it == want) {
-        ++in_range;
-      } else if (static_cast<int>(r.missing_sample.size()) < VerificationReport::kSampleSize) {
-        r.missing_sample.push_back(want);
-      }
+  return unique;
+}
+
+// Which of 0..expected-1 are missing from `unique` (sorted), and how many
+// values lie outside that range.
+void CountMissing(const std::vector<int64_t>& unique, int64_t expected, VerificationReport& r) {
+  int64_t in_range = 0;
+  auto it = unique.begin();
+  for (int64_t want = 0; want < expected; ++want) {
+    while (it != unique.end() && *it < want) ++it;
+    if (it != unique.end() && *it == want) {
+      ++in_range;
+    } else if (static_cast<int>(r.missing_sample.size()) < VerificationReport::kSampleSize) {
+      r.missing_sample.push_back(want);
     }
-    r.missing = *expected - in_range;
-    r.unexpected = r.unique - in_range;
   }
+  r.missing = expected - in_range;
+  r.unexpected = r.unique - in_range;
+}
+
+}  // namespace
+
+absl::StatusOr<VerificationReport> VerifyLogs(const std::vector<std::string>& paths,
+                                              std::optional<int64_t> expected,
+                                              std::vector<int64_t>* unique_values) {
+  if (expected.has_value() && *expected < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("expected must be >= 0, got ", *expected));
+  }
+  VerificationReport r;
+  r.expected = expected;
+  std::vector<int64_t> values;
+  for (const std::string& path : paths) RETURN_IF_ERROR(ReadLogValues(path, r, values));
+  std::vector<int64_t> unique = CountCopies(std::move(values), r);
+  if (expected.has_value()) CountMissing(unique, *expected, r);
   if (unique_values != nullptr) *unique_values = std::move(unique);
   return r;
 }

@@ -12,83 +12,94 @@
 #include "absl/strings/str_join.h"
 #include "bolts/bolt_args.h"
 #include "bolts/verification_report.h"
+#include "common/core/status_macros.h"
 #include "common/os/files.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::bolts {
 
-absl::StatusOr<VerifierBoltOptions> VerifierBoltOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {"logPath", "reportPath"});
-  if (!args.ok()) return args.status();
-  VerifierBoltOptions o;
-  const std::string& cls = raw.class_name;
-  absl::StatusOr<std::string> field = args->StringProperty("field", o.field);
-  if (!field.ok()) return field.status();
-  absl::StatusOr<std::string> log = args->StringProperty("logPath", "");
-  if (!log.ok()) return log.status();
-  absl::StatusOr<std::string> report = args->StringProperty("reportPath", "");
-  if (!report.ok()) return report.status();
-  absl::StatusOr<std::string> seen = args->StringProperty("seenPath", "");
-  if (!seen.ok()) return seen.status();
-  absl::StatusOr<int64_t> batch = args->IntProperty("batchSize", o.batch_size);
-  if (!batch.ok()) return batch.status();
-  absl::StatusOr<int64_t> interval = args->IntProperty("flushIntervalMs", o.flush_interval_ms);
-  if (!interval.ok()) return interval.status();
-  if (const api::Value* e = args->Property("expected"); e != nullptr && !e->is_nil()) {
-    absl::StatusOr<int64_t> expected = args->IntProperty("expected", 0);
-    if (!expected.ok()) return expected.status();
-    if (*expected < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(cls, " property 'expected' must be >= 0; got ", *expected));
-    }
-    o.expected = *expected;
-  }
-  if (log->empty()) {
+namespace {
+
+// 'expected', when given and not nil: how many distinct values the report
+// should find.
+absl::Status ReadExpected(const api::ComponentArgs& args, const std::string& cls,
+                          VerifierBoltOptions& o) {
+  const api::Value* e = args.Property("expected");
+  if (e == nullptr || e->is_nil()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const int64_t expected, args.IntProperty("expected", 0));
+  if (expected < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " needs property 'logPath' (the file received values are appended to)"));
+        absl::StrCat(cls, " property 'expected' must be >= 0; got ", expected));
   }
-  if (field->empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(cls, " property 'field' must not be empty"));
-  }
-  if (*batch < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'batchSize' must be >= 1; got ", *batch));
-  }
-  if (*interval < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'flushIntervalMs' must be >= 0; got ", *interval));
-  }
-  absl::StatusOr<bool> dedup = args->BoolProperty("dedup", false);
-  if (!dedup.ok()) return dedup.status();
-  absl::StatusOr<std::vector<std::string>> dedup_fields =
-      StringListProperty(*args, "dedupFields", o.dedup_fields);
-  if (!dedup_fields.ok()) return dedup_fields.status();
-  absl::StatusOr<int64_t> window = args->IntProperty("dedupWindow", o.dedup_window);
-  if (!window.ok()) return window.status();
-  if (dedup_fields->size() != 3) {
+  o.expected = expected;
+  return absl::OkStatus();
+}
+
+// 'dedup', and the key fields and window it uses (which need it).
+absl::Status ReadDedupOptions(const api::ComponentArgs& args, const std::string& cls,
+                              VerifierBoltOptions& o) {
+  ASSIGN_OR_RETURN(const bool dedup, args.BoolProperty("dedup", false));
+  ASSIGN_OR_RETURN(std::vector<std::string> dedup_fields,
+                   StringListProperty(args, "dedupFields", o.dedup_fields));
+  ASSIGN_OR_RETURN(const int64_t window, args.IntProperty("dedupWindow", o.dedup_window));
+  if (dedup_fields.size() != 3) {
     return absl::InvalidArgumentError(
         absl::StrCat(cls, " property 'dedupFields' needs 3 names (topic, partition, offset); got ",
-                     absl::StrJoin(*dedup_fields, ",")));
+                     absl::StrJoin(dedup_fields, ",")));
   }
-  if (*window < 1) {
+  if (window < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'dedupWindow' must be >= 1; got ", *window));
+        absl::StrCat(cls, " property 'dedupWindow' must be >= 1; got ", window));
   }
-  if (!*dedup &&
-      (args->Property("dedupFields") != nullptr || args->Property("dedupWindow") != nullptr)) {
+  if (!dedup &&
+      (args.Property("dedupFields") != nullptr || args.Property("dedupWindow") != nullptr)) {
     // Catches a forgotten `dedup: true` instead of silently not deduplicating.
     return absl::InvalidArgumentError(
         absl::StrCat(cls, " properties 'dedupFields' and 'dedupWindow' need 'dedup: true'"));
   }
-  o.dedup = *dedup;
-  o.dedup_fields = *std::move(dedup_fields);
-  o.dedup_window = *window;
-  o.field = *std::move(field);
-  o.log_path = *std::move(log);
-  o.report_path = *std::move(report);
-  o.seen_path = *std::move(seen);
-  o.batch_size = *batch;
-  o.flush_interval_ms = *interval;
+  o.dedup = dedup;
+  o.dedup_fields = std::move(dedup_fields);
+  o.dedup_window = window;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<VerifierBoltOptions> VerifierBoltOptions::FromArgs(const api::ComponentArgs& raw) {
+  ASSIGN_OR_RETURN(const api::ComponentArgs args,
+                   WithPositionalArgs(raw, {"logPath", "reportPath"}));
+  VerifierBoltOptions o;
+  const std::string& cls = raw.class_name;
+  ASSIGN_OR_RETURN(std::string field, args.StringProperty("field", o.field));
+  ASSIGN_OR_RETURN(std::string log, args.StringProperty("logPath", ""));
+  ASSIGN_OR_RETURN(std::string report, args.StringProperty("reportPath", ""));
+  ASSIGN_OR_RETURN(std::string seen, args.StringProperty("seenPath", ""));
+  ASSIGN_OR_RETURN(const int64_t batch, args.IntProperty("batchSize", o.batch_size));
+  ASSIGN_OR_RETURN(const int64_t interval,
+                   args.IntProperty("flushIntervalMs", o.flush_interval_ms));
+  RETURN_IF_ERROR(ReadExpected(args, cls, o));
+  if (log.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " needs property 'logPath' (the file received values are appended to)"));
+  }
+  if (field.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(cls, " property 'field' must not be empty"));
+  }
+  if (batch < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " property 'batchSize' must be >= 1; got ", batch));
+  }
+  if (interval < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cls, " property 'flushIntervalMs' must be >= 0; got ", interval));
+  }
+  RETURN_IF_ERROR(ReadDedupOptions(args, cls, o));
+  o.field = std::move(field);
+  o.log_path = std::move(log);
+  o.report_path = std::move(report);
+  o.seen_path = std::move(seen);
+  o.batch_size = batch;
+  o.flush_interval_ms = interval;
   return o;
 }
 
@@ -98,9 +109,8 @@ absl::StatusOr<std::unique_ptr<VerifierBolt>> VerifierBolt::Create(const api::Co
 
 absl::StatusOr<std::unique_ptr<VerifierBolt>> VerifierBolt::Create(const api::ComponentArgs& args,
                                                                    const core::Clock& clock) {
-  absl::StatusOr<VerifierBoltOptions> options = VerifierBoltOptions::FromArgs(args);
-  if (!options.ok()) return options.status();
-  return std::make_unique<VerifierBolt>(*std::move(options), clock);
+  ASSIGN_OR_RETURN(VerifierBoltOptions options, VerifierBoltOptions::FromArgs(args));
+  return std::make_unique<VerifierBolt>(std::move(options), clock);
 }
 
 absl::Status VerifierBolt::Prepare(const api::Config& config, const api::TopologyContext& context,
@@ -116,15 +126,13 @@ absl::Status VerifierBolt::Prepare(const api::Config& config, const api::Topolog
                         absl::StrCat("tempest.VerifierBolt logPath: ", log.status().message()));
   }
   log_ = *std::move(log);
-  absl::StatusOr<int64_t> dropped = log_->DropTornTail();
-  if (!dropped.ok()) return dropped.status();
-  if (*dropped > 0) {
+  ASSIGN_OR_RETURN(const int64_t dropped, log_->DropTornTail());
+  if (dropped > 0) {
     spdlog::warn("VerifierBolt {}: dropped a torn last line ({} bytes) of {}",
-                 context.ThisComponentId().value(), *dropped, log_path_);
+                 context.ThisComponentId().value(), dropped, log_path_);
   }
   if (options_.dedup) {
-    absl::Status recovered = RecoverAppliedKeys();
-    if (!recovered.ok()) return recovered;
+    RETURN_IF_ERROR(RecoverAppliedKeys());
     spdlog::info(
         "VerifierBolt {}: dedup on [{}]; {} applied keys recovered from {} ({} partitions)",
         context.ThisComponentId().value(), absl::StrJoin(options_.dedup_fields, ","), recovered_,
@@ -135,7 +143,7 @@ absl::Status VerifierBolt::Prepare(const api::Config& config, const api::Topolog
 
 void VerifierBolt::Execute(const api::Tuple& input) {
   if (input.IsTick()) {
-    (void)Flush();
+    (void)Flush();  // a failed write is reported and its tuples failed by Flush itself
     collector_->Ack(input);
     return;
   }
@@ -146,7 +154,9 @@ void VerifierBolt::Execute(const api::Tuple& input) {
   }
   if (held_.empty()) oldest_held_ = clock_.Now();
   held_.push_back(input);
-  if (static_cast<int64_t>(held_.size()) >= options_.batch_size || BatchIsDue()) (void)Flush();
+  if (static_cast<int64_t>(held_.size()) >= options_.batch_size || BatchIsDue()) {
+    (void)Flush();  // a failed write is reported and its tuples failed by Flush itself
+  }
 }
 
 bool VerifierBolt::BatchIsDue() const {
@@ -163,7 +173,7 @@ std::optional<std::chrono::milliseconds> VerifierBolt::PollInterval() const {
 
 bool VerifierBolt::Poll() {
   if (!BatchIsDue()) return false;
-  (void)Flush();
+  (void)Flush();  // a failed write is reported and its tuples failed by Flush itself
   return true;
 }
 
@@ -301,7 +311,7 @@ absl::Status VerifierBolt::Flush() {
 }
 
 void VerifierBolt::Cleanup() {
-  (void)Flush();
+  (void)Flush();  // a failed write is reported and its tuples failed by Flush itself
   log_.reset();
   absl::Status report = WriteReport();
   if (!report.ok()) spdlog::error("VerifierBolt: {}", report.ToString());
@@ -310,20 +320,18 @@ void VerifierBolt::Cleanup() {
 absl::Status VerifierBolt::WriteReport() {
   if (report_path_.empty() && seen_path_.empty()) return absl::OkStatus();
   std::vector<int64_t> seen;
-  absl::StatusOr<VerificationReport> report =
-      VerifyLogs({log_path_}, options_.expected, seen_path_.empty() ? nullptr : &seen);
-  if (!report.ok()) return report.status();
+  ASSIGN_OR_RETURN(
+      const VerificationReport report,
+      VerifyLogs({log_path_}, options_.expected, seen_path_.empty() ? nullptr : &seen));
   if (!report_path_.empty()) {
-    absl::Status s = os::WriteFileAtomically(report_path_, ReportToJson(*report) + "\n");
-    if (!s.ok()) return s;
-    spdlog::info("VerifierBolt: report {} -> {}", report_path_, ReportToJson(*report));
+    RETURN_IF_ERROR(os::WriteFileAtomically(report_path_, ReportToJson(report) + "\n"));
+    spdlog::info("VerifierBolt: report {} -> {}", report_path_, ReportToJson(report));
   }
   if (!seen_path_.empty()) {
     std::string text;
     text.reserve(seen.size() * 8);
     for (int64_t v : seen) absl::StrAppend(&text, v, "\n");
-    absl::Status s = os::WriteFileAtomically(seen_path_, text);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(os::WriteFileAtomically(seen_path_, text));
   }
   return absl::OkStatus();
 }

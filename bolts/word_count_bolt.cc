@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bolts/bolt_args.h"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::bolts {
@@ -17,28 +18,24 @@ absl::StatusOr<std::unique_ptr<WordCountBolt>> WordCountBolt::Create(
 
 absl::StatusOr<std::unique_ptr<WordCountBolt>> WordCountBolt::Create(
     const api::ComponentArgs& raw, const core::Clock& clock) {
-  absl::StatusOr<api::ComponentArgs> args = WithPositionalArgs(raw, {});
-  if (!args.ok()) return args.status();
-  absl::StatusOr<std::string> field = args->StringProperty("field", "word");
-  if (!field.ok()) return field.status();
-  absl::StatusOr<std::string> every = args->StringProperty("emitEvery", "tick");
-  if (!every.ok()) return every.status();
-  if (*every != "tick" && *every != "tuple") {
+  ASSIGN_OR_RETURN(api::ComponentArgs args, WithPositionalArgs(raw, {}));
+  ASSIGN_OR_RETURN(std::string field, args.StringProperty("field", "word"));
+  ASSIGN_OR_RETURN(std::string every, args.StringProperty("emitEvery", "tick"));
+  if (every != "tick" && every != "tuple") {
     return absl::InvalidArgumentError(absl::StrCat(
-        raw.class_name, " property 'emitEvery' must be 'tick' or 'tuple'; got '", *every, "'"));
+        raw.class_name, " property 'emitEvery' must be 'tick' or 'tuple'; got '", every, "'"));
   }
-  if (field->empty()) {
+  if (field.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(raw.class_name, " property 'field' must not be empty"));
   }
-  absl::StatusOr<int64_t> interval = args->IntProperty("emitIntervalMs", 1000);
-  if (!interval.ok()) return interval.status();
-  if (*interval < 1 || *interval > 3'600'000) {
+  ASSIGN_OR_RETURN(int64_t interval, args.IntProperty("emitIntervalMs", 1000));
+  if (interval < 1 || interval > 3'600'000) {
     return absl::InvalidArgumentError(absl::StrCat(
-        raw.class_name, " property 'emitIntervalMs' must be in [1, 3600000]; got ", *interval));
+        raw.class_name, " property 'emitIntervalMs' must be in [1, 3600000]; got ", interval));
   }
-  return std::make_unique<WordCountBolt>(*std::move(field), *every == "tuple",
-                                         std::chrono::milliseconds(*interval), clock);
+  return std::make_unique<WordCountBolt>(std::move(field), every == "tuple",
+                                         std::chrono::milliseconds(interval), clock);
 }
 
 absl::Status WordCountBolt::Prepare(const api::Config& config, const api::TopologyContext& context,

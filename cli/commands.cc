@@ -4,8 +4,11 @@
 
 #include <cstdio>
 
+#include "bolts/builtin_bolts.h"
 #include "common/coord/zk_session.h"
 #include "common/core/config/config_loader.h"
+#include "common/core/status_macros.h"
+#include "spout/builtin_spouts.h"
 
 namespace tempest::cli {
 
@@ -58,19 +61,22 @@ void SubcommandConfigOptions::Apply() const {
 }
 
 absl::StatusOr<core::EffectiveConfig> LoadDaemonEffectiveConfig(const GlobalOptions& globals) {
-  absl::StatusOr<core::EffectiveConfig> loaded =
-      core::ConfigLoader::LoadEffective(globals.config_file, globals.overrides);
-  if (!loaded.ok()) return loaded.status();
-  for (const std::string& w : loaded->warnings) {
+  ASSIGN_OR_RETURN(core::EffectiveConfig loaded,
+                   core::ConfigLoader::LoadEffective(globals.config_file, globals.overrides));
+  for (const std::string& w : loaded.warnings) {
     std::fprintf(stderr, "tempest: warning: %s\n", w.c_str());
   }
   return loaded;
 }
 
 absl::StatusOr<api::Config> LoadDaemonConfig(const GlobalOptions& globals) {
-  absl::StatusOr<core::EffectiveConfig> loaded = LoadDaemonEffectiveConfig(globals);
-  if (!loaded.ok()) return loaded.status();
-  return std::move(loaded->config);
+  ASSIGN_OR_RETURN(core::EffectiveConfig loaded, LoadDaemonEffectiveConfig(globals));
+  return std::move(loaded.config);
+}
+
+absl::Status RegisterBuiltins(api::ComponentRegistry& registry) {
+  RETURN_IF_ERROR(spout::RegisterBuiltinSpouts(registry));
+  return bolts::RegisterBuiltinBolts(registry);
 }
 
 void QuietZkClientLogUnlessVerbose(const GlobalOptions& globals) {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/api/component_registry.h"
 #include "common/api/config.h"
 #include "common/core/config/config_loader.h"
 
@@ -93,6 +95,12 @@ absl::StatusOr<core::EffectiveConfig> LoadDaemonEffectiveConfig(const GlobalOpti
 // attempt, at ERROR) are discarded, so an unreachable ensemble reads as the
 // one error line the verb prints.
 void QuietZkClientLogUnlessVerbose(const GlobalOptions& globals);
+
+// Registers the built-in spouts and bolts into `registry` (names already
+// taken are kept, so calling it again is harmless). Every command that loads
+// or runs a topology calls it first and stops on an error: a registry without
+// the built-ins would reject or fail topologies for a reason nobody could see.
+absl::Status RegisterBuiltins(api::ComponentRegistry& registry);
 
 // Prints "tempest: <message>" on stderr; returns `code` for `return Fail(...)`.
 int Fail(const std::string& message, int code = 1);

@@ -43,6 +43,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/coord/zk_auth.h"
 #include "common/core/config/config_loader.h"
+#include "common/core/status_macros.h"
 #include "common/net/http_auth.h"
 #include "common/os/secret_file.h"
 #include "devcluster/dev_cluster.h"
@@ -94,10 +95,9 @@ void PrintLine(const std::string& prefix, const std::string& value) {
 // The user's config as the daemons will read it (defaults, --config, -c),
 // without printing its warnings: each daemon prints them in its log.
 absl::StatusOr<api::Config> QuietUserConfig(const GlobalOptions& globals) {
-  absl::StatusOr<core::EffectiveConfig> loaded =
-      core::ConfigLoader::LoadEffective(globals.config_file, globals.overrides);
-  if (!loaded.ok()) return loaded.status();
-  return std::move(loaded->config);
+  ASSIGN_OR_RETURN(core::EffectiveConfig loaded,
+                   core::ConfigLoader::LoadEffective(globals.config_file, globals.overrides));
+  return std::move(loaded.config);
 }
 
 // How nimbus's REST API is protected.
@@ -111,11 +111,10 @@ struct DevAuth {
 // nimbus.authorizer; otherwise a new random token in DIR/api-token.
 absl::StatusOr<DevAuth> PrepareAuth(const GlobalOptions& globals,
                                     const std::filesystem::path& dir) {
-  absl::StatusOr<api::Config> config = QuietUserConfig(globals);
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(const api::Config config, QuietUserConfig(globals));
   DevAuth auth;
-  if (config->Has(net::kApiTokenFileKey) || config->Has(net::kNimbusAuthorizerKey)) {
-    const std::string file = config->GetString(net::kApiTokenFileKey, "");
+  if (config.Has(net::kApiTokenFileKey) || config.Has(net::kNimbusAuthorizerKey)) {
+    const std::string file = config.GetString(net::kApiTokenFileKey, "");
     if (!file.empty()) {
       auth.token_file = std::filesystem::absolute(file).string();
       absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, net::kApiTokenFileKey);
@@ -125,7 +124,7 @@ absl::StatusOr<DevAuth> PrepareAuth(const GlobalOptions& globals,
   }
   auth.token_file = (dir / "api-token").string();
   auth.token = net::NewRandomToken();
-  if (absl::Status s = net::WriteTokenFile(auth.token_file, auth.token); !s.ok()) return s;
+  RETURN_IF_ERROR(net::WriteTokenFile(auth.token_file, auth.token));
   auth.nimbus_args = {
       "-c", absl::StrCat(net::kApiTokenFileKey, "=", devcluster::YamlQuoted(auth.token_file))};
   return auth;
@@ -148,18 +147,16 @@ constexpr char kInsecureZooKeeperWarning[] =
 // earlier run in DIR left one.
 absl::StatusOr<DevZkAuth> PrepareZkAuth(const GlobalOptions& globals, const DevOptions& opts,
                                         const std::filesystem::path& dir) {
-  absl::StatusOr<api::Config> config = QuietUserConfig(globals);
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(const api::Config config, QuietUserConfig(globals));
   DevZkAuth auth;
-  const bool configured = config->Has(coord::kZkAuthSchemeKey) ||
-                          config->Has(coord::kZkAuthPayloadKey) ||
-                          config->Has(coord::kZkAuthFileKey);
+  const bool configured = config.Has(coord::kZkAuthSchemeKey) ||
+                          config.Has(coord::kZkAuthPayloadKey) || config.Has(coord::kZkAuthFileKey);
   if (configured) {
     if (opts.insecure_zookeeper) {
       return absl::InvalidArgumentError(
           "--insecure-zookeeper contradicts the ZooKeeper credentials in the config");
     }
-    const std::string file = config->GetString(coord::kZkAuthFileKey, "");
+    const std::string file = config.GetString(coord::kZkAuthFileKey, "");
     if (!file.empty()) auth.file = std::filesystem::absolute(file).string();
     return auth;
   }
@@ -177,14 +174,10 @@ absl::StatusOr<DevZkAuth> PrepareZkAuth(const GlobalOptions& globals, const DevO
   }
   if (std::filesystem::exists(auth.file, ec)) {
     // A --dir used before: its ZooKeeper data belongs to that identity.
-    absl::StatusOr<coord::ZkAuthConfig> kept =
-        coord::ZkAuthConfig::FromFile(auth.file, "tempest dev's ZooKeeper auth file");
-    if (!kept.ok()) return kept.status();
-  } else if (absl::Status s = os::WriteSecretFile(
-                 auth.file, absl::StrCat("tempest-dev:", net::NewRandomToken()),
-                 "ZooKeeper auth file");
-             !s.ok()) {
-    return s;
+    RETURN_IF_ERROR(coord::ZkAuthConfig::FromFile(auth.file, "tempest dev's ZooKeeper auth file"));
+  } else {
+    RETURN_IF_ERROR(os::WriteSecretFile(
+        auth.file, absl::StrCat("tempest-dev:", net::NewRandomToken()), "ZooKeeper auth file"));
   }
   auth.daemon_args = {"-c", absl::StrCat(api::Sv(coord::kZkAuthFileKey), "=",
                                          devcluster::YamlQuoted(auth.file))};
@@ -224,32 +217,29 @@ std::string RecordTokenFile(const std::string& address, const std::string& token
 absl::Status StartDaemons(devcluster::DevCluster& cluster, const DevOptions& opts,
                           const std::filesystem::path& dir, const DevAuth& auth,
                           const DevZkAuth& zk_auth, std::string& discovery) {
-  absl::StatusOr<std::string> bootstrap = cluster.StartKafkaProcess();
-  if (!bootstrap.ok()) return bootstrap.status();
-  PrintLine("bootstrap.servers=", *bootstrap);
-  absl::StatusOr<std::string> nimbus = cluster.AddNimbus("nimbus", auth.nimbus_args);
-  if (!nimbus.ok()) return nimbus.status();
-  PrintLine("nimbus=", *nimbus);
+  ASSIGN_OR_RETURN(const std::string bootstrap, cluster.StartKafkaProcess());
+  PrintLine("bootstrap.servers=", bootstrap);
+  ASSIGN_OR_RETURN(const std::string nimbus, cluster.AddNimbus("nimbus", auth.nimbus_args));
+  PrintLine("nimbus=", nimbus);
   if (!auth.token_file.empty()) {
     PrintLine("token-file=", auth.token_file);
-    discovery = RecordTokenFile(*nimbus, auth.token_file);
+    discovery = RecordTokenFile(nimbus, auth.token_file);
   }
   // nimbus's REST port serves the web UI; the link hands it the token.
-  PrintLine("ui=", DevUiUrl(*nimbus, auth.token));
+  PrintLine("ui=", DevUiUrl(nimbus, auth.token));
   for (int i = 1; i <= opts.supervisors; ++i) {
     const std::string name = absl::StrCat("supervisor-", i);
-    absl::StatusOr<std::string> supervisor =
-        cluster.AddSupervisor(name, (dir / name).string(), opts.slots);
-    if (!supervisor.ok()) return supervisor.status();
-    PrintLine("supervisor=", *supervisor);
+    ASSIGN_OR_RETURN(const std::string supervisor,
+                     cluster.AddSupervisor(name, (dir / name).string(), opts.slots));
+    PrintLine("supervisor=", supervisor);
     // Prometheus scrapes the supervisor (its workers' series included) here.
     PrintLine("supervisor-metrics=",
               absl::StrCat("127.0.0.1:", cluster.metrics_port(cluster.supervisor_count() - 1)));
   }
   // The client verbs read TEMPEST_NIMBUS and TEMPEST_TOKEN_FILE; examples
   // and kcat read BOOTSTRAP.
-  for (const std::string& line : DevExportLines(*nimbus, *bootstrap, cluster.zk_connect(),
-                                                auth.token_file, zk_auth.file)) {
+  for (const std::string& line :
+       DevExportLines(nimbus, bootstrap, cluster.zk_connect(), auth.token_file, zk_auth.file)) {
     std::printf("%s\n", line.c_str());
   }
   std::printf("ready\n");
@@ -271,6 +261,23 @@ void WatchUntilStopSignal(devcluster::DevCluster& cluster) {
       }
     }
   }
+}
+
+// The cluster's logs and ZooKeeper data under DIR; every daemon gets the
+// user's config and the ZooKeeper identity.
+devcluster::DevCluster::Options ClusterOptions(const GlobalOptions& globals,
+                                               const std::filesystem::path& dir,
+                                               const std::filesystem::path& logs,
+                                               const DevZkAuth& zk_auth) {
+  devcluster::DevCluster::Options options;
+  options.log_dir = logs.string();
+  options.fresh_logs = false;
+  options.zk_dir = (dir / "zookeeper").string();
+  options.daemon_args = UserConfigArgs(globals);
+  options.daemon_args.insert(options.daemon_args.end(), zk_auth.daemon_args.begin(),
+                             zk_auth.daemon_args.end());
+  options.supervisor_metrics = true;
+  return options;
 }
 
 int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
@@ -297,15 +304,7 @@ int RunDev(const DevOptions& opts, const GlobalOptions& globals) {
       config->GetString(supervisor::kSupervisorWorkerUser, supervisor::kDefaultWorkerUser));
   if (!output.ok()) return Fail(std::string(output.status().message()));
 
-  devcluster::DevCluster::Options options;
-  options.log_dir = logs.string();
-  options.fresh_logs = false;
-  options.zk_dir = (*dir / "zookeeper").string();
-  options.daemon_args = UserConfigArgs(globals);
-  options.daemon_args.insert(options.daemon_args.end(), zk_auth->daemon_args.begin(),
-                             zk_auth->daemon_args.end());
-  options.supervisor_metrics = true;
-  devcluster::DevCluster cluster(std::move(options));
+  devcluster::DevCluster cluster(ClusterOptions(globals, *dir, logs, *zk_auth));
   if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return Fail(std::string(s.message()));
   PrintLine("zookeeper=", cluster.zk_connect());
   std::string zk_discovery;

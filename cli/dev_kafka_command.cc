@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/zk_client_auth.h"
 #include "common/coord/zk_session.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/dev_kafka_cluster.h"
 #include "common/kafka/kafka_broker_registry.h"
 
@@ -42,9 +43,9 @@ absl::Status WriteRegistryNodes(coord::ZkSession& session,
 absl::Status PublishRegistryOf(coord::ZkSession& session, const std::string& root,
                                const std::string& bootstrap_servers,
                                const std::vector<std::string>& topics) {
-  absl::StatusOr<kafka::BrokerLayout> layout = kafka::ReadBrokerLayout(bootstrap_servers, topics);
-  if (!layout.ok()) return layout.status();
-  return WriteRegistryNodes(session, kafka::BrokerRegistryNodes(root, *layout));
+  ASSIGN_OR_RETURN(const kafka::BrokerLayout layout,
+                   kafka::ReadBrokerLayout(bootstrap_servers, topics));
+  return WriteRegistryNodes(session, kafka::BrokerRegistryNodes(root, layout));
 }
 
 // Republishes the registry whenever the cluster's topics or partition counts

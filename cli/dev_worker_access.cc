@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/privileges.h"
 
 namespace tempest::cli {
@@ -36,28 +37,27 @@ absl::StatusOr<std::string> PrepareWorkerOutput(const std::string& dir,
     return absl::InternalError(absl::StrCat("cannot create ", folder, ": ", std::strerror(errno)));
   }
   if (!os::RunningAsRoot()) return folder;  // workers run as this user: they reach what it does
-  absl::StatusOr<os::UnixUser> account = os::LookUpUnprivilegedUser(worker_user);
-  if (!account.ok()) return account.status();
-  const std::optional<std::string> closed = os::FirstDirClosedTo(dir, *account);
+  ASSIGN_OR_RETURN(const os::UnixUser account, os::LookUpUnprivilegedUser(worker_user));
+  const std::optional<std::string> closed = os::FirstDirClosedTo(dir, account);
   if (!closed.has_value()) {
-    if (absl::Status s = OpenToGroup(folder, account->gid); !s.ok()) return s;
+    RETURN_IF_ERROR(OpenToGroup(folder, account.gid));
     return folder;
   }
-  const std::optional<std::string> parent = os::TempParentReachableBy(*account);
+  const std::optional<std::string> parent = os::TempParentReachableBy(account);
   std::string made =
       (std::filesystem::path(parent.value_or("/tmp")) / "tempest-dev-output-XXXXXX").string();
   if (!parent.has_value() || ::mkdtemp(made.data()) == nullptr ||
-      !OpenToGroup(made, account->gid).ok()) {
+      !OpenToGroup(made, account.gid).ok()) {
     std::fprintf(stderr,
                  "tempest: workers (%s's group) cannot pass through %s, nor into a temp "
                  "directory; topology output must go where they can reach\n",
-                 account->name.c_str(), closed->c_str());
+                 account.name.c_str(), closed->c_str());
     return folder;
   }
   std::fprintf(stderr,
                "tempest: workers (%s's group) cannot pass through %s: the cluster's own files "
                "reach them anyway; topology output goes to %s (output=), made for them\n",
-               account->name.c_str(), closed->c_str(), made.c_str());
+               account.name.c_str(), closed->c_str(), made.c_str());
   return made;
 }
 

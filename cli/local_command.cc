@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,7 +17,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bolts/builtin_bolts.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/zk_client_auth.h"
@@ -26,7 +25,7 @@
 #include "common/core/config/config_loader.h"
 #include "common/core/flux/flux_loader.h"
 #include "common/core/log_text.h"
-#include "spout/builtin_spouts.h"
+#include "common/core/status_macros.h"
 #include "worker/local_cluster.h"
 
 namespace tempest::cli {
@@ -75,11 +74,10 @@ absl::Status AddClientZkCredentials(api::Config& config) {
   absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
   // Unusable ZooKeeper settings are the spout's to report, if it uses them.
   if (!zk.ok() || zk->client.auth.enabled()) return absl::OkStatus();
-  absl::StatusOr<coord::ZkAuthConfig> auth = ResolveClientZkAuth(config, zk->connect);
-  if (!auth.ok()) return auth.status();
-  if (auth->enabled()) {
-    config.Set(coord::kZkAuthSchemeKey, auth->scheme);
-    config.Set(coord::kZkAuthPayloadKey, auth->payload);
+  ASSIGN_OR_RETURN(const coord::ZkAuthConfig auth, ResolveClientZkAuth(config, zk->connect));
+  if (auth.enabled()) {
+    config.Set(coord::kZkAuthSchemeKey, auth.scheme);
+    config.Set(coord::kZkAuthPayloadKey, auth.payload);
   }
   return absl::OkStatus();
 }
@@ -195,8 +193,7 @@ int RunLocal(const LocalOptions& opts, const GlobalOptions& globals) {
   const int64_t timeout_secs = def.config.GetInt(api::kTopologyMessageTimeoutSecs, 30);
 
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();
-  (void)spout::RegisterBuiltinSpouts(registry);
-  (void)bolts::RegisterBuiltinBolts(registry);
+  if (absl::Status s = RegisterBuiltins(registry); !s.ok()) return Fail(std::string(s.message()));
 
   worker::LocalClusterOptions options;
   options.registry = &registry;

@@ -67,6 +67,96 @@ std::string Names(const std::vector<ComponentInfo>& components) {
   return names.empty() ? std::string("none") : absl::StrJoin(names, ", ");
 }
 
+// The component named by -m, or the exit code after saying why there is
+// none (no -m: the components are listed, as Storm's monitor does).
+int FindComponent(const MonitorOptions& opts, const std::vector<ComponentInfo>& components,
+                  const ComponentInfo** target) {
+  if (opts.component.empty()) {
+    // Storm's monitor lists the components when none is given.
+    return Fail(absl::StrCat("monitor needs -m COMPONENT; the components of '", opts.name,
+                             "' are: ", Names(components)),
+                2);
+  }
+  for (const ComponentInfo& c : components) {
+    if (c.id == opts.component) *target = &c;
+  }
+  if (*target != nullptr) return 0;
+  std::vector<std::string> names;
+  for (const ComponentInfo& c : components) names.push_back(c.id);
+  const std::string closest = ClosestName(opts.component, names);
+  return Fail(absl::StrCat("topology '", opts.name, "' has no component '", opts.component, "'",
+                           closest.empty() ? "" : absl::StrCat("; did you mean '", closest, "'?"),
+                           " (its components: ", Names(components), ")"));
+}
+
+// One poll of the component page: the sample, and the page it came from.
+struct ComponentPoller {
+  const NimbusClient& client;
+  const MonitorOptions& opts;
+  std::string id;  // the topology's
+  MonitorWatch watch;
+
+  absl::StatusOr<MonitorSample> Poll(json* page) const {
+    absl::StatusOr<json> got = client.Get(ComponentPagePath(id, opts.component));
+    if (!got.ok()) {
+      if (absl::IsNotFound(got.status())) {
+        return absl::NotFoundError(
+            absl::StrCat("topology '", opts.name, "' (", id, ") is no longer on nimbus"));
+      }
+      return got.status();
+    }
+    if (page != nullptr) *page = *got;
+    return MonitorSampleFromPage(*got, opts.component, opts.stream, watch);
+  }
+};
+
+// The title line's facts: the options, the component's kind, and its
+// executor count from the first page.
+MonitorTarget TitleOf(const MonitorOptions& opts, const ComponentInfo& component, const json& page,
+                      MonitorWatch watch) {
+  MonitorTarget title;
+  title.topology = opts.name;
+  title.component = opts.component;
+  title.component_type = component.type;
+  if (auto executors = page.find("executors");
+      executors != page.end() && executors->is_number_integer()) {
+    title.executors = executors->get<int>();
+  }
+  title.stream = opts.stream;
+  title.watch = watch;
+  title.interval_secs = opts.interval_secs;
+  return title;
+}
+
+// One line per interval after the first poll (`previous`, made at
+// `previous_at`) until a stop signal or --count lines.
+int PrintIntervals(const ComponentPoller& poller, MonitorSample previous,
+                   std::chrono::steady_clock::time_point previous_at) {
+  const MonitorOptions& opts = poller.opts;
+  // Polls keep to a fixed schedule from the first one, so a slow answer
+  // does not shift every later line.
+  const auto interval = std::chrono::seconds(opts.interval_secs);
+  auto next = previous_at + interval;
+  const absl::TimeZone local = absl::LocalTimeZone();
+  for (int64_t lines = 0; opts.count == 0 || lines < opts.count;) {
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        next - std::chrono::steady_clock::now());
+    if (WaitStopSignalFor(std::max(wait, std::chrono::milliseconds(0))) != 0) return 0;
+    next += interval;
+    absl::StatusOr<MonitorSample> sample = poller.Poll(nullptr);
+    if (!sample.ok()) return Fail(std::string(sample.status().message()));
+    const auto at = std::chrono::steady_clock::now();
+    const MonitorInterval row =
+        ComputeMonitorInterval(previous, *sample, absl::FromChrono(at - previous_at));
+    std::printf("%s\n", MonitorRow(row, absl::Now(), local).c_str());
+    std::fflush(stdout);
+    previous = *std::move(sample);
+    previous_at = at;
+    ++lines;
+  }
+  return 0;
+}
+
 int RunMonitor(const MonitorOptions& opts, const GlobalOptions& globals) {
   // Before anything else, so Ctrl-C is seen by the wait between polls (and
   // ends the command cleanly there) rather than killing it mid-line.
@@ -79,81 +169,18 @@ int RunMonitor(const MonitorOptions& opts, const GlobalOptions& globals) {
   absl::StatusOr<json> topology = client->Get(absl::StrCat("/api/v1/topology/", *id));
   if (!topology.ok()) return Fail(std::string(topology.status().message()));
   const std::vector<ComponentInfo> components = ComponentsOf(*topology);
-  if (opts.component.empty()) {
-    // Storm's monitor lists the components when none is given.
-    return Fail(absl::StrCat("monitor needs -m COMPONENT; the components of '", opts.name,
-                             "' are: ", Names(components)),
-                2);
-  }
   const ComponentInfo* target = nullptr;
-  for (const ComponentInfo& c : components) {
-    if (c.id == opts.component) target = &c;
-  }
-  if (target == nullptr) {
-    std::vector<std::string> names;
-    for (const ComponentInfo& c : components) names.push_back(c.id);
-    const std::string closest = ClosestName(opts.component, names);
-    return Fail(absl::StrCat("topology '", opts.name, "' has no component '", opts.component, "'",
-                             closest.empty() ? "" : absl::StrCat("; did you mean '", closest, "'?"),
-                             " (its components: ", Names(components), ")"));
-  }
+  if (int rc = FindComponent(opts, components, &target); rc != 0) return rc;
 
-  const std::string path = ComponentPagePath(*id, opts.component);
-  // One poll: the sample and the page it came from.
-  auto poll = [&](json* page) -> absl::StatusOr<MonitorSample> {
-    absl::StatusOr<json> got = client->Get(path);
-    if (!got.ok()) {
-      if (absl::IsNotFound(got.status())) {
-        return absl::NotFoundError(
-            absl::StrCat("topology '", opts.name, "' (", *id, ") is no longer on nimbus"));
-      }
-      return got.status();
-    }
-    if (page != nullptr) *page = *got;
-    return MonitorSampleFromPage(*got, opts.component, opts.stream, watch);
-  };
-
+  const ComponentPoller poller{*client, opts, *id, watch};
   json page;
-  absl::StatusOr<MonitorSample> previous = poll(&page);
-  if (!previous.ok()) return Fail(std::string(previous.status().message()));
-  auto previous_at = std::chrono::steady_clock::now();
-
-  MonitorTarget title;
-  title.topology = opts.name;
-  title.component = opts.component;
-  title.component_type = target->type;
-  if (auto executors = page.find("executors");
-      executors != page.end() && executors->is_number_integer()) {
-    title.executors = executors->get<int>();
-  }
-  title.stream = opts.stream;
-  title.watch = watch;
-  title.interval_secs = opts.interval_secs;
-  std::printf("%s\n%s\n", MonitorTitle(title).c_str(), MonitorHeader(watch).c_str());
+  absl::StatusOr<MonitorSample> first = poller.Poll(&page);
+  if (!first.ok()) return Fail(std::string(first.status().message()));
+  const auto first_at = std::chrono::steady_clock::now();
+  std::printf("%s\n%s\n", MonitorTitle(TitleOf(opts, *target, page, watch)).c_str(),
+              MonitorHeader(watch).c_str());
   std::fflush(stdout);
-
-  // Polls keep to a fixed schedule from the first one, so a slow answer
-  // does not shift every later line.
-  const auto interval = std::chrono::seconds(opts.interval_secs);
-  auto next = previous_at + interval;
-  const absl::TimeZone local = absl::LocalTimeZone();
-  for (int64_t lines = 0; opts.count == 0 || lines < opts.count;) {
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        next - std::chrono::steady_clock::now());
-    if (WaitStopSignalFor(std::max(wait, std::chrono::milliseconds(0))) != 0) return 0;
-    next += interval;
-    absl::StatusOr<MonitorSample> sample = poll(nullptr);
-    if (!sample.ok()) return Fail(std::string(sample.status().message()));
-    const auto at = std::chrono::steady_clock::now();
-    const MonitorInterval row =
-        ComputeMonitorInterval(*previous, *sample, absl::FromChrono(at - previous_at));
-    std::printf("%s\n", MonitorRow(row, absl::Now(), local).c_str());
-    std::fflush(stdout);
-    previous = sample;
-    previous_at = at;
-    ++lines;
-  }
-  return 0;
+  return PrintIntervals(poller, *std::move(first), first_at);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "cli/dev_token.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config/config_loader.h"
+#include "common/core/status_macros.h"
 #include "common/net/http_auth.h"
 #include "common/net/http_client.h"
 #include "common/os/loopback.h"
@@ -75,9 +76,8 @@ absl::StatusOr<ResolvedToken> ResolveToken(const GlobalOptions& globals,
     source = kTokenFileEnv;
   }
   if (!file.empty()) {
-    absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, source);
-    if (!token.ok()) return token.status();
-    return ResolvedToken{token->token, absl::StrCat(source, " ", file)};
+    ASSIGN_OR_RETURN(const net::LoadedToken token, net::LoadTokenFile(file, source));
+    return ResolvedToken{token.token, absl::StrCat(source, " ", file)};
   }
   const char* env = std::getenv(kTokenEnv);
   return ResolvedToken{env != nullptr ? env : "", kTokenEnv};
@@ -146,15 +146,13 @@ NimbusClient::NimbusClient(std::string host, int port, std::string token,
       token_source_(std::move(token_source)) {}
 
 absl::StatusOr<NimbusClient> NimbusClient::FromGlobals(const GlobalOptions& globals) {
-  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<ResolvedToken> token = ResolveToken(globals, *config);
-  if (!token.ok()) return token.status();
+  ASSIGN_OR_RETURN(const api::Config config, LoadDaemonConfig(globals));
+  ASSIGN_OR_RETURN(ResolvedToken token, ResolveToken(globals, config));
   std::string host;
   int port = 0;
-  if (absl::Status s = ResolveAddress(globals, *config, &host, &port); !s.ok()) return s;
-  if (token->token.empty()) *token = DiscoveredDevToken(host, port);
-  return NimbusClient(host, port, std::move(token->token), std::move(token->source));
+  RETURN_IF_ERROR(ResolveAddress(globals, config, &host, &port));
+  if (token.token.empty()) token = DiscoveredDevToken(host, port);
+  return NimbusClient(host, port, std::move(token.token), std::move(token.source));
 }
 
 absl::StatusOr<json> NimbusClient::Get(std::string_view path) const {
@@ -260,10 +258,9 @@ void NimbusClient::MarkNotReady(absl::Status& status) {
 }
 
 absl::StatusOr<std::string> NimbusClient::IdOf(const std::string& name) const {
-  absl::StatusOr<json> summary = Get("/api/v1/topology/summary");
-  if (!summary.ok()) return summary.status();
-  if (summary->contains("topologies") && (*summary)["topologies"].is_array()) {
-    for (const json& t : (*summary)["topologies"]) {
+  ASSIGN_OR_RETURN(const json summary, Get("/api/v1/topology/summary"));
+  if (summary.contains("topologies") && summary["topologies"].is_array()) {
+    for (const json& t : summary["topologies"]) {
       if (t.value("name", "") == name) return t.value("id", "");
     }
   }

@@ -7,13 +7,11 @@
 #include <string>
 #include <utility>
 
-#include "bolts/builtin_bolts.h"
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
 #include "nimbus/nimbus.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
-#include "spout/builtin_spouts.h"
 
 namespace tempest::cli {
 namespace {
@@ -31,8 +29,7 @@ int RunNimbus(const GlobalOptions& globals) {
 
   // Submissions are validated against the same components a worker runs.
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();
-  (void)spout::RegisterBuiltinSpouts(registry);
-  (void)bolts::RegisterBuiltinBolts(registry);
+  if (absl::Status s = RegisterBuiltins(registry); !s.ok()) return Fail(std::string(s.message()));
   options->registry = &registry;
 
   absl::StatusOr<std::unique_ptr<nimbus::Nimbus>> n = nimbus::Nimbus::Create(*std::move(options));

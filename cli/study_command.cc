@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "common/core/status_macros.h"
 #include "common/os/files.h"
 #include "study/report.h"
 #include "study/report_markdown.h"
@@ -43,11 +44,9 @@ struct StudyArgs {
 absl::StatusOr<std::vector<study::Scenario>> SelectScenarios(const StudyArgs& args) {
   std::vector<study::Scenario> known = study::DefaultScenarios(args.hosts);
   for (const std::string& file : args.scenario_files) {
-    absl::StatusOr<std::string> text = os::ReadSmallFile(file);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<std::vector<study::Scenario>> parsed = study::ParseScenarios(*text, file);
-    if (!parsed.ok()) return parsed.status();
-    for (study::Scenario& s : *parsed) {
+    ASSIGN_OR_RETURN(const std::string text, os::ReadSmallFile(file));
+    ASSIGN_OR_RETURN(std::vector<study::Scenario> parsed, study::ParseScenarios(text, file));
+    for (study::Scenario& s : parsed) {
       // A user's scenario with a built-in name replaces the built-in.
       auto same = std::find_if(known.begin(), known.end(),
                                [&](const study::Scenario& k) { return k.name == s.name; });
@@ -133,6 +132,37 @@ int RedrawReport(const StudyArgs& args) {
   return 0;
 }
 
+// The study's options as the command line gives them; the caller adds where
+// it writes, this binary and the stop check.
+study::StudyOptions StudyOptionsOf(const StudyArgs& args, std::vector<study::Scenario> scenarios,
+                                   std::vector<std::string> guarantees) {
+  study::StudyOptions options;
+  options.scenarios = std::move(scenarios);
+  options.guarantees = std::move(guarantees);
+  options.records = args.records;
+  options.rate = args.rate;
+  options.seed = args.seed;
+  options.settle_timeout_s = args.settle_timeout_s;
+  options.hosts = args.hosts;
+  return options;
+}
+
+// Why a study that ran to the end failed: its broken expectations and the
+// runs that tested nothing.
+std::string VerdictFailure(const study::Verdict& verdict, const std::string& report_md) {
+  std::vector<std::string> why;
+  if (verdict.violations > 0) {
+    why.push_back(absl::StrCat(verdict.violations, " expectation(s) broken"));
+  }
+  if (verdict.not_tested > 0) {
+    why.push_back(absl::StrCat(verdict.not_tested,
+                               " run(s) not tested (the fault fired before records flowed, or "
+                               "nothing was measured)"));
+  }
+  if (why.empty()) why.push_back("no runs");
+  return absl::StrCat(absl::StrJoin(why, " and "), "; see ", report_md);
+}
+
 int RunStudyCommand(const StudyArgs& args) {
   if (args.report_only) return RedrawReport(args);
   absl::StatusOr<std::vector<study::Scenario>> scenarios = SelectScenarios(args);
@@ -151,14 +181,7 @@ int RunStudyCommand(const StudyArgs& args) {
     if (static_cast<unsigned char>(c) < 0x20) return Fail("--out must not contain control characters", 2);
   }
   BlockStopSignals();
-  study::StudyOptions options;
-  options.scenarios = *scenarios;
-  options.guarantees = *guarantees;
-  options.records = args.records;
-  options.rate = args.rate;
-  options.seed = args.seed;
-  options.settle_timeout_s = args.settle_timeout_s;
-  options.hosts = args.hosts;
+  study::StudyOptions options = StudyOptionsOf(args, *std::move(scenarios), *std::move(guarantees));
   std::error_code ec;
   options.out_dir = std::filesystem::absolute(args.out, ec).string();
   std::filesystem::create_directories(options.out_dir, ec);
@@ -189,19 +212,7 @@ int RunStudyCommand(const StudyArgs& args) {
   }
   const study::Verdict verdict = study::VerdictOf(*results);
   if (*stopped) return Fail("stopped before every scenario ran; the report covers what ran");
-  if (!verdict.passed()) {
-    std::vector<std::string> why;
-    if (verdict.violations > 0) {
-      why.push_back(absl::StrCat(verdict.violations, " expectation(s) broken"));
-    }
-    if (verdict.not_tested > 0) {
-      why.push_back(absl::StrCat(verdict.not_tested,
-                                 " run(s) not tested (the fault fired before records flowed, or "
-                                 "nothing was measured)"));
-    }
-    if (why.empty()) why.push_back("no runs");
-    return Fail(absl::StrCat(absl::StrJoin(why, " and "), "; see ", files->report_md));
-  }
+  if (!verdict.passed()) return Fail(VerdictFailure(verdict, files->report_md));
   return 0;
 }
 

@@ -7,13 +7,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
-#include <thread>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -21,17 +21,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "bolts/builtin_bolts.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/nimbus_client.h"
 #include "common/api/component_registry.h"
 #include "common/core/flux/flux_loader.h"
 #include "common/core/log_text.h"
+#include "common/core/status_macros.h"
 #include "common/core/topology/topology_resources.h"
 #include "common/os/privileges.h"
 #include "nimbus/topology_store.h"
-#include "spout/builtin_spouts.h"
 
 namespace tempest::cli {
 namespace {
@@ -125,11 +124,10 @@ std::string RepeatedFailure(const json& page) {
 // the last few seconds. While it is not, the cluster summary says whether
 // there is a free slot at all.
 absl::StatusOr<WaitPoll> PollRunning(const NimbusClient& client, const std::string& id) {
-  absl::StatusOr<json> t = client.Get(absl::StrCat("/api/v1/topology/", id));
-  if (!t.ok()) return t.status();
+  ASSIGN_OR_RETURN(const json t, client.Get(absl::StrCat("/api/v1/topology/", id)));
   RunningProgress progress;
-  progress.executors_total = t->value("executorsTotal", 0);
-  const json workers = t->value("workers", json::array());
+  progress.executors_total = t.value("executorsTotal", 0);
+  const json workers = t.value("workers", json::array());
   progress.workers_assigned = workers.is_array() ? static_cast<int>(workers.size()) : 0;
   for (const json& w : workers) {
     if (w.value("lastBeatSecsAgo", int64_t{1000}) > 5) continue;
@@ -140,7 +138,7 @@ absl::StatusOr<WaitPoll> PollRunning(const NimbusClient& client, const std::stri
   p.done = progress.executors_total > 0 &&
            progress.executors_running >= progress.executors_total;
   if (p.done) return p;
-  if (std::string failure = RepeatedFailure(*t); !failure.empty()) {
+  if (std::string failure = RepeatedFailure(t); !failure.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(id, " is not running: ", failure));
   }
   if (progress.workers_assigned == 0) {
@@ -165,18 +163,17 @@ absl::Status WaitUntilRunning(const NimbusClient& client, const std::string& id,
   const auto start = std::chrono::steady_clock::now();
   std::string last;
   for (;;) {
-    absl::StatusOr<WaitPoll> p = PollRunning(client, id);
-    if (!p.ok()) return p.status();
-    if (p->done) return absl::OkStatus();
-    if (p->progress != last) {
-      std::fprintf(stderr, "tempest: %s: %s\n", id.c_str(), p->progress.c_str());
+    ASSIGN_OR_RETURN(const WaitPoll p, PollRunning(client, id));
+    if (p.done) return absl::OkStatus();
+    if (p.progress != last) {
+      std::fprintf(stderr, "tempest: %s: %s\n", id.c_str(), p.progress.c_str());
       std::fflush(stderr);
-      last = p->progress;
+      last = p.progress;
     }
     if (std::chrono::steady_clock::now() - start >= timeout) {
       return absl::DeadlineExceededError(absl::StrCat(
-          id, " is not running after ", timeout.count(), " s (--until-running-timeout): ",
-          absl::StripSuffix(p->progress, "; waiting")));
+          id, " is not running after ", timeout.count(),
+          " s (--until-running-timeout): ", absl::StripSuffix(p.progress, "; waiting")));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
@@ -215,8 +212,7 @@ absl::StatusOr<json> PostWhenNimbusReady(const NimbusClient& client, const std::
 // for a submission, so what it gets must stand alone.
 absl::Status MakeSelfContained(const SubmitOptions& opts, nimbus::SubmitRequest& request) {
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();
-  (void)spout::RegisterBuiltinSpouts(registry);
-  (void)bolts::RegisterBuiltinBolts(registry);
+  RETURN_IF_ERROR(RegisterBuiltins(registry));
   core::FluxOptions flux;
   flux.filter_file = opts.filter;
   flux.env_filter = opts.env_filter;
@@ -226,14 +222,11 @@ absl::Status MakeSelfContained(const SubmitOptions& opts, nimbus::SubmitRequest&
   flux.resource_dirs.push_back(opts.resources.empty()
                                    ? topology.parent_path().string()
                                    : std::filesystem::absolute(opts.resources).string());
-  absl::StatusOr<v1::StormBase> checked =
-      nimbus::TopologyStore::Prepare(request, registry, 0, &flux);
-  if (!checked.ok()) return checked.status();
-  absl::StatusOr<std::string> merged =
-      core::FluxLoader(flux).InlineIncludes(request.flux_text, opts.topology);
-  if (!merged.ok()) return merged.status();
-  if (*merged == request.flux_text) return absl::OkStatus();
-  request.flux_text = *std::move(merged);
+  RETURN_IF_ERROR(nimbus::TopologyStore::Prepare(request, registry, 0, &flux));
+  ASSIGN_OR_RETURN(std::string merged,
+                   core::FluxLoader(flux).InlineIncludes(request.flux_text, opts.topology));
+  if (merged == request.flux_text) return absl::OkStatus();
+  request.flux_text = std::move(merged);
   // What nimbus will load: the merged text, reading nothing.
   absl::StatusOr<v1::StormBase> prepared = nimbus::TopologyStore::Prepare(request, registry, 0);
   if (!prepared.ok()) {
@@ -244,13 +237,15 @@ absl::Status MakeSelfContained(const SubmitOptions& opts, nimbus::SubmitRequest&
   return absl::OkStatus();
 }
 
-int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
+// The submission as read here: the file's text (its placeholders resolved
+// when --filter or --env-filter asks), the --resources files and the -c
+// overrides. Returns 0, or the exit code after saying what is wrong.
+int ReadSubmitRequest(const SubmitOptions& opts, const GlobalOptions& globals,
+                      nimbus::SubmitRequest& request) {
   std::ifstream in(opts.topology, std::ios::binary);
   if (!in) return Fail(absl::StrCat("cannot read ", opts.topology));
   std::stringstream text;
   text << in.rdbuf();
-
-  nimbus::SubmitRequest request;
   request.flux_text = text.str();
   if (!opts.filter.empty() || opts.env_filter) {
     // Nimbus and the workers load the text as stored, so the placeholders
@@ -278,12 +273,11 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
     }
     request.config_overrides[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (absl::Status s = MakeSelfContained(opts, request); !s.ok()) {
-    return Fail(std::string(s.message()));
-  }
+  return 0;
+}
 
-  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
-  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+// The body of POST /api/v1/topology for `request`.
+json SubmitBody(const SubmitOptions& opts, const nimbus::SubmitRequest& request) {
   json body = {{"flux", request.flux_text},
                {"fileName", std::filesystem::path(opts.topology).filename().string()},
                {"inactive", opts.inactive},
@@ -306,8 +300,21 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
     }
     body["resources"] = std::move(files);
   }
-  absl::StatusOr<json> reply = PostWhenNimbusReady(*client, "/api/v1/topology", body,
-                                                   std::chrono::seconds(opts.wait_for_nimbus_secs));
+  return body;
+}
+
+int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
+  nimbus::SubmitRequest request;
+  if (int rc = ReadSubmitRequest(opts, globals, request); rc != 0) return rc;
+  if (absl::Status s = MakeSelfContained(opts, request); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+
+  absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
+  if (!client.ok()) return Fail(std::string(client.status().message()), 2);
+  absl::StatusOr<json> reply =
+      PostWhenNimbusReady(*client, "/api/v1/topology", SubmitBody(opts, request),
+                          std::chrono::seconds(opts.wait_for_nimbus_secs));
   if (!reply.ok()) return Fail(std::string(reply.status().message()));
   const std::string id = reply->value("topologyId", "");
   std::printf("%s\n", id.c_str());
@@ -468,7 +475,7 @@ int RunTransition(const std::string& verb, const std::string& name, int wait_sec
         p.progress = absl::StrCat(name, ": removed");
         return p;
       }
-      if (!t.ok()) return t.status();
+      RETURN_IF_ERROR(t.status());
       p.progress = absl::StrCat(
           name, ": KILLED, removed in ", t->value("removeInSeconds", 0), " s; ",
           core::Counted(static_cast<int64_t>(t->value("workers", json::array()).size()), "worker"),
@@ -576,9 +583,9 @@ void RegisterRebalance(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   set.Add(rebalance, [rebalance_args, &globals] { return RunRebalance(*rebalance_args, globals); });
 }
 
-}  // namespace
-
-void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
+// submit FLUX.yaml [--name N] [--inactive] [--filter PROPS] [--env-filter]
+// [--resources DIR] [--until-running] [--until-running-timeout S] [--wait-for-nimbus S]
+void RegisterSubmit(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto submit_opts = std::make_shared<SubmitOptions>();
   CLI::App* submit = app.add_subcommand(
       "submit", "Validate a Flux topology locally, then submit it to nimbus; prints its id");
@@ -605,7 +612,10 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
                      "the leader); 0: fail at once")
       ->check(Bounded(0, kMaxSeconds));
   set.Add(submit, [submit_opts, &globals] { return RunSubmit(*submit_opts, globals); });
+}
 
+// list [--json] [--workers]
+void RegisterList(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto list_json = std::make_shared<bool>(false);
   CLI::App* list = app.add_subcommand("list", "List the topologies nimbus knows");
   list->add_flag("--json", *list_json, "one JSON document on stdout");
@@ -615,7 +625,10 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   set.Add(list, [list_json, list_workers, &globals] {
     return RunList(*list_json, *list_workers, globals);
   });
+}
 
+// kill NAME [-w SECS] [--until-removed]
+void RegisterKill(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
   auto kill_name = std::make_shared<std::string>();
   auto kill_wait = std::make_shared<int>(-1);
   CLI::App* kill = app.add_subcommand(
@@ -631,7 +644,15 @@ void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& glo
   set.Add(kill, [kill_name, kill_wait, kill_until_removed, &globals] {
     return RunTransition("kill", *kill_name, *kill_wait, *kill_until_removed, globals);
   });
+}
 
+}  // namespace
+
+// In this order, which is the order `tempest --help` lists them in.
+void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals) {
+  RegisterSubmit(app, set, globals);
+  RegisterList(app, set, globals);
+  RegisterKill(app, set, globals);
   RegisterRebalance(app, set, globals);
 
   auto errors_name = std::make_shared<std::string>();

@@ -12,15 +12,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "bolts/builtin_bolts.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "common/api/component_registry.h"
 #include "common/api/config.h"
 #include "common/coord/topology_identity.h"
+#include "common/core/status_macros.h"
 #include "common/os/privileges.h"
 #include "spdlog/spdlog.h"
-#include "spout/builtin_spouts.h"
 #include "supervisor/supervisor_options.h"
 #include "worker/worker_process.h"
 
@@ -59,10 +58,9 @@ absl::Status LeaveRoot(const api::Config& config, worker::WorkerProcessOptions& 
     return absl::InvalidArgumentError(
         absl::StrCat("supervisor.worker.user: ", account.status().message()));
   }
-  absl::StatusOr<std::optional<int64_t>> slot_uid_base = supervisor::SlotUidBaseFrom(config);
-  if (!slot_uid_base.ok()) return slot_uid_base.status();
-  const os::UnixUser slot = supervisor::SlotAccount(*account, *slot_uid_base, options.port);
-  if (absl::Status s = os::DropPrivilegesTo(slot); !s.ok()) return s;
+  ASSIGN_OR_RETURN(const std::optional<int64_t> slot_uid_base, supervisor::SlotUidBaseFrom(config));
+  const os::UnixUser slot = supervisor::SlotAccount(*account, slot_uid_base, options.port);
+  RETURN_IF_ERROR(os::DropPrivilegesTo(slot));
   // Files the topology creates are its group's too (the group of
   // supervisor.worker.user, shared by every slot uid), never everyone's: a
   // topology moved to another slot keeps appending to its own output files
@@ -93,12 +91,11 @@ absl::StatusOr<coord::WorkerHandoff> ReadHandoff() {
       return absl::InvalidArgumentError("the identity handoff on stdin is too long");
     }
   }
-  absl::StatusOr<std::optional<coord::WorkerHandoff>> handoff = coord::DecodeWorkerHandoff(text);
-  if (!handoff.ok()) return handoff.status();
-  if (!handoff->has_value()) {
+  ASSIGN_OR_RETURN(std::optional<coord::WorkerHandoff> handoff, coord::DecodeWorkerHandoff(text));
+  if (!handoff.has_value()) {
     return absl::InvalidArgumentError("--zk-identity-stdin: nothing came on stdin");
   }
-  return **std::move(handoff);
+  return *std::move(handoff);
 }
 
 // A worker connects as its topology, never as the cluster: the cluster's
@@ -149,8 +146,7 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& globals) {
   }
 
   api::ComponentRegistry& registry = api::ComponentRegistry::Global();
-  (void)spout::RegisterBuiltinSpouts(registry);
-  (void)bolts::RegisterBuiltinBolts(registry);
+  if (absl::Status s = RegisterBuiltins(registry); !s.ok()) return Fail(std::string(s.message()));
   options->registry = &registry;
 
   absl::StatusOr<std::unique_ptr<worker::WorkerProcess>> process =

@@ -16,19 +16,17 @@
 #include <string>
 #include <vector>
 
-#include "bolts/builtin_bolts.h"
 #include "absl/strings/str_cat.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
+#include "cli/migrate/migration_check.h"
+#include "cli/offsets/offset_migration.h"
 #include "cli/offsets/offsets_command.h"
 #include "common/core/log_text.h"
-#include "common/kafka/group_offsets_admin.h"
-#include "cli/migrate/migration_check.h"
 #include "common/core/plugin_loader.h"
+#include "common/kafka/group_offsets_admin.h"
 #include "nlohmann/json.hpp"
-#include "spout/builtin_spouts.h"
 #include "spout/kafka/kafka_spout_config.h"
-#include "cli/offsets/offset_migration.h"
 
 namespace tempest::cli {
 namespace {
@@ -104,8 +102,7 @@ nlohmann::json ToJson(const core::MigrationReport& report) {
 
 int RunMigrateCheck(const MigrateCheckArgs& args) {
   api::ComponentRegistry registry;
-  (void)spout::RegisterBuiltinSpouts(registry);
-  (void)bolts::RegisterBuiltinBolts(registry);
+  if (absl::Status s = RegisterBuiltins(registry); !s.ok()) return Fail(std::string(s.message()));
   core::PluginLoader plugins(registry);
   for (const std::string& lib : args.plugins) {
     absl::StatusOr<std::vector<std::string>> loaded = plugins.Load(lib);
@@ -234,6 +231,19 @@ void PrintPlan(const spout::OffsetMigrationPlan& plan, const MigrateOffsetsArgs&
   std::printf("commit metadata: %s\n", plan.metadata.c_str());
 }
 
+// What to migrate, from the command line.
+spout::OffsetMigrationRequest MigrationRequestOf(const MigrateOffsetsArgs& args) {
+  spout::OffsetMigrationRequest request;
+  request.zk_root = args.root;
+  request.spout_id = args.id;
+  request.bootstrap_servers = args.bootstrap;
+  request.group = args.group;
+  request.topics = args.topics;
+  request.overwrite = args.overwrite;
+  request.allow_out_of_range = args.allow_out_of_range;
+  return request;
+}
+
 int RunMigrateOffsets(const MigrateOffsetsArgs& args, const GlobalOptions& globals) {
   kafka::GroupOffsetsAdminOptions kafka_options;
   kafka_options.bootstrap_servers = args.bootstrap;
@@ -243,15 +253,7 @@ int RunMigrateOffsets(const MigrateOffsetsArgs& args, const GlobalOptions& globa
   auto zk = ConnectOffsetsZookeeper(args.zk, globals);
   if (!zk.ok()) return Fail(std::string(zk.status().message()));
 
-  spout::OffsetMigrationRequest request;
-  request.zk_root = args.root;
-  request.spout_id = args.id;
-  request.bootstrap_servers = args.bootstrap;
-  request.group = args.group;
-  request.topics = args.topics;
-  request.overwrite = args.overwrite;
-  request.allow_out_of_range = args.allow_out_of_range;
-  auto plan = spout::PlanOffsetMigration(**zk, **admin, request);
+  auto plan = spout::PlanOffsetMigration(**zk, **admin, MigrationRequestOf(args));
   if (!plan.ok()) return Fail(std::string(plan.status().message()));
 
   const auto report = [&](bool written, const std::vector<std::string>& problems) {

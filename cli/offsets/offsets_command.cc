@@ -2,6 +2,8 @@
 // live (ZooKeeper, storm-kafka's JSON), talking to ZooKeeper and Kafka
 // directly, so it works whether or not a cluster is running. `set` is in
 // offsets_set_command.cc.
+#include "cli/offsets/offsets_command.h"
+
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cli_text.h"
 #include "cli/commands.h"
-#include "cli/offsets/offsets_command.h"
 #include "cli/zk_client_auth.h"
-#include "common/core/log_text.h"
 #include "common/coord/zk_session.h"
+#include "common/core/log_text.h"
+#include "common/core/status_macros.h"
 #include "spout/kafka/offsets/offset_admin.h"
 
 namespace tempest::cli {
@@ -52,14 +54,10 @@ absl::StatusOr<std::unique_ptr<coord::ZkSession>> Connect(const std::string& hos
   options.config.connection_timeout = std::chrono::seconds(10);
   // The spouts' credentials (storm.zookeeper.auth.*) from --config / -c,
   // else TEMPEST_ZK_AUTH_FILE, else those of a `tempest dev` on this host.
-  absl::StatusOr<api::Config> config = LoadDaemonConfig(globals);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<coord::ZkAuthConfig> auth = ResolveClientZkAuth(*config, hosts);
-  if (!auth.ok()) return auth.status();
-  options.config.auth = *std::move(auth);
-  auto session = coord::ZkSession::Create(options);
-  if (!session.ok()) return session.status();
-  if (auto s = (*session)->WaitConnected(std::chrono::seconds(10)); !s.ok()) {
+  ASSIGN_OR_RETURN(const api::Config config, LoadDaemonConfig(globals));
+  ASSIGN_OR_RETURN(options.config.auth, ResolveClientZkAuth(config, hosts));
+  ASSIGN_OR_RETURN(std::unique_ptr<coord::ZkSession> session, coord::ZkSession::Create(options));
+  if (auto s = session->WaitConnected(std::chrono::seconds(10)); !s.ok()) {
     if (absl::IsPermissionDenied(s)) return s;
     return absl::UnavailableError(
         absl::StrCat("cannot reach ZooKeeper at ", hosts, ": ", s.message()));

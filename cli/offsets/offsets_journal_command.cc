@@ -14,6 +14,7 @@
 #include "cli/offsets/offsets_command.h"
 #include "common/coord/zk_session.h"
 #include "common/core/log_text.h"
+#include "common/core/status_macros.h"
 #include "spout/kafka/offsets/offset_admin.h"
 #include "spout/kafka/offsets/offset_journal.h"
 #include "spout/kafka/offsets/offset_store.h"
@@ -71,7 +72,7 @@ absl::StatusOr<std::vector<JournalPartition>> FindJournals(coord::ZkSession& zk,
     }
     children.emplace();
   }
-  if (!children.ok()) return children.status();
+  RETURN_IF_ERROR(children.status());
   std::vector<JournalPartition> out;
   auto stored_for = [&](const std::string& topic, int p, bool topic_level) {
     std::optional<int64_t> found;

@@ -126,9 +126,8 @@ absl::StatusOr<std::vector<PlanRow>> Targets(const OffsetsSetOptions& o,
   if (o.partition >= 0) {
     rows.push_back(Row(o.topic, o.partition));
   } else if (kafka != nullptr) {
-    auto parts = kafka->Partitions(o.topic);
-    if (!parts.ok()) return parts.status();
-    for (int p : *parts) rows.push_back(Row(o.topic, p));
+    ASSIGN_OR_RETURN(const auto parts, kafka->Partitions(o.topic));
+    for (int p : parts) rows.push_back(Row(o.topic, p));
   } else {
     for (const auto& s : stored) {
       if (s.topic == o.topic) rows.push_back(Row(o.topic, s.partition));
@@ -332,26 +331,24 @@ absl::StatusOr<std::vector<PlanRow>> Plan(const OffsetsSetOptions& o, coord::ZkS
   } else if (!absl::IsNotFound(listed.status())) {
     return listed.status();
   }
-  auto layout = spout::ReadSpoutLayout(zk, o.root, o.id);
-  if (!layout.ok()) return layout.status();
+  ASSIGN_OR_RETURN(const spout::SpoutLayout layout, spout::ReadSpoutLayout(zk, o.root, o.id));
   if (o.from_file.empty() && !o.topic.empty()) {
-    TEMPEST_RETURN_IF_ERROR(OwnsTopic(*layout, o.topic, o.seed));
+    TEMPEST_RETURN_IF_ERROR(OwnsTopic(layout, o.topic, o.seed));
   }
-  auto rows = Targets(o, stored, kafka);
-  if (!rows.ok()) return rows.status();
-  for (PlanRow& r : *rows) {
-    TEMPEST_RETURN_IF_ERROR(OwnsTopic(*layout, r.topic, o.seed));
+  ASSIGN_OR_RETURN(std::vector<PlanRow> rows, Targets(o, stored, kafka));
+  for (PlanRow& r : rows) {
+    TEMPEST_RETURN_IF_ERROR(OwnsTopic(layout, r.topic, o.seed));
     for (const auto& s : stored) {
       if (s.topic == r.topic && s.partition == r.partition && s.state) r.old_offset = s.state->offset;
     }
-    r.topic_level = DetectTopicLevel(zk, o, r, *layout);
+    r.topic_level = DetectTopicLevel(zk, o, r, layout);
     spout::ReadOwner(zk, spout::OwnerNodePath(o.root, o.id, r.topic, r.partition, r.topic_level),
                      r.owner);
     if (std::optional<Refusal> refused = Resolve(o, r, kafka)) {
       return absl::FailedPreconditionError(refused->message);
     }
     // Resolve refused any partition Kafka does not list.
-    TEMPEST_RETURN_IF_ERROR(spout::CheckOwnsPartition(*layout, r.topic, r.partition,
+    TEMPEST_RETURN_IF_ERROR(spout::CheckOwnsPartition(layout, r.topic, r.partition,
                                                       /*kafka_lists_it=*/kafka != nullptr, o.seed));
   }
   return rows;
