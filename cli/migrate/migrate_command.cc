@@ -49,33 +49,33 @@ const std::vector<std::string> kMultilangClasses = {
     "tempest.ShellSpout",
 };
 
-const char* VerdictName(core::ClassFinding::Verdict v) {
+const char* VerdictName(ClassFinding::Verdict v) {
   switch (v) {
-    case core::ClassFinding::Verdict::kNative:
+    case ClassFinding::Verdict::kNative:
       return "native";
-    case core::ClassFinding::Verdict::kMultilang:
+    case ClassFinding::Verdict::kMultilang:
       return "multilang";
-    case core::ClassFinding::Verdict::kNeedsPlugin:
+    case ClassFinding::Verdict::kNeedsPlugin:
       return "needs-plugin";
   }
   return "?";
 }
 
-const char* EffectName(core::ConfigFinding::Effect e) {
+const char* EffectName(ConfigFinding::Effect e) {
   switch (e) {
-    case core::ConfigFinding::Effect::kApplied:
+    case ConfigFinding::Effect::kApplied:
       return "applied";
-    case core::ConfigFinding::Effect::kNoEffect:
+    case ConfigFinding::Effect::kNoEffect:
       return "ignored-storm-only";
-    case core::ConfigFinding::Effect::kUnknown:
+    case ConfigFinding::Effect::kUnknown:
       return "ignored-unknown";
   }
   return "?";
 }
 
-nlohmann::json ToJson(const core::MigrationReport& report) {
+nlohmann::json ToJson(const MigrationReport& report) {
   nlohmann::json classes = nlohmann::json::array();
-  for (const core::ClassFinding& f : report.classes) {
+  for (const ClassFinding& f : report.classes) {
     classes.push_back({{"section", f.section},
                        {"id", f.id},
                        {"className", f.class_name},
@@ -85,7 +85,7 @@ nlohmann::json ToJson(const core::MigrationReport& report) {
                        {"note", f.note}});
   }
   nlohmann::json config = nlohmann::json::array();
-  for (const core::ConfigFinding& f : report.config) {
+  for (const ConfigFinding& f : report.config) {
     config.push_back({{"key", f.key},
                       {"file", f.location.file},
                       {"line", f.location.line},
@@ -109,7 +109,7 @@ int RunMigrateCheck(const MigrateCheckArgs& args) {
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
   }
 
-  core::MigrationCheckOptions options;
+  MigrationCheckOptions options;
   options.flux_path = args.topology;
   options.flux.filter_file = args.filter;
   options.flux.env_filter = args.env_filter;
@@ -123,12 +123,12 @@ int RunMigrateCheck(const MigrateCheckArgs& args) {
   options.known_bean_classes = spout::KafkaSpoutBeanClasses();
   options.multilang_classes = kMultilangClasses;
 
-  absl::StatusOr<core::MigrationReport> report = core::CheckMigration(options);
+  absl::StatusOr<MigrationReport> report = CheckMigration(options);
   if (!report.ok()) return Fail(std::string(report.status().message()));
   if (args.json) {
     std::printf("%s\n", ToJson(*report).dump().c_str());
   } else {
-    std::fputs(core::FormatMigrationReport(*report).c_str(), stdout);
+    std::fputs(FormatMigrationReport(*report).c_str(), stdout);
   }
   std::fflush(stdout);
   return report->RunsUnchanged() ? 0 : 1;
@@ -156,7 +156,7 @@ nlohmann::json OrNull(const std::optional<int64_t>& v) {
 }
 
 // One key style (snake_case) throughout, as `tempest offsets show --json`.
-nlohmann::json PlanJson(const spout::OffsetMigrationPlan& plan, const MigrateOffsetsArgs& args,
+nlohmann::json PlanJson(const OffsetMigrationPlan& plan, const MigrateOffsetsArgs& args,
                         bool written, const std::vector<std::string>& problems) {
   nlohmann::json members = nlohmann::json::array();
   for (const auto& m : plan.members.members) {
@@ -164,7 +164,7 @@ nlohmann::json PlanJson(const spout::OffsetMigrationPlan& plan, const MigrateOff
         {{"member_id", m.member_id}, {"client_id", m.client_id}, {"client_host", m.client_host}});
   }
   nlohmann::json partitions = nlohmann::json::array();
-  for (const spout::OffsetMigrationRow& r : plan.rows) {
+  for (const OffsetMigrationRow& r : plan.rows) {
     nlohmann::json j = {{"topic", r.topic},
                         {"partition", r.partition},
                         {"zk_path", r.zk_path.empty() ? nlohmann::json() : nlohmann::json(r.zk_path)},
@@ -178,7 +178,7 @@ nlohmann::json PlanJson(const spout::OffsetMigrationPlan& plan, const MigrateOff
                         {"log_start_offset", OrNull(r.log_start_offset)},
                         {"log_end_offset", OrNull(r.log_end_offset)},
                         {"write_offset", OrNull(r.write)},
-                        {"action", spout::MigrationActionName(r.action)},
+                        {"action", MigrationActionName(r.action)},
                         {"owner", r.owner.empty() ? nlohmann::json() : nlohmann::json(r.owner)},
                         {"note", r.note}};
     if (written) {
@@ -205,12 +205,12 @@ nlohmann::json PlanJson(const spout::OffsetMigrationPlan& plan, const MigrateOff
           {"problems", problems}};
 }
 
-void PrintPlan(const spout::OffsetMigrationPlan& plan, const MigrateOffsetsArgs& args,
+void PrintPlan(const OffsetMigrationPlan& plan, const MigrateOffsetsArgs& args,
                bool written) {
   std::printf("storm-kafka offsets under %s/%s -> consumer group %s\n",
               args.root == "/" ? "" : args.root.c_str(), args.id.c_str(), args.group.c_str());
   std::vector<std::vector<std::string>> rows;
-  for (const spout::OffsetMigrationRow& r : plan.rows) {
+  for (const OffsetMigrationRow& r : plan.rows) {
     std::vector<std::string> row = {r.topic,
                                     std::to_string(r.partition),
                                     OrDash(r.zk_offset),
@@ -218,7 +218,7 @@ void PrintPlan(const spout::OffsetMigrationPlan& plan, const MigrateOffsetsArgs&
                                     OrDash(r.log_start_offset),
                                     OrDash(r.log_end_offset),
                                     OrDash(r.write),
-                                    spout::MigrationActionName(r.action)};
+                                    MigrationActionName(r.action)};
     if (written) row.push_back(r.write ? OrDash(r.read_back) : "-");
     row.push_back(r.note);
     rows.push_back(std::move(row));
@@ -232,8 +232,8 @@ void PrintPlan(const spout::OffsetMigrationPlan& plan, const MigrateOffsetsArgs&
 }
 
 // What to migrate, from the command line.
-spout::OffsetMigrationRequest MigrationRequestOf(const MigrateOffsetsArgs& args) {
-  spout::OffsetMigrationRequest request;
+OffsetMigrationRequest MigrationRequestOf(const MigrateOffsetsArgs& args) {
+  OffsetMigrationRequest request;
   request.zk_root = args.root;
   request.spout_id = args.id;
   request.bootstrap_servers = args.bootstrap;
@@ -253,7 +253,7 @@ int RunMigrateOffsets(const MigrateOffsetsArgs& args, const GlobalOptions& globa
   auto zk = ConnectOffsetsZookeeper(args.zk, globals);
   if (!zk.ok()) return Fail(std::string(zk.status().message()));
 
-  auto plan = spout::PlanOffsetMigration(**zk, **admin, MigrationRequestOf(args));
+  auto plan = PlanOffsetMigration(**zk, **admin, MigrationRequestOf(args));
   if (!plan.ok()) return Fail(std::string(plan.status().message()));
 
   const auto report = [&](bool written, const std::vector<std::string>& problems) {
@@ -279,7 +279,7 @@ int RunMigrateOffsets(const MigrateOffsetsArgs& args, const GlobalOptions& globa
     }
     return 0;
   }
-  auto problems = spout::ExecuteOffsetMigration(**zk, **admin, *plan);
+  auto problems = ExecuteOffsetMigration(**zk, **admin, *plan);
   if (!problems.ok()) {
     report(false, {});
     return Fail(std::string(problems.status().message()));

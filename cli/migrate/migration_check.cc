@@ -20,7 +20,22 @@
 #include "common/core/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
-namespace tempest::core {
+namespace tempest::cli {
+
+// The topology model and config tables this check reads (common/core).
+using core::CheckTopologyLimits;
+using core::ComponentDef;
+using core::ConfigLoader;
+using core::FluxLoader;
+using core::IsStormCoreClass;
+using core::LoadCheckedYaml;
+using core::SourceLocation;
+using core::TempestReadsKey;
+using core::TopologyDef;
+using core::TopologyValidator;
+using core::ValidationReport;
+using core::YamlLine;
+
 namespace {
 
 
@@ -335,4 +350,4 @@ std::string FormatMigrationReport(const MigrationReport& report) {
   return out;
 }
 
-}  // namespace tempest::core
+}  // namespace tempest::cli

@@ -1,5 +1,5 @@
-#ifndef TEMPEST_COMMON_CORE_MIGRATION_CHECK_H_
-#define TEMPEST_COMMON_CORE_MIGRATION_CHECK_H_
+#ifndef TEMPEST_CLI_MIGRATE_MIGRATION_CHECK_H_
+#define TEMPEST_CLI_MIGRATE_MIGRATION_CHECK_H_
 
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "common/core/flux/flux_loader.h"
 #include "common/core/topology/topology_def.h"
 
-namespace tempest::core {
+namespace tempest::cli {
 
 // What `tempest migrate check` found about one class a Storm Flux file uses.
 struct ClassFinding {
@@ -21,7 +21,7 @@ struct ClassFinding {
   std::string section;     // "spouts", "bolts", "components" or "streams"
   std::string id;          // the component id (the stream's "from -> to" for groupings)
   std::string class_name;
-  SourceLocation location;
+  core::SourceLocation location;
   Verdict verdict = Verdict::kNeedsPlugin;
   std::string note;        // e.g. the multilang command and where it runs
 };
@@ -34,7 +34,7 @@ struct ConfigFinding {
     kUnknown,   // not a Storm or Tempest key: probably a typo
   };
   std::string key;
-  SourceLocation location;
+  core::SourceLocation location;
   Effect effect = Effect::kUnknown;
 };
 
@@ -54,7 +54,7 @@ struct MigrationReport {
 
 struct MigrationCheckOptions {
   std::string flux_path;
-  FluxOptions flux;        // filters; resource_dirs[0] is where multilang children run
+  core::FluxOptions flux;        // filters; resource_dirs[0] is where multilang children run
   std::string storm_yaml;  // optional
   // Classes that count as implemented: the built-ins plus loaded plugins.
   const api::ComponentRegistry* registry = nullptr;
@@ -80,6 +80,6 @@ std::string FormatMigrationReport(const MigrationReport& report);
 // Whether Tempest reads `key` (as opposed to accepting and ignoring it).
 bool ConfigKeyTakesEffect(std::string_view key);
 
-}  // namespace tempest::core
+}  // namespace tempest::cli
 
-#endif  // TEMPEST_COMMON_CORE_MIGRATION_CHECK_H_
+#endif  // TEMPEST_CLI_MIGRATE_MIGRATION_CHECK_H_

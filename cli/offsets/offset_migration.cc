@@ -14,7 +14,17 @@
 #include "spout/kafka/offsets/offset_layout.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
 
-namespace tempest::spout {
+namespace tempest::cli {
+
+// The spout's own reads of what it stored (spout/kafka/offsets/).
+using spout::AddKafkaLag;
+using spout::CheckOwnsTopic;
+using spout::ListStoredOffsets;
+using spout::OffsetNodePath;
+using spout::OwnerNodePath;
+using spout::ReadSpoutLayout;
+using spout::SpoutLayout;
+using spout::StoredPartitionOffset;
 namespace {
 
 std::string Name(const std::string& topic, int partition) {
@@ -436,4 +446,4 @@ absl::StatusOr<std::vector<std::string>> ExecuteOffsetMigration(
   return problems;
 }
 
-}  // namespace tempest::spout
+}  // namespace tempest::cli

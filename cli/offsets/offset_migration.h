@@ -1,5 +1,5 @@
-#ifndef TEMPEST_SPOUT_OFFSET_MIGRATION_H_
-#define TEMPEST_SPOUT_OFFSET_MIGRATION_H_
+#ifndef TEMPEST_CLI_OFFSETS_OFFSET_MIGRATION_H_
+#define TEMPEST_CLI_OFFSETS_OFFSET_MIGRATION_H_
 
 // `tempest migrate offsets`: storm-kafka's offsets (ZooKeeper, read with
 // ListStoredOffsets) into the Kafka consumer group of storm-kafka-client's
@@ -19,7 +19,7 @@
 #include "common/coord/zk_session.h"
 #include "common/kafka/group_offsets_admin.h"
 
-namespace tempest::spout {
+namespace tempest::cli {
 
 struct OffsetMigrationRequest {
   std::string zk_root;
@@ -95,6 +95,6 @@ absl::StatusOr<OffsetMigrationPlan> PlanOffsetMigration(coord::ZkSession& zk,
 absl::StatusOr<std::vector<std::string>> ExecuteOffsetMigration(
     coord::ZkSession& zk, kafka::GroupOffsetsAdmin& group_admin, OffsetMigrationPlan& plan);
 
-}  // namespace tempest::spout
+}  // namespace tempest::cli
 
-#endif  // TEMPEST_SPOUT_OFFSET_MIGRATION_H_
+#endif  // TEMPEST_CLI_OFFSETS_OFFSET_MIGRATION_H_

@@ -19,6 +19,9 @@
 namespace tempest::core {
 namespace {
 
+// `tempest migrate check` lives beside its command (cli/migrate/).
+using cli::ConfigKeyTakesEffect;
+
 namespace fs = std::filesystem;
 
 // Storm-style key literals in the product's sources, with one place each.

@@ -13,6 +13,14 @@
 namespace tempest::core {
 namespace {
 
+// `tempest migrate check` lives beside its command (cli/migrate/).
+using cli::CheckMigration;
+using cli::ClassFinding;
+using cli::ConfigFinding;
+using cli::FormatMigrationReport;
+using cli::MigrationCheckOptions;
+using cli::MigrationReport;
+
 using Verdict = ClassFinding::Verdict;
 using Effect = ConfigFinding::Effect;
 

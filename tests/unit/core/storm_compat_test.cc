@@ -15,6 +15,13 @@
 namespace tempest::core {
 namespace {
 
+// `tempest migrate check` lives beside its command (cli/migrate/).
+using cli::CheckMigration;
+using cli::ClassFinding;
+using cli::ConfigFinding;
+using cli::MigrationCheckOptions;
+using cli::MigrationReport;
+
 TEST(StormDefaultKeysTest, KeysOfBothMajorReleasesAreKnownAndTyposAreNot) {
   // 1.x-only, 2.x-only and common keys of Storm's defaults.yaml.
   for (const char* key :
