@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/core/status_macros.h"
 #include "common/os/loopback.h"
 
 namespace tempest::devcluster {
@@ -87,15 +88,13 @@ std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig
 
 absl::Status DevCluster::StartZooKeeper() {
   if (options_.zookeepers == 0) {
-    if (absl::Status s = StartStandaloneZooKeeper(); !s.ok()) return s;
+    RETURN_IF_ERROR(StartStandaloneZooKeeper());
   } else {
     coord::ZkEnsemble::Options zo;
     zo.size = options_.zookeepers;
     zo.tick_ms = options_.zk_tick_ms;
     zo.dir = options_.zk_dir;
-    absl::StatusOr<std::unique_ptr<coord::ZkEnsemble>> zk = coord::ZkEnsemble::Start(zo);
-    if (!zk.ok()) return zk.status();
-    ensemble_ = *std::move(zk);
+    ASSIGN_OR_RETURN(ensemble_, coord::ZkEnsemble::Start(zo));
   }
   return WriteConfig();
 }
@@ -103,12 +102,8 @@ absl::Status DevCluster::StartZooKeeper() {
 absl::Status DevCluster::StartStandaloneZooKeeper() {
   coord::ZkServerConfig config;
   config.data_dir = options_.zk_dir;
-  absl::StatusOr<int> port = os::FindFreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  config.client_port = *port;
-  absl::StatusOr<std::unique_ptr<coord::ZkServer>> server = coord::ZkServer::Start(config);
-  if (!server.ok()) return server.status();
-  server_ = *std::move(server);
+  ASSIGN_OR_RETURN(config.client_port, os::FindFreeLoopbackPort());
+  ASSIGN_OR_RETURN(server_, coord::ZkServer::Start(config));
   return server_->WaitServing(kZooKeeperStart);
 }
 
@@ -126,19 +121,14 @@ absl::Status DevCluster::WriteConfig() const {
 }
 
 absl::Status DevCluster::StartKafka(const std::vector<kafka::DevKafkaTopic>& topics) {
-  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> cluster =
-      kafka::DevKafkaCluster::Create(1, topics);
-  if (!cluster.ok()) return cluster.status();
-  kafka_ = *std::move(cluster);
+  ASSIGN_OR_RETURN(kafka_, kafka::DevKafkaCluster::Create(1, topics));
   bootstrap_servers_ = kafka_->bootstrap_servers();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> DevCluster::StartKafkaProcess() {
-  absl::StatusOr<Daemon> daemon =
-      MakeDaemon("kafka", {"dev-kafka", "--zk", zk_connect()}, "bootstrap.servers=");
-  if (!daemon.ok()) return daemon.status();
-  kafka_process_ = *std::move(daemon);
+  ASSIGN_OR_RETURN(kafka_process_,
+                   MakeDaemon("kafka", {"dev-kafka", "--zk", zk_connect()}, "bootstrap.servers="));
   absl::StatusOr<std::string> bootstrap = Launch(*kafka_process_);
   if (bootstrap.ok()) bootstrap_servers_ = *bootstrap;
   return bootstrap;
@@ -147,9 +137,8 @@ absl::StatusOr<std::string> DevCluster::StartKafkaProcess() {
 absl::StatusOr<std::string> DevCluster::AddNimbus(const std::string& name,
                                                   std::vector<std::string> args) {
   args.insert(args.begin(), "nimbus");
-  absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "nimbus=");
-  if (!daemon.ok()) return daemon.status();
-  nimbuses_.push_back(*std::move(daemon));
+  ASSIGN_OR_RETURN(Daemon daemon, MakeDaemon(name, std::move(args), "nimbus="));
+  nimbuses_.push_back(std::move(daemon));
   nimbus_addresses_.emplace_back();
   return RestartNimbus(nimbus_count() - 1);
 }
@@ -167,14 +156,13 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
   // A free port stays free until someone binds it, so two calls can give
   // the same one: ask again until every slot has its own.
   for (int attempt = 0; static_cast<int>(ports.size()) < slots; ++attempt) {
-    absl::StatusOr<int> port = os::FindFreeLoopbackPort();
-    if (!port.ok()) return port.status();
-    if (std::find(ports.begin(), ports.end(), *port) != ports.end()) {
+    ASSIGN_OR_RETURN(const int port, os::FindFreeLoopbackPort());
+    if (std::find(ports.begin(), ports.end(), port) != ports.end()) {
       if (attempt > 100 * slots) return absl::ResourceExhaustedError("no distinct free ports");
       continue;
     }
-    ports.push_back(*port);
-    port_texts.push_back(absl::StrCat(*port));
+    ports.push_back(port);
+    port_texts.push_back(absl::StrCat(port));
   }
   std::vector<std::string> args = {
       "supervisor",
@@ -193,15 +181,14 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
       if (attempt > 100) return absl::ResourceExhaustedError("no distinct free ports");
       port = os::FindFreeLoopbackPort();
     }
-    if (!port.ok()) return port.status();
+    RETURN_IF_ERROR(port.status());
     metrics_port = *port;
     args.insert(args.end(), {"-c", absl::StrCat("tempest.supervisor.metrics.port=", *port)});
   }
-  absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "supervisor=");
-  if (!daemon.ok()) return daemon.status();
-  daemon->slot_ports = std::move(ports);
-  daemon->metrics_port = metrics_port;
-  supervisors_.push_back(*std::move(daemon));
+  ASSIGN_OR_RETURN(Daemon daemon, MakeDaemon(name, std::move(args), "supervisor="));
+  daemon.slot_ports = std::move(ports);
+  daemon.metrics_port = metrics_port;
+  supervisors_.push_back(std::move(daemon));
   return Launch(supervisors_.back());
 }
 
@@ -240,13 +227,12 @@ absl::StatusOr<std::vector<std::string>> DevCluster::DaemonArgv(
 absl::StatusOr<Daemon> DevCluster::MakeDaemon(const std::string& name,
                                               std::vector<std::string> verb_and_args,
                                               const std::string& ready_prefix) {
-  absl::StatusOr<std::vector<std::string>> argv = DaemonArgv(std::move(verb_and_args));
-  if (!argv.ok()) return argv.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> argv, DaemonArgv(std::move(verb_and_args)));
   Daemon daemon;
   daemon.name = name;
   daemon.log =
       (std::filesystem::path(options_.log_dir) / (name + options_.log_suffix)).string();
-  daemon.argv = *std::move(argv);
+  daemon.argv = std::move(argv);
   daemon.ready_prefix = ready_prefix;
   return daemon;
 }
@@ -261,9 +247,7 @@ absl::StatusOr<std::string> StartDaemonProcess(const std::vector<std::string>& a
   o.argv = argv;
   o.stdout_path = log;
   o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  process = *std::move(child);
+  ASSIGN_OR_RETURN(process, os::ChildProcess::Start(o));
   absl::StatusOr<std::string> line = os::AwaitLogLine(log, ready_prefix, *process, timeout);
   if (!line.ok()) {
     // The reason (a port in use, a bad setting) is in the log: show its end.

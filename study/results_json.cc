@@ -368,7 +368,7 @@ absl::Status ReadDedupSink(const Json& j, const std::string& where, RunResult& r
   d.Int("deduplicated", &dedup.deduplicated);
   // Older results have no expected_loss for the dedup sink: 0.
   if (it->contains("expected_loss")) d.Int("expected_loss", &dedup.expected_loss);
-  if (!d.status().ok()) return d.status();
+  RETURN_IF_ERROR(d.status());
   run.dedup_sink = dedup;
   return absl::OkStatus();
 }
@@ -393,7 +393,7 @@ absl::Status ReadCommitPath(const Json& j, const std::string& where, RunResult& 
   d.Int("latency_max_ms", &c.latency_max_ms);
   d.Int("ambiguous_writes", &c.ambiguous_writes);
   d.Int("readings", &c.readings);
-  if (!d.status().ok()) return d.status();
+  RETURN_IF_ERROR(d.status());
   run.commit_path = c;
   return absl::OkStatus();
 }
@@ -445,7 +445,7 @@ absl::StatusOr<RangeExplanation> RangeFromJson(const Json& j, const std::string&
   if (auto seq = it->find("sequence"); seq != it->end()) {
     FieldReader e(*it, absl::StrCat(where, ": entry"));
     e.Int("sequence", &entry->sequence);
-    if (!e.status().ok()) return e.status();
+    RETURN_IF_ERROR(e.status());
   }
   r.entry = *std::move(entry);
   return r;
@@ -477,7 +477,7 @@ absl::Status ReadPartitionFigures(const Json& j, const std::string& where, RunRe
     g.String("value", &check.value);
     g.String("bound", &check.bound);
     g.Bool("pass", &check.pass);
-    if (!g.status().ok()) return g.status();
+    RETURN_IF_ERROR(g.status());
     run.bounds.push_back(std::move(check));
   }
   return f.status();
@@ -554,20 +554,20 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
     FieldReader names(j, where);
     names.String("scenario", &run.scenario);
     names.String("guarantee", &run.guarantee);
-    if (!names.status().ok()) return names.status();
+    RETURN_IF_ERROR(names.status());
     absl::StrAppend(&where, " (", run.scenario, ", ", run.guarantee, ")");
   }
   FieldReader f(j, where);
   ReadRunFigures(j, f, run);
-  if (!f.status().ok()) return f.status();
-  if (absl::Status s = ReadDedupSink(j, where, run); !s.ok()) return s;
-  if (absl::Status s = ReadCommitPath(j, where, run); !s.ok()) return s;
+  RETURN_IF_ERROR(f.status());
+  RETURN_IF_ERROR(ReadDedupSink(j, where, run));
+  RETURN_IF_ERROR(ReadCommitPath(j, where, run));
   ReadViolations(f, run);
-  if (absl::Status s = ReadRanges(j, where, run); !s.ok()) return s;
-  if (absl::Status s = ReadPartitionFigures(j, where, run); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadRanges(j, where, run));
+  RETURN_IF_ERROR(ReadPartitionFigures(j, where, run));
   ReadSamples(f, run);
   ReadNotTested(j, f, run);
-  if (!f.status().ok()) return f.status();
+  RETURN_IF_ERROR(f.status());
   return run;
 }
 

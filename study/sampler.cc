@@ -78,6 +78,7 @@ void Sampler::Loop() {
   o.operation_timeout = std::chrono::milliseconds(300);
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = coord::ZkSession::Create(o);
   if (!zk.ok()) return;
+  // Not connected yet, a sample's commits read as unreadable until it is.
   (void)(*zk)->WaitConnected(std::chrono::seconds(10));
   while (!stop_) {
     const auto next = SteadyClock::now() + kEvery;

@@ -109,10 +109,7 @@ absl::Status ZkAclOperator::RevokeWrite(const std::vector<std::string>& paths,
   const std::string op = DigestIdentity(operator_);
   // The cluster's identity has every permission on what the spouts made, so
   // it reads their ACLs whole (ZooKeeper masks digests without ADMIN).
-  if (absl::Status s = Run({absl::StrCat("addauth digest ", spout_)}, paths, {}, "read", previous);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Run({absl::StrCat("addauth digest ", spout_)}, paths, {}, "read", previous));
   std::vector<std::string> commands = {absl::StrCat("addauth digest ", spout_),
                                        absl::StrCat("addauth digest ", operator_)};
   for (const std::string& p : paths) {
@@ -133,7 +130,7 @@ absl::Status ZkAclOperator::Restore(const std::vector<std::string>& paths,
   // The cluster's identity is on every restored node: the read-back needs it.
   commands.push_back(absl::StrCat("addauth digest ", spout_));
   std::vector<std::string> after;
-  if (absl::Status s = Run(commands, paths, {}, "restore", &after); !s.ok()) return s;
+  RETURN_IF_ERROR(Run(commands, paths, {}, "restore", &after));
   for (size_t i = 0; i < paths.size(); ++i) {
     if (after[i] != previous[i]) {
       return absl::FailedPreconditionError(absl::StrCat("the ACL of ", paths[i], " is ", after[i],
