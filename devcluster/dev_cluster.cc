@@ -52,6 +52,22 @@ std::vector<std::string> LastLines(const std::string& path, size_t n) {
   return lines;
 }
 
+// The supervisor's keys ClusterConfig sets, in tempest.yaml's order.
+void AppendSupervisorKeys(const ClusterConfig& config, std::ostringstream& yaml) {
+  if (!config.slot_ports.empty()) {
+    yaml << "supervisor.slots.ports: [" << absl::StrJoin(config.slot_ports, ", ") << "]\n";
+  }
+  if (config.supervisor_metrics_port != 0) {
+    yaml << "tempest.supervisor.metrics.port: " << config.supervisor_metrics_port << "\n";
+  }
+  if (!config.local_dir.empty()) {
+    yaml << "storm.local.dir: " << YamlQuoted(config.local_dir) << "\n";
+  }
+  if (config.slot_uid_base.has_value()) {
+    yaml << "tempest.supervisor.worker.slot.uid.base: " << *config.slot_uid_base << "\n";
+  }
+}
+
 }  // namespace
 
 std::string YamlQuoted(const std::string& text) {
@@ -64,16 +80,23 @@ std::string YamlQuoted(const std::string& text) {
   return out;
 }
 
-std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig& config) {
+std::string ClusterConfigYaml(const std::vector<std::string>& zk_servers,
+                              const ClusterConfig& config) {
+  std::vector<std::string> servers;
+  for (const std::string& server : zk_servers) servers.push_back(YamlQuoted(server));
+  std::vector<std::string> seeds;
+  for (const std::string& seed : config.nimbus_seeds) seeds.push_back(YamlQuoted(seed));
   std::ostringstream yaml;
-  yaml << "storm.zookeeper.servers: [\"" << zk_connect << "\"]\n"
-       << "storm.zookeeper.root: " << YamlQuoted(config.zk_root) << "\n"
+  yaml << "storm.zookeeper.servers: [" << absl::StrJoin(servers, ", ") << "]\n";
+  if (config.zk_port != 0) yaml << "storm.zookeeper.port: " << config.zk_port << "\n";
+  yaml << "storm.zookeeper.root: " << YamlQuoted(config.zk_root) << "\n"
        << "storm.zookeeper.session.timeout: " << config.zk_session_timeout_ms << "\n"
        << "storm.zookeeper.connection.timeout: " << config.zk_connection_timeout_ms << "\n"
-       << "storm.local.hostname: 127.0.0.1\n";
+       << "storm.local.hostname: " << config.hostname << "\n";
+  if (!seeds.empty()) yaml << "nimbus.seeds: [" << absl::StrJoin(seeds, ", ") << "]\n";
   if (!config.log_dir.empty()) yaml << "tempest.log.dir: " << YamlQuoted(config.log_dir) << "\n";
-  yaml << "ui.host: 127.0.0.1\n"
-       << "ui.port: 0\n"
+  if (!config.ui_host.empty()) yaml << "ui.host: " << config.ui_host << "\n";
+  yaml << "ui.port: " << config.ui_port << "\n"
        << "nimbus.monitor.freq.secs: 1\n"
        << "nimbus.supervisor.timeout.secs: 10\n"
        << "nimbus.task.timeout.secs: 10\n"
@@ -82,6 +105,7 @@ std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig
        << "supervisor.monitor.frequency.secs: 1\n"
        << "supervisor.worker.timeout.secs: 10\n"
        << "supervisor.worker.start.timeout.secs: 60\n";
+  AppendSupervisorKeys(config, yaml);
   for (const std::string& line : config.extra_lines) yaml << line << "\n";
   return yaml.str();
 }
@@ -115,7 +139,7 @@ std::string DevCluster::zk_connect() const {
 absl::Status DevCluster::WriteConfig() const {
   if (!options_.config.has_value()) return absl::OkStatus();
   std::ofstream yaml(options_.config_path);
-  yaml << ClusterConfigYaml(zk_connect(), *options_.config);
+  yaml << ClusterConfigYaml({zk_connect()}, *options_.config);
   if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", options_.config_path));
   return absl::OkStatus();
 }

@@ -85,48 +85,31 @@ std::string NetnsCluster::SupervisorLocalDir(int i) const {
 
 std::string NetnsCluster::ConfigFor(const std::string& host) const {
   std::vector<std::string> zk;
-  std::vector<std::string> seeds;
-  for (int i = 0; i < options_.zookeepers; ++i) {
-    zk.push_back(YamlQuoted(Address(Numbered("zk", i))));
-  }
-  for (int i = 0; i < options_.nimbuses; ++i) seeds.push_back(YamlQuoted(Address(NimbusHost(i))));
-  std::vector<std::string> slots;
-  for (int s = 0; s < options_.slots_per_supervisor; ++s) {
-    slots.push_back(absl::StrCat(kFirstSlotPort + s));
-  }
-  std::ostringstream yaml;
+  for (int i = 0; i < options_.zookeepers; ++i) zk.push_back(Address(Numbered("zk", i)));
+  ClusterConfig config;
+  config.zk_root = "/tempest";
+  config.zk_session_timeout_ms = options_.zk_session_timeout_ms;
+  config.zk_port = 2181;
+  config.hostname = Address(host);
+  for (int i = 0; i < options_.nimbuses; ++i) config.nimbus_seeds.push_back(Address(NimbusHost(i)));
+  config.log_dir = options_.dir + "/logs";
   // No ui.host and no tempest.supervisor.metrics.host: both follow
   // storm.local.hostname.
-  yaml << "storm.zookeeper.servers: [" << absl::StrJoin(zk, ", ") << "]\n"
-       << "storm.zookeeper.port: 2181\n"
-       << "storm.zookeeper.root: \"/tempest\"\n"
-       << "storm.zookeeper.session.timeout: " << options_.zk_session_timeout_ms << "\n"
-       << "storm.zookeeper.connection.timeout: 4000\n"
-       << "storm.local.hostname: " << Address(host) << "\n"
-       << "nimbus.seeds: [" << absl::StrJoin(seeds, ", ") << "]\n"
-       << "ui.port: " << kUiPort << "\n"
-       << "tempest.log.dir: " << YamlQuoted(options_.dir + "/logs") << "\n"
-       << "nimbus.monitor.freq.secs: 1\n"
-       << "nimbus.supervisor.timeout.secs: 10\n"
-       << "nimbus.task.timeout.secs: 10\n"
-       << "nimbus.task.launch.secs: 30\n"
-       << "supervisor.heartbeat.frequency.secs: 1\n"
-       << "supervisor.monitor.frequency.secs: 1\n"
-       << "supervisor.worker.timeout.secs: 10\n"
-       << "supervisor.worker.start.timeout.secs: 60\n"
-       << "supervisor.slots.ports: [" << absl::StrJoin(slots, ", ") << "]\n"
-       << "tempest.supervisor.metrics.port: 9100\n"
-       << "storm.local.dir: " << YamlQuoted(options_.dir + "/" + host + "-local") << "\n";
+  config.ui_host = "";
+  config.ui_port = kUiPort;
+  for (int s = 0; s < options_.slots_per_supervisor; ++s) {
+    config.slot_ports.push_back(kFirstSlotPort + s);
+  }
+  config.supervisor_metrics_port = 9100;
+  config.local_dir = options_.dir + "/" + host + "-local";
   // The hosts share one kernel and the same slot ports: each supervisor needs
   // slot uids of its own, or one host's clean-up of a slot's uid would kill
   // the other hosts' workers on that port.
   for (int i = 0; i < options_.supervisors; ++i) {
-    if (SupervisorHost(i) == host) {
-      yaml << "tempest.supervisor.worker.slot.uid.base: " << 1900000000 + 70000 * i << "\n";
-    }
+    if (SupervisorHost(i) == host) config.slot_uid_base = 1900000000 + 70000 * i;
   }
-  for (const std::string& line : options_.extra_config) yaml << line << "\n";
-  return yaml.str();
+  config.extra_lines = options_.extra_config;
+  return ClusterConfigYaml(zk, config);
 }
 
 absl::StatusOr<std::string> NetnsCluster::WriteConfig(const std::string& host) const {
