@@ -14,6 +14,35 @@
 #include "study/zk_acl_operator.h"
 
 namespace tempest::study {
+namespace {
+
+// The supervisors `workers` run on, each once, in order.
+std::vector<int> SupervisorsOf(const std::vector<StudyWorld::Worker>& workers) {
+  std::vector<int> supervisors;
+  for (const StudyWorld::Worker& w : workers) supervisors.push_back(w.supervisor);
+  std::sort(supervisors.begin(), supervisors.end());
+  supervisors.erase(std::unique(supervisors.begin(), supervisors.end()), supervisors.end());
+  return supervisors;
+}
+
+// Every pair of supervisors (a < b) that one topology runs workers on: its
+// tuple trees cross between them.
+std::set<std::pair<int, int>> SupervisorPairsOfTopologies(
+    const std::vector<StudyWorld::Worker>& workers) {
+  std::map<std::string, std::set<int>> hosts_of;  // topology id -> its supervisors
+  for (const StudyWorld::Worker& w : workers) hosts_of[w.topology_id].insert(w.supervisor);
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& [id, supervisors] : hosts_of) {
+    for (int a : supervisors) {
+      for (int b : supervisors) {
+        if (a < b) pairs.insert({a, b});
+      }
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
 
 absl::Status FaultInjector::Inject() {
   injected_ = true;
@@ -62,36 +91,6 @@ absl::Status FaultInjector::Inject() {
   }
   return absl::OkStatus();
 }
-
-namespace {
-
-// The supervisors `workers` run on, each once, in order.
-std::vector<int> SupervisorsOf(const std::vector<StudyWorld::Worker>& workers) {
-  std::vector<int> supervisors;
-  for (const StudyWorld::Worker& w : workers) supervisors.push_back(w.supervisor);
-  std::sort(supervisors.begin(), supervisors.end());
-  supervisors.erase(std::unique(supervisors.begin(), supervisors.end()), supervisors.end());
-  return supervisors;
-}
-
-// Every pair of supervisors (a < b) that one topology runs workers on: its
-// tuple trees cross between them.
-std::set<std::pair<int, int>> SupervisorPairsOfTopologies(
-    const std::vector<StudyWorld::Worker>& workers) {
-  std::map<std::string, std::set<int>> hosts_of;  // topology id -> its supervisors
-  for (const StudyWorld::Worker& w : workers) hosts_of[w.topology_id].insert(w.supervisor);
-  std::set<std::pair<int, int>> pairs;
-  for (const auto& [id, supervisors] : hosts_of) {
-    for (int a : supervisors) {
-      for (int b : supervisors) {
-        if (a < b) pairs.insert({a, b});
-      }
-    }
-  }
-  return pairs;
-}
-
-}  // namespace
 
 absl::Status FaultInjector::InjectPartition() {
   devcluster::NetnsCluster* cluster = world_ == nullptr ? nullptr : world_->multi_host();
