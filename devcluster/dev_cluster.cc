@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/core/status_macros.h"
 #include "common/os/loopback.h"
 
 namespace tempest::devcluster {
@@ -51,6 +52,22 @@ std::vector<std::string> LastLines(const std::string& path, size_t n) {
   return lines;
 }
 
+// The supervisor's keys ClusterConfig sets, in tempest.yaml's order.
+void AppendSupervisorKeys(const ClusterConfig& config, std::ostringstream& yaml) {
+  if (!config.slot_ports.empty()) {
+    yaml << "supervisor.slots.ports: [" << absl::StrJoin(config.slot_ports, ", ") << "]\n";
+  }
+  if (config.supervisor_metrics_port != 0) {
+    yaml << "tempest.supervisor.metrics.port: " << config.supervisor_metrics_port << "\n";
+  }
+  if (!config.local_dir.empty()) {
+    yaml << "storm.local.dir: " << YamlQuoted(config.local_dir) << "\n";
+  }
+  if (config.slot_uid_base.has_value()) {
+    yaml << "tempest.supervisor.worker.slot.uid.base: " << *config.slot_uid_base << "\n";
+  }
+}
+
 }  // namespace
 
 std::string YamlQuoted(const std::string& text) {
@@ -63,16 +80,23 @@ std::string YamlQuoted(const std::string& text) {
   return out;
 }
 
-std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig& config) {
+std::string ClusterConfigYaml(const std::vector<std::string>& zk_servers,
+                              const ClusterConfig& config) {
+  std::vector<std::string> servers;
+  for (const std::string& server : zk_servers) servers.push_back(YamlQuoted(server));
+  std::vector<std::string> seeds;
+  for (const std::string& seed : config.nimbus_seeds) seeds.push_back(YamlQuoted(seed));
   std::ostringstream yaml;
-  yaml << "storm.zookeeper.servers: [\"" << zk_connect << "\"]\n"
-       << "storm.zookeeper.root: " << YamlQuoted(config.zk_root) << "\n"
+  yaml << "storm.zookeeper.servers: [" << absl::StrJoin(servers, ", ") << "]\n";
+  if (config.zk_port != 0) yaml << "storm.zookeeper.port: " << config.zk_port << "\n";
+  yaml << "storm.zookeeper.root: " << YamlQuoted(config.zk_root) << "\n"
        << "storm.zookeeper.session.timeout: " << config.zk_session_timeout_ms << "\n"
        << "storm.zookeeper.connection.timeout: " << config.zk_connection_timeout_ms << "\n"
-       << "storm.local.hostname: 127.0.0.1\n";
+       << "storm.local.hostname: " << config.hostname << "\n";
+  if (!seeds.empty()) yaml << "nimbus.seeds: [" << absl::StrJoin(seeds, ", ") << "]\n";
   if (!config.log_dir.empty()) yaml << "tempest.log.dir: " << YamlQuoted(config.log_dir) << "\n";
-  yaml << "ui.host: 127.0.0.1\n"
-       << "ui.port: 0\n"
+  if (!config.ui_host.empty()) yaml << "ui.host: " << config.ui_host << "\n";
+  yaml << "ui.port: " << config.ui_port << "\n"
        << "nimbus.monitor.freq.secs: 1\n"
        << "nimbus.supervisor.timeout.secs: 10\n"
        << "nimbus.task.timeout.secs: 10\n"
@@ -81,21 +105,20 @@ std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig
        << "supervisor.monitor.frequency.secs: 1\n"
        << "supervisor.worker.timeout.secs: 10\n"
        << "supervisor.worker.start.timeout.secs: 60\n";
+  AppendSupervisorKeys(config, yaml);
   for (const std::string& line : config.extra_lines) yaml << line << "\n";
   return yaml.str();
 }
 
 absl::Status DevCluster::StartZooKeeper() {
   if (options_.zookeepers == 0) {
-    if (absl::Status s = StartStandaloneZooKeeper(); !s.ok()) return s;
+    RETURN_IF_ERROR(StartStandaloneZooKeeper());
   } else {
     coord::ZkEnsemble::Options zo;
     zo.size = options_.zookeepers;
     zo.tick_ms = options_.zk_tick_ms;
     zo.dir = options_.zk_dir;
-    absl::StatusOr<std::unique_ptr<coord::ZkEnsemble>> zk = coord::ZkEnsemble::Start(zo);
-    if (!zk.ok()) return zk.status();
-    ensemble_ = *std::move(zk);
+    ASSIGN_OR_RETURN(ensemble_, coord::ZkEnsemble::Start(zo));
   }
   return WriteConfig();
 }
@@ -103,12 +126,8 @@ absl::Status DevCluster::StartZooKeeper() {
 absl::Status DevCluster::StartStandaloneZooKeeper() {
   coord::ZkServerConfig config;
   config.data_dir = options_.zk_dir;
-  absl::StatusOr<int> port = os::FindFreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  config.client_port = *port;
-  absl::StatusOr<std::unique_ptr<coord::ZkServer>> server = coord::ZkServer::Start(config);
-  if (!server.ok()) return server.status();
-  server_ = *std::move(server);
+  ASSIGN_OR_RETURN(config.client_port, os::FindFreeLoopbackPort());
+  ASSIGN_OR_RETURN(server_, coord::ZkServer::Start(config));
   return server_->WaitServing(kZooKeeperStart);
 }
 
@@ -120,25 +139,20 @@ std::string DevCluster::zk_connect() const {
 absl::Status DevCluster::WriteConfig() const {
   if (!options_.config.has_value()) return absl::OkStatus();
   std::ofstream yaml(options_.config_path);
-  yaml << ClusterConfigYaml(zk_connect(), *options_.config);
+  yaml << ClusterConfigYaml({zk_connect()}, *options_.config);
   if (!yaml) return absl::InternalError(absl::StrCat("cannot write ", options_.config_path));
   return absl::OkStatus();
 }
 
 absl::Status DevCluster::StartKafka(const std::vector<kafka::DevKafkaTopic>& topics) {
-  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> cluster =
-      kafka::DevKafkaCluster::Create(1, topics);
-  if (!cluster.ok()) return cluster.status();
-  kafka_ = *std::move(cluster);
+  ASSIGN_OR_RETURN(kafka_, kafka::DevKafkaCluster::Create(1, topics));
   bootstrap_servers_ = kafka_->bootstrap_servers();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> DevCluster::StartKafkaProcess() {
-  absl::StatusOr<Daemon> daemon =
-      MakeDaemon("kafka", {"dev-kafka", "--zk", zk_connect()}, "bootstrap.servers=");
-  if (!daemon.ok()) return daemon.status();
-  kafka_process_ = *std::move(daemon);
+  ASSIGN_OR_RETURN(kafka_process_,
+                   MakeDaemon("kafka", {"dev-kafka", "--zk", zk_connect()}, "bootstrap.servers="));
   absl::StatusOr<std::string> bootstrap = Launch(*kafka_process_);
   if (bootstrap.ok()) bootstrap_servers_ = *bootstrap;
   return bootstrap;
@@ -147,9 +161,8 @@ absl::StatusOr<std::string> DevCluster::StartKafkaProcess() {
 absl::StatusOr<std::string> DevCluster::AddNimbus(const std::string& name,
                                                   std::vector<std::string> args) {
   args.insert(args.begin(), "nimbus");
-  absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "nimbus=");
-  if (!daemon.ok()) return daemon.status();
-  nimbuses_.push_back(*std::move(daemon));
+  ASSIGN_OR_RETURN(Daemon daemon, MakeDaemon(name, std::move(args), "nimbus="));
+  nimbuses_.push_back(std::move(daemon));
   nimbus_addresses_.emplace_back();
   return RestartNimbus(nimbus_count() - 1);
 }
@@ -167,14 +180,13 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
   // A free port stays free until someone binds it, so two calls can give
   // the same one: ask again until every slot has its own.
   for (int attempt = 0; static_cast<int>(ports.size()) < slots; ++attempt) {
-    absl::StatusOr<int> port = os::FindFreeLoopbackPort();
-    if (!port.ok()) return port.status();
-    if (std::find(ports.begin(), ports.end(), *port) != ports.end()) {
+    ASSIGN_OR_RETURN(const int port, os::FindFreeLoopbackPort());
+    if (std::find(ports.begin(), ports.end(), port) != ports.end()) {
       if (attempt > 100 * slots) return absl::ResourceExhaustedError("no distinct free ports");
       continue;
     }
-    ports.push_back(*port);
-    port_texts.push_back(absl::StrCat(*port));
+    ports.push_back(port);
+    port_texts.push_back(absl::StrCat(port));
   }
   std::vector<std::string> args = {
       "supervisor",
@@ -193,15 +205,14 @@ absl::StatusOr<std::string> DevCluster::AddSupervisor(const std::string& name,
       if (attempt > 100) return absl::ResourceExhaustedError("no distinct free ports");
       port = os::FindFreeLoopbackPort();
     }
-    if (!port.ok()) return port.status();
+    RETURN_IF_ERROR(port.status());
     metrics_port = *port;
     args.insert(args.end(), {"-c", absl::StrCat("tempest.supervisor.metrics.port=", *port)});
   }
-  absl::StatusOr<Daemon> daemon = MakeDaemon(name, std::move(args), "supervisor=");
-  if (!daemon.ok()) return daemon.status();
-  daemon->slot_ports = std::move(ports);
-  daemon->metrics_port = metrics_port;
-  supervisors_.push_back(*std::move(daemon));
+  ASSIGN_OR_RETURN(Daemon daemon, MakeDaemon(name, std::move(args), "supervisor="));
+  daemon.slot_ports = std::move(ports);
+  daemon.metrics_port = metrics_port;
+  supervisors_.push_back(std::move(daemon));
   return Launch(supervisors_.back());
 }
 
@@ -240,13 +251,12 @@ absl::StatusOr<std::vector<std::string>> DevCluster::DaemonArgv(
 absl::StatusOr<Daemon> DevCluster::MakeDaemon(const std::string& name,
                                               std::vector<std::string> verb_and_args,
                                               const std::string& ready_prefix) {
-  absl::StatusOr<std::vector<std::string>> argv = DaemonArgv(std::move(verb_and_args));
-  if (!argv.ok()) return argv.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> argv, DaemonArgv(std::move(verb_and_args)));
   Daemon daemon;
   daemon.name = name;
   daemon.log =
       (std::filesystem::path(options_.log_dir) / (name + options_.log_suffix)).string();
-  daemon.argv = *std::move(argv);
+  daemon.argv = std::move(argv);
   daemon.ready_prefix = ready_prefix;
   return daemon;
 }
@@ -261,9 +271,7 @@ absl::StatusOr<std::string> StartDaemonProcess(const std::vector<std::string>& a
   o.argv = argv;
   o.stdout_path = log;
   o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  process = *std::move(child);
+  ASSIGN_OR_RETURN(process, os::ChildProcess::Start(o));
   absl::StatusOr<std::string> line = os::AwaitLogLine(log, ready_prefix, *process, timeout);
   if (!line.ok()) {
     // The reason (a port in use, a bad setting) is in the log: show its end.

@@ -2,6 +2,7 @@
 #define TEMPEST_DEVCLUSTER_DEV_CLUSTER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,27 +12,43 @@
 #include "absl/status/statusor.h"
 #include "common/coord/zk_ensemble.h"
 #include "common/coord/zk_server.h"
-#include "common/os/child_process.h"
 #include "common/kafka/dev_kafka_cluster.h"
+#include "common/os/child_process.h"
 
 namespace tempest::devcluster {
 
 // `text` as a double-quoted YAML scalar (paths may hold any character).
 std::string YamlQuoted(const std::string& text);
 
-// What every daemon of a cluster reads from its tempest.yaml: 127.0.0.1
-// everywhere, an ephemeral UI port and short timeouts, so that faults are
-// detected and repaired within seconds.
+// What every daemon of a cluster reads from its tempest.yaml: short
+// timeouts, so that faults are detected and repaired within seconds, and by
+// default (DevCluster) 127.0.0.1 everywhere and an ephemeral UI port.
+// NetnsCluster sets a host's own address and the multi-host keys.
 struct ClusterConfig {
   std::string zk_root;
   int zk_session_timeout_ms = 4000;
   int zk_connection_timeout_ms = 4000;
-  std::string log_dir;                   // tempest.log.dir; empty: the daemons' default
+  int zk_port = 0;                        // storm.zookeeper.port; 0: not written
+  std::string hostname = "127.0.0.1";     // storm.local.hostname
+  std::vector<std::string> nimbus_seeds;  // nimbus.seeds; empty: not written
+  std::string log_dir;                    // tempest.log.dir; empty: the daemons' default
+  // ui.host; empty: not written, so the UI follows storm.local.hostname.
+  std::string ui_host = "127.0.0.1";
+  int ui_port = 0;  // 0: an ephemeral port
+  // Written when set: supervisor.slots.ports, tempest.supervisor.metrics.port,
+  // storm.local.dir and tempest.supervisor.worker.slot.uid.base.
+  std::vector<int> slot_ports;
+  int supervisor_metrics_port = 0;
+  std::string local_dir;
+  std::optional<int64_t> slot_uid_base;
   std::vector<std::string> extra_lines;  // further `key: value` lines, appended as given
 };
 
-// The text of that tempest.yaml for a cluster whose ZooKeeper is `zk_connect`.
-std::string ClusterConfigYaml(const std::string& zk_connect, const ClusterConfig& config);
+// The text of that tempest.yaml, the one writer of its keys, for a cluster
+// whose ZooKeeper servers are `zk_servers` (storm.zookeeper.servers, each
+// quoted; DevCluster gives its whole connect string as one).
+std::string ClusterConfigYaml(const std::vector<std::string>& zk_servers,
+                              const ClusterConfig& config);
 
 // One `tempest` child process of the cluster: its log (stdout and stderr)
 // and the arguments it is restarted with.

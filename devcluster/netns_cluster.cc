@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 #include "devcluster/dev_cluster.h"
 
 namespace tempest::devcluster {
@@ -46,13 +47,9 @@ absl::StatusOr<std::unique_ptr<NetnsCluster>> NetnsCluster::Start(Options option
   for (int i = 0; i < o.supervisors; ++i) ho.names.push_back(SupervisorHost(i));
   if (!o.kafka_topics.empty()) ho.names.push_back("kafka");
   ho.names.push_back("client");
-  absl::StatusOr<std::unique_ptr<NetnsHosts>> hosts = NetnsHosts::Create(ho);
-  if (!hosts.ok()) return hosts.status();
-  cluster->hosts_ = *std::move(hosts);
+  ASSIGN_OR_RETURN(cluster->hosts_, NetnsHosts::Create(ho));
   // From here on this thread (and every client it opens) is on "client".
-  if (absl::Status s = cluster->hosts_->EnterHost(cluster->HostIndex("client")); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(cluster->hosts_->EnterHost(cluster->HostIndex("client")));
   if (absl::Status s = cluster->StartAll(); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(s.message(), "\n", cluster->LogTails()));
   }
@@ -66,6 +63,7 @@ NetnsCluster::~NetnsCluster() {
   }
   daemons_.clear();
   zk_.reset();
+  // A destructor has no one to tell; Teardown has done what it could.
   if (hosts_ != nullptr) (void)hosts_->Teardown();
 }
 
@@ -87,48 +85,31 @@ std::string NetnsCluster::SupervisorLocalDir(int i) const {
 
 std::string NetnsCluster::ConfigFor(const std::string& host) const {
   std::vector<std::string> zk;
-  std::vector<std::string> seeds;
-  for (int i = 0; i < options_.zookeepers; ++i) {
-    zk.push_back(YamlQuoted(Address(Numbered("zk", i))));
-  }
-  for (int i = 0; i < options_.nimbuses; ++i) seeds.push_back(YamlQuoted(Address(NimbusHost(i))));
-  std::vector<std::string> slots;
-  for (int s = 0; s < options_.slots_per_supervisor; ++s) {
-    slots.push_back(absl::StrCat(kFirstSlotPort + s));
-  }
-  std::ostringstream yaml;
+  for (int i = 0; i < options_.zookeepers; ++i) zk.push_back(Address(Numbered("zk", i)));
+  ClusterConfig config;
+  config.zk_root = "/tempest";
+  config.zk_session_timeout_ms = options_.zk_session_timeout_ms;
+  config.zk_port = 2181;
+  config.hostname = Address(host);
+  for (int i = 0; i < options_.nimbuses; ++i) config.nimbus_seeds.push_back(Address(NimbusHost(i)));
+  config.log_dir = options_.dir + "/logs";
   // No ui.host and no tempest.supervisor.metrics.host: both follow
   // storm.local.hostname.
-  yaml << "storm.zookeeper.servers: [" << absl::StrJoin(zk, ", ") << "]\n"
-       << "storm.zookeeper.port: 2181\n"
-       << "storm.zookeeper.root: \"/tempest\"\n"
-       << "storm.zookeeper.session.timeout: " << options_.zk_session_timeout_ms << "\n"
-       << "storm.zookeeper.connection.timeout: 4000\n"
-       << "storm.local.hostname: " << Address(host) << "\n"
-       << "nimbus.seeds: [" << absl::StrJoin(seeds, ", ") << "]\n"
-       << "ui.port: " << kUiPort << "\n"
-       << "tempest.log.dir: " << YamlQuoted(options_.dir + "/logs") << "\n"
-       << "nimbus.monitor.freq.secs: 1\n"
-       << "nimbus.supervisor.timeout.secs: 10\n"
-       << "nimbus.task.timeout.secs: 10\n"
-       << "nimbus.task.launch.secs: 30\n"
-       << "supervisor.heartbeat.frequency.secs: 1\n"
-       << "supervisor.monitor.frequency.secs: 1\n"
-       << "supervisor.worker.timeout.secs: 10\n"
-       << "supervisor.worker.start.timeout.secs: 60\n"
-       << "supervisor.slots.ports: [" << absl::StrJoin(slots, ", ") << "]\n"
-       << "tempest.supervisor.metrics.port: 9100\n"
-       << "storm.local.dir: " << YamlQuoted(options_.dir + "/" + host + "-local") << "\n";
+  config.ui_host = "";
+  config.ui_port = kUiPort;
+  for (int s = 0; s < options_.slots_per_supervisor; ++s) {
+    config.slot_ports.push_back(kFirstSlotPort + s);
+  }
+  config.supervisor_metrics_port = 9100;
+  config.local_dir = options_.dir + "/" + host + "-local";
   // The hosts share one kernel and the same slot ports: each supervisor needs
   // slot uids of its own, or one host's clean-up of a slot's uid would kill
   // the other hosts' workers on that port.
   for (int i = 0; i < options_.supervisors; ++i) {
-    if (SupervisorHost(i) == host) {
-      yaml << "tempest.supervisor.worker.slot.uid.base: " << 1900000000 + 70000 * i << "\n";
-    }
+    if (SupervisorHost(i) == host) config.slot_uid_base = 1900000000 + 70000 * i;
   }
-  for (const std::string& line : options_.extra_config) yaml << line << "\n";
-  return yaml.str();
+  config.extra_lines = options_.extra_config;
+  return ClusterConfigYaml(zk, config);
 }
 
 absl::StatusOr<std::string> NetnsCluster::WriteConfig(const std::string& host) const {
@@ -144,13 +125,12 @@ absl::StatusOr<std::string> NetnsCluster::StartDaemon(const std::string& host,
                                                       const std::string& verb,
                                                       const std::string& ready_prefix,
                                                       const std::vector<std::string>& args) {
-  absl::StatusOr<std::string> config = WriteConfig(host);
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(const std::string config, WriteConfig(host));
   Daemon d;
   d.host = host;
   d.log = DaemonLogPath(host, verb);
   d.ready_prefix = ready_prefix;
-  std::vector<std::string> argv = {options_.binary, verb, "--config", *config};
+  std::vector<std::string> argv = {options_.binary, verb, "--config", config};
   argv.insert(argv.end(), args.begin(), args.end());
   d.argv = hosts_->Command(HostIndex(host), argv);
   daemons_.push_back(std::move(d));
@@ -177,21 +157,17 @@ absl::Status NetnsCluster::StartAll() {
     zo.hosts.push_back(Address(name));
     zo.command_prefixes.push_back(hosts_->Command(HostIndex(name), {}));
   }
-  absl::StatusOr<std::unique_ptr<coord::ZkEnsemble>> zk = coord::ZkEnsemble::Start(zo);
-  if (!zk.ok()) return zk.status();
-  zk_ = *std::move(zk);
+  ASSIGN_OR_RETURN(zk_, coord::ZkEnsemble::Start(zo));
 
   if (!options_.kafka_topics.empty()) {
-    if (absl::Status s = StartKafka(); !s.ok()) return s;
+    RETURN_IF_ERROR(StartKafka());
   }
   for (int i = 0; i < options_.nimbuses; ++i) {
-    absl::StatusOr<std::string> address = StartDaemon(NimbusHost(i), "nimbus", "nimbus=");
-    if (!address.ok()) return address.status();
-    nimbus_addresses_.push_back(*address);
+    ASSIGN_OR_RETURN(std::string address, StartDaemon(NimbusHost(i), "nimbus", "nimbus="));
+    nimbus_addresses_.push_back(std::move(address));
   }
   for (int i = 0; i < options_.supervisors; ++i) {
-    absl::StatusOr<std::string> id = StartDaemon(SupervisorHost(i), "supervisor", "supervisor=");
-    if (!id.ok()) return id.status();
+    RETURN_IF_ERROR(StartDaemon(SupervisorHost(i), "supervisor", "supervisor="));
   }
   return absl::OkStatus();
 }
@@ -201,17 +177,14 @@ absl::Status NetnsCluster::StartKafka() {
   for (const std::string& topic : options_.kafka_topics) {
     args.insert(args.end(), {"--topic", topic});
   }
-  absl::StatusOr<std::string> bootstrap =
-      StartDaemon("kafka", "dev-kafka", "bootstrap.servers=", args);
-  if (!bootstrap.ok()) return bootstrap.status();
-  kafka_bootstrap_ = *bootstrap;
+  ASSIGN_OR_RETURN(kafka_bootstrap_, StartDaemon("kafka", "dev-kafka", "bootstrap.servers=", args));
   for (absl::string_view broker : absl::StrSplit(kafka_bootstrap_, ',', absl::SkipEmpty())) {
     int port = 0;
     const size_t colon = broker.rfind(':');
     if (colon == absl::string_view::npos || !absl::SimpleAtoi(broker.substr(colon + 1), &port)) {
       return absl::InternalError(absl::StrCat("dev-kafka printed '", kafka_bootstrap_, "'"));
     }
-    if (absl::Status s = hosts_->ShareLoopbackPort(HostIndex("kafka"), port); !s.ok()) return s;
+    RETURN_IF_ERROR(hosts_->ShareLoopbackPort(HostIndex("kafka"), port));
   }
   return absl::OkStatus();
 }

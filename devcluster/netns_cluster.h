@@ -119,6 +119,7 @@ class NetnsCluster {
   explicit NetnsCluster(Options options) : options_(std::move(options)) {}
   absl::Status StartAll();
   absl::Status StartKafka();
+  // Host `host`'s tempest.yaml, written by ClusterConfigYaml.
   std::string ConfigFor(const std::string& host) const;
   // Starts `tempest VERB --config <host's config> ARGS...` on `host`;
   // returns the rest of its ready line.

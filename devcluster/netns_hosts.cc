@@ -15,12 +15,13 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/core/status_macros.h"
 #include "common/os/child_process.h"
 
 namespace tempest::devcluster {
@@ -176,7 +177,7 @@ absl::StatusOr<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(Options options) 
         absl::StrCat("cannot open this thread's network namespace: ", std::strerror(errno)));
   }
   if (absl::Status s = hosts->Build(); !s.ok()) {
-    (void)hosts->Teardown();
+    (void)hosts->Teardown();  // best effort: the build's error is the one to report
     return absl::FailedPreconditionError(
         absl::StrCat("cannot make network-namespace hosts: ", s.message()));
   }
@@ -186,19 +187,19 @@ absl::StatusOr<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(Options options) 
 absl::Status NetnsHosts::Build() {
   bridge_netns_ = run_prefix_ + "bridge";
   auto run = [this](const std::vector<std::string>& argv) { return RunTool(argv).status(); };
-  if (absl::Status s = run({"ip", "netns", "add", bridge_netns_}); !s.ok()) return s;
+  RETURN_IF_ERROR(run({"ip", "netns", "add", bridge_netns_}));
   created_.push_back(bridge_netns_);
   for (const auto& argv : std::vector<std::vector<std::string>>{
            {"ip", "-n", bridge_netns_, "link", "add", "br0", "type", "bridge"},
            {"ip", "-n", bridge_netns_, "link", "set", "br0", "up"},
            {"ip", "-n", bridge_netns_, "link", "set", "lo", "up"}}) {
-    if (absl::Status s = run(argv); !s.ok()) return s;
+    RETURN_IF_ERROR(run(argv));
   }
   for (size_t i = 0; i < options_.names.size(); ++i) {
     NetnsHost host{.name = options_.names[i],
                    .netns = run_prefix_ + options_.names[i],
                    .address = absl::StrCat("10.", options_.subnet, ".0.", i + 1)};
-    if (absl::Status s = run({"ip", "netns", "add", host.netns}); !s.ok()) return s;
+    RETURN_IF_ERROR(run({"ip", "netns", "add", host.netns}));
     created_.push_back(host.netns);
     const std::string veth = absl::StrCat("v", i);
     for (const auto& argv : std::vector<std::vector<std::string>>{
@@ -209,7 +210,7 @@ absl::Status NetnsHosts::Build() {
              {"ip", "-n", host.netns, "addr", "add", host.address + "/24", "dev", "eth0"},
              {"ip", "-n", host.netns, "link", "set", "eth0", "up"},
              {"ip", "-n", host.netns, "link", "set", "lo", "up"}}) {
-      if (absl::Status s = run(argv); !s.ok()) return s;
+      RETURN_IF_ERROR(run(argv));
     }
     hosts_.push_back(std::move(host));
   }
@@ -243,10 +244,11 @@ absl::StatusOr<int> NetnsHosts::RemoveStale() {
       first = s;
     }
   }
-  if (!first.ok()) return first;
+  RETURN_IF_ERROR(first);
   return removed;
 }
 
+// A destructor has no one to tell; Teardown has done what it could.
 NetnsHosts::~NetnsHosts() { (void)Teardown(); }
 
 absl::Status NetnsHosts::Teardown() {
@@ -323,22 +325,19 @@ absl::Status NetnsHosts::AddRules(int i, const std::vector<std::string>& input_r
 }
 
 absl::Status NetnsHosts::Isolate(int i) {
-  (void)hosts_.at(i);
+  (void)hosts_.at(i);  // only its bounds check: an unknown host is the caller's bug
   // Dropped where packets arrive: nothing reaches i, and nothing from i
   // reaches anyone. Loopback on i still works.
-  if (absl::Status s = AddRules(i, {"iifname \"eth0\" drop"}); !s.ok()) return s;
+  RETURN_IF_ERROR(AddRules(i, {"iifname \"eth0\" drop"}));
   for (int j = 0; j < size(); ++j) {
     if (j == i) continue;
-    if (absl::Status s = AddRules(j, {absl::StrCat("ip saddr ", hosts_[i].address, " drop")});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(AddRules(j, {absl::StrCat("ip saddr ", hosts_[i].address, " drop")}));
   }
   return absl::OkStatus();
 }
 
 absl::Status NetnsHosts::CutPair(int a, int b) {
-  if (absl::Status s = CutOneWay(a, b); !s.ok()) return s;
+  RETURN_IF_ERROR(CutOneWay(a, b));
   return CutOneWay(b, a);
 }
 
@@ -351,16 +350,13 @@ absl::Status NetnsHosts::SetLoss(int i, int percent) {
   if (percent < 0 || percent > 100) {
     return absl::InvalidArgumentError("NetnsHosts: loss must be 0..100 percent");
   }
-  (void)hosts_.at(i);
+  (void)hosts_.at(i);  // only its bounds check: an unknown host is the caller's bug
   if (percent == 0) return absl::OkStatus();
   const std::string drop = absl::StrCat("numgen random mod 100 < ", percent, " drop");
-  if (absl::Status s = AddRules(i, {absl::StrCat("iifname \"eth0\" ", drop)}); !s.ok()) return s;
+  RETURN_IF_ERROR(AddRules(i, {absl::StrCat("iifname \"eth0\" ", drop)}));
   for (int j = 0; j < size(); ++j) {
     if (j == i) continue;
-    if (absl::Status s = AddRules(j, {absl::StrCat("ip saddr ", hosts_[i].address, " ", drop)});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(AddRules(j, {absl::StrCat("ip saddr ", hosts_[i].address, " ", drop)}));
   }
   return absl::OkStatus();
 }
@@ -386,7 +382,7 @@ absl::Status NetnsHosts::ShareLoopbackPort(int owner, int port) {
       "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet && "
       "echo 1 > /proc/sys/net/ipv4/conf/eth0/route_localnet"};
   for (int i = 0; i < size(); ++i) {
-    if (absl::Status s = Run(i, localnet).status(); !s.ok()) return s;
+    RETURN_IF_ERROR(Run(i, localnet).status());
     std::string script = "add table ip tempest_share; ";
     if (i == owner) {
       absl::StrAppend(&script,
@@ -402,7 +398,7 @@ absl::Status NetnsHosts::ShareLoopbackPort(int owner, int port) {
                       "priority 100; }; add rule ip tempest_share postrouting ip daddr ",
                       target, " tcp dport ", port, " masquerade");
     }
-    if (absl::Status s = Run(i, {"nft", script}).status(); !s.ok()) return s;
+    RETURN_IF_ERROR(Run(i, {"nft", script}).status());
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "study/scenario.h"
 #include "study/study_world.h"
+#include "study/zk_acl_operator.h"
 #include "study/zk_duty_cycle.h"
 
 namespace tempest::study {
@@ -109,13 +110,40 @@ class FaultInjector {
   const PartitionCut& partition_cut() const { return cut_; }
 
  private:
+  // The partitions (NeedsHosts): the hosts to cut, cut, and the moment each
+  // was cut recorded in cut_.
   absl::Status InjectPartition();
+  absl::Status CutWorkerPairs(devcluster::NetnsHosts& hosts);
+  absl::Status CutSpoutsFromZooKeeper(devcluster::NetnsHosts& hosts,
+                                      const std::vector<StudyWorld::Worker>& spouts,
+                                      const std::vector<int>& spout_supervisors);
+  absl::Status IsolateBusiestSupervisor(devcluster::NetnsHosts& hosts,
+                                        const std::vector<StudyWorld::Worker>& spouts);
+  absl::Status IsolateNimbusLeader(devcluster::NetnsHosts& hosts);
+  absl::Status CutZooKeeperMinority(devcluster::NetnsHosts& hosts);
+  absl::Status DropPackets(devcluster::NetnsHosts& hosts,
+                           const std::vector<int>& spout_supervisors);
+  // Every pair of `host` and a ZooKeeper member cut.
+  absl::Status CutFromZooKeeper(devcluster::NetnsHosts& hosts, const std::string& host);
+  // The topologies whose spout runs on `supervisor`: cut from ZooKeeper
+  // there, they must stop on their own.
+  void FenceSpoutsOf(const std::vector<StudyWorld::Worker>& spouts, int supervisor);
+  // Once `s` says its rules are all in place, every host in cut_.hosts not
+  // yet marked is cut off now; returns `s`.
+  absl::Status MarkCut(absl::Status s);
+  absl::Status HealPartition();
+  // Undoes a fault that is not a partition.
+  absl::Status Undo();
+
   absl::Status InjectIntoWorkers();
   void KillSupervisorOfASpout();
   absl::Status PauseZooKeeperQuorum();
   absl::Status InjectRetention();
   absl::Status SwitchTransform(bool on);
   absl::Status RevokeOffsetAcls();
+  absl::Status RestoreOffsetAcls();
+  // zk-acl-revoked's operator, with its client's files beside the switch file.
+  ZkAclOperator AclOperator() const;
   absl::Status Misconfigure();
 
   StudyWorld* world_;

@@ -55,7 +55,7 @@ int64_t PacedProducer::LogEnd() const {
 }
 
 absl::Status PacedProducer::status() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return status_;
 }
 
@@ -95,7 +95,7 @@ void PacedProducer::Produce() {
     if (status.ok()) status = (*producer)->Flush(stop_ ? seconds(1) : seconds(120));
     publish();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   status_ = status;
   done_ = true;
 }

@@ -5,12 +5,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "study/run_analysis.h"
 
 namespace tempest::study {
@@ -71,8 +72,8 @@ class PacedProducer {
   std::atomic<bool> stop_{false};
   std::atomic<bool> held_{false};
   std::vector<std::atomic<int64_t>> delivered_;  // per partition
-  std::mutex mu_;
-  absl::Status status_;  // guarded by mu_
+  absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tempest::study

@@ -20,35 +20,9 @@ std::string SpoutGuarantee(const std::string& guarantee) {
   return "NO_GUARANTEE";
 }
 
-}  // namespace
-
-PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
-                         const PipelineSite& site) {
-  PipelineSpec spec;
-  spec.name = absl::StrCat("study-", scenario.name, "-", ShortName(guarantee));
-  spec.guarantee = guarantee;
-  spec.topic = site.topic;
-  spec.bootstrap_servers = site.bootstrap_servers;
-  spec.zk_servers = site.zk_servers;
-  spec.zk_root = kStudyOffsetsRoot;
-  spec.sink_log = (site.dir / guarantee / "sink.log").string();
-  if (guarantee == "at-least-once") {
-    spec.dedup_sink_log = (site.dir / guarantee / "dedup-sink.log").string();
-  }
-  spec.fault_switch_file = site.fault_switch_file;
-  spec.seed = site.seed;
-  spec.zk_session_timeout_ms = site.zk_session_timeout_ms;
-  if (scenario.fault == FaultKind::kBoltFailures) spec.fail_fraction = scenario.fail_fraction;
-  if (scenario.fault == FaultKind::kSlowBolt) spec.delay_micros = scenario.delay_ms * 1000;
-  if (scenario.fault == FaultKind::kZkAclRevoked) spec.zk_auth_payload = site.spout_credentials;
-  return spec;
-}
-
-std::string PipelineTopologyYaml(const PipelineSpec& spec) {
-  std::string zk_servers;
-  for (const std::string& s : spec.zk_servers) {
-    absl::StrAppend(&zk_servers, zk_servers.empty() ? "" : ", ", YamlQuoted(s));
-  }
+// The topology's name and config: short timeouts, and the spout's ZooKeeper
+// session and credentials when the scenario sets them.
+std::string ConfigYaml(const PipelineSpec& spec) {
   std::string yaml = absl::StrCat(
       "# Written by `tempest study`: one guarantee's pipeline of one scenario.\n"
       "name: ",
@@ -67,8 +41,16 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
     absl::StrAppend(&yaml, "  storm.zookeeper.auth.scheme: digest\n",
                     "  storm.zookeeper.auth.payload: ", YamlQuoted(spec.zk_auth_payload), "\n");
   }
-  absl::StrAppend(
-      &yaml,
+  return yaml;
+}
+
+// The KafkaSpout reading the scenario's topic under the pipeline's guarantee.
+std::string SpoutYaml(const PipelineSpec& spec) {
+  std::string zk_servers;
+  for (const std::string& s : spec.zk_servers) {
+    absl::StrAppend(&zk_servers, zk_servers.empty() ? "" : ", ", YamlQuoted(s));
+  }
+  return absl::StrCat(
       "spouts:\n"
       "  - id: kafka\n"
       "    className: tempest.KafkaSpout\n"
@@ -82,7 +64,13 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
       "      - {name: id, value: ", YamlQuoted(spec.name), "}\n",
       "      - {name: processingGuarantee, value: ", SpoutGuarantee(spec.guarantee), "}\n",
       "      - {name: startOffsetTime, value: -2}\n"
-      "      - {name: stateUpdateIntervalMs, value: 500}\n"
+      "      - {name: stateUpdateIntervalMs, value: 500}\n");
+}
+
+// The transform (its fault settings and switch file), the sink and, for
+// at-least-once, the deduplicating sink.
+std::string BoltsYaml(const PipelineSpec& spec) {
+  std::string yaml = absl::StrCat(
       "bolts:\n"
       "  - id: transform\n"
       "    className: tempest.IdentityBolt\n"
@@ -110,14 +98,46 @@ std::string PipelineTopologyYaml(const PipelineSpec& spec) {
                     "      - {name: dedup, value: true}\n"
                     "      - {name: logPath, value: ", YamlQuoted(spec.dedup_sink_log), "}\n");
   }
-  absl::StrAppend(&yaml,
-                  "streams:\n"
-                  "  - {from: kafka, to: transform, grouping: {type: SHUFFLE}}\n"
-                  "  - {from: transform, to: sink, grouping: {type: SHUFFLE}}\n");
+  return yaml;
+}
+
+std::string StreamsYaml(const PipelineSpec& spec) {
+  std::string yaml =
+      "streams:\n"
+      "  - {from: kafka, to: transform, grouping: {type: SHUFFLE}}\n"
+      "  - {from: transform, to: sink, grouping: {type: SHUFFLE}}\n";
   if (!spec.dedup_sink_log.empty()) {
     absl::StrAppend(&yaml, "  - {from: transform, to: dedup-sink, grouping: {type: SHUFFLE}}\n");
   }
   return yaml;
+}
+
+}  // namespace
+
+PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
+                         const PipelineSite& site) {
+  PipelineSpec spec;
+  spec.name = absl::StrCat("study-", scenario.name, "-", ShortName(guarantee));
+  spec.guarantee = guarantee;
+  spec.topic = site.topic;
+  spec.bootstrap_servers = site.bootstrap_servers;
+  spec.zk_servers = site.zk_servers;
+  spec.zk_root = kStudyOffsetsRoot;
+  spec.sink_log = (site.dir / guarantee / "sink.log").string();
+  if (guarantee == "at-least-once") {
+    spec.dedup_sink_log = (site.dir / guarantee / "dedup-sink.log").string();
+  }
+  spec.fault_switch_file = site.fault_switch_file;
+  spec.seed = site.seed;
+  spec.zk_session_timeout_ms = site.zk_session_timeout_ms;
+  if (scenario.fault == FaultKind::kBoltFailures) spec.fail_fraction = scenario.fail_fraction;
+  if (scenario.fault == FaultKind::kSlowBolt) spec.delay_micros = scenario.delay_ms * 1000;
+  if (scenario.fault == FaultKind::kZkAclRevoked) spec.zk_auth_payload = site.spout_credentials;
+  return spec;
+}
+
+std::string PipelineTopologyYaml(const PipelineSpec& spec) {
+  return absl::StrCat(ConfigYaml(spec), SpoutYaml(spec), BoltsYaml(spec), StreamsYaml(spec));
 }
 
 }  // namespace tempest::study

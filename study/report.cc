@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/files.h"
 #include "study/report_charts.h"
 #include "study/report_markdown.h"
@@ -14,20 +15,15 @@ absl::StatusOr<ReportFiles> WriteReport(const StudyResults& r, const std::string
   files.results_json = absl::StrCat(dir, "/results.json");
   files.report_md = absl::StrCat(dir, "/report.md");
   const std::string plot_dir = absl::StrCat(dir, "/plot");
-  if (absl::Status s = os::MakeDirs(plot_dir); !s.ok()) return s;
-  if (absl::Status s = os::WriteFileAtomically(files.results_json, ResultsToJson(r)); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(os::MakeDirs(plot_dir));
+  RETURN_IF_ERROR(os::WriteFileAtomically(files.results_json, ResultsToJson(r)));
   const ChartPlan charts = PlanCharts(r);
-  if (absl::Status s = WriteChartSources(charts, plot_dir); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteChartSources(charts, plot_dir));
   DrawnCharts drawn = DrawCharts(charts, dir);
   files.charts = std::move(drawn.paths);
   files.charts_error = drawn.error;
-  if (absl::Status s = os::WriteFileAtomically(
-          files.report_md, ReportMarkdown(r, drawn.pngs, files.charts_error, charts.timelines));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(os::WriteFileAtomically(
+      files.report_md, ReportMarkdown(r, drawn.pngs, files.charts_error, charts.timelines)));
   return files;
 }
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/core/status_macros.h"
 #include "common/os/child_process.h"
 #include "common/os/files.h"
 #include "study/report_markdown.h"
@@ -559,10 +560,7 @@ ChartPlan PlanCharts(const StudyResults& r) {
 absl::Status WriteChartSources(const ChartPlan& plan, const std::string& plot_dir) {
   for (const Chart& c : plan.charts) {
     for (const auto& [name, content] : c.data) {
-      if (absl::Status s = os::WriteFileAtomically(absl::StrCat(plot_dir, "/", name), content);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(os::WriteFileAtomically(absl::StrCat(plot_dir, "/", name), content));
     }
     if (absl::Status s =
             os::WriteFileAtomically(absl::StrCat(plot_dir, "/", c.script_name), c.script);

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spout/kafka/offsets/offset_journal.h"
 #include "study/range_explanation.h"
@@ -53,6 +54,54 @@ Json RangeToJson(const RangeExplanation& r) {
               {"entry", std::move(entry)}};
 }
 
+Json DedupSinkToJson(const std::optional<DedupSinkResult>& dedup) {
+  if (!dedup.has_value()) return nullptr;
+  return Json{{"lost", dedup->lost},
+              {"duplicated", dedup->duplicated},
+              {"deduplicated", dedup->deduplicated},
+              {"expected_loss", dedup->expected_loss}};
+}
+
+Json CommitPathToJson(const std::optional<CommitPathFigures>& commit_path) {
+  if (!commit_path.has_value()) return nullptr;
+  const CommitPathFigures& c = *commit_path;
+  return Json{{"multis", c.multis},
+              {"failures", c.failures},
+              {"denied", c.denied},
+              {"coalesced", c.coalesced},
+              {"pending_max", c.pending_max},
+              {"in_flight_max", c.in_flight_max},
+              {"latency_p99_ms", c.latency_p99_ms},
+              {"latency_max_ms", c.latency_max_ms},
+              {"ambiguous_writes", c.ambiguous_writes},
+              {"readings", c.readings}};
+}
+
+// A partition scenario's fence, recovery and bounds, appended to `j`.
+void AddPartitionFigures(const RunResult& run, Json& j) {
+  j["fence_expected"] = run.fence_expected;
+  j["fence_s"] = OptionalNumber(run.fence_s);
+  j["recover_s"] = OptionalNumber(run.recover_s);
+  j["leader_writes_after_loss"] = run.leader_writes_after_loss.has_value()
+                                      ? Json(*run.leader_writes_after_loss)
+                                      : Json(nullptr);
+  Json bounds = Json::array();
+  for (const BoundCheck& b : run.bounds) {
+    bounds.push_back(
+        Json{{"figure", b.figure}, {"value", b.value}, {"bound", b.bound}, {"pass", b.pass}});
+  }
+  j["bounds"] = std::move(bounds);
+}
+
+// Samples as compact [t_s, sink_received, committed, log_end] arrays.
+Json SamplesToJson(const std::vector<Sample>& samples) {
+  Json out = Json::array();
+  for (const Sample& s : samples) {
+    out.push_back(Json::array({Number(s.t_s), s.sink_received, s.committed, s.log_end}));
+  }
+  return out;
+}
+
 Json RunToJson(const RunResult& run) {
   Json j = Json::object();
   j["scenario"] = run.scenario;
@@ -78,44 +127,10 @@ Json RunToJson(const RunResult& run) {
   j["throughput_after"] = Number(run.throughput_after);
   j["expected_loss"] = run.expected_loss;
   j["quiesced"] = run.quiesced;
-  if (run.dedup_sink.has_value()) {
-    j["dedup_sink"] = Json{{"lost", run.dedup_sink->lost},
-                           {"duplicated", run.dedup_sink->duplicated},
-                           {"deduplicated", run.dedup_sink->deduplicated},
-                           {"expected_loss", run.dedup_sink->expected_loss}};
-  } else {
-    j["dedup_sink"] = nullptr;
-  }
-  if (run.commit_path.has_value()) {
-    const CommitPathFigures& c = *run.commit_path;
-    j["commit_path"] = Json{{"multis", c.multis},
-                            {"failures", c.failures},
-                            {"denied", c.denied},
-                            {"coalesced", c.coalesced},
-                            {"pending_max", c.pending_max},
-                            {"in_flight_max", c.in_flight_max},
-                            {"latency_p99_ms", c.latency_p99_ms},
-                            {"latency_max_ms", c.latency_max_ms},
-                            {"ambiguous_writes", c.ambiguous_writes},
-                            {"readings", c.readings}};
-  } else {
-    j["commit_path"] = nullptr;
-  }
+  j["dedup_sink"] = DedupSinkToJson(run.dedup_sink);
+  j["commit_path"] = CommitPathToJson(run.commit_path);
   // Partition scenarios (multi-host) only: their fence, recovery and bounds.
-  if (!run.bounds.empty()) {
-    j["fence_expected"] = run.fence_expected;
-    j["fence_s"] = OptionalNumber(run.fence_s);
-    j["recover_s"] = OptionalNumber(run.recover_s);
-    j["leader_writes_after_loss"] = run.leader_writes_after_loss.has_value()
-                                        ? Json(*run.leader_writes_after_loss)
-                                        : Json(nullptr);
-    Json bounds = Json::array();
-    for (const BoundCheck& b : run.bounds) {
-      bounds.push_back(
-          Json{{"figure", b.figure}, {"value", b.value}, {"bound", b.bound}, {"pass", b.pass}});
-    }
-    j["bounds"] = std::move(bounds);
-  }
+  if (!run.bounds.empty()) AddPartitionFigures(run, j);
   j["not_tested"] = run.not_tested;
   j["not_tested_reason"] = run.not_tested_reason;
   j["violations"] = run.violations;
@@ -123,11 +138,7 @@ Json RunToJson(const RunResult& run) {
   for (const RangeExplanation& r : run.ranges) ranges.push_back(RangeToJson(r));
   j["ranges"] = std::move(ranges);
   j["ranges_omitted"] = run.ranges_omitted;
-  Json samples = Json::array();
-  for (const Sample& s : run.samples) {
-    samples.push_back(Json::array({Number(s.t_s), s.sink_received, s.committed, s.log_end}));
-  }
-  j["samples"] = std::move(samples);
+  j["samples"] = SamplesToJson(run.samples);
   return j;
 }
 
@@ -357,7 +368,7 @@ absl::Status ReadDedupSink(const Json& j, const std::string& where, RunResult& r
   d.Int("deduplicated", &dedup.deduplicated);
   // Older results have no expected_loss for the dedup sink: 0.
   if (it->contains("expected_loss")) d.Int("expected_loss", &dedup.expected_loss);
-  if (!d.status().ok()) return d.status();
+  RETURN_IF_ERROR(d.status());
   run.dedup_sink = dedup;
   return absl::OkStatus();
 }
@@ -382,7 +393,7 @@ absl::Status ReadCommitPath(const Json& j, const std::string& where, RunResult& 
   d.Int("latency_max_ms", &c.latency_max_ms);
   d.Int("ambiguous_writes", &c.ambiguous_writes);
   d.Int("readings", &c.readings);
-  if (!d.status().ok()) return d.status();
+  RETURN_IF_ERROR(d.status());
   run.commit_path = c;
   return absl::OkStatus();
 }
@@ -416,7 +427,7 @@ absl::StatusOr<RangeExplanation> RangeFromJson(const Json& j, const std::string&
   std::string kind;
   f.String("kind", &kind);
   f.String("cause", &r.cause);
-  if (!f.status().ok()) return f.status();
+  RETURN_IF_ERROR(f.status());
   r.partition = static_cast<int>(partition);
   std::optional<RangeKind> parsed = ParseRangeKind(kind);
   if (!parsed.has_value()) {
@@ -434,7 +445,7 @@ absl::StatusOr<RangeExplanation> RangeFromJson(const Json& j, const std::string&
   if (auto seq = it->find("sequence"); seq != it->end()) {
     FieldReader e(*it, absl::StrCat(where, ": entry"));
     e.Int("sequence", &entry->sequence);
-    if (!e.status().ok()) return e.status();
+    RETURN_IF_ERROR(e.status());
   }
   r.entry = *std::move(entry);
   return r;
@@ -466,7 +477,7 @@ absl::Status ReadPartitionFigures(const Json& j, const std::string& where, RunRe
     g.String("value", &check.value);
     g.String("bound", &check.bound);
     g.Bool("pass", &check.pass);
-    if (!g.status().ok()) return g.status();
+    RETURN_IF_ERROR(g.status());
     run.bounds.push_back(std::move(check));
   }
   return f.status();
@@ -481,10 +492,9 @@ absl::Status ReadRanges(const Json& j, const std::string& where, RunResult& run)
   const Json* ranges = f.Array("ranges");
   if (ranges == nullptr) return f.status();
   for (size_t i = 0; i < ranges->size(); ++i) {
-    absl::StatusOr<RangeExplanation> r =
-        RangeFromJson((*ranges)[i], absl::StrCat(where, ": ranges[", i, "]"));
-    if (!r.ok()) return r.status();
-    run.ranges.push_back(*std::move(r));
+    ASSIGN_OR_RETURN(RangeExplanation r,
+                     RangeFromJson((*ranges)[i], absl::StrCat(where, ": ranges[", i, "]")));
+    run.ranges.push_back(std::move(r));
   }
   return f.status();
 }
@@ -544,20 +554,20 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
     FieldReader names(j, where);
     names.String("scenario", &run.scenario);
     names.String("guarantee", &run.guarantee);
-    if (!names.status().ok()) return names.status();
+    RETURN_IF_ERROR(names.status());
     absl::StrAppend(&where, " (", run.scenario, ", ", run.guarantee, ")");
   }
   FieldReader f(j, where);
   ReadRunFigures(j, f, run);
-  if (!f.status().ok()) return f.status();
-  if (absl::Status s = ReadDedupSink(j, where, run); !s.ok()) return s;
-  if (absl::Status s = ReadCommitPath(j, where, run); !s.ok()) return s;
+  RETURN_IF_ERROR(f.status());
+  RETURN_IF_ERROR(ReadDedupSink(j, where, run));
+  RETURN_IF_ERROR(ReadCommitPath(j, where, run));
   ReadViolations(f, run);
-  if (absl::Status s = ReadRanges(j, where, run); !s.ok()) return s;
-  if (absl::Status s = ReadPartitionFigures(j, where, run); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadRanges(j, where, run));
+  RETURN_IF_ERROR(ReadPartitionFigures(j, where, run));
   ReadSamples(f, run);
   ReadNotTested(j, f, run);
-  if (!f.status().ok()) return f.status();
+  RETURN_IF_ERROR(f.status());
   return run;
 }
 
@@ -598,12 +608,11 @@ absl::StatusOr<StudyResults> ResultsFromJson(std::string_view text) {
   f.String("started_at", &r.started_at);
   f.Double("duration_s", &r.duration_s);
   const Json* runs = f.Array("runs");
-  if (!f.status().ok()) return f.status();
+  RETURN_IF_ERROR(f.status());
   r.runs.reserve(runs->size());
   for (size_t i = 0; i < runs->size(); ++i) {
-    absl::StatusOr<RunResult> run = RunFromJson((*runs)[i], i);
-    if (!run.ok()) return run.status();
-    r.runs.push_back(*std::move(run));
+    ASSIGN_OR_RETURN(RunResult run, RunFromJson((*runs)[i], i));
+    r.runs.push_back(std::move(run));
   }
   return r;
 }

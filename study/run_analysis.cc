@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "bolts/verification_report.h"
+#include "common/core/status_macros.h"
 #include "study/scenario.h"
 
 namespace tempest::study {
@@ -38,7 +39,7 @@ absl::StatusOr<DeliveryCounts> CountDeliveries(const std::vector<std::string>& l
         ++counts.copies[static_cast<size_t>(seq)];
       }
     });
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return counts;
 }

@@ -55,6 +55,7 @@ Sampler::Sampler(Options options) : options_(std::move(options)) {
     p.max_committed.assign(options_.partitions, -1);
     pipelines_.push_back(std::move(p));
   }
+  samples_.resize(pipelines_.size());
 }
 
 Sampler::~Sampler() { Stop(); }
@@ -77,6 +78,7 @@ void Sampler::Loop() {
   o.operation_timeout = std::chrono::milliseconds(300);
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = coord::ZkSession::Create(o);
   if (!zk.ok()) return;
+  // Not connected yet, a sample's commits read as unreadable until it is.
   (void)(*zk)->WaitConnected(std::chrono::seconds(10));
   while (!stop_) {
     const auto next = SteadyClock::now() + kEvery;
@@ -103,8 +105,8 @@ void Sampler::SampleOnce(coord::ZkSession& zk) {
     taken.push_back(s);
   }
   ReadCommits(zk, taken);
-  std::lock_guard<std::mutex> lock(mu_);
-  for (size_t i = 0; i < pipelines_.size(); ++i) pipelines_[i].samples.push_back(taken[i]);
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < pipelines_.size(); ++i) samples_[i].push_back(taken[i]);
 }
 
 void Sampler::ReadCommits(coord::ZkSession& zk, std::vector<Sample>& taken) {
@@ -130,28 +132,33 @@ void Sampler::ReadCommits(coord::ZkSession& zk, std::vector<Sample>& taken) {
   }
 }
 
+std::vector<Sample> Sampler::samples(size_t i) const {
+  absl::MutexLock lock(&mu_);
+  return samples_[i];
+}
+
 bool Sampler::Settled(std::optional<double> production_end_s) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Pipeline& p : pipelines_) {
-    if (p.samples.empty()) return false;
-    const Sample& last = p.samples.back();
+  absl::MutexLock lock(&mu_);
+  for (const std::vector<Sample>& series : samples_) {
+    if (series.empty()) return false;
+    const Sample& last = series.back();
     // Only a sample taken after the last delivery report has the final log end.
     if (!production_end_s.has_value() || last.t_s <= *production_end_s) return false;
     if (last.committed < 0 || last.committed < last.log_end) return false;
     // The sink has not moved for kStillFor seconds.
-    for (auto it = p.samples.rbegin(); it != p.samples.rend(); ++it) {
+    for (auto it = series.rbegin(); it != series.rend(); ++it) {
       if (it->sink_received != last.sink_received) return false;
       if (last.t_s - it->t_s >= kStillFor) break;
     }
-    if (last.t_s - p.samples.front().t_s < kStillFor) return false;
+    if (last.t_s - series.front().t_s < kStillFor) return false;
   }
   return true;
 }
 
 bool Sampler::AllSinksFlowing() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Pipeline& p : pipelines_) {
-    if (p.samples.empty() || p.samples.back().sink_received == 0) return false;
+  absl::MutexLock lock(&mu_);
+  for (const std::vector<Sample>& series : samples_) {
+    if (series.empty() || series.back().sink_received == 0) return false;
   }
   return true;
 }

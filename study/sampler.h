@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/zk_session.h"
 #include "study/study_results.h"
 
@@ -79,14 +80,13 @@ class Sampler {
   bool AllSinksFlowing();
 
   // After Stop: pipeline i's samples and its committed-offset regressions.
-  const std::vector<Sample>& samples(size_t i) const { return pipelines_[i].samples; }
+  std::vector<Sample> samples(size_t i) const;
   int64_t regressions(size_t i) const { return pipelines_[i].regressions; }
 
  private:
   struct Pipeline {
     Watched watched;
     std::unique_ptr<SinkFollower> sink;
-    std::vector<Sample> samples;         // guarded by mu_ while the thread runs
     std::vector<int64_t> max_committed;  // per partition, highest seen
     int64_t regressions = 0;
   };
@@ -101,7 +101,10 @@ class Sampler {
   std::chrono::steady_clock::time_point t0_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
+  mutable absl::Mutex mu_;
+  // Per pipeline, the samples taken so far (the thread appends, Settled and
+  // AllSinksFlowing read while it runs).
+  std::vector<std::vector<Sample>> samples_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tempest::study

@@ -7,57 +7,76 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tempest::study {
 namespace {
 
+// Where a kind can run: anywhere, or only in the multi-host world (`tempest
+// study --hosts`), as every network partition.
+enum class World { kAny, kHosts };
+// Whether a scenario of the kind must give a duration_s > 0: the faults that
+// act over a window do; single events and the restarts (kill-supervisor,
+// kill-nimbus, kill-zk-leader, which may come back at once) do not.
+enum class Window { kOptional, kRequired };
+
+// The one list of fault kinds: everything the parser, the help text and the
+// injector's dispatch need to know about a kind.
 struct KindInfo {
   FaultKind kind;
   std::string_view name;
+  World world;
+  Window window;
   std::string_view description;
 };
 
 constexpr KindInfo kKinds[] = {
-    {FaultKind::kKillWorker, "kill-worker", "SIGKILL the workers running the spouts"},
-    {FaultKind::kPauseWorker, "pause-worker",
+    {FaultKind::kKillWorker, "kill-worker", World::kAny, Window::kOptional,
+     "SIGKILL the workers running the spouts"},
+    {FaultKind::kPauseWorker, "pause-worker", World::kAny, Window::kRequired,
      "SIGSTOP the spouts' workers for duration_s, then SIGCONT"},
-    {FaultKind::kKillSupervisor, "kill-supervisor",
+    {FaultKind::kKillSupervisor, "kill-supervisor", World::kAny, Window::kOptional,
      "SIGKILL a supervisor and its workers; restart it after duration_s"},
-    {FaultKind::kKillNimbus, "kill-nimbus", "SIGKILL nimbus; restart it after duration_s"},
-    {FaultKind::kZkSessionExpiry, "zk-session-expiry",
+    {FaultKind::kKillNimbus, "kill-nimbus", World::kAny, Window::kOptional,
+     "SIGKILL nimbus; restart it after duration_s"},
+    {FaultKind::kZkSessionExpiry, "zk-session-expiry", World::kAny, Window::kRequired,
      "cut the spouts' ZooKeeper connections for duration_s (sessions expire)"},
-    {FaultKind::kKillZkLeader, "kill-zk-leader",
+    {FaultKind::kKillZkLeader, "kill-zk-leader", World::kAny, Window::kOptional,
      "SIGKILL the ZooKeeper leader; restart it after duration_s"},
-    {FaultKind::kZkQuorumLoss, "zk-quorum-loss",
+    {FaultKind::kZkQuorumLoss, "zk-quorum-loss", World::kAny, Window::kRequired,
      "SIGSTOP two of three ZooKeeper servers for duration_s"},
-    {FaultKind::kKafkaBrokerDown, "kafka-broker-down", "take the Kafka broker down for duration_s"},
-    {FaultKind::kRetention, "retention",
+    {FaultKind::kKafkaBrokerDown, "kafka-broker-down", World::kAny, Window::kRequired,
+     "take the Kafka broker down for duration_s"},
+    {FaultKind::kRetention, "retention", World::kAny, Window::kOptional,
      "stop the topologies while retention deletes past their committed offsets; resubmit"},
-    {FaultKind::kBoltFailures, "bolt-failures",
+    {FaultKind::kBoltFailures, "bolt-failures", World::kAny, Window::kRequired,
      "the transform fails fail_fraction of its inputs for duration_s"},
-    {FaultKind::kSlowBolt, "slow-bolt", "the transform sleeps delay_ms per input for duration_s"},
-    {FaultKind::kRestartTopology, "restart-topology", "kill -w every topology and resubmit it"},
-    {FaultKind::kZkOverload, "zk-overload",
+    {FaultKind::kSlowBolt, "slow-bolt", World::kAny, Window::kRequired,
+     "the transform sleeps delay_ms per input for duration_s"},
+    {FaultKind::kRestartTopology, "restart-topology", World::kAny, Window::kOptional,
+     "kill -w every topology and resubmit it"},
+    {FaultKind::kZkOverload, "zk-overload", World::kAny, Window::kRequired,
      "pause every ZooKeeper server 1.6 s of each 2 s for duration_s (commits slower than their "
      "interval)"},
-    {FaultKind::kZkAclRevoked, "zk-acl-revoked",
+    {FaultKind::kZkAclRevoked, "zk-acl-revoked", World::kAny, Window::kRequired,
      "an operator makes the spouts' offset nodes read-only to their identity; restore after "
      "duration_s"},
-    {FaultKind::kZkMisconfigured, "zk-misconfigured",
+    {FaultKind::kZkMisconfigured, "zk-misconfigured", World::kAny, Window::kOptional,
      "resubmit with a zkServers chroot that does not exist, then with a dead server in zkServers"},
-    {FaultKind::kPartitionWorkerPair, "partition-worker-pair",
+    {FaultKind::kPartitionWorkerPair, "partition-worker-pair", World::kHosts, Window::kRequired,
      "each pipeline's two workers' hosts cannot reach each other for duration_s (--hosts)"},
-    {FaultKind::kPartitionSpoutZk, "partition-spout-zk",
+    {FaultKind::kPartitionSpoutZk, "partition-spout-zk", World::kHosts, Window::kRequired,
      "the spouts' hosts lose every ZooKeeper member for duration_s; Kafka stays (--hosts)"},
-    {FaultKind::kPartitionSupervisorHost, "partition-supervisor-host",
+    {FaultKind::kPartitionSupervisorHost, "partition-supervisor-host", World::kHosts,
+     Window::kRequired,
      "the supervisor host running the most spouts is cut off from every host for duration_s "
      "(--hosts)"},
-    {FaultKind::kPartitionNimbusLeader, "partition-nimbus-leader",
+    {FaultKind::kPartitionNimbusLeader, "partition-nimbus-leader", World::kHosts, Window::kRequired,
      "the leading nimbus's host is cut off from every host for duration_s (--hosts)"},
-    {FaultKind::kPartitionZkMinority, "partition-zk-minority",
+    {FaultKind::kPartitionZkMinority, "partition-zk-minority", World::kHosts, Window::kRequired,
      "one ZooKeeper member is cut off from the other two for duration_s (--hosts)"},
-    {FaultKind::kLossyNetwork, "lossy-network",
+    {FaultKind::kLossyNetwork, "lossy-network", World::kHosts, Window::kRequired,
      "a spout's host drops loss_percent of its packets for duration_s (--hosts)"},
 };
 
@@ -213,124 +232,149 @@ bool ValidName(const std::string& name) {
   });
 }
 
-// Faults that act over a window need a non-zero duration_s; the restarts
-// (kill-supervisor, kill-nimbus, kill-zk-leader) may come back at once.
-bool NeedsDuration(FaultKind kind) {
-  if (NeedsHosts(kind)) return true;  // every partition is a window
-  switch (kind) {
-    case FaultKind::kPauseWorker:
-    case FaultKind::kZkSessionExpiry:
-    case FaultKind::kZkQuorumLoss:
-    case FaultKind::kKafkaBrokerDown:
-    case FaultKind::kBoltFailures:
-    case FaultKind::kSlowBolt:
-    case FaultKind::kZkOverload:
-    case FaultKind::kZkAclRevoked:
-      return true;
-    default:
-      return false;
+// The entry of `kind` in the one list; null for a value outside the enum.
+const KindInfo* Find(FaultKind kind) {
+  for (const KindInfo& k : kKinds) {
+    if (k.kind == kind) return &k;
   }
+  return nullptr;
+}
+
+bool NeedsDuration(FaultKind kind) {
+  const KindInfo* info = Find(kind);
+  return info != nullptr && info->window == Window::kRequired;
+}
+
+// Where the keys that only some faults take were given, for the errors
+// found once the fault is known.
+struct FaultKeyNodes {
+  std::optional<YAML::Node> fail_fraction, delay, duration, loss;
+
+  void Remember(const std::string& key, const YAML::Node& value) {
+    if (key == "fail_fraction") fail_fraction = value;
+    if (key == "delay_ms") delay = value;
+    if (key == "duration_s") duration = value;
+    if (key == "loss_percent") loss = value;
+  }
+};
+
+absl::Status ParseName(const std::string& source, const YAML::Node& v, Scenario& s) {
+  ASSIGN_OR_RETURN(std::string name, As<std::string>(source, v, "name"));
+  if (!ValidName(name)) {
+    return Bad(source, v,
+               absl::StrCat("name '", name, "' must be 1-48 characters of a-z, 0-9 and '-'"));
+  }
+  s.name = name;
+  return absl::OkStatus();
+}
+
+absl::Status ParseFault(const std::string& source, const YAML::Node& v, Scenario& s) {
+  ASSIGN_OR_RETURN(std::string kind, As<std::string>(source, v, "fault"));
+  absl::StatusOr<FaultKind> parsed = ParseFaultKind(kind);
+  if (!parsed.ok()) return Bad(source, v, std::string(parsed.status().message()));
+  s.fault = *parsed;
+  return absl::OkStatus();
+}
+
+// `at`: a fraction of the production window, or [min, max].
+absl::Status ParseAt(const std::string& source, const YAML::Node& v, Scenario& s) {
+  if (v.IsSequence()) {
+    if (v.size() != 2) return Bad(source, v, "at must be a fraction or [min, max]");
+    ASSIGN_OR_RETURN(s.at_min, As<double>(source, v[0], "at"));
+    ASSIGN_OR_RETURN(s.at_max, As<double>(source, v[1], "at"));
+  } else {
+    ASSIGN_OR_RETURN(double at, As<double>(source, v, "at"));
+    s.at_min = s.at_max = at;
+  }
+  if (!(s.at_min >= 0 && s.at_max <= 1 && s.at_min <= s.at_max)) {
+    return Bad(source, v, "at must lie within [0, 1] with min <= max");
+  }
+  return absl::OkStatus();
+}
+
+// The numeric keys, each within its bounds.
+absl::Status ParseNumber(const std::string& source, const std::string& key, const YAML::Node& v,
+                         Scenario& s) {
+  if (key == "duration_s") {
+    ASSIGN_OR_RETURN(double d, As<double>(source, v, key));
+    if (!(d >= 0 && d <= 600)) return Bad(source, v, "duration_s must be within [0, 600]");
+    s.duration_s = d;
+  } else if (key == "fail_fraction") {
+    ASSIGN_OR_RETURN(double f, As<double>(source, v, key));
+    if (!(f > 0 && f <= 1)) return Bad(source, v, "fail_fraction must be within (0, 1]");
+    s.fail_fraction = f;
+  } else if (key == "delay_ms") {
+    ASSIGN_OR_RETURN(int64_t d, As<int64_t>(source, v, key));
+    if (d < 1 || d > 10'000) return Bad(source, v, "delay_ms must be within [1, 10000]");
+    s.delay_ms = d;
+  } else {
+    ASSIGN_OR_RETURN(int l, As<int>(source, v, key));
+    if (l < 1 || l > 50) return Bad(source, v, "loss_percent must be within [1, 50]");
+    s.loss_percent = l;
+  }
+  return absl::OkStatus();
+}
+
+// One `key: value` of a scenario mapping into `s`; `key_node` places the
+// error about an unknown key.
+absl::Status ParseKey(const std::string& source, const std::string& key, const YAML::Node& key_node,
+                      const YAML::Node& v, Scenario& s) {
+  if (key == "name") return ParseName(source, v, s);
+  if (key == "fault") return ParseFault(source, v, s);
+  if (key == "description") {
+    ASSIGN_OR_RETURN(s.description, As<std::string>(source, v, key));
+    return absl::OkStatus();
+  }
+  if (key == "at") return ParseAt(source, v, s);
+  if (key == "duration_s" || key == "fail_fraction" || key == "delay_ms" || key == "loss_percent") {
+    return ParseNumber(source, key, v, s);
+  }
+  return Bad(source, key_node,
+             absl::StrCat("unknown key '", key,
+                          "' (name, fault, description, at, duration_s, fail_fraction, "
+                          "delay_ms, loss_percent)"));
+}
+
+// What the scenario's fault requires of the keys given (or not) with it.
+absl::Status CheckFaultKeys(const std::string& source, const YAML::Node& node, const Scenario& s,
+                            const FaultKeyNodes& given) {
+  const std::string fault(FaultKindName(s.fault));
+  if (NeedsDuration(s.fault) && s.duration_s <= 0) {
+    return Bad(source, given.duration.value_or(node),
+               absl::StrCat("fault ", fault, " needs duration_s > 0"));
+  }
+  if (given.fail_fraction.has_value() && s.fault != FaultKind::kBoltFailures) {
+    return Bad(source, *given.fail_fraction,
+               absl::StrCat("fail_fraction applies to bolt-failures, not ", fault));
+  }
+  if (given.delay.has_value() && s.fault != FaultKind::kSlowBolt) {
+    return Bad(source, *given.delay, absl::StrCat("delay_ms applies to slow-bolt, not ", fault));
+  }
+  if (given.loss.has_value() && s.fault != FaultKind::kLossyNetwork) {
+    return Bad(source, *given.loss,
+               absl::StrCat("loss_percent applies to lossy-network, not ", fault));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Scenario> ParseOne(const std::string& source, const YAML::Node& node) {
   if (!node.IsMap()) return Bad(source, node, "a scenario must be a mapping");
   Scenario s;
-  bool has_name = false;
-  bool has_fault = false;
   std::set<std::string> keys;
-  // Where these keys were given, for errors found once the fault is known.
-  std::optional<YAML::Node> fail_fraction_node, delay_node, duration_node, loss_node;
+  FaultKeyNodes given;
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     if (!keys.insert(key).second) {
       return Bad(source, kv.first, absl::StrCat("key '", key, "' is given twice"));
     }
-    if (key == "fail_fraction") fail_fraction_node = kv.second;
-    if (key == "delay_ms") delay_node = kv.second;
-    if (key == "duration_s") duration_node = kv.second;
-    if (key == "loss_percent") loss_node = kv.second;
-    const YAML::Node& v = kv.second;
-    if (key == "name") {
-      absl::StatusOr<std::string> name = As<std::string>(source, v, key);
-      if (!name.ok()) return name.status();
-      if (!ValidName(*name)) {
-        return Bad(source, v, absl::StrCat("name '", *name,
-                                           "' must be 1-48 characters of a-z, 0-9 and '-'"));
-      }
-      s.name = *name;
-      has_name = true;
-    } else if (key == "fault") {
-      absl::StatusOr<std::string> kind = As<std::string>(source, v, key);
-      if (!kind.ok()) return kind.status();
-      absl::StatusOr<FaultKind> parsed = ParseFaultKind(*kind);
-      if (!parsed.ok()) return Bad(source, v, std::string(parsed.status().message()));
-      s.fault = *parsed;
-      has_fault = true;
-    } else if (key == "description") {
-      absl::StatusOr<std::string> d = As<std::string>(source, v, key);
-      if (!d.ok()) return d.status();
-      s.description = *d;
-    } else if (key == "at") {
-      if (v.IsSequence()) {
-        if (v.size() != 2) return Bad(source, v, "at must be a fraction or [min, max]");
-        absl::StatusOr<double> lo = As<double>(source, v[0], key);
-        absl::StatusOr<double> hi = As<double>(source, v[1], key);
-        if (!lo.ok()) return lo.status();
-        if (!hi.ok()) return hi.status();
-        s.at_min = *lo;
-        s.at_max = *hi;
-      } else {
-        absl::StatusOr<double> at = As<double>(source, v, key);
-        if (!at.ok()) return at.status();
-        s.at_min = s.at_max = *at;
-      }
-      if (!(s.at_min >= 0 && s.at_max <= 1 && s.at_min <= s.at_max)) {
-        return Bad(source, v, "at must lie within [0, 1] with min <= max");
-      }
-    } else if (key == "duration_s") {
-      absl::StatusOr<double> d = As<double>(source, v, key);
-      if (!d.ok()) return d.status();
-      if (!(*d >= 0 && *d <= 600)) return Bad(source, v, "duration_s must be within [0, 600]");
-      s.duration_s = *d;
-    } else if (key == "fail_fraction") {
-      absl::StatusOr<double> f = As<double>(source, v, key);
-      if (!f.ok()) return f.status();
-      if (!(*f > 0 && *f <= 1)) return Bad(source, v, "fail_fraction must be within (0, 1]");
-      s.fail_fraction = *f;
-    } else if (key == "delay_ms") {
-      absl::StatusOr<int64_t> d = As<int64_t>(source, v, key);
-      if (!d.ok()) return d.status();
-      if (*d < 1 || *d > 10'000) return Bad(source, v, "delay_ms must be within [1, 10000]");
-      s.delay_ms = *d;
-    } else if (key == "loss_percent") {
-      absl::StatusOr<int> l = As<int>(source, v, key);
-      if (!l.ok()) return l.status();
-      if (*l < 1 || *l > 50) return Bad(source, v, "loss_percent must be within [1, 50]");
-      s.loss_percent = *l;
-    } else {
-      return Bad(source, kv.first,
-                 absl::StrCat("unknown key '", key,
-                              "' (name, fault, description, at, duration_s, fail_fraction, "
-                              "delay_ms, loss_percent)"));
-    }
+    given.Remember(key, kv.second);
+    RETURN_IF_ERROR(ParseKey(source, key, kv.first, kv.second, s));
   }
-  if (!has_name) return Bad(source, node, "a scenario needs a name");
-  if (!has_fault) return Bad(source, node, absl::StrCat("scenario '", s.name, "' needs a fault"));
-  const std::string fault(FaultKindName(s.fault));
-  if (NeedsDuration(s.fault) && s.duration_s <= 0) {
-    return Bad(source, duration_node.value_or(node),
-               absl::StrCat("fault ", fault, " needs duration_s > 0"));
+  if (!keys.contains("name")) return Bad(source, node, "a scenario needs a name");
+  if (!keys.contains("fault")) {
+    return Bad(source, node, absl::StrCat("scenario '", s.name, "' needs a fault"));
   }
-  if (fail_fraction_node.has_value() && s.fault != FaultKind::kBoltFailures) {
-    return Bad(source, *fail_fraction_node,
-               absl::StrCat("fail_fraction applies to bolt-failures, not ", fault));
-  }
-  if (delay_node.has_value() && s.fault != FaultKind::kSlowBolt) {
-    return Bad(source, *delay_node, absl::StrCat("delay_ms applies to slow-bolt, not ", fault));
-  }
-  if (loss_node.has_value() && s.fault != FaultKind::kLossyNetwork) {
-    return Bad(source, *loss_node, absl::StrCat("loss_percent applies to lossy-network, not ", fault));
-  }
+  RETURN_IF_ERROR(CheckFaultKeys(source, node, s, given));
   return s;
 }
 
@@ -346,39 +390,13 @@ uint64_t Fnv1a(std::string_view text) {
 }  // namespace
 
 bool NeedsHosts(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::kPartitionWorkerPair:
-    case FaultKind::kPartitionSpoutZk:
-    case FaultKind::kPartitionSupervisorHost:
-    case FaultKind::kPartitionNimbusLeader:
-    case FaultKind::kPartitionZkMinority:
-    case FaultKind::kLossyNetwork:
-      return true;
-    case FaultKind::kKillWorker:
-    case FaultKind::kPauseWorker:
-    case FaultKind::kKillSupervisor:
-    case FaultKind::kKillNimbus:
-    case FaultKind::kZkSessionExpiry:
-    case FaultKind::kKillZkLeader:
-    case FaultKind::kZkQuorumLoss:
-    case FaultKind::kKafkaBrokerDown:
-    case FaultKind::kRetention:
-    case FaultKind::kBoltFailures:
-    case FaultKind::kSlowBolt:
-    case FaultKind::kRestartTopology:
-    case FaultKind::kZkOverload:
-    case FaultKind::kZkAclRevoked:
-    case FaultKind::kZkMisconfigured:
-      return false;
-  }
-  return false;
+  const KindInfo* info = Find(kind);
+  return info != nullptr && info->world == World::kHosts;
 }
 
 std::string_view FaultKindName(FaultKind kind) {
-  for (const KindInfo& k : kKinds) {
-    if (k.kind == kind) return k.name;
-  }
-  return "unknown";
+  const KindInfo* info = Find(kind);
+  return info != nullptr ? info->name : "unknown";
 }
 
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name) {
@@ -419,12 +437,11 @@ absl::StatusOr<std::vector<Scenario>> ParseScenarios(std::string_view yaml,
   std::vector<Scenario> out;
   std::set<std::string> names;
   for (const YAML::Node& node : list) {
-    absl::StatusOr<Scenario> s = ParseOne(source, node);
-    if (!s.ok()) return s.status();
-    if (!names.insert(s->name).second) {
-      return Bad(source, node, absl::StrCat("scenario '", s->name, "' is defined twice"));
+    ASSIGN_OR_RETURN(Scenario s, ParseOne(source, node));
+    if (!names.insert(s.name).second) {
+      return Bad(source, node, absl::StrCat("scenario '", s.name, "' is defined twice"));
     }
-    out.push_back(*std::move(s));
+    out.push_back(std::move(s));
   }
   if (out.empty()) return Bad(source, list, "no scenarios");
   return out;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "bolts/verification_report.h"
 #include "common/coord/zk_session.h"
+#include "common/core/status_macros.h"
 #include "common/os/privileges.h"
 #include "spout/kafka/offsets/offset_admin.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
@@ -31,9 +32,8 @@ using std::chrono::seconds;
 absl::Status RunTogether(StudyWorld& world, const std::vector<std::vector<std::string>>& runs) {
   std::vector<StudyWorld::Command> commands;
   for (const std::vector<std::string>& args : runs) {
-    absl::StatusOr<StudyWorld::Command> c = world.StartTempest(args);
-    if (!c.ok()) return c.status();
-    commands.push_back(*std::move(c));
+    ASSIGN_OR_RETURN(StudyWorld::Command c, world.StartTempest(args));
+    commands.push_back(std::move(c));
   }
   absl::Status first = absl::OkStatus();
   for (StudyWorld::Command& c : commands) {
@@ -162,9 +162,7 @@ absl::Status ScenarioRun::Prepare() {
     std::filesystem::create_directories(d, ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot create ", d.string()));
   }
-  if (absl::Status s = world_.kafka().CreateTopic({topic_, options_.partitions}); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(world_.kafka().CreateTopic({topic_, options_.partitions}));
   PipelineSite site;
   site.topic = topic_;
   site.bootstrap_servers = world_.bootstrap_servers();
@@ -180,10 +178,7 @@ absl::Status ScenarioRun::Prepare() {
   // to its group, so the pipeline's workers on any slot may write there.
   std::optional<os::UnixUser> worker_account;
   if (os::RunningAsRoot()) {
-    absl::StatusOr<os::UnixUser> account =
-        os::LookUpUnprivilegedUser(supervisor::kDefaultWorkerUser);
-    if (!account.ok()) return account.status();
-    worker_account = *account;
+    ASSIGN_OR_RETURN(worker_account, os::LookUpUnprivilegedUser(supervisor::kDefaultWorkerUser));
   }
   for (const std::string& g : options_.guarantees) {
     Pipeline p;
@@ -192,7 +187,7 @@ absl::Status ScenarioRun::Prepare() {
     std::filesystem::create_directories(work_dir_ / g, ec);
     if (worker_account) {
       const std::string out = (work_dir_ / g).string();
-      if (absl::Status s = os::GiveToUser(out, *worker_account); !s.ok()) return s;
+      RETURN_IF_ERROR(os::GiveToUser(out, *worker_account));
       std::filesystem::permissions(out, std::filesystem::perms::owner_all |
                                             std::filesystem::perms::group_all, ec);
     }
@@ -374,9 +369,8 @@ absl::Status ScenarioRun::SubmitTopologiesWith(ZkServers servers) {
     // A chroot follows the whole server list (host:port,...,host:port/chroot).
     if (!list.empty()) list.back() += kMissingChroot;
   } else {
-    absl::StatusOr<std::string> dead = world_.DeadZkServer();
-    if (!dead.ok()) return dead.status();
-    list.insert(list.begin(), *dead);
+    ASSIGN_OR_RETURN(std::string dead, world_.DeadZkServer());
+    list.insert(list.begin(), std::move(dead));
   }
   std::vector<std::vector<std::string>> runs;
   for (const Pipeline& p : pipelines_) {
@@ -480,13 +474,13 @@ absl::Status ScenarioRun::WaitSpoutsReady(std::chrono::seconds timeout) {
 }
 
 absl::Status ScenarioRun::StartTopologies() {
-  if (absl::Status s = Prepare(); !s.ok()) return s;
+  RETURN_IF_ERROR(Prepare());
   if (absl::Status s = SubmitTopologies(); !s.ok()) {
     (void)KillTopologies();  // those that did start
     return s;
   }
   if (absl::Status s = WaitSpoutsReady(seconds(90)); !s.ok()) {
-    (void)KillTopologies();
+    (void)KillTopologies();  // best effort: the wait's error is the one to report
     return s;
   }
   return absl::OkStatus();
@@ -509,19 +503,17 @@ void ScenarioRun::StartProducer() { producer_->Start(t0_); }
 absl::Status ScenarioRun::RecordRetentionLoss() {
   // The topologies are gone: their committed offsets stand still. What lies
   // between them and the new log start was deleted unprocessed.
-  absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = ConnectZk(world_);
-  if (!zk.ok()) return zk.status();
-  if (absl::Status s = (*zk)->WaitConnected(seconds(20)); !s.ok()) return s;
+  ASSIGN_OR_RETURN(std::unique_ptr<coord::ZkSession> zk, ConnectZk(world_));
+  RETURN_IF_ERROR(zk->WaitConnected(seconds(20)));
   std::vector<int64_t> log_start(options_.partitions, 0);
   for (int p = 0; p < options_.partitions; ++p) {
-    absl::StatusOr<std::pair<int64_t, int64_t>> marks =
-        spout::KafkaWatermarks(world_.bootstrap_servers(), topic_, p, seconds(10));
-    if (!marks.ok()) return marks.status();
-    log_start[p] = marks->first;
+    ASSIGN_OR_RETURN(const auto marks,
+                     spout::KafkaWatermarks(world_.bootstrap_servers(), topic_, p, seconds(10)));
+    log_start[p] = marks.first;
   }
   for (Pipeline& p : pipelines_) {
     std::optional<std::vector<int64_t>> committed =
-        ReadCommitted(**zk, p.spec.name, options_.partitions);
+        ReadCommitted(*zk, p.spec.name, options_.partitions);
     if (!committed.has_value()) return absl::UnavailableError("cannot read committed offsets");
     p.expected_loss = UnreceivedInRanges(CountsOrNone(p.spec.sink_log, options_.records), layout_,
                                          *committed, log_start);
@@ -530,7 +522,7 @@ absl::Status ScenarioRun::RecordRetentionLoss() {
           CountsOrNone(p.spec.dedup_sink_log, options_.records), layout_, *committed, log_start);
     }
   }
-  (*zk)->Close();
+  zk->Close();
   return absl::OkStatus();
 }
 
@@ -569,13 +561,13 @@ absl::Status ScenarioRun::DriveFault() {
       return absl::CancelledError("stopped");
     }
     const double t = Now();
-    if (absl::Status s = MaybeInject(t); !s.ok()) return s;
+    RETURN_IF_ERROR(MaybeInject(t));
     const bool producing = !producer_->done();
     if (!producing && !production_end_s_.has_value()) production_end_s_ = Now();
     if (injector_.injected() && !injector_.healed() && HealDue(producing)) {
       absl::Status s = injector_.Heal();
       progress_.Phase("healed; waiting for the pipelines to settle");
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(s);
     }
     if (injector_.healed() && !producing) {
       if (sampler_->Settled(production_end_s_)) {
@@ -620,7 +612,7 @@ absl::Status ScenarioRun::StopAll(const absl::Status& fault_status) {
 
 absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
   progress_.Phase("starting topologies");
-  if (absl::Status s = StartTopologies(); !s.ok()) return s;
+  RETURN_IF_ERROR(StartTopologies());
   progress_.Phase(absl::StrCat("producing ", options_.records, " records; ",
                                std::string(FaultKindName(scenario_.fault)), " at ",
                                absl::StrCat(plan_.start_s), " s"));
@@ -659,6 +651,7 @@ absl::StatusOr<std::vector<RunResult>> ScenarioRun::Run() {
 std::vector<RunResult> ScenarioRun::Analyse() {
   std::vector<RunResult> out;
   absl::StatusOr<std::unique_ptr<coord::ZkSession>> zk = ConnectZk(world_);
+  // Not connected in time, the reads below fail and the figures say so.
   if (zk.ok()) (void)(*zk)->WaitConnected(seconds(20));
   for (size_t i = 0; i < pipelines_.size(); ++i) {
     out.push_back(AnalysePipeline(pipelines_[i], i, zk.ok() ? zk->get() : nullptr));

@@ -22,8 +22,8 @@
 #include "study/run_analysis.h"
 #include "study/sampler.h"
 #include "study/scenario.h"
+#include "study/study_options.h"
 #include "study/study_results.h"
-#include "study/study_runner.h"
 #include "study/study_world.h"
 
 namespace tempest::study {

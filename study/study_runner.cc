@@ -12,11 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coord/zk_session.h"
+#include "common/core/status_macros.h"
 #include "common/os/privileges.h"
-#include "supervisor/supervisor_options.h"
 #include "study/run_analysis.h"
 #include "study/scenario_run.h"
 #include "study/study_world.h"
+#include "supervisor/supervisor_options.h"
 
 namespace tempest::study {
 namespace {
@@ -40,17 +41,17 @@ std::string NowIso8601() {
 // (ScenarioRun). Returns that folder, or "" when --out is reachable.
 absl::StatusOr<std::string> WorkerOutDir(const StudyOptions& options, StudyProgress& progress) {
   if (!os::RunningAsRoot()) return std::string();
-  absl::StatusOr<os::UnixUser> account =
-      os::LookUpUnprivilegedUser(supervisor::kDefaultWorkerUser);
-  if (!account.ok()) return account.status();
-  const std::optional<std::string> closed = os::FirstDirClosedTo(options.out_dir, *account);
+  ASSIGN_OR_RETURN(const os::UnixUser account,
+                   os::LookUpUnprivilegedUser(supervisor::kDefaultWorkerUser));
+  const std::optional<std::string> closed = os::FirstDirClosedTo(options.out_dir, account);
   if (!closed.has_value()) return std::string();
-  const std::optional<std::string> parent = os::TempParentReachableBy(*account);
+  const std::optional<std::string> parent = os::TempParentReachableBy(account);
   if (!parent.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the workers (", account->name, "'s group and slot accounts) can reach neither --out (",
-        *closed, " is private) nor a temp directory (TMPDIR, /tmp, /var/tmp); set TMPDIR to a "
-        "directory they can pass through"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the workers (", account.name,
+                     "'s group and slot accounts) can reach neither --out (", *closed,
+                     " is private) nor a temp directory (TMPDIR, /tmp, /var/tmp); set TMPDIR to a "
+                     "directory they can pass through"));
   }
   std::string pattern = (std::filesystem::path(*parent) / "tempest-study-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
@@ -167,15 +168,14 @@ absl::StatusOr<StudyResults> RunStudyWith(const StudyOptions& options, StudyProg
   } else {
     progress.Phase("starting ZooKeeper (3 servers), Kafka, nimbus and 2 supervisors");
   }
-  absl::StatusOr<std::unique_ptr<StudyWorld>> world = StudyWorld::Start(wo);
-  if (!world.ok()) return world.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<StudyWorld> world, StudyWorld::Start(wo));
   // This process's ZooKeeper clients complain loudly during the faults the
   // study injects on purpose; their lines go to a log, not the progress.
   std::FILE* zk_log =
       std::fopen((std::filesystem::path(wo.dir) / "logs" / "study-zk-client.log").c_str(), "a");
   if (zk_log != nullptr) coord::SetZkClientLogStream(zk_log);
 
-  const absl::Status broken = RunScenarios(**world, options, progress, results);
+  const absl::Status broken = RunScenarios(*world, options, progress, results);
   if (!broken.ok()) {
     // The scenarios after the breakage are reported as not run, not as lost.
     for (const Scenario& scenario : options.scenarios) {
@@ -188,7 +188,7 @@ absl::StatusOr<StudyResults> RunStudyWith(const StudyOptions& options, StudyProg
   }
   const double duration_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
   results.duration_s = std::round(duration_s * 10) / 10;
-  world->reset();
+  world.reset();
   if (zk_log != nullptr) {
     coord::SetZkClientLogStream(nullptr);
     std::fclose(zk_log);
@@ -200,9 +200,7 @@ absl::StatusOr<StudyResults> RunStudyWith(const StudyOptions& options, StudyProg
 
 absl::StatusOr<StudyResults> RunStudy(const StudyOptions& requested, StudyProgress& progress) {
   StudyOptions options = requested;
-  absl::StatusOr<std::string> worker_out = WorkerOutDir(options, progress);
-  if (!worker_out.ok()) return worker_out.status();
-  options.worker_out_dir = *worker_out;
+  ASSIGN_OR_RETURN(options.worker_out_dir, WorkerOutDir(options, progress));
   absl::StatusOr<StudyResults> results = RunStudyWith(options, progress);
   std::error_code ec;
   if (!options.worker_out_dir.empty()) std::filesystem::remove_all(options.worker_out_dir, ec);

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 #include "common/os/files.h"
 #include "common/os/loopback.h"
 #include "nlohmann/json.hpp"
@@ -106,18 +107,17 @@ absl::StatusOr<std::unique_ptr<StudyWorld>> StudyWorld::Start(const Options& opt
     }
   }
   if (options.hosts) {
-    if (absl::Status s = world->StartOnHosts(); !s.ok()) return s;
+    RETURN_IF_ERROR(world->StartOnHosts());
     return world;
   }
   devcluster::DevCluster& cluster = *world->cluster_;
-  if (absl::Status s = cluster.StartZooKeeper(); !s.ok()) return s;
-  if (absl::Status s = world->StartSpoutZkProxies(); !s.ok()) return s;
-  if (absl::Status s = cluster.StartKafka({{kTopic, 1}}); !s.ok()) return s;
-  if (absl::Status s = world->StartNimbus(); !s.ok()) return s;
+  RETURN_IF_ERROR(cluster.StartZooKeeper());
+  RETURN_IF_ERROR(world->StartSpoutZkProxies());
+  RETURN_IF_ERROR(cluster.StartKafka({{kTopic, 1}}));
+  RETURN_IF_ERROR(world->StartNimbus());
   for (int i = 0; i < options.supervisors; ++i) {
-    absl::StatusOr<std::string> supervisor = cluster.AddSupervisor(
-        absl::StrCat("supervisor-", i + 1), world->LocalDir(i), options.slots_per_supervisor);
-    if (!supervisor.ok()) return supervisor.status();
+    RETURN_IF_ERROR(cluster.AddSupervisor(absl::StrCat("supervisor-", i + 1), world->LocalDir(i),
+                                          options.slots_per_supervisor));
   }
   return world;
 }
@@ -133,23 +133,15 @@ absl::Status StudyWorld::StartOnHosts() {
   o.slots_per_supervisor = options_.slots_per_supervisor;
   o.zk_session_timeout_ms = options_.zk_session_timeout_ms;
   o.start_timeout = kDaemonStart;
-  absl::StatusOr<std::unique_ptr<devcluster::NetnsCluster>> cluster =
-      devcluster::NetnsCluster::Start(std::move(o));
-  if (!cluster.ok()) return cluster.status();
-  hosts_cluster_ = *std::move(cluster);
+  ASSIGN_OR_RETURN(hosts_cluster_, devcluster::NetnsCluster::Start(std::move(o)));
   // This thread is on "client" now: the brokers listen there, and every
   // other host reaches 127.0.0.1:PORT through the bridge.
-  absl::StatusOr<std::unique_ptr<kafka::DevKafkaCluster>> kafka =
-      kafka::DevKafkaCluster::Create(1, {{kTopic, 1}});
-  if (!kafka.ok()) return kafka.status();
-  hosts_kafka_ = *std::move(kafka);
+  ASSIGN_OR_RETURN(hosts_kafka_, kafka::DevKafkaCluster::Create(1, {{kTopic, 1}}));
   devcluster::NetnsHosts& hosts = hosts_cluster_->hosts();
   for (const auto& [host, port] : hosts_kafka_->BrokerAddresses()) {
-    if (absl::Status s = hosts.ShareLoopbackPort(hosts.Find("client"), port); !s.ok()) return s;
+    RETURN_IF_ERROR(hosts.ShareLoopbackPort(hosts.Find("client"), port));
   }
-  absl::StatusOr<std::string> config = hosts_cluster_->WriteConfig("client");
-  if (!config.ok()) return config.status();
-  client_config_ = *config;
+  ASSIGN_OR_RETURN(client_config_, hosts_cluster_->WriteConfig("client"));
   return absl::OkStatus();
 }
 
@@ -196,10 +188,9 @@ absl::Status StudyWorld::StartSpoutZkProxies() {
         !absl::SimpleAtoi(absl::string_view(member).substr(colon + 1), &port)) {
       return absl::InternalError(absl::StrCat("unexpected ZooKeeper address '", member, "'"));
     }
-    absl::StatusOr<std::unique_ptr<net::TcpProxy>> proxy =
-        net::TcpProxy::Start(member.substr(0, colon), port);
-    if (!proxy.ok()) return proxy.status();
-    zk_proxies_.push_back(*std::move(proxy));
+    ASSIGN_OR_RETURN(std::unique_ptr<net::TcpProxy> proxy,
+                     net::TcpProxy::Start(member.substr(0, colon), port));
+    zk_proxies_.push_back(std::move(proxy));
   }
   return absl::OkStatus();
 }
@@ -413,9 +404,7 @@ absl::StatusOr<StudyWorld::Command> StudyWorld::StartTempest(std::vector<std::st
   }
   o.stdout_path = c.out;
   o.stderr_path = c.err;
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  if (!child.ok()) return child.status();
-  c.process = *std::move(child);
+  ASSIGN_OR_RETURN(c.process, os::ChildProcess::Start(o));
   return c;
 }
 

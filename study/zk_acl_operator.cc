@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 #include "common/os/child_process.h"
 #include "common/os/files.h"
 
@@ -50,6 +51,48 @@ std::map<std::string, std::string> ParseAcl(const std::vector<std::string>& line
   return acl;
 }
 
+// What the client is fed: `commands`, then each path's ACL read back and
+// followed by its marker, then quit.
+std::string ClientScript(const std::vector<std::string>& commands,
+                         const std::vector<std::string>& paths) {
+  std::string script;
+  for (const std::string& c : commands) absl::StrAppend(&script, c, "\n");
+  for (size_t i = 0; i < paths.size(); ++i) {
+    absl::StrAppend(&script, "getAcl ", paths[i], "\nget ", Marker(static_cast<int>(i)), "\n");
+  }
+  absl::StrAppend(&script, "quit\n");
+  return script;
+}
+
+// From the client's output `text`: the paths whose ACL is not `expected`
+// (none when `expected` is empty), each ACL read appended to `seen` (when
+// given) as "id:perms,...".
+std::vector<std::string> PathsWithOtherAcls(
+    const std::string& text, const std::vector<std::string>& paths,
+    const std::vector<std::pair<std::string, std::string>>& expected,
+    std::vector<std::string>* seen) {
+  // The answer of getAcl(paths[i]) ends at the line naming marker i.
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  std::vector<std::string> wrong;
+  size_t at = 0;
+  const std::map<std::string, std::string> want(expected.begin(), expected.end());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::vector<std::string> answer;
+    while (at < lines.size() && !absl::StrContains(lines[at], Marker(static_cast<int>(i)))) {
+      answer.push_back(lines[at++]);
+    }
+    ++at;
+    const std::map<std::string, std::string> acl = ParseAcl(answer);
+    if (seen != nullptr) {
+      std::vector<std::string> entries;
+      for (const auto& [id, perms] : acl) entries.push_back(absl::StrCat(id, ":", perms));
+      seen->push_back(absl::StrJoin(entries, ","));
+    }
+    if (!expected.empty() && acl != want) wrong.push_back(paths[i]);
+  }
+  return wrong;
+}
+
 }  // namespace
 
 std::string DigestIdentity(std::string_view user_password) {
@@ -66,10 +109,7 @@ absl::Status ZkAclOperator::RevokeWrite(const std::vector<std::string>& paths,
   const std::string op = DigestIdentity(operator_);
   // The cluster's identity has every permission on what the spouts made, so
   // it reads their ACLs whole (ZooKeeper masks digests without ADMIN).
-  if (absl::Status s = Run({absl::StrCat("addauth digest ", spout_)}, paths, {}, "read", previous);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Run({absl::StrCat("addauth digest ", spout_)}, paths, {}, "read", previous));
   std::vector<std::string> commands = {absl::StrCat("addauth digest ", spout_),
                                        absl::StrCat("addauth digest ", operator_)};
   for (const std::string& p : paths) {
@@ -90,7 +130,7 @@ absl::Status ZkAclOperator::Restore(const std::vector<std::string>& paths,
   // The cluster's identity is on every restored node: the read-back needs it.
   commands.push_back(absl::StrCat("addauth digest ", spout_));
   std::vector<std::string> after;
-  if (absl::Status s = Run(commands, paths, {}, "restore", &after); !s.ok()) return s;
+  RETURN_IF_ERROR(Run(commands, paths, {}, "restore", &after));
   for (size_t i = 0; i < paths.size(); ++i) {
     if (after[i] != previous[i]) {
       return absl::FailedPreconditionError(absl::StrCat("the ACL of ", paths[i], " is ", after[i],
@@ -106,12 +146,7 @@ absl::Status ZkAclOperator::Run(const std::vector<std::string>& commands,
                                 const std::string& label, std::vector<std::string>* seen) {
   const std::filesystem::path base =
       std::filesystem::path(work_dir_) / absl::StrCat("zk-acl-", ++runs_, "-", label);
-  std::string script;
-  for (const std::string& c : commands) absl::StrAppend(&script, c, "\n");
-  for (size_t i = 0; i < paths.size(); ++i) {
-    absl::StrAppend(&script, "getAcl ", paths[i], "\nget ", Marker(static_cast<int>(i)), "\n");
-  }
-  absl::StrAppend(&script, "quit\n");
+  const std::string script = ClientScript(commands, paths);
   const std::string input = base.string() + ".in";
   const std::string output = base.string() + ".out";
   {
@@ -130,34 +165,15 @@ absl::Status ZkAclOperator::Run(const std::vector<std::string>& commands,
   o.stderr_path = "=stdout";
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
   ::close(stdin_fd);
-  if (!child.ok()) return child.status();
+  RETURN_IF_ERROR(child);
   std::optional<int> status = (*child)->WaitFor(kClientDeadline);
   if (!status.has_value()) {
     (*child)->Kill();
     return absl::DeadlineExceededError(absl::StrCat("ZooKeeper's client did not finish within ",
                                                     kClientDeadline.count(), " s (", output, ")"));
   }
-  absl::StatusOr<std::string> text = os::ReadSmallFile(output, 8 << 20);
-  if (!text.ok()) return text.status();
-  // The answer of getAcl(paths[i]) ends at the line naming marker i.
-  std::vector<std::string> lines = absl::StrSplit(*text, '\n');
-  std::vector<std::string> wrong;
-  size_t at = 0;
-  const std::map<std::string, std::string> want(expected.begin(), expected.end());
-  for (size_t i = 0; i < paths.size(); ++i) {
-    std::vector<std::string> answer;
-    while (at < lines.size() && !absl::StrContains(lines[at], Marker(static_cast<int>(i)))) {
-      answer.push_back(lines[at++]);
-    }
-    ++at;
-    const std::map<std::string, std::string> acl = ParseAcl(answer);
-    if (seen != nullptr) {
-      std::vector<std::string> entries;
-      for (const auto& [id, perms] : acl) entries.push_back(absl::StrCat(id, ":", perms));
-      seen->push_back(absl::StrJoin(entries, ","));
-    }
-    if (!expected.empty() && acl != want) wrong.push_back(paths[i]);
-  }
+  ASSIGN_OR_RETURN(const std::string text, os::ReadSmallFile(output, 8 << 20));
+  const std::vector<std::string> wrong = PathsWithOtherAcls(text, paths, expected, seen);
   if (!wrong.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the ACL of ", absl::StrJoin(wrong, ", "),
                                                       " is not as the operator set it (", label,

@@ -12,23 +12,33 @@ ZkDutyCycle::~ZkDutyCycle() { Stop(); }
 
 void ZkDutyCycle::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
-    cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
 }
 
+int ZkDutyCycle::cycles() const {
+  absl::MutexLock lock(&mu_);
+  return cycles_;
+}
+
+void ZkDutyCycle::WaitUntil(std::chrono::steady_clock::time_point until) {
+  // A timeout on the steady clock, not a deadline on the wall clock.
+  mu_.AwaitWithTimeout(absl::Condition(&stop_),
+                       absl::FromChrono(until - std::chrono::steady_clock::now()));
+}
+
 void ZkDutyCycle::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!stop_) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < ensemble_.size(); ++i) ensemble_.Pause(i);
     ++cycles_;
-    cv_.wait_until(lock, start + paused_, [this] { return stop_; });
+    WaitUntil(start + paused_);
     // Continued on every path out, Stop included.
     for (int i = 0; i < ensemble_.size(); ++i) ensemble_.Resume(i);
-    cv_.wait_until(lock, start + period_, [this] { return stop_; });
+    WaitUntil(start + period_);
   }
 }
 

@@ -2,10 +2,10 @@
 #define TEMPEST_STUDY_ZK_DUTY_CYCLE_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/zk_ensemble.h"
 
 namespace tempest::study {
@@ -29,18 +29,19 @@ class ZkDutyCycle {
   ZkDutyCycle& operator=(const ZkDutyCycle&) = delete;
 
   void Stop();
-  int cycles() const { return cycles_; }  // after Stop: pauses made
+  int cycles() const;  // pauses made so far
 
  private:
   void Loop();
+  // Waits until `until` or a Stop, whichever comes first.
+  void WaitUntil(std::chrono::steady_clock::time_point until) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   coord::ZkEnsemble& ensemble_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds paused_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  int cycles_ = 0;
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int cycles_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 
