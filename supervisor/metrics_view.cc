@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/kafka_spout_metric_names.h"
 
 namespace tempest::supervisor {
 namespace {
 
 using Label = core::PrometheusTextWriter::Label;
+namespace kafka_spout_metrics = core::kafka_spout_metrics;
 
 // Help of the families Tempest itself writes; any other registry series
 // gets a generic line (promtool wants one for every family).
@@ -29,12 +31,12 @@ constexpr std::pair<std::string_view, std::string_view> kHelp[] = {
     {"tempest_execute_latency_seconds", "A bolt's execute latency per input stream (sampled)."},
     {"tempest_executed_total", "Tuples a bolt executed per input stream."},
     {"tempest_failed_total", "Tuples failed: a spout's trees by root stream, a bolt's inputs."},
-    {"tempest_kafka_spout_commit_blocked_seconds",
+    {kafka_spout_metrics::kCommitBlockedSeconds,
      "How long the partition's commit has waited on its oldest pending offset."},
-    {"tempest_kafka_spout_committed_offset", "The next offset of the partition to process."},
-    {"tempest_kafka_spout_lag", "Records between the committed offset and the log end."},
-    {"tempest_kafka_spout_latest_emitted_offset", "The newest offset the spout emitted."},
-    {"tempest_kafka_spout_pending", "Records emitted and not yet acked or failed."},
+    {kafka_spout_metrics::kCommittedOffset, "The next offset of the partition to process."},
+    {kafka_spout_metrics::kLag, "Records between the committed offset and the log end."},
+    {kafka_spout_metrics::kLatestEmittedOffset, "The newest offset the spout emitted."},
+    {kafka_spout_metrics::kPending, "Records emitted and not yet acked or failed."},
     {"tempest_process_latency_seconds", "A bolt's process latency per input stream (sampled)."},
     {"tempest_receive_queue_depth", "Tuples waiting in an executor's receive queue."},
     {"tempest_supervisor_info", "1, labelled with the supervisor's id, host and version."},

@@ -20,6 +20,7 @@
 #include "common/coord/cluster_paths.h"
 #include "common/core/config/secret_config.h"
 #include "common/core/flux/stored_topology.h"
+#include "common/core/kafka_spout_metric_names.h"
 #include "common/core/topology/topology_resources.h"
 #include "common/os/dir_files.h"
 #include "common/os/files.h"
@@ -577,11 +578,11 @@ void WorkerProcess::PublishErrors() {
 void WorkerProcess::CollectKafkaLag(const std::vector<core::MetricSample>& samples) {
   // KafkaSpout publishes per-partition gauges labelled component, task,
   // topic and partition, in the worker's registry or the process-wide one.
+  namespace names = core::kafka_spout_metrics;
   std::map<std::tuple<std::string, int32_t, std::string, int32_t>, v1::SpoutPartitionLag> rows;
   {
     for (const core::MetricSample& m : samples) {
-      if (m.kind != core::MetricSample::Kind::kGauge ||
-          m.name.rfind("tempest_kafka_spout_", 0) != 0) {
+      if (m.kind != core::MetricSample::Kind::kGauge || m.name.rfind(names::kPrefix, 0) != 0) {
         continue;
       }
       auto label = [&m](const char* key) -> std::string {
@@ -604,13 +605,11 @@ void WorkerProcess::CollectKafkaLag(const std::vector<core::MetricSample>& sampl
       row.set_task(task);
       row.set_topic(label("topic"));
       row.set_partition(partition);
-      if (m.name == "tempest_kafka_spout_lag") row.set_lag(m.value);
-      if (m.name == "tempest_kafka_spout_committed_offset") row.set_committed_offset(m.value);
-      if (m.name == "tempest_kafka_spout_latest_emitted_offset") {
-        row.set_latest_emitted_offset(m.value);
-      }
-      if (m.name == "tempest_kafka_spout_log_end_offset") row.set_log_end_offset(m.value);
-      if (m.name == "tempest_kafka_spout_lag_ms") row.set_lag_ms(m.value);
+      if (m.name == names::kLag) row.set_lag(m.value);
+      if (m.name == names::kCommittedOffset) row.set_committed_offset(m.value);
+      if (m.name == names::kLatestEmittedOffset) row.set_latest_emitted_offset(m.value);
+      if (m.name == names::kLogEndOffset) row.set_log_end_offset(m.value);
+      if (m.name == names::kLagMs) row.set_lag_ms(m.value);
     }
   }
   beat_.clear_kafka_partitions();

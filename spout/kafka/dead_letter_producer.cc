@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 
 namespace tempest::spout {
@@ -13,21 +14,20 @@ DeadLetterProducer::DeadLetterProducer(std::string topic, OutcomeCallback on_out
 absl::StatusOr<std::unique_ptr<DeadLetterProducer>> DeadLetterProducer::Create(
     const std::string& bootstrap_servers, const std::string& spout_id, std::string topic,
     OutcomeCallback on_outcome) {
-  absl::StatusOr<kafka::ConfHandle> conf = kafka::BuildConf(
-      {
-          {"bootstrap.servers", bootstrap_servers},
-          {"client.id", absl::StrCat("tempest-kafka-spout-dlq-", spout_id)},
-          // Retries without duplicates or reordering.
-          {"enable.idempotence", "true"},
-          {"linger.ms", "5"},
-          {"log_level", "3"},
-      },
-      "dead-letter producer $0: $1");
-  if (!conf.ok()) return conf.status();
+  const kafka::Settings settings = {
+      {"bootstrap.servers", bootstrap_servers},
+      {"client.id", absl::StrCat("tempest-kafka-spout-dlq-", spout_id)},
+      // Retries without duplicates or reordering.
+      {"enable.idempotence", "true"},
+      {"linger.ms", "5"},
+      {"log_level", "3"},
+  };
+  ASSIGN_OR_RETURN(kafka::ConfHandle conf,
+                   kafka::BuildConf(settings, "dead-letter producer $0: $1"));
   auto dead_letter = std::unique_ptr<DeadLetterProducer>(
       new DeadLetterProducer(std::move(topic), std::move(on_outcome)));
   absl::StatusOr<std::unique_ptr<kafka::Producer>> producer = kafka::Producer::Create(
-      *std::move(conf),
+      std::move(conf),
       [self = dead_letter.get()](const kafka::Delivery& d) { self->OnDelivery(d); });
   if (!producer.ok()) {
     return absl::InvalidArgumentError(

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::spout {
 namespace {
@@ -46,9 +47,7 @@ absl::Status KafkaPartitionSource::ConnectReader(const std::string& bootstrap_se
   ro.bootstrap_servers = bootstrap_servers;
   ro.client_id = client_id_;
   for (const auto& [k, v] : kafka_properties_) ro.properties[k] = v;
-  absl::StatusOr<std::unique_ptr<kafka::KafkaReader>> reader = kafka::KafkaReader::Create(ro);
-  if (!reader.ok()) return reader.status();
-  reader_ = std::move(*reader);
+  ASSIGN_OR_RETURN(reader_, kafka::KafkaReader::Create(ro));
   return absl::OkStatus();
 }
 

@@ -18,18 +18,18 @@
 #include "common/core/metrics_registry.h"
 #include "common/core/rate_limited_log.h"
 #include "spout/kafka/dead_letter_producer.h"
-#include "spout/kafka/kafka_partition_state.h"
 #include "spout/kafka/kafka_spout_backends.h"
 #include "spout/kafka/kafka_spout_config.h"
-#include "spout/kafka/kafka_spout_metrics.h"
+#include "spout/kafka/kafka_spout_partition.h"
 #include "spout/kafka/offsets/offset_rewind.h"
 #include "spout/kafka/offsets/offset_store.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/partition_source.h"
 #include "spout/kafka/record_window.h"
-#include "spout/kafka/offsets/zk_offset_store.h"
 
 namespace tempest::spout {
+
+class ZkOffsetStore;
 
 // Reads Kafka partitions with librdkafka and keeps each partition's offset
 // in ZooKeeper exactly where legacy storm-kafka keeps it
@@ -90,120 +90,78 @@ class KafkaSpout : public api::Spout {
   const KafkaSpoutConfig& config() const { return config_; }
 
   // Per-partition view for tests, benchmarks and tools (executor thread).
-  struct PartitionStats {
-    bool owned = false;   // acquired and fetching (or paused)
-    bool paused = false;  // stopped at the uncommitted limit
-    bool failed = false;  // stopped by outOfRangePolicy=fail
-    int64_t committed = -1;
-    int64_t emitted_to = -1;
-    int64_t pending = 0;
-    int64_t lost = 0;  // offsets skipped by out-of-range repositioning
-    int64_t dropped_pending = 0;
-    int64_t dead_lettered = 0;
-    int64_t acquisitions = 0;  // how often ownership was (re)acquired
-    int64_t rewinds = 0;       // fenced moves applied on request (tempest offsets set)
-    int64_t stored_out_of_range = 0;  // stored offsets found outside the log
-  };
+  using PartitionStats = KafkaSpoutPartitionStats;
   std::map<TopicPartition, PartitionStats> Stats() const;
   // Lines written so far about tuples failing repeatedly (at most one per
   // 10 s per task; see RepeatedFailureReporter). Executor thread.
   int64_t repeated_failure_reports() const { return failure_reporter_.reports(); }
-  // The ZooKeeper offset store (tests reach its session); nullptr before Open
-  // or when Hooks::backends built another kind of store.
-  ZkOffsetStore* offset_store() const { return dynamic_cast<ZkOffsetStore*>(store_.get()); }
+  // The ZooKeeper offset store (tests reach its session); nullptr before Open,
+  // when the offsets live in Kafka, or when Hooks::backends built the store.
+  ZkOffsetStore* offset_store() const { return zk_store_; }
 
   // A dead-letter outcome (inside DeadLetterProducer::Poll on the executor
   // thread); `error` is empty when the record was delivered.
   void OnDeadLetterReport(const DeadLetterProducer::Ref& ref, std::string_view error);
 
  private:
-  enum class Phase { kUnowned, kResolving, kActive, kFailed };
-  // A fenced move requested by `tempest offsets set` (kafka_spout_rewind.cc):
-  // the owner's write, then a release and re-acquisition that re-reads the
-  // moved offset.
-  enum class RewindStage { kNone, kWriting, kReleasing, kReacquiring };
-  struct Rewind {
-    RewindStage stage = RewindStage::kNone;
-    int64_t target = -1;  // -1: not applied, accept any re-acquisition
-    int cycles = 0;
-    core::Clock::TimePoint since{};
-  };
-  struct Partition {
-    Partition(TopicPartition tp_in, int slot_in, KafkaPartitionMetrics metrics_in,
-              const core::Clock& clock)
-        : tp(std::move(tp_in)),
-          slot(slot_in),
-          blocked_log(1, std::chrono::seconds(60), clock),
-          read_error_log(1, std::chrono::seconds(30), clock),
-          metrics(metrics_in) {}
-    TopicPartition tp;
-    int slot = 0;
-    uint32_t epoch = 0;
-    bool assigned = false;
-    Phase phase = Phase::kUnowned;
-    uint64_t acquisition = 0;
-    std::optional<StormKafkaOffset> stored;  // as read at acquisition
-    std::optional<KafkaPartitionState> state;
-    // Fetched records not yet emitted, then (AT_LEAST_ONCE) the payloads of
-    // emitted ones until acked or dead-lettered, for retries.
-    RecordWindow window;
-    bool fetching = false;
-    bool paused = false;
-    bool repositioning = false;
-    int64_t end_offset = -1;  // log end at acquisition (stopAtEnd)
-    int64_t log_end = -1;
-    // The next time the gauges ask the leader for the log end (fetches
-    // only update it while the partition is fetched), and whether an
-    // answer is still due.
-    core::Clock::TimePoint next_log_end_query{};
-    bool log_end_query_due = false;
-    int64_t newest_timestamp_ms = -1;  // of the newest record fetched (lag in time)
-    std::pair<std::string, int> leader{"", 0};
-    bool commit_in_flight = false;
-    int64_t requested_commit = -1;
-    // Journal entries (resets, dead letters) sent with the next commit.
-    std::vector<JournalEntry> journal;
-    core::Clock::TimePoint amo_retry_at{};
-    int64_t blocked_offset = -1;
-    core::Clock::TimePoint blocked_since{};
-    core::RateLimitedLog blocked_log;     // "commit blocked by offset", while it lasts
-    core::RateLimitedLog read_error_log;  // a stored offset that cannot be used
-    Rewind rewind;
-    PartitionStats totals;
-    KafkaPartitionMetrics metrics;
-  };
+  using Partition = KafkaSpoutPartition;
+
+  // Opening (kafka_spout.cc).
+  void BindTask(const api::TopologyContext& context, api::SpoutOutputCollector& collector);
+  KafkaSpoutSite MakeSite(const api::TopologyContext& context, const std::string& connect,
+                          coord::ZkClientConfig zk_config) const;
+  // The offset store (and, for ZooKeeper offsets, the rewind watcher on its session).
+  absl::Status OpenStore(const KafkaSpoutSite& site);
+  void LogOpened(const api::TopologyContext& context, const std::string& connect) const;
+  absl::Status StartReader(const std::string& bootstrap);
 
   Partition& SlotFor(const TopicPartition& tp);
   Partition* Find(const TopicPartition& tp);
+  // The partition of an ack's or fail's id, if it is of its current epoch.
+  Partition* PartitionOfId(const api::MessageId& id, int64_t* offset);
+  // The line and component error for an offset past retryLimit with no
+  // dead-letter topic: written once for that offset.
+  void ReportStall(const Partition& p, int64_t offset);
+
+  // The mailboxes of the store and the partition source
+  // (kafka_spout_partitions.cc).
   void Drain(core::Clock::TimePoint now);
   void OnStoreUpdate(OffsetStoreUpdate& u, core::Clock::TimePoint now);
+  void OnAcquired(Partition* p, const OffsetStoreUpdate& u);
+  void OnCommitFailed(const OffsetStoreUpdate& u, core::Clock::TimePoint now);
+  void OnReadFailed(Partition* p, const OffsetStoreUpdate& u);
   void OnMetadata(MetadataResult& r, core::Clock::TimePoint now);
   void OnDiscovered(MetadataResult& r, core::Clock::TimePoint now);
   void OnResolved(const MetadataResult& r);
   void OnWatermarks(const MetadataResult& r);
+  // Assignment, ownership, commits and housekeeping (kafka_spout_partitions.cc).
   void ApplyAssignment(const std::vector<TopicPartition>& all);
   void DropOwnership(Partition& p, const std::string& why);
   void Housekeeping(core::Clock::TimePoint now);
   // Log end, lag, commit position and commit-blocked gauges (and warning).
   void UpdatePartitionGauges(Partition& p, core::Clock::TimePoint now);
-  // Lag in time of a partition: the newest fetched record's timestamp minus
-  // the first uncommitted record's; 0 when caught up, -1 unknown.
-  static int64_t LagMillis(Partition& p);
-  void CommitNow(bool final_commit);
+  void CommitNow();
   std::optional<OffsetCommit> MakeCommit(Partition& p);
+  void RequestAtMostOnceCommits(core::Clock::TimePoint now);
+  void ReportRepeatedFailures(core::Clock::TimePoint now);
+
+  // Fetching and emitting (kafka_spout_fetch.cc).
   void PollKafka(core::Clock::TimePoint now);
+  // A reader event (out of range, end of partition, error) of a partition.
+  void OnPartitionEvent(const kafka::PartitionEvent& e);
   bool AwaitingAtMostOnceCommit() const;
   int EmitSome(core::Clock::TimePoint now, int budget);
+  // Due retries first (AT_LEAST_ONCE): they hold back the commit point.
+  int EmitRetries(core::Clock::TimePoint now, int budget);
+  int EmitWaiting(Partition& p, int budget);
   // `take_payload`: move the key and value into the tuple (nothing retains
   // them) instead of copying.
   void EmitRecord(const Partition& p, RecordWindow::Record& r, bool take_payload);
-  void RequestAtMostOnceCommits(core::Clock::TimePoint now);
   void UpdateFetching(Partition& p);
+  void StopFetching(const TopicPartition& tp);
   void SendToDeadLetter(Partition& p, int64_t offset);
-  void ReportRepeatedFailures(core::Clock::TimePoint now);
-  // The partition of an ack's or fail's id, if it is of its current epoch.
-  Partition* PartitionOfId(const api::MessageId& id, int64_t* offset);
-  absl::Status StartReader(const std::string& bootstrap);
+  void ResendDeadLetters();
+
   // Fenced rewinds (kafka_spout_rewind.cc).
   absl::Status StartRewindWatcher(const std::string& owner_description);
   void DrainRewinds(core::Clock::TimePoint now);
@@ -234,9 +192,10 @@ class KafkaSpout : public api::Spout {
   bool discovered_ = false;
 
   std::unique_ptr<OffsetStore> store_;
+  ZkOffsetStore* zk_store_ = nullptr;  // store_, when Open built a ZkOffsetStore
   std::unique_ptr<PartitionSource> source_;
   std::unique_ptr<DeadLetterSink> dead_letter_;
-  std::unique_ptr<RewindWatcher> rewind_watcher_;  // with a ZkOffsetStore only
+  std::unique_ptr<RewindWatcher> rewind_watcher_;           // with a ZkOffsetStore only
   std::vector<std::pair<int, int64_t>> dead_letter_retry_;  // (slot, offset) to resend
 
   std::vector<std::unique_ptr<Partition>> partitions_;  // by slot, never shrinks

@@ -1,9 +1,9 @@
 #include "spout/kafka/kafka_spout_backends.h"
 
 #include "absl/strings/str_cat.h"
-
-#include "spout/kafka/offsets/kafka_group_offset_store.h"
+#include "common/core/status_macros.h"
 #include "spout/kafka/kafka_partition_source.h"
+#include "spout/kafka/offsets/kafka_group_offset_store.h"
 #include "spout/kafka/offsets/zk_offset_store.h"
 
 namespace tempest::spout {
@@ -25,7 +25,7 @@ class ProducerDeadLetterSink : public DeadLetterSink {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OffsetStore>> MakeZkOffsetStore(const KafkaSpoutSite& site) {
+absl::StatusOr<std::unique_ptr<ZkOffsetStore>> MakeZkOffsetStore(const KafkaSpoutSite& site) {
   ZkOffsetStore::Options so;
   so.connect_string = site.offsets_connect;
   so.zk_config = site.zk_config;
@@ -40,9 +40,7 @@ absl::StatusOr<std::unique_ptr<OffsetStore>> MakeZkOffsetStore(const KafkaSpoutS
   so.journal_retention = std::chrono::seconds(site.config->journal_retention_secs);
   so.topology_id = site.topology_id;
   so.guarantee = std::string(ProcessingGuaranteeName(site.config->guarantee));
-  absl::StatusOr<std::unique_ptr<ZkOffsetStore>> store = ZkOffsetStore::Create(so);
-  if (!store.ok()) return store.status();
-  return std::unique_ptr<OffsetStore>(std::move(*store));
+  return ZkOffsetStore::Create(so);
 }
 
 absl::StatusOr<std::unique_ptr<OffsetStore>> MakeKafkaGroupOffsetStore(const KafkaSpoutSite& site) {
@@ -54,10 +52,9 @@ absl::StatusOr<std::unique_ptr<OffsetStore>> MakeKafkaGroupOffsetStore(const Kaf
   so.member.properties = site.config->kafka_properties;
   so.topology_id = site.topology_id;
   so.task_id = site.task_id;
-  absl::StatusOr<std::unique_ptr<KafkaGroupOffsetStore>> store =
-      KafkaGroupOffsetStore::Create(std::move(so));
-  if (!store.ok()) return store.status();
-  return std::unique_ptr<OffsetStore>(std::move(*store));
+  ASSIGN_OR_RETURN(std::unique_ptr<KafkaGroupOffsetStore> store,
+                   KafkaGroupOffsetStore::Create(std::move(so)));
+  return std::unique_ptr<OffsetStore>(std::move(store));
 }
 
 std::unique_ptr<PartitionSource> MakeKafkaPartitionSource(const KafkaSpoutSite& site) {
@@ -71,10 +68,10 @@ std::unique_ptr<PartitionSource> MakeKafkaPartitionSource(const KafkaSpoutSite& 
 absl::StatusOr<std::unique_ptr<DeadLetterSink>> MakeDeadLetterProducer(
     const std::string& bootstrap_servers, const KafkaSpoutConfig& config,
     DeadLetterProducer::OutcomeCallback on_outcome) {
-  absl::StatusOr<std::unique_ptr<DeadLetterProducer>> producer = DeadLetterProducer::Create(
-      bootstrap_servers, config.id, config.dead_letter_topic, std::move(on_outcome));
-  if (!producer.ok()) return producer.status();
-  return std::make_unique<ProducerDeadLetterSink>(*std::move(producer));
+  ASSIGN_OR_RETURN(std::unique_ptr<DeadLetterProducer> producer,
+                   DeadLetterProducer::Create(bootstrap_servers, config.id,
+                                              config.dead_letter_topic, std::move(on_outcome)));
+  return std::make_unique<ProducerDeadLetterSink>(std::move(producer));
 }
 
 }  // namespace tempest::spout

@@ -16,6 +16,8 @@
 
 namespace tempest::spout {
 
+class ZkOffsetStore;
+
 // What KafkaSpout::Open knows when it builds its collaborators.
 struct KafkaSpoutSite {
   const KafkaSpoutConfig* config = nullptr;  // resolved against the topology config
@@ -57,8 +59,10 @@ struct KafkaSpoutBackends {
   DeadLetterFactory dead_letter;
 };
 
-// The real ones, built from the site exactly as production runs them.
-absl::StatusOr<std::unique_ptr<OffsetStore>> MakeZkOffsetStore(const KafkaSpoutSite& site);
+// The real ones, built from the site exactly as production runs them. The
+// ZooKeeper store comes as itself: its session also serves the spout's
+// rewind watcher.
+absl::StatusOr<std::unique_ptr<ZkOffsetStore>> MakeZkOffsetStore(const KafkaSpoutSite& site);
 // storm-kafka-client's: the offsets in the Kafka consumer group.
 absl::StatusOr<std::unique_ptr<OffsetStore>> MakeKafkaGroupOffsetStore(const KafkaSpoutSite& site);
 std::unique_ptr<PartitionSource> MakeKafkaPartitionSource(const KafkaSpoutSite& site);

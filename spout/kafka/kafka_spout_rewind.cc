@@ -7,31 +7,19 @@
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 #include "spout/kafka/kafka_spout.h"
+#include "spout/kafka/offsets/zk_offset_store.h"
 
 namespace tempest::spout {
-namespace {
-
-using Clock = core::Clock;
-
-// After this long in kReleasing the store has seen the shorter assignment
-// (it reads its mailbox at least every 100 ms), released or not.
-constexpr auto kReleaseWait = std::chrono::seconds(2);
-// Re-acquisitions that still read a pre-rewind offset before giving up on
-// matching the target (someone else moved it meanwhile).
-constexpr int kMaxReacquireCycles = 3;
-
-}  // namespace
 
 absl::Status KafkaSpout::StartRewindWatcher(const std::string& owner_description) {
-  ZkOffsetStore* zk = offset_store();
-  if (zk == nullptr || zk->session() == nullptr) return absl::OkStatus();
+  if (zk_store_ == nullptr || zk_store_->session() == nullptr) return absl::OkStatus();
   RewindWatcher::Options o;
   o.zk_root = config_.zk_root;
   o.spout_id = config_.id;
   o.topic_level = config_.topic_level();
   o.owner_description = owner_description;
   o.topology_id = topology_id_;
-  rewind_watcher_ = std::make_unique<RewindWatcher>(zk->session(), o);
+  rewind_watcher_ = std::make_unique<RewindWatcher>(zk_store_->session(), o);
   absl::Status started = rewind_watcher_->start_status();
   if (!started.ok()) rewind_watcher_.reset();
   return started;
@@ -40,32 +28,28 @@ absl::Status KafkaSpout::StartRewindWatcher(const std::string& owner_description
 std::vector<TopicPartition> KafkaSpout::StoreAssignment() {
   std::vector<TopicPartition> out;
   for (const TopicPartition& tp : assignment_) {
-    if (SlotFor(tp).rewind.stage != RewindStage::kReleasing) out.push_back(tp);
+    if (!SlotFor(tp).released_for_rewind()) out.push_back(tp);
   }
   return out;
 }
 
-void KafkaSpout::DrainRewinds(Clock::TimePoint now) {
+void KafkaSpout::DrainRewinds(core::Clock::TimePoint now) {
   if (rewind_watcher_ == nullptr) return;
   for (const RewindWatcher::Pending& r : rewind_watcher_->TakeRequests()) OnRewindRequest(r, now);
   for (const RewindWatcher::Outcome& o : rewind_watcher_->TakeOutcomes()) OnRewindOutcome(o, now);
   for (int slot : assigned_slots_) {
-    Partition& p = *partitions_[slot];
-    if (p.rewind.stage == RewindStage::kReleasing && now - p.rewind.since >= kReleaseWait) {
-      p.rewind.stage = RewindStage::kReacquiring;
-      store_->SetAssignment(StoreAssignment());
-    }
+    if (partitions_[slot]->ReleaseWaitOver(now)) store_->SetAssignment(StoreAssignment());
   }
 }
 
-void KafkaSpout::OnRewindRequest(const RewindWatcher::Pending& r, Clock::TimePoint now) {
+void KafkaSpout::OnRewindRequest(const RewindWatcher::Pending& r, core::Clock::TimePoint now) {
   Partition* p = Find(r.partition);
   std::string refused;
-  if (p == nullptr || !p->assigned) {
+  if (p == nullptr || !p->assigned()) {
     refused = "this task does not own the partition any more";
-  } else if (p->rewind.stage != RewindStage::kNone) {
+  } else if (p->rewinding()) {
     refused = "a rewind of this partition is already in progress";
-  } else if (p->phase != Phase::kActive && p->phase != Phase::kFailed) {
+  } else if (!p->positioned()) {
     refused = "the partition is not running here yet (still resolving its start); try again";
   }
   if (!refused.empty()) {
@@ -74,77 +58,49 @@ void KafkaSpout::OnRewindRequest(const RewindWatcher::Pending& r, Clock::TimePoi
     rewind_watcher_->Refuse(r, refused);
     return;
   }
-  const int64_t from = p->state.has_value() ? p->state->committed() : -1;
+  const int64_t from = p->state() != nullptr ? p->state()->committed() : -1;
   spdlog::warn("kafka spout {}: rewinding {} from {} to {} ({}); pausing it", config_.id,
                Describe(r.partition), from, r.request.offset, r.request.requested_by);
-  StormKafkaOffset state;
-  state.topology_id = topology_id_;
-  state.topology_name = topology_name_;
-  state.offset = r.request.offset;
-  state.partition = r.partition.partition;
-  state.broker_host = p->leader.first;
-  state.broker_port = p->leader.second;
-  state.topic = r.partition.topic;
+  StormKafkaOffset state = p->NodeAt(r.request.offset, topology_id_, topology_name_);
   // Pause and invalidate: the epoch moves on, so acks of tuples emitted
   // before the rewind find nothing and no commit of the old position is made.
   DropOwnership(*p, absl::StrCat("rewind to ", r.request.offset));
-  p->rewind = Rewind{RewindStage::kWriting, r.request.offset, 0, now};
+  p->BeginRewind(r.request.offset, now);
   rewind_watcher_->Apply(r, std::move(state));
 }
 
-void KafkaSpout::OnRewindOutcome(const RewindWatcher::Outcome& o, Clock::TimePoint now) {
+void KafkaSpout::OnRewindOutcome(const RewindWatcher::Outcome& o, core::Clock::TimePoint now) {
   Partition* p = Find(o.partition);
-  if (p == nullptr || p->rewind.stage != RewindStage::kWriting) return;
+  if (p == nullptr || !p->rewind_writing()) return;
   if (o.applied) {
     spdlog::warn("kafka spout {}: {} rewound from {} to {}; re-acquiring it", config_.id,
                  Describe(o.partition), o.from, o.to);
-    p->totals.rewinds++;
   } else {
     spdlog::warn("kafka spout {}: rewind of {} to {} not applied: {}; resuming", config_.id,
                  Describe(o.partition), o.to, o.status.ToString());
-    p->rewind.target = -1;
   }
-  if (!p->assigned) {
-    p->rewind = Rewind{};
-    return;
-  }
-  p->rewind.stage = RewindStage::kReleasing;
-  p->rewind.since = now;
-  store_->SetAssignment(StoreAssignment());
+  if (p->RewindWritten(o.applied, now)) store_->SetAssignment(StoreAssignment());
 }
 
 bool KafkaSpout::RewindTakes(Partition& p, const OffsetStoreUpdate& u) {
-  using Kind = OffsetStoreUpdate::Kind;
-  Rewind& rw = p.rewind;
-  if (rw.stage == RewindStage::kNone) return false;
-  if (u.kind == Kind::kLost) {
-    if (rw.stage == RewindStage::kReleasing) {
-      rw.stage = RewindStage::kReacquiring;
+  if (!p.rewinding()) return false;
+  switch (p.TakeForRewind(u.kind, u.stored, clock_->Now())) {
+    case Partition::RewindVerdict::kNotTaken:
+      return false;
+    case Partition::RewindVerdict::kTaken:
+      return true;
+    case Partition::RewindVerdict::kTakenReassign:
       store_->SetAssignment(StoreAssignment());
-    }
-    return true;
+      return true;
   }
-  if (u.kind != Kind::kAcquired) return false;
-  if (rw.stage != RewindStage::kReacquiring) return true;  // read before the move: wait
-  const bool matches = rw.target < 0 || (u.stored.has_value() && u.stored->offset == rw.target);
-  if (!matches && rw.cycles < kMaxReacquireCycles) {
-    // This acquisition read the node before the move landed: once more.
-    rw.cycles++;
-    rw.stage = RewindStage::kReleasing;
-    rw.since = clock_->Now();
-    store_->SetAssignment(StoreAssignment());
-    return true;
-  }
-  rw = Rewind{};
-  return false;  // a normal acquisition from here on
+  return false;
 }
 
 std::optional<int64_t> KafkaSpout::StoredBeyondLogEnd(Partition& p, const MetadataResult& r) {
   const int64_t stored = r.decision.start;
-  p.totals.stored_out_of_range++;
-  p.metrics.out_of_range->Add(1);
+  p.CountStoredOutOfRange();
   if (config_.out_of_range == OutOfRangePolicy::kFail) {
-    p.phase = Phase::kFailed;
+    p.StopByPolicy();
     const absl::Status err = absl::OutOfRangeError(absl::StrCat(
         "stored offset ", stored, " of ", Describe(r.partition), " is beyond the log end ", r.high,
         " (log holds [", r.low, ", ", r.high, ")); outOfRangePolicy=fail: partition stopped; ",
@@ -156,13 +112,13 @@ std::optional<int64_t> KafkaSpout::StoredBeyondLogEnd(Partition& p, const Metada
   const int64_t position = config_.out_of_range == OutOfRangePolicy::kEarliest ? r.low : r.high;
   const std::string reason = absl::StrCat(
       "stored offset ", stored, " is beyond the log end ", r.high, " (log holds [", r.low, ", ",
-      r.high, ")); outOfRangePolicy=", std::string(OutOfRangePolicyName(config_.out_of_range)), ": moved to ",
-      position);
+      r.high, ")); outOfRangePolicy=", std::string(OutOfRangePolicyName(config_.out_of_range)),
+      ": moved to ", position);
   spdlog::error("kafka spout {}: {}: {}", config_.id, Describe(r.partition), reason);
   collector_->ReportError(absl::OutOfRangeError(absl::StrCat(Describe(r.partition), ": ", reason)));
   if (rewind_watcher_ == nullptr) return position;  // a store of another kind: start there
   StormKafkaOffset state;
-  if (p.stored.has_value()) state = *p.stored;
+  if (p.stored().has_value()) state = *p.stored();
   state.topology_id = topology_id_;
   state.topology_name = topology_name_;
   state.offset = position;
@@ -170,8 +126,7 @@ std::optional<int64_t> KafkaSpout::StoredBeyondLogEnd(Partition& p, const Metada
   state.topic = r.partition.topic;
   // The store never moves an offset backwards by itself: the fenced move
   // writes the position, then a re-acquisition reads it back.
-  p.phase = Phase::kUnowned;
-  p.rewind = Rewind{RewindStage::kWriting, position, 0, clock_->Now()};
+  p.AwaitMove(position, clock_->Now());
   rewind_watcher_->Reposition(r.partition, std::move(state), reason);
   return std::nullopt;
 }
