@@ -15,7 +15,7 @@
 #include "spout/kafka/kafka_spout_config.h"
 #include "spout/kafka/kafka_spout_metrics.h"
 #include "spout/kafka/offsets/offset_store.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/record_window.h"
 
 namespace tempest::spout {
