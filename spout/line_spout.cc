@@ -5,33 +5,29 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::spout {
 
 absl::StatusOr<LineSpoutOptions> LineSpoutOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = raw.WithPositionalArgs({"path"});
-  if (!args.ok()) return args.status();
+  ASSIGN_OR_RETURN(const api::ComponentArgs args, raw.WithPositionalArgs({"path"}));
   LineSpoutOptions o;
-  absl::StatusOr<std::string> path = args->StringProperty("path", "");
-  if (!path.ok()) return path.status();
-  if (path->empty()) {
+  ASSIGN_OR_RETURN(std::string path, args.StringProperty("path", ""));
+  if (path.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(raw.class_name, " needs property 'path' (the text file to read)"));
   }
-  absl::StatusOr<bool> repeat = args->BoolProperty("repeat", o.repeat);
-  if (!repeat.ok()) return repeat.status();
-  absl::StatusOr<bool> reliable = args->BoolProperty("reliable", o.reliable);
-  if (!reliable.ok()) return reliable.status();
-  o.path = *std::move(path);
-  o.repeat = *repeat;
-  o.reliable = *reliable;
+  ASSIGN_OR_RETURN(const bool repeat, args.BoolProperty("repeat", o.repeat));
+  ASSIGN_OR_RETURN(const bool reliable, args.BoolProperty("reliable", o.reliable));
+  o.path = std::move(path);
+  o.repeat = repeat;
+  o.reliable = reliable;
   return o;
 }
 
 absl::StatusOr<std::unique_ptr<LineSpout>> LineSpout::Create(const api::ComponentArgs& args) {
-  absl::StatusOr<LineSpoutOptions> options = LineSpoutOptions::FromArgs(args);
-  if (!options.ok()) return options.status();
-  return std::make_unique<LineSpout>(*std::move(options));
+  ASSIGN_OR_RETURN(LineSpoutOptions options, LineSpoutOptions::FromArgs(args));
+  return std::make_unique<LineSpout>(std::move(options));
 }
 
 absl::Status LineSpout::Open(const api::Config& config, const api::TopologyContext& context,

@@ -6,48 +6,43 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::spout {
 
 absl::StatusOr<SequenceSpoutOptions> SequenceSpoutOptions::FromArgs(const api::ComponentArgs& raw) {
-  absl::StatusOr<api::ComponentArgs> args = raw.WithPositionalArgs({"count", "rate"});
-  if (!args.ok()) return args.status();
+  ASSIGN_OR_RETURN(const api::ComponentArgs args, raw.WithPositionalArgs({"count", "rate"}));
   SequenceSpoutOptions o;
-  absl::StatusOr<int64_t> count = args->IntProperty("count", o.count);
-  if (!count.ok()) return count.status();
-  absl::StatusOr<double> rate = args->DoubleProperty("rate", o.rate);
-  if (!rate.ok()) return rate.status();
-  absl::StatusOr<int64_t> keys = args->IntProperty("keys", o.keys);
-  if (!keys.ok()) return keys.status();
-  absl::StatusOr<int64_t> payload = args->IntProperty("payloadBytes", o.payload_bytes);
-  if (!payload.ok()) return payload.status();
-  absl::StatusOr<bool> reliable = args->BoolProperty("reliable", o.reliable);
-  if (!reliable.ok()) return reliable.status();
+  ASSIGN_OR_RETURN(const int64_t count, args.IntProperty("count", o.count));
+  ASSIGN_OR_RETURN(const double rate, args.DoubleProperty("rate", o.rate));
+  ASSIGN_OR_RETURN(const int64_t keys, args.IntProperty("keys", o.keys));
+  ASSIGN_OR_RETURN(const int64_t payload, args.IntProperty("payloadBytes", o.payload_bytes));
+  ASSIGN_OR_RETURN(const bool reliable, args.BoolProperty("reliable", o.reliable));
 
   const std::string& cls = raw.class_name;
-  if (*count < -1) {
+  if (count < -1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'count' must be >= 0, or -1 for forever; got ", *count));
+        absl::StrCat(cls, " property 'count' must be >= 0, or -1 for forever; got ", count));
   }
-  if (!std::isfinite(*rate) || *rate < 0) {
+  if (!std::isfinite(rate) || rate < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'rate' must be >= 0 tuples/s (0 = unlimited); got ", *rate));
+        absl::StrCat(cls, " property 'rate' must be >= 0 tuples/s (0 = unlimited); got ", rate));
   }
-  if (*keys < 1) {
+  if (keys < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(cls, " property 'keys' must be >= 1; got ", *keys));
+        absl::StrCat(cls, " property 'keys' must be >= 1; got ", keys));
   }
   // A cap well above any sensible payload keeps a typo from allocating GBs.
   constexpr int64_t kMaxPayload = 64 << 20;
-  if (*payload < 0 || *payload > kMaxPayload) {
+  if (payload < 0 || payload > kMaxPayload) {
     return absl::InvalidArgumentError(absl::StrCat(cls, " property 'payloadBytes' must be in [0, ",
-                                                   kMaxPayload, "]; got ", *payload));
+                                                   kMaxPayload, "]; got ", payload));
   }
-  o.count = *count;
-  o.rate = *rate;
-  o.keys = *keys;
-  o.payload_bytes = *payload;
-  o.reliable = *reliable;
+  o.count = count;
+  o.rate = rate;
+  o.keys = keys;
+  o.payload_bytes = payload;
+  o.reliable = reliable;
   return o;
 }
 
@@ -58,9 +53,8 @@ absl::StatusOr<std::unique_ptr<SequenceSpout>> SequenceSpout::Create(
 
 absl::StatusOr<std::unique_ptr<SequenceSpout>> SequenceSpout::Create(const api::ComponentArgs& args,
                                                                      const core::Clock& clock) {
-  absl::StatusOr<SequenceSpoutOptions> options = SequenceSpoutOptions::FromArgs(args);
-  if (!options.ok()) return options.status();
-  return std::make_unique<SequenceSpout>(*options, clock);
+  ASSIGN_OR_RETURN(const SequenceSpoutOptions options, SequenceSpoutOptions::FromArgs(args));
+  return std::make_unique<SequenceSpout>(options, clock);
 }
 
 SequenceSpout::SequenceSpout(SequenceSpoutOptions options, const core::Clock& clock)

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::spout {
 namespace {
@@ -33,20 +34,18 @@ absl::StatusOr<std::unique_ptr<TestWordSpout>> TestWordSpout::Create(
 
 absl::StatusOr<std::unique_ptr<TestWordSpout>> TestWordSpout::Create(
     const api::ComponentArgs& args, const core::Clock& clock) {
-  if (absl::Status s = CheckConstructorArgs(args); !s.ok()) return s;
-  absl::StatusOr<double> rate = args.DoubleProperty("rate", 10.0);
-  if (!rate.ok()) return rate.status();
-  absl::StatusOr<int64_t> count = args.IntProperty("count", -1);
-  if (!count.ok()) return count.status();
-  if (!std::isfinite(*rate) || *rate < 0) {
+  RETURN_IF_ERROR(CheckConstructorArgs(args));
+  ASSIGN_OR_RETURN(const double rate, args.DoubleProperty("rate", 10.0));
+  ASSIGN_OR_RETURN(const int64_t count, args.IntProperty("count", -1));
+  if (!std::isfinite(rate) || rate < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        args.class_name, " property 'rate' must be >= 0 words/s (0 = unlimited); got ", *rate));
+        args.class_name, " property 'rate' must be >= 0 words/s (0 = unlimited); got ", rate));
   }
-  if (*count < -1) {
+  if (count < -1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        args.class_name, " property 'count' must be >= 0, or -1 for forever; got ", *count));
+        args.class_name, " property 'count' must be >= 0, or -1 for forever; got ", count));
   }
-  return std::make_unique<TestWordSpout>(*rate, *count, clock);
+  return std::make_unique<TestWordSpout>(rate, count, clock);
 }
 
 absl::Status TestWordSpout::Open(const api::Config& config, const api::TopologyContext& context,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::spout {
 namespace {
@@ -50,18 +51,16 @@ const ValueList* ListField(const Value& bean, const char* field) {
 // Java enum constants arrive as names, possibly qualified
 // ("KafkaSpoutConfig$ProcessingGuarantee.AT_LEAST_ONCE").
 absl::StatusOr<std::string> EnumName(const Value& v) {
-  absl::StatusOr<std::string> s = v.CoerceString();
-  if (!s.ok()) return s.status();
-  std::string name(absl::StripAsciiWhitespace(*s));
+  ASSIGN_OR_RETURN(const std::string s, v.CoerceString());
+  std::string name(absl::StripAsciiWhitespace(s));
   if (size_t dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
   return absl::AsciiStrToUpper(name);
 }
 
 absl::StatusOr<int64_t> IntAtLeast(const Value& v, int64_t min) {
-  absl::StatusOr<int64_t> i = v.CoerceInt();
-  if (!i.ok()) return i.status();
-  if (*i < min) return absl::InvalidArgumentError(absl::StrCat("must be >= ", min, ", got ", *i));
-  return *i;
+  ASSIGN_OR_RETURN(const int64_t i, v.CoerceInt());
+  if (i < min) return absl::InvalidArgumentError(absl::StrCat("must be >= ", min, ", got ", i));
+  return i;
 }
 
 // TimeInterval(length, TimeUnit) or its factories seconds(n) / milliseconds(n)
@@ -75,12 +74,11 @@ absl::StatusOr<int64_t> TimeIntervalMs(const Value& bean) {
   const Value* props = bean.Find("properties");
   const Value* factory = props != nullptr ? props->Find("factory") : nullptr;
   if (factory != nullptr) {
-    absl::StatusOr<std::string> f = factory->CoerceString();
-    if (!f.ok()) return f.status();
-    unit = absl::AsciiStrToUpper(*f);
+    ASSIGN_OR_RETURN(const std::string f, factory->CoerceString());
+    unit = absl::AsciiStrToUpper(f);
     const Value* fargs = props->Find("factoryArgs");
     if (fargs == nullptr || !fargs->is_list() || fargs->AsList().size() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("TimeInterval.", *f, " takes one argument"));
+      return absl::InvalidArgumentError(absl::StrCat("TimeInterval.", f, " takes one argument"));
     }
     length = &fargs->AsList()[0];
   } else {
@@ -89,16 +87,13 @@ absl::StatusOr<int64_t> TimeIntervalMs(const Value& bean) {
       return absl::InvalidArgumentError("TimeInterval takes (length, TimeUnit)");
     }
     length = &(*ctor)[0];
-    absl::StatusOr<std::string> u = EnumName((*ctor)[1]);
-    if (!u.ok()) return u.status();
-    unit = *u;
+    ASSIGN_OR_RETURN(unit, EnumName((*ctor)[1]));
   }
-  absl::StatusOr<int64_t> n = IntAtLeast(*length, 0);
-  if (!n.ok()) return n.status();
-  if (unit == "SECONDS") return *n * 1000;
-  if (unit == "MILLISECONDS") return *n;
-  if (unit == "MICROSECONDS") return *n / 1000;
-  if (unit == "MINUTES") return *n * 60'000;
+  ASSIGN_OR_RETURN(const int64_t n, IntAtLeast(*length, 0));
+  if (unit == "SECONDS") return n * 1000;
+  if (unit == "MILLISECONDS") return n;
+  if (unit == "MICROSECONDS") return n / 1000;
+  if (unit == "MINUTES") return n * 60'000;
   return absl::InvalidArgumentError(absl::StrCat("unsupported time unit '", unit, "'"));
 }
 
@@ -185,6 +180,121 @@ absl::Status ApplyKafkaProp(KafkaSpoutConfig& c, const std::string& key, const V
   return absl::OkStatus();
 }
 
+// setProp(key, value) or setProp(map of settings).
+absl::Status ApplyProps(KafkaSpoutConfig& c, const ValueList& args) {
+  if (args.size() == 2) {
+    absl::StatusOr<std::string> key = args[0].CoerceString();
+    if (!key.ok()) return Bad("setProp", key.status().message());
+    return ApplyKafkaProp(c, *key, args[1]);
+  }
+  if (args.size() == 1 && args[0].is_map()) {
+    for (const auto& [key, value] : args[0].AsMap()) {
+      RETURN_IF_ERROR(ApplyKafkaProp(c, key, value));
+    }
+    return absl::OkStatus();
+  }
+  return Bad("setProp", "takes (key, value) or one map of settings");
+}
+
+absl::Status SetGroupId(KafkaSpoutConfig& c, absl::string_view name, const Value& v) {
+  absl::StatusOr<std::string> g = v.CoerceString();
+  if (!g.ok() || g->empty()) return Bad(name, "must be a non-empty string");
+  c.group_id = *g;
+  return absl::OkStatus();
+}
+
+absl::Status SetFirstPollOffsetStrategy(KafkaSpoutConfig& c, absl::string_view name,
+                                        const Value& v) {
+  absl::StatusOr<std::string> s = EnumName(v);
+  if (!s.ok()) return Bad(name, s.status().message());
+  // storm-kafka-client's rule maps onto startOffsetTime / ignoreZkOffsets:
+  // EARLIEST / LATEST ignore a commit made by an earlier deployment.
+  if (*s == "EARLIEST" || *s == "LATEST" || *s == "UNCOMMITTED_EARLIEST" ||
+      *s == "UNCOMMITTED_LATEST") {
+    c.start_offset_time = absl::EndsWith(*s, "EARLIEST") ? -2 : -1;
+    c.ignore_zk_offsets = !absl::StartsWith(*s, "UNCOMMITTED_");
+    return absl::OkStatus();
+  }
+  return Bad(name, absl::StrCat("'", *s,
+                                "' is not supported (EARLIEST, LATEST, UNCOMMITTED_EARLIEST, "
+                                "UNCOMMITTED_LATEST; the TIMESTAMP ones are Trident's)"));
+}
+
+absl::Status SetProcessingGuarantee(KafkaSpoutConfig& c, absl::string_view name, const Value& v) {
+  absl::StatusOr<std::string> s = EnumName(v);
+  if (!s.ok()) return Bad(name, s.status().message());
+  if (*s == "AT_LEAST_ONCE") c.guarantee = ProcessingGuarantee::kAtLeastOnce;
+  else if (*s == "AT_MOST_ONCE") c.guarantee = ProcessingGuarantee::kAtMostOnce;
+  else if (*s == "NO_GUARANTEE") c.guarantee = ProcessingGuarantee::kNoGuarantee;
+  else return Bad(name, "AT_LEAST_ONCE, AT_MOST_ONCE or NO_GUARANTEE");
+  return absl::OkStatus();
+}
+
+// `v` as an integer of at least `min` into `out`; the error names the setting.
+template <typename Out>
+absl::Status SetIntAtLeast(absl::string_view name, const Value& v, int64_t min, Out& out) {
+  absl::StatusOr<int64_t> n = IntAtLeast(v, min);
+  if (!n.ok()) return Bad(name, n.status().message());
+  out = *n;
+  return absl::OkStatus();
+}
+
+absl::Status SetPartitionRefreshPeriodMs(KafkaSpoutConfig& c, absl::string_view name,
+                                         const Value& v) {
+  absl::StatusOr<int64_t> ms = IntAtLeast(v, 1);
+  if (!ms.ok()) return Bad(name, ms.status().message());
+  c.partition_refresh_secs = std::max<int64_t>(1, (*ms + 999) / 1000);
+  return absl::OkStatus();
+}
+
+absl::Status SetFlag(absl::string_view name, const Value& v, bool& out) {
+  absl::StatusOr<bool> b = v.CoerceBool();
+  if (!b.ok()) return Bad(name, b.status().message());
+  out = *b;
+  return absl::OkStatus();
+}
+
+// Accepted and not used: polling and metrics run on Tempest's own schedule.
+absl::Status IgnoreNonNegative(KafkaSpoutConfig&, absl::string_view name, const Value& v) {
+  int64_t unused = 0;
+  return SetIntAtLeast(name, v, 0, unused);
+}
+
+// The builder's one-argument settings, by property name.
+struct BuilderSetter {
+  std::string_view name;
+  absl::Status (*set)(KafkaSpoutConfig& c, absl::string_view name, const Value& v);
+};
+
+constexpr BuilderSetter kBuilderSetters[] = {
+    {"groupId", &SetGroupId},
+    {"firstPollOffsetStrategy", &SetFirstPollOffsetStrategy},
+    {"processingGuarantee", &SetProcessingGuarantee},
+    {"offsetCommitPeriodMs",
+     [](KafkaSpoutConfig& c, absl::string_view name, const Value& v) {
+       return SetIntAtLeast(name, v, 1, c.state_update_interval_ms);
+     }},
+    {"maxUncommittedOffsets",
+     [](KafkaSpoutConfig& c, absl::string_view name, const Value& v) {
+       return SetIntAtLeast(name, v, 1, c.max_uncommitted_offsets);
+     }},
+    {"partitionRefreshPeriodMs", &SetPartitionRefreshPeriodMs},
+    {"retry",
+     [](KafkaSpoutConfig& c, absl::string_view, const Value& v) { return ApplyRetry(c, v); }},
+    {"recordTranslator",
+     [](KafkaSpoutConfig& c, absl::string_view, const Value& v) { return ApplyTranslator(c, v); }},
+    {"emitNullTuples",
+     [](KafkaSpoutConfig& c, absl::string_view name, const Value& v) {
+       return SetFlag(name, v, c.emit_null_tuples);
+     }},
+    {"tupleTrackingEnforced",
+     [](KafkaSpoutConfig& c, absl::string_view name, const Value& v) {
+       return SetFlag(name, v, c.tuple_tracking_enforced);
+     }},
+    {"pollTimeoutMs", &IgnoreNonNegative},
+    {"metricsTimeBucketSizeInSecs", &IgnoreNonNegative},
+};
+
 // One builder setting, by its property name (Flux `properties`) or its
 // setter (Flux `configMethods`, "set" + the property name).
 absl::Status ApplySetting(KafkaSpoutConfig& c, std::string name, const ValueList& args) {
@@ -192,83 +302,10 @@ absl::Status ApplySetting(KafkaSpoutConfig& c, std::string name, const ValueList
     name = name.substr(3);
     name[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[0])));
   }
-  if (name == "prop") {
-    if (args.size() == 2) {
-      absl::StatusOr<std::string> key = args[0].CoerceString();
-      if (!key.ok()) return Bad("setProp", key.status().message());
-      return ApplyKafkaProp(c, *key, args[1]);
-    }
-    if (args.size() == 1 && args[0].is_map()) {
-      for (const auto& [key, value] : args[0].AsMap()) {
-        if (absl::Status s = ApplyKafkaProp(c, key, value); !s.ok()) return s;
-      }
-      return absl::OkStatus();
-    }
-    return Bad("setProp", "takes (key, value) or one map of settings");
-  }
+  if (name == "prop") return ApplyProps(c, args);
   if (args.size() != 1) return Bad(name, "takes one argument");
-  const Value& v = args[0];
-  if (name == "groupId") {
-    absl::StatusOr<std::string> g = v.CoerceString();
-    if (!g.ok() || g->empty()) return Bad(name, "must be a non-empty string");
-    c.group_id = *g;
-    return absl::OkStatus();
-  }
-  if (name == "firstPollOffsetStrategy") {
-    absl::StatusOr<std::string> s = EnumName(v);
-    if (!s.ok()) return Bad(name, s.status().message());
-    // storm-kafka-client's rule maps onto startOffsetTime / ignoreZkOffsets:
-    // EARLIEST / LATEST ignore a commit made by an earlier deployment.
-    if (*s == "EARLIEST" || *s == "LATEST" || *s == "UNCOMMITTED_EARLIEST" ||
-        *s == "UNCOMMITTED_LATEST") {
-      c.start_offset_time = absl::EndsWith(*s, "EARLIEST") ? -2 : -1;
-      c.ignore_zk_offsets = !absl::StartsWith(*s, "UNCOMMITTED_");
-      return absl::OkStatus();
-    }
-    return Bad(name, absl::StrCat("'", *s,
-                                  "' is not supported (EARLIEST, LATEST, UNCOMMITTED_EARLIEST, "
-                                  "UNCOMMITTED_LATEST; the TIMESTAMP ones are Trident's)"));
-  }
-  if (name == "processingGuarantee") {
-    absl::StatusOr<std::string> s = EnumName(v);
-    if (!s.ok()) return Bad(name, s.status().message());
-    if (*s == "AT_LEAST_ONCE") c.guarantee = ProcessingGuarantee::kAtLeastOnce;
-    else if (*s == "AT_MOST_ONCE") c.guarantee = ProcessingGuarantee::kAtMostOnce;
-    else if (*s == "NO_GUARANTEE") c.guarantee = ProcessingGuarantee::kNoGuarantee;
-    else return Bad(name, "AT_LEAST_ONCE, AT_MOST_ONCE or NO_GUARANTEE");
-    return absl::OkStatus();
-  }
-  if (name == "offsetCommitPeriodMs") {
-    absl::StatusOr<int64_t> ms = IntAtLeast(v, 1);
-    if (!ms.ok()) return Bad(name, ms.status().message());
-    c.state_update_interval_ms = *ms;
-    return absl::OkStatus();
-  }
-  if (name == "maxUncommittedOffsets") {
-    absl::StatusOr<int64_t> n = IntAtLeast(v, 1);
-    if (!n.ok()) return Bad(name, n.status().message());
-    c.max_uncommitted_offsets = *n;
-    return absl::OkStatus();
-  }
-  if (name == "partitionRefreshPeriodMs") {
-    absl::StatusOr<int64_t> ms = IntAtLeast(v, 1);
-    if (!ms.ok()) return Bad(name, ms.status().message());
-    c.partition_refresh_secs = std::max<int64_t>(1, (*ms + 999) / 1000);
-    return absl::OkStatus();
-  }
-  if (name == "retry") return ApplyRetry(c, v);
-  if (name == "recordTranslator") return ApplyTranslator(c, v);
-  if (name == "emitNullTuples" || name == "tupleTrackingEnforced") {
-    absl::StatusOr<bool> b = v.CoerceBool();
-    if (!b.ok()) return Bad(name, b.status().message());
-    (name == "emitNullTuples" ? c.emit_null_tuples : c.tuple_tracking_enforced) = *b;
-    return absl::OkStatus();
-  }
-  if (name == "pollTimeoutMs" || name == "metricsTimeBucketSizeInSecs") {
-    // Polling and metrics run on Tempest's own schedule.
-    absl::StatusOr<int64_t> n = IntAtLeast(v, 0);
-    if (!n.ok()) return Bad(name, n.status().message());
-    return absl::OkStatus();
+  for (const BuilderSetter& setter : kBuilderSetters) {
+    if (name == setter.name) return setter.set(c, name, args[0]);
   }
   return Bad(name, "unknown setting (see spout/README.md, storm-kafka-client)");
 }
@@ -310,15 +347,15 @@ absl::Status ApplyBuilder(KafkaSpoutConfig& c, const Value& builder) {
     // KafkaSpoutConfig.builder(bootstrap, topics...) as a Flux factory.
     const Value* fargs = props->Find("factoryArgs");
     if (fargs == nullptr || !fargs->is_list()) return Bad("factory", "needs factoryArgs");
-    if (absl::Status s = ApplyBuilderArgs(c, fargs->AsList()); !s.ok()) return s;
+    RETURN_IF_ERROR(ApplyBuilderArgs(c, fargs->AsList()));
   } else {
     if (ctor == nullptr) return Bad("constructor", "takes (bootstrapServers, topics...)");
-    if (absl::Status s = ApplyBuilderArgs(c, *ctor); !s.ok()) return s;
+    RETURN_IF_ERROR(ApplyBuilderArgs(c, *ctor));
   }
   if (props != nullptr && props->is_map()) {
     for (const auto& [name, v] : props->AsMap()) {
       if (name == "factory" || name == "factoryArgs" || v.is_nil()) continue;
-      if (absl::Status s = ApplySetting(c, name, ValueList{v}); !s.ok()) return s;
+      RETURN_IF_ERROR(ApplySetting(c, name, ValueList{v}));
     }
   }
   if (const ValueList* methods = ListField(builder, "configMethods")) {
@@ -329,7 +366,7 @@ absl::Status ApplyBuilder(KafkaSpoutConfig& c, const Value& builder) {
       const ValueList none;
       const ValueList& list = margs != nullptr && margs->is_list() ? margs->AsList() : none;
       if (name->AsString() == "build") continue;
-      if (absl::Status s = ApplySetting(c, name->AsString(), list); !s.ok()) return s;
+      RETURN_IF_ERROR(ApplySetting(c, name->AsString(), list));
     }
   }
   return absl::OkStatus();
@@ -337,8 +374,11 @@ absl::Status ApplyBuilder(KafkaSpoutConfig& c, const Value& builder) {
 
 }  // namespace
 
-absl::StatusOr<KafkaSpoutConfig> ParseKafkaClientSpoutArgs(const api::ComponentArgs& args) {
-  const std::string where(kKafkaClientSpoutClass);
+namespace {
+
+// The KafkaSpoutConfig$Builder bean: the spout's constructor arg, directly
+// or inside a KafkaSpoutConfig.
+absl::StatusOr<const Value*> BuilderBean(const api::ComponentArgs& args, const std::string& where) {
   if (args.constructor_args.size() != 1 || !args.constructor_args[0].is_map()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, " takes one constructor arg: a ref to a ", kConfigClass));
@@ -355,15 +395,12 @@ absl::StatusOr<KafkaSpoutConfig> ParseKafkaClientSpoutArgs(const api::ComponentA
     return absl::InvalidArgumentError(absl::StrCat(where, ": the constructor arg must be a ",
                                                    kConfigClass, ", not '", ClassOf(*bean), "'"));
   }
-  KafkaSpoutConfig c;
-  c.id = args.id.value();
-  // zk_root stays empty: the offsets live in the consumer group.
-  c.retry = KafkaClientRetryDefaults();
-  c.state_update_interval_ms = 30'000;  // offsetCommitPeriodMs
-  c.start_offset_time = -2;             // UNCOMMITTED_EARLIEST
-  c.scheme = RecordScheme::kRecord;     // DefaultRecordTranslator
-  if (absl::Status s = ApplyBuilder(c, *bean); !s.ok()) return s;
-  // Tempest's own additions may sit on the spout itself.
+  return bean;
+}
+
+// Tempest's own additions, which may sit on the spout itself.
+absl::Status ApplySpoutProperties(KafkaSpoutConfig& c, const api::ComponentArgs& args,
+                                  const std::string& where) {
   for (const auto& [name, v] : args.properties) {
     if (v.is_nil()) continue;
     if (name == "deadLetterTopic") {
@@ -371,20 +408,19 @@ absl::StatusOr<KafkaSpoutConfig> ParseKafkaClientSpoutArgs(const api::ComponentA
       if (!t.ok()) return Bad("deadLetterTopic", t.status().message());
       c.dead_letter_topic = *t;
     } else if (name == "stopAtEnd") {
-      absl::StatusOr<bool> b = v.CoerceBool();
-      if (!b.ok()) return Bad("stopAtEnd", b.status().message());
-      c.stop_at_end = *b;
+      RETURN_IF_ERROR(SetFlag("stopAtEnd", v, c.stop_at_end));
     } else if (name == "groupId") {
-      absl::StatusOr<std::string> g = v.CoerceString();
-      if (!g.ok() || g->empty()) return Bad("groupId", "must be a non-empty string");
-      c.group_id = *g;
+      RETURN_IF_ERROR(SetGroupId(c, "groupId", v));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": unknown property '", name,
                        "' (the settings belong on the KafkaSpoutConfig$Builder)"));
     }
   }
-  if (c.group_id.empty()) c.group_id = c.id;
+  return absl::OkStatus();
+}
+
+absl::Status ValidateTopics(KafkaSpoutConfig& c, const std::string& where) {
   if (c.topics.empty()) return Bad("constructor", "no topics");
   std::sort(c.topics.begin(), c.topics.end());
   c.topics.erase(std::unique(c.topics.begin(), c.topics.end()), c.topics.end());
@@ -398,6 +434,25 @@ absl::StatusOr<KafkaSpoutConfig> ParseKafkaClientSpoutArgs(const api::ComponentA
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": deadLetterTopic must not be one of the topics read"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<KafkaSpoutConfig> ParseKafkaClientSpoutArgs(const api::ComponentArgs& args) {
+  const std::string where(kKafkaClientSpoutClass);
+  ASSIGN_OR_RETURN(const Value* bean, BuilderBean(args, where));
+  KafkaSpoutConfig c;
+  c.id = args.id.value();
+  // zk_root stays empty: the offsets live in the consumer group.
+  c.retry = KafkaClientRetryDefaults();
+  c.state_update_interval_ms = 30'000;  // offsetCommitPeriodMs
+  c.start_offset_time = -2;             // UNCOMMITTED_EARLIEST
+  c.scheme = RecordScheme::kRecord;     // DefaultRecordTranslator
+  RETURN_IF_ERROR(ApplyBuilder(c, *bean));
+  RETURN_IF_ERROR(ApplySpoutProperties(c, args, where));
+  if (c.group_id.empty()) c.group_id = c.id;
+  RETURN_IF_ERROR(ValidateTopics(c, where));
   return c;
 }
 

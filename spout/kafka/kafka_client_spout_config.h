@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/api/component_registry.h"
-#include "spout/kafka/kafka_spout_config.h"
+#include "spout/kafka/kafka_spout_config_types.h"
 
 namespace tempest::spout {
 

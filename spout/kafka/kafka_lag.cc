@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/group_offsets_admin.h"
 #include "common/kafka/kafka_reader.h"
 
@@ -23,31 +24,27 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> GroupOffsets(const KafkaSpout
   kafka::KafkaReaderOptions ro;
   ro.bootstrap_servers = config.bootstrap_servers;
   ro.client_id = "tempest-lag";
-  absl::StatusOr<std::unique_ptr<kafka::KafkaReader>> reader = kafka::KafkaReader::Create(ro);
-  if (!reader.ok()) return reader.status();
+  ASSIGN_OR_RETURN(const std::unique_ptr<kafka::KafkaReader> reader,
+                   kafka::KafkaReader::Create(ro));
   // Only topics the cluster lists are named, so none gets created here.
-  absl::StatusOr<std::vector<std::string>> existing = (*reader)->ListTopics(timeout);
-  if (!existing.ok()) return existing.status();
+  ASSIGN_OR_RETURN(const std::vector<std::string> existing, reader->ListTopics(timeout));
   std::vector<std::string> topics;
   for (const std::string& t : config.topics) {
-    if (std::binary_search(existing->begin(), existing->end(), t)) topics.push_back(t);
+    if (std::binary_search(existing.begin(), existing.end(), t)) topics.push_back(t);
   }
   if (topics.empty()) return std::vector<StoredPartitionOffset>();
-  absl::StatusOr<std::vector<kafka::TopicPartition>> partitions =
-      (*reader)->Partitions(topics, timeout);
-  if (!partitions.ok()) return partitions.status();
+  ASSIGN_OR_RETURN(const std::vector<kafka::TopicPartition> partitions,
+                   reader->Partitions(topics, timeout));
   kafka::GroupOffsetsAdminOptions ao;
   ao.bootstrap_servers = config.bootstrap_servers;
   ao.client_id = "tempest-lag";
   ao.timeout = timeout;
-  absl::StatusOr<std::unique_ptr<kafka::GroupOffsetsAdmin>> admin =
-      kafka::GroupOffsetsAdmin::Create(ao);
-  if (!admin.ok()) return admin.status();
-  absl::StatusOr<std::vector<kafka::CommittedGroupOffset>> committed =
-      (*admin)->ReadCommitted(config.group_id, *partitions);
-  if (!committed.ok()) return committed.status();
+  ASSIGN_OR_RETURN(const std::unique_ptr<kafka::GroupOffsetsAdmin> admin,
+                   kafka::GroupOffsetsAdmin::Create(ao));
+  ASSIGN_OR_RETURN(const std::vector<kafka::CommittedGroupOffset> committed,
+                   admin->ReadCommitted(config.group_id, partitions));
   std::vector<StoredPartitionOffset> rows;
-  for (const kafka::CommittedGroupOffset& c : *committed) {
+  for (const kafka::CommittedGroupOffset& c : committed) {
     StoredPartitionOffset row;
     row.topic = c.partition.topic;
     row.partition = c.partition.partition;

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/core/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::spout {
@@ -46,13 +47,13 @@ void KafkaMetadataWorker::Stop() {
 }
 
 void KafkaMetadataWorker::Push(MetadataResult r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   results_.push_back(std::move(r));
   has_results_.store(true, std::memory_order_release);
 }
 
 std::vector<MetadataResult> KafkaMetadataWorker::Take() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<MetadataResult> out;
   out.swap(results_);
   has_results_.store(false, std::memory_order_relaxed);
@@ -70,19 +71,16 @@ absl::Status KafkaMetadataWorker::EnsureRegistrySession() {
   zo.create_chroot = false;
   zo.config = options_.zk_config;
   zo.operation_timeout = options_.timeout;
-  absl::StatusOr<std::unique_ptr<coord::ZkSession>> s = coord::ZkSession::Create(zo);
-  if (!s.ok()) return s.status();
-  registry_ = std::move(*s);
+  ASSIGN_OR_RETURN(registry_, coord::ZkSession::Create(zo));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> KafkaMetadataWorker::RegistryBootstrap() {
-  if (absl::Status s = EnsureRegistrySession(); !s.ok()) return s;
+  RETURN_IF_ERROR(EnsureRegistrySession());
   const std::string ids = options_.config.broker_zk->path + "/ids";
-  absl::StatusOr<std::vector<std::string>> children = registry_->Children(ids);
-  if (!children.ok()) return children.status();
+  ASSIGN_OR_RETURN(const std::vector<std::string> children, registry_->Children(ids));
   std::vector<std::string> hosts;
-  for (const std::string& id : *children) {
+  for (const std::string& id : children) {
     absl::StatusOr<coord::ZkNode> node = registry_->Get(ids + "/" + id);
     if (!node.ok()) continue;  // a broker that just left (STORM-1682): skip it
     nlohmann::json doc = nlohmann::json::parse(node->data, nullptr, /*allow_exceptions=*/false);
@@ -104,9 +102,8 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaMetadataWorker::RegistryPartiti
   for (const std::string& topic : options_.config.topics) {
     const std::string path =
         absl::StrCat(options_.config.broker_zk->path, "/topics/", topic, "/partitions");
-    absl::StatusOr<std::vector<std::string>> children = registry_->Children(path);
-    if (!children.ok()) return children.status();
-    for (const std::string& c : *children) {
+    ASSIGN_OR_RETURN(const std::vector<std::string> children, registry_->Children(path));
+    for (const std::string& c : children) {
       int p = 0;
       if (absl::SimpleAtoi(c, &p) && p >= 0) out.push_back({topic, p});
     }
@@ -118,17 +115,13 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaMetadataWorker::RegistryPartiti
 absl::Status KafkaMetadataWorker::EnsureReader() {
   if (reader_) return absl::OkStatus();
   if (bootstrap_.empty()) {
-    absl::StatusOr<std::string> b = RegistryBootstrap();
-    if (!b.ok()) return b.status();
-    bootstrap_ = *b;
+    ASSIGN_OR_RETURN(bootstrap_, RegistryBootstrap());
   }
   kafka::KafkaReaderOptions ro;
   ro.bootstrap_servers = bootstrap_;
   ro.client_id = "tempest-kafka-spout-metadata";
   for (const auto& [k, v] : options_.config.kafka_properties) ro.properties[k] = v;
-  absl::StatusOr<std::unique_ptr<kafka::KafkaReader>> r = kafka::KafkaReader::Create(ro);
-  if (!r.ok()) return r.status();
-  reader_ = std::move(*r);
+  ASSIGN_OR_RETURN(reader_, kafka::KafkaReader::Create(ro));
   return absl::OkStatus();
 }
 
@@ -230,11 +223,10 @@ void KafkaMetadataWorker::Watermarks(const TopicPartition& tp, uint64_t tag, int
 }
 
 absl::Status KafkaMetadataWorker::FillWatermarks(const TopicPartition& tp, MetadataResult& r) {
-  if (absl::Status s = EnsureReader(); !s.ok()) return s;
-  absl::StatusOr<std::pair<int64_t, int64_t>> marks = reader_->Watermarks(tp, options_.timeout);
-  if (!marks.ok()) return marks.status();
-  r.low = marks->first;
-  r.high = marks->second;
+  RETURN_IF_ERROR(EnsureReader());
+  ASSIGN_OR_RETURN(const auto marks, reader_->Watermarks(tp, options_.timeout));
+  r.low = marks.first;
+  r.high = marks.second;
   return absl::OkStatus();
 }
 

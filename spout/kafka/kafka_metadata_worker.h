@@ -6,13 +6,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
 #include "common/kafka/kafka_reader.h"
@@ -95,8 +96,8 @@ class KafkaMetadataWorker {
   std::unique_ptr<kafka::KafkaReader> reader_;
   std::unique_ptr<coord::ZkSession> registry_;
   std::map<TopicPartition, std::pair<std::string, int>> leaders_;  // worker thread only
-  mutable std::mutex mu_;
-  std::vector<MetadataResult> results_;
+  mutable absl::Mutex mu_;
+  std::vector<MetadataResult> results_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> has_results_{false};
   coord::SerialExecutor executor_;  // last: stops before the members it uses go
 };

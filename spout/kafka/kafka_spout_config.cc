@@ -10,13 +10,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "spout/kafka/offsets/offset_journal.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/api/component_registry.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "spout/kafka/kafka_client_spout_config.h"
+#include "spout/kafka/offsets/offset_journal.h"
 
 namespace tempest::spout {
 namespace {
@@ -42,15 +43,13 @@ absl::StatusOr<std::vector<std::string>> StringList(const Value& v) {
   std::vector<std::string> out;
   if (const ValueList* list = v.TryList()) {
     for (const Value& item : *list) {
-      absl::StatusOr<std::string> s = item.CoerceString();
-      if (!s.ok()) return s.status();
-      std::string t(absl::StripAsciiWhitespace(*s));
+      ASSIGN_OR_RETURN(const std::string s, item.CoerceString());
+      std::string t(absl::StripAsciiWhitespace(s));
       if (!t.empty()) out.push_back(std::move(t));
     }
   } else {
-    absl::StatusOr<std::string> s = v.CoerceString();
-    if (!s.ok()) return s.status();
-    for (absl::string_view part : absl::StrSplit(*s, ',')) {
+    ASSIGN_OR_RETURN(const std::string s, v.CoerceString());
+    for (absl::string_view part : absl::StrSplit(s, ',')) {
       std::string t(absl::StripAsciiWhitespace(part));
       if (!t.empty()) out.push_back(std::move(t));
     }
@@ -59,10 +58,9 @@ absl::StatusOr<std::vector<std::string>> StringList(const Value& v) {
 }
 
 absl::StatusOr<int64_t> IntAtLeast(const Value& v, int64_t min) {
-  absl::StatusOr<int64_t> i = v.CoerceInt();
-  if (!i.ok()) return i.status();
-  if (*i < min) return absl::InvalidArgumentError(absl::StrCat("must be >= ", min, ", got ", *i));
-  return *i;
+  ASSIGN_OR_RETURN(const int64_t i, v.CoerceInt());
+  if (i < min) return absl::InvalidArgumentError(absl::StrCat("must be >= ", min, ", got ", i));
+  return i;
 }
 
 std::string Upper(std::string s) {
@@ -165,31 +163,23 @@ enum class Applied { kYes, kUnknown };
 // Property setters: each parses `v` into its field of `c`; an error's message
 // is what is wrong with the value.
 absl::Status SetStringList(const Value& v, std::vector<std::string>& out) {
-  absl::StatusOr<std::vector<std::string>> l = StringList(v);
-  if (!l.ok()) return l.status();
-  out = *std::move(l);
+  ASSIGN_OR_RETURN(out, StringList(v));
   return absl::OkStatus();
 }
 
 template <typename Out>
 absl::Status SetIntAtLeast(const Value& v, int64_t min, Out& out) {
-  absl::StatusOr<int64_t> i = IntAtLeast(v, min);
-  if (!i.ok()) return i.status();
-  out = *i;
+  ASSIGN_OR_RETURN(out, IntAtLeast(v, min));
   return absl::OkStatus();
 }
 
 absl::Status SetBool(const Value& v, bool& out) {
-  absl::StatusOr<bool> b = v.CoerceBool();
-  if (!b.ok()) return b.status();
-  out = *b;
+  ASSIGN_OR_RETURN(out, v.CoerceBool());
   return absl::OkStatus();
 }
 
 absl::Status SetString(const Value& v, std::string& out) {
-  absl::StatusOr<std::string> s = v.CoerceString();
-  if (!s.ok()) return s.status();
-  out = *std::move(s);
+  ASSIGN_OR_RETURN(out, v.CoerceString());
   return absl::OkStatus();
 }
 
@@ -198,16 +188,15 @@ template <typename Enum, size_t N>
 absl::Status SetChoice(const Value& v, std::string (*fold)(std::string),
                        const std::pair<std::string_view, Enum> (&choices)[N],
                        absl::string_view expected, Enum& out) {
-  absl::StatusOr<std::string> s = v.CoerceString();
-  if (!s.ok()) return s.status();
-  const std::string folded = fold(*s);
+  ASSIGN_OR_RETURN(const std::string s, v.CoerceString());
+  const std::string folded = fold(s);
   for (const auto& [name, value] : choices) {
     if (folded == name) {
       out = value;
       return absl::OkStatus();
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("'", *s, "' is not ", expected));
+  return absl::InvalidArgumentError(absl::StrCat("'", s, "' is not ", expected));
 }
 
 std::string Lower(std::string s) { return absl::AsciiStrToLower(s); }
@@ -231,32 +220,28 @@ absl::Status SetZkPort(KafkaSpoutConfig& c, const Value& v) {
 }
 
 absl::Status SetRetryDelayMultiplier(KafkaSpoutConfig& c, const Value& v) {
-  absl::StatusOr<double> d = v.CoerceDouble();
-  if (!d.ok()) return d.status();
-  if (!(*d > 0)) return absl::InvalidArgumentError("must be > 0");
-  c.retry.retry_delay_multiplier = *d;
+  ASSIGN_OR_RETURN(const double d, v.CoerceDouble());
+  if (!(d > 0)) return absl::InvalidArgumentError("must be > 0");
+  c.retry.retry_delay_multiplier = d;
   return absl::OkStatus();
 }
 
 absl::Status SetRetryLimit(KafkaSpoutConfig& c, const Value& v) {
-  absl::StatusOr<int64_t> m = v.CoerceInt();
-  if (!m.ok()) return m.status();
-  c.retry.retry_limit = static_cast<int>(std::clamp<int64_t>(*m, -1, 1000000000));
+  ASSIGN_OR_RETURN(const int64_t m, v.CoerceInt());
+  c.retry.retry_limit = static_cast<int>(std::clamp<int64_t>(m, -1, 1000000000));
   return absl::OkStatus();
 }
 
 absl::Status SetUseStartOffsetTimeIfOutOfRange(KafkaSpoutConfig& c, const Value& v) {
   // storm-kafka without it errors on every fetch: our explicit "fail".
   bool use = true;
-  if (absl::Status s = SetBool(v, use); !s.ok()) return s;
+  RETURN_IF_ERROR(SetBool(v, use));
   if (!use) c.out_of_range = OutOfRangePolicy::kFail;
   return absl::OkStatus();
 }
 
 absl::Status SetScheme(KafkaSpoutConfig& c, const Value& v) {
-  absl::StatusOr<RecordScheme> s = SchemeOf(v);
-  if (!s.ok()) return s.status();
-  c.scheme = *s;
+  ASSIGN_OR_RETURN(c.scheme, SchemeOf(v));
   return absl::OkStatus();
 }
 
@@ -443,9 +428,8 @@ absl::StatusOr<KafkaSpoutConfig> ParseTempest(const api::ComponentArgs& args) {
       (name == "zkRoot" ? c.zk_root : c.id) = *s;
       continue;
     }
-    absl::StatusOr<Applied> a = ApplyCommon(c, where, name, v);
-    if (!a.ok()) return a.status();
-    if (*a == Applied::kUnknown) {
+    ASSIGN_OR_RETURN(const Applied applied, ApplyCommon(c, where, name, v));
+    if (applied == Applied::kUnknown) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": unknown property '", name, "'",
                                                      Suggestion(name, /*legacy=*/false)));
     }
@@ -453,7 +437,7 @@ absl::StatusOr<KafkaSpoutConfig> ParseTempest(const api::ComponentArgs& args) {
   if (c.bootstrap_servers.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": bootstrap.servers is required"));
   }
-  if (absl::Status s = Validate(c, where); !s.ok()) return s;
+  RETURN_IF_ERROR(Validate(c, where));
   return c;
 }
 
@@ -506,6 +490,23 @@ absl::Status ApplyZkHosts(KafkaSpoutConfig& c, const Value& hosts) {
   return absl::OkStatus();
 }
 
+// The properties of a SpoutConfig (or of the storm-kafka spout itself), `at`
+// naming where they sit for errors.
+absl::Status ApplyLegacyProperties(KafkaSpoutConfig& c, const ValueMap& props,
+                                   absl::string_view at) {
+  for (const auto& [name, v] : props) {
+    if (v.is_nil()) continue;
+    ASSIGN_OR_RETURN(Applied applied, ApplyCommon(c, at, name, v));
+    if (applied == Applied::kYes) continue;
+    ASSIGN_OR_RETURN(applied, ApplyLegacyOnly(c, at, name, v));
+    if (applied == Applied::kUnknown) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ": unknown property '", name, "'", Suggestion(name, /*legacy=*/true)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<KafkaSpoutConfig> ParseLegacy(const api::ComponentArgs& args) {
   const std::string where = "SpoutConfig";
   if (args.constructor_args.size() != 1 || !args.constructor_args[0].is_map()) {
@@ -528,7 +529,7 @@ absl::StatusOr<KafkaSpoutConfig> ParseLegacy(const api::ComponentArgs& args) {
   c.scheme = RecordScheme::kRaw;  // storm-kafka's default RawMultiScheme
   // Unchanged Storm pipelines keep Storm's behaviour; Open warns about it.
   c.retry = StormKafkaRetryDefaults();
-  if (absl::Status s = ApplyZkHosts(c, (*ctor)[0]); !s.ok()) return s;
+  RETURN_IF_ERROR(ApplyZkHosts(c, (*ctor)[0]));
   std::vector<std::string> strings;
   for (size_t i = 1; i < ctor->size(); ++i) {
     absl::StatusOr<std::string> s = (*ctor)[i].CoerceString();
@@ -545,69 +546,16 @@ absl::StatusOr<KafkaSpoutConfig> ParseLegacy(const api::ComponentArgs& args) {
   }
   c.zk_root = strings[1];
   c.id = strings[2];
-  auto apply_props = [&](const ValueMap& props, absl::string_view at) -> absl::Status {
-    for (const auto& [name, v] : props) {
-      if (v.is_nil()) continue;
-      absl::StatusOr<Applied> a = ApplyCommon(c, at, name, v);
-      if (!a.ok()) return a.status();
-      if (*a == Applied::kYes) continue;
-      a = ApplyLegacyOnly(c, at, name, v);
-      if (!a.ok()) return a.status();
-      if (*a == Applied::kUnknown) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(at, ": unknown property '", name, "'", Suggestion(name, /*legacy=*/true)));
-      }
-    }
-    return absl::OkStatus();
-  };
   if (const Value* props = bean.Find("properties"); props != nullptr && props->is_map()) {
-    if (absl::Status s = apply_props(props->AsMap(), where); !s.ok()) return s;
+    RETURN_IF_ERROR(ApplyLegacyProperties(c, props->AsMap(), where));
   }
   // Tempest extensions may also sit on the spout itself.
-  if (absl::Status s = apply_props(args.properties, kStormKafkaSpoutClass); !s.ok()) return s;
-  if (absl::Status s = Validate(c, where); !s.ok()) return s;
+  RETURN_IF_ERROR(ApplyLegacyProperties(c, args.properties, kStormKafkaSpoutClass));
+  RETURN_IF_ERROR(Validate(c, where));
   return c;
 }
 
 }  // namespace
-
-std::string_view ProcessingGuaranteeName(ProcessingGuarantee g) {
-  switch (g) {
-    case ProcessingGuarantee::kAtLeastOnce:
-      return "AT_LEAST_ONCE";
-    case ProcessingGuarantee::kAtMostOnce:
-      return "AT_MOST_ONCE";
-    case ProcessingGuarantee::kNoGuarantee:
-      return "NO_GUARANTEE";
-  }
-  return "?";
-}
-
-std::string_view OutOfRangePolicyName(OutOfRangePolicy p) {
-  switch (p) {
-    case OutOfRangePolicy::kEarliest:
-      return "earliest";
-    case OutOfRangePolicy::kLatest:
-      return "latest";
-    case OutOfRangePolicy::kFail:
-      return "fail";
-  }
-  return "?";
-}
-
-std::vector<std::string> KafkaSpoutConfig::OutputFields() const {
-  switch (scheme) {
-    case RecordScheme::kRecord:
-      return {"topic", "partition", "offset", "key", "value"};
-    case RecordScheme::kRaw:
-      return {"bytes"};
-    case RecordScheme::kString:
-      return {"str"};
-    case RecordScheme::kValue:
-      return {"value"};
-  }
-  return {};
-}
 
 absl::StatusOr<KafkaSpoutConfig> ParseKafkaSpoutArgs(const api::ComponentArgs& args) {
   if (args.class_name == kStormKafkaSpoutClass) return ParseLegacy(args);

@@ -1,6 +1,7 @@
 #include "spout/kafka/offsets/kafka_group_offset_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -26,10 +27,7 @@ std::string KafkaGroupOffsetStore::TopologyOfMetadata(const std::string& metadat
 absl::StatusOr<std::unique_ptr<KafkaGroupOffsetStore>> KafkaGroupOffsetStore::Create(
     Options options) {
   auto store = std::unique_ptr<KafkaGroupOffsetStore>(new KafkaGroupOffsetStore(options));
-  absl::StatusOr<std::unique_ptr<kafka::KafkaGroupMember>> member =
-      kafka::KafkaGroupMember::Join(store->options_.member);
-  if (!member.ok()) return member.status();
-  store->member_ = *std::move(member);
+  ASSIGN_OR_RETURN(store->member_, kafka::KafkaGroupMember::Join(store->options_.member));
   return store;
 }
 
@@ -71,83 +69,99 @@ void KafkaGroupOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
 void KafkaGroupOffsetStore::OnEvent(GroupEvent& event) {
   switch (event.kind) {
     case GroupEvent::Kind::kAssigned:
-      for (kafka::GroupOffset& o : event.offsets) {
-        Owned owned;
-        owned.acquisition = next_acquisition_++;
-        if (o.offset >= 0) {
-          StormKafkaOffset stored;
-          stored.offset = o.offset;
-          stored.topic = o.partition.topic;
-          stored.partition = o.partition.partition;
-          stored.topology_id = TopologyOfMetadata(o.metadata);
-          owned.stored = stored;
-        }
-        auto [it, inserted] = owned_.insert_or_assign(o.partition, owned);
-        (void)inserted;
-        if (wanted_.count(o.partition) > 0) ReportAcquired(o.partition, it->second);
-      }
+      OnAssigned(event);
       return;
     case GroupEvent::Kind::kRevoked:
-      for (const kafka::GroupOffset& o : event.offsets) {
-        auto it = owned_.find(o.partition);
-        if (it == owned_.end()) continue;
-        const bool reported = it->second.reported;
-        owned_.erase(it);
-        if (!reported) continue;
-        OffsetStoreUpdate u;
-        u.kind = Kind::kLost;
-        u.partition = o.partition;
-        u.status = absl::AbortedError("the consumer group rebalanced it to another member");
-        updates_.push_back(std::move(u));
-      }
+      OnRevoked(event);
       return;
     case GroupEvent::Kind::kCommitted:
     case GroupEvent::Kind::kCommitFailed: {
       auto sent = in_flight_.find(event.commit_id);
       if (sent == in_flight_.end()) return;
       if (event.kind == GroupEvent::Kind::kCommitted) {
-        for (const kafka::GroupOffset& o : event.offsets) {
-          for (const SentCommit& s : sent->second) {
-            if (s.partition != o.partition) continue;
-            auto owned = owned_.find(s.partition);
-            if (owned == owned_.end() || owned->second.acquisition != s.acquisition) continue;
-            OffsetStoreUpdate u;
-            u.kind = Kind::kCommitted;
-            u.partition = s.partition;
-            u.offset = s.offset;
-            updates_.push_back(std::move(u));
-          }
-        }
+        OnCommitted(event, sent->second);
       } else {
-        if (absl::IsFailedPrecondition(event.status)) {
-          spdlog::warn("kafka spout group {}: {}", options_.member.group_id,
-                       std::string(event.status.message()));
-          // Refused for good: the member's generation is over for its whole
-          // assignment, not just for the partitions in this commit, so stop
-          // emitting all of them now; the group's next assignment (librdkafka
-          // rejoins) acquires them again if ours. Dropping only the refused
-          // ones left the task owning the others until that assignment; if
-          // those were finished, a stopAtEnd spout saw nothing left to do
-          // and stopped with a refused partition short of its log end.
-          for (const auto& [tp, owned] : owned_) {
-            if (!owned.reported) continue;
-            OffsetStoreUpdate u;
-            u.kind = Kind::kLost;
-            u.partition = tp;
-            u.status = event.status;
-            updates_.push_back(std::move(u));
-          }
-          owned_.clear();
-        }
-        OffsetStoreUpdate u;
-        u.kind = Kind::kCommitFailed;
-        u.status = event.status;
-        updates_.push_back(std::move(u));
+        OnCommitFailed(event.status);
       }
       in_flight_.erase(sent);
       return;
     }
   }
+}
+
+void KafkaGroupOffsetStore::OnAssigned(const GroupEvent& event) {
+  for (const kafka::GroupOffset& o : event.offsets) {
+    Owned owned;
+    owned.acquisition = next_acquisition_++;
+    if (o.offset >= 0) {
+      StormKafkaOffset stored;
+      stored.offset = o.offset;
+      stored.topic = o.partition.topic;
+      stored.partition = o.partition.partition;
+      stored.topology_id = TopologyOfMetadata(o.metadata);
+      owned.stored = stored;
+    }
+    auto it = owned_.insert_or_assign(o.partition, owned).first;
+    if (wanted_.count(o.partition) > 0) ReportAcquired(o.partition, it->second);
+  }
+}
+
+void KafkaGroupOffsetStore::OnRevoked(const GroupEvent& event) {
+  for (const kafka::GroupOffset& o : event.offsets) {
+    auto it = owned_.find(o.partition);
+    if (it == owned_.end()) continue;
+    const bool reported = it->second.reported;
+    owned_.erase(it);
+    if (!reported) continue;
+    OffsetStoreUpdate u;
+    u.kind = Kind::kLost;
+    u.partition = o.partition;
+    u.status = absl::AbortedError("the consumer group rebalanced it to another member");
+    updates_.push_back(std::move(u));
+  }
+}
+
+void KafkaGroupOffsetStore::OnCommitted(const GroupEvent& event,
+                                        const std::vector<SentCommit>& sent) {
+  for (const kafka::GroupOffset& o : event.offsets) {
+    for (const SentCommit& s : sent) {
+      if (s.partition != o.partition) continue;
+      auto owned = owned_.find(s.partition);
+      if (owned == owned_.end() || owned->second.acquisition != s.acquisition) continue;
+      OffsetStoreUpdate u;
+      u.kind = Kind::kCommitted;
+      u.partition = s.partition;
+      u.offset = s.offset;
+      updates_.push_back(std::move(u));
+    }
+  }
+}
+
+void KafkaGroupOffsetStore::OnCommitFailed(const absl::Status& status) {
+  if (absl::IsFailedPrecondition(status)) {
+    spdlog::warn("kafka spout group {}: {}", options_.member.group_id,
+                 std::string(status.message()));
+    // Refused for good: the member's generation is over for its whole
+    // assignment, not just for the partitions in this commit, so stop
+    // emitting all of them now; the group's next assignment (librdkafka
+    // rejoins) acquires them again if ours. Dropping only the refused
+    // ones left the task owning the others until that assignment; if
+    // those were finished, a stopAtEnd spout saw nothing left to do
+    // and stopped with a refused partition short of its log end.
+    for (const auto& [tp, owned] : owned_) {
+      if (!owned.reported) continue;
+      OffsetStoreUpdate u;
+      u.kind = Kind::kLost;
+      u.partition = tp;
+      u.status = status;
+      updates_.push_back(std::move(u));
+    }
+    owned_.clear();
+  }
+  OffsetStoreUpdate u;
+  u.kind = Kind::kCommitFailed;
+  u.status = status;
+  updates_.push_back(std::move(u));
 }
 
 std::vector<OffsetStoreUpdate> KafkaGroupOffsetStore::TakeUpdates() {

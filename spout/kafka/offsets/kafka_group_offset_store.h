@@ -67,6 +67,11 @@ class KafkaGroupOffsetStore : public OffsetStore {
 
   explicit KafkaGroupOffsetStore(Options options) : options_(std::move(options)) {}
   void OnEvent(kafka::GroupEvent& event);
+  // The steps of OnEvent, one per kind of group event.
+  void OnAssigned(const kafka::GroupEvent& event);
+  void OnRevoked(const kafka::GroupEvent& event);
+  void OnCommitted(const kafka::GroupEvent& event, const std::vector<SentCommit>& sent);
+  void OnCommitFailed(const absl::Status& status);
   void ReportAcquired(const TopicPartition& tp, Owned& owned);
 
   const Options options_;

@@ -78,10 +78,9 @@ std::string Printable(const std::string& data) {
 absl::Status CheckTopicsExist(kafka::KafkaReader& reader, const std::vector<std::string>& topics,
                               std::chrono::milliseconds timeout) {
   if (topics.empty()) return absl::OkStatus();
-  auto existing = reader.ListTopics(timeout);
-  if (!existing.ok()) return existing.status();
+  ASSIGN_OR_RETURN(const std::vector<std::string> existing, reader.ListTopics(timeout));
   for (const std::string& topic : topics) {
-    if (!std::binary_search(existing->begin(), existing->end(), topic)) {
+    if (!std::binary_search(existing.begin(), existing.end(), topic)) {
       return absl::NotFoundError(absl::StrCat("Kafka has no topic ", absl::CHexEscape(topic)));
     }
   }
@@ -110,13 +109,12 @@ namespace {
 absl::Status ReadPartitionNode(coord::ZkSession& session, const std::string& path,
                                const std::string& topic_level, int partition,
                                StoredPartitionOffset& out) {
-  auto node = session.Get(path);
-  if (!node.ok()) return node.status();
+  ASSIGN_OR_RETURN(const coord::ZkNode node, session.Get(path));
   out.path = path;
   out.partition = partition;
   out.topic = topic_level;
-  out.version = node->stat.version;
-  auto state = DecodeStormKafkaOffset(node->data);
+  out.version = node.stat.version;
+  auto state = DecodeStormKafkaOffset(node.data);
   if (state.ok()) {
     out.state = *state;
     if (!state->topic.empty()) out.topic = state->topic;
@@ -132,10 +130,9 @@ absl::StatusOr<std::vector<StoredPartitionOffset>> ListStoredOffsets(coord::ZkSe
                                                                      const std::string& zk_root,
                                                                      const std::string& spout_id) {
   const std::string base = absl::StrCat(Root(zk_root), "/", spout_id);
-  auto children = session.Children(base);
-  if (!children.ok()) return children.status();
+  ASSIGN_OR_RETURN(const std::vector<std::string> children, session.Children(base));
   std::vector<StoredPartitionOffset> out;
-  for (const auto& child : *children) {
+  for (const auto& child : children) {
     if (child.rfind('@', 0) == 0) continue;  // @owners, @journal: never a Kafka topic
     if (auto p = PartitionNumber(child)) {
       StoredPartitionOffset entry;
@@ -236,20 +233,20 @@ absl::Status AddKafkaLag(const std::string& bootstrap_servers,
                          std::chrono::milliseconds timeout,
                          const std::vector<std::string>& extra_topics, const std::string& zk_root,
                          const std::string& spout_id, int64_t start_offset_time) {
-  auto reader = OffsetsToolReader(bootstrap_servers);
-  if (!reader.ok()) return reader.status();
+  ASSIGN_OR_RETURN(const std::unique_ptr<kafka::KafkaReader> reader,
+                   OffsetsToolReader(bootstrap_servers));
   std::vector<std::string> topics = extra_topics;
   for (const auto& e : offsets) {
     if (!e.topic.empty()) topics.push_back(e.topic);
   }
   std::sort(topics.begin(), topics.end());
   topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
-  if (absl::Status s = CheckTopicsExist(**reader, topics, timeout); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckTopicsExist(*reader, topics, timeout));
   if (!topics.empty()) {
-    auto all = (*reader)->Partitions(topics, timeout);
-    if (!all.ok()) return all.status();
+    ASSIGN_OR_RETURN(const std::vector<kafka::TopicPartition> all,
+                     reader->Partitions(topics, timeout));
     const bool topic_level = topics.size() > 1;
-    for (const auto& tp : *all) {
+    for (const auto& tp : all) {
       const bool known = std::any_of(offsets.begin(), offsets.end(), [&](const auto& e) {
         return e.topic == tp.topic && e.partition == tp.partition;
       });
@@ -266,7 +263,7 @@ absl::Status AddKafkaLag(const std::string& bootstrap_servers,
     }
   }
   for (auto& entry : offsets) {
-    if (!entry.topic.empty()) FillLag(**reader, entry, start_offset_time, timeout);
+    if (!entry.topic.empty()) FillLag(*reader, entry, start_offset_time, timeout);
   }
   std::sort(offsets.begin(), offsets.end(), [](const auto& a, const auto& b) {
     return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
@@ -274,20 +271,84 @@ absl::Status AddKafkaLag(const std::string& bootstrap_servers,
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether the partition's offset node is in the topic-level layout: as the
+// request says, else whichever layout already holds this partition.
+absl::StatusOr<bool> ChooseTopicLevel(coord::ZkSession& session, const SetOffsetRequest& request) {
+  if (request.topic_level) return *request.topic_level;
+  auto flat = session.Exists(
+      OffsetNodePath(request.zk_root, request.spout_id, request.topic, request.partition, false));
+  auto nested = session.Exists(
+      OffsetNodePath(request.zk_root, request.spout_id, request.topic, request.partition, true));
+  RETURN_IF_ERROR(flat.status());
+  RETURN_IF_ERROR(nested.status());
+  return !flat->has_value() && nested->has_value();
+}
+
+// The offset node as it is before the write.
+struct CurrentOffset {
+  StormKafkaOffset state;
+  int version = -1;  // -1: no node yet
+};
+
+absl::StatusOr<CurrentOffset> ReadCurrentOffset(coord::ZkSession& session, const std::string& path,
+                                                const SetOffsetRequest& request) {
+  CurrentOffset current;
+  current.state.topology_id = "tempest-offsets-tool";
+  auto existing = session.Get(path);
+  if (existing.ok()) {
+    current.version = existing->stat.version;
+    if (auto parsed = DecodeStormKafkaOffset(existing->data); parsed.ok()) current.state = *parsed;
+    // A one-topic spout's partition_N is one topic's: never relabelled.
+    if (!current.state.topic.empty() && current.state.topic != request.topic) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, " holds the offset of topic ", absl::CHexEscape(current.state.topic),
+                       ", not ", absl::CHexEscape(request.topic), "; nothing changed"));
+    }
+  } else if (existing.status().code() != absl::StatusCode::kNotFound) {
+    return existing.status();
+  }
+  return current;
+}
+
+JournalEntry ManualSetEntry(const SetOffsetRequest& request, int64_t from,
+                            const std::string& topology_id, bool forced) {
+  JournalEntry entry;
+  entry.type = JournalEntryType::kManualSet;
+  entry.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  entry.from = from;
+  entry.to = request.offset;
+  entry.owner = request.actor.empty() ? "tempest offsets set" : request.actor;
+  entry.topology = topology_id;
+  entry.reason = forced ? "forced while an owner node existed" : "no live owner";
+  return entry;
+}
+
+// The offset write and its journal entry in one multi; Aborted when a spout
+// changed the node meanwhile.
+absl::Status WriteOffsetAndEntry(coord::ZkSession& session, const std::string& path,
+                                 const std::string& json, int version,
+                                 const std::string& journal, const JournalEntry& entry) {
+  std::vector<coord::ZkOp> ops;
+  ops.push_back(version >= 0 ? coord::ZkOp::Set(path, json, version) : coord::ZkOp::Create(path, json));
+  ops.push_back(JournalAppendOp(journal, entry));
+  auto written = session.Multi(ops);
+  if (absl::IsAborted(written.status()) || absl::IsAlreadyExists(written.status())) {
+    return absl::AbortedError(
+        absl::StrCat(path, " changed while writing (a spout committed?); try again"));
+  }
+  return written.status();
+}
+
+}  // namespace
+
 absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
                                                       const SetOffsetRequest& request) {
   if (request.offset < 0) return absl::InvalidArgumentError("offset must be >= 0");
-  bool topic_level = request.topic_level.value_or(false);
-  if (!request.topic_level) {
-    // Prefer whichever layout already holds this partition.
-    auto flat = session.Exists(
-        OffsetNodePath(request.zk_root, request.spout_id, request.topic, request.partition, false));
-    auto nested = session.Exists(
-        OffsetNodePath(request.zk_root, request.spout_id, request.topic, request.partition, true));
-    if (!flat.ok()) return flat.status();
-    if (!nested.ok()) return nested.status();
-    topic_level = !flat->has_value() && nested->has_value();
-  }
+  ASSIGN_OR_RETURN(const bool topic_level, ChooseTopicLevel(session, request));
   const std::string path = OffsetNodePath(request.zk_root, request.spout_id, request.topic,
                                           request.partition, topic_level);
   const std::string owner_path = OwnerNodePath(request.zk_root, request.spout_id, request.topic,
@@ -301,70 +362,31 @@ absl::StatusOr<StoredPartitionOffset> SetStoredOffset(coord::ZkSession& session,
         "partition ", request.topic, "/", request.partition, " is owned by a running spout (",
         current.owner, "); stop or deactivate the topology first, or pass --force"));
   }
-
-  StormKafkaOffset state;
-  state.topology_id = "tempest-offsets-tool";
-  int version = -1;
-  auto existing = session.Get(path);
-  if (existing.ok()) {
-    version = existing->stat.version;
-    if (auto parsed = DecodeStormKafkaOffset(existing->data); parsed.ok()) state = *parsed;
-    // A one-topic spout's partition_N is one topic's: never relabelled.
-    if (!state.topic.empty() && state.topic != request.topic) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(path, " holds the offset of topic ", absl::CHexEscape(state.topic),
-                       ", not ", absl::CHexEscape(request.topic), "; nothing changed"));
-    }
-  } else if (existing.status().code() != absl::StatusCode::kNotFound) {
-    return existing.status();
-  }
-  const int64_t from = version >= 0 ? state.offset : -1;
+  ASSIGN_OR_RETURN(const CurrentOffset stored, ReadCurrentOffset(session, path, request));
+  const int64_t from = stored.version >= 0 ? stored.state.offset : -1;
+  StormKafkaOffset state = stored.state;
   state.offset = request.offset;
   state.partition = request.partition;
   state.topic = request.topic;
-  const std::string json = EncodeStormKafkaOffset(state);
-  if (version < 0) {
-    if (auto s = session.EnsurePath(path.substr(0, path.rfind('/'))); !s.ok()) return s;
-  }
+  if (stored.version < 0) RETURN_IF_ERROR(session.EnsurePath(path.substr(0, path.rfind('/'))));
   const std::string journal = JournalDirPath(request.zk_root, request.spout_id, request.topic,
                                              request.partition, topic_level);
-  if (auto s = EnsureJournalDir(session, journal); !s.ok()) return s;
-  JournalEntry entry;
-  entry.type = JournalEntryType::kManualSet;
-  entry.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  entry.from = from;
-  entry.to = request.offset;
-  entry.owner = request.actor.empty() ? "tempest offsets set" : request.actor;
-  entry.topology = state.topology_id;
-  entry.reason = current.owner_session != 0 ? "forced while an owner node existed" : "no live owner";
-  std::vector<coord::ZkOp> ops;
-  ops.push_back(version >= 0 ? coord::ZkOp::Set(path, json, version) : coord::ZkOp::Create(path, json));
-  ops.push_back(JournalAppendOp(journal, entry));
-  auto written = session.Multi(ops);
-  if (!written.ok()) {
-    if (absl::IsAborted(written.status()) || absl::IsAlreadyExists(written.status())) {
-      return absl::AbortedError(
-          absl::StrCat(path, " changed while writing (a spout committed?); try again"));
-    }
-    return written.status();
-  }
+  RETURN_IF_ERROR(EnsureJournalDir(session, journal));
+  RETURN_IF_ERROR(WriteOffsetAndEntry(
+      session, path, EncodeStormKafkaOffset(state), stored.version, journal,
+      ManualSetEntry(request, from, state.topology_id, current.owner_session != 0)));
   StoredPartitionOffset result = current;
-  if (auto s = ReadPartitionNode(session, path, request.topic, request.partition, result);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadPartitionNode(session, path, request.topic, request.partition, result));
   return result;
 }
 
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaWatermarks(const std::string& bootstrap_servers,
                                                             const std::string& topic, int partition,
                                                             std::chrono::milliseconds timeout) {
-  auto reader = OffsetsToolReader(bootstrap_servers);
-  if (!reader.ok()) return reader.status();
-  TEMPEST_RETURN_IF_ERROR(CheckTopicsExist(**reader, {topic}, timeout));
-  return (*reader)->Watermarks({topic, partition}, timeout);
+  ASSIGN_OR_RETURN(const std::unique_ptr<kafka::KafkaReader> reader,
+                   OffsetsToolReader(bootstrap_servers));
+  TEMPEST_RETURN_IF_ERROR(CheckTopicsExist(*reader, {topic}, timeout));
+  return reader->Watermarks({topic, partition}, timeout);
 }
 
 struct OffsetsKafka::Impl {
@@ -374,11 +396,9 @@ struct OffsetsKafka::Impl {
 
 absl::StatusOr<std::unique_ptr<OffsetsKafka>> OffsetsKafka::Connect(
     const std::string& bootstrap, std::chrono::milliseconds timeout) {
-  auto reader = OffsetsToolReader(bootstrap);
-  if (!reader.ok()) return reader.status();
   std::unique_ptr<OffsetsKafka> out(new OffsetsKafka());
   out->impl_ = std::make_unique<Impl>();
-  out->impl_->reader = std::move(*reader);
+  ASSIGN_OR_RETURN(out->impl_->reader, OffsetsToolReader(bootstrap));
   out->timeout_ = timeout;
   return out;
 }
@@ -394,10 +414,10 @@ absl::Status OffsetsKafka::CheckTopic(const std::string& topic) {
 
 absl::StatusOr<std::vector<int>> OffsetsKafka::Partitions(const std::string& topic) {
   TEMPEST_RETURN_IF_ERROR(CheckTopic(topic));
-  auto all = impl_->reader->Partitions({topic}, timeout_);
-  if (!all.ok()) return all.status();
+  ASSIGN_OR_RETURN(const std::vector<kafka::TopicPartition> all,
+                   impl_->reader->Partitions({topic}, timeout_));
   std::vector<int> out;
-  for (const auto& tp : *all) out.push_back(tp.partition);
+  for (const auto& tp : all) out.push_back(tp.partition);
   if (out.empty()) return absl::NotFoundError(absl::StrCat("Kafka has no topic ", topic));
   return out;
 }

@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "spout/kafka/offsets/offset_store.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::spout {
 namespace {
@@ -159,7 +159,7 @@ absl::Status EnsureJournalDir(coord::ZkSession& session, const std::string& dir,
 
 absl::Status AppendJournalEntry(coord::ZkSession& session, const std::string& dir,
                                 const JournalEntry& entry, const coord::ZkCall& call) {
-  if (absl::Status s = EnsureJournalDir(session, dir, call); !s.ok()) return s;
+  RETURN_IF_ERROR(EnsureJournalDir(session, dir, call));
   coord::ZkCreateOptions options;
   options.mode = coord::ZkCreateMode::kPersistentSequential;
   absl::StatusOr<std::string> created =
@@ -198,14 +198,13 @@ absl::StatusOr<int> TrimJournal(coord::ZkSession& session, const std::string& di
                                 int64_t now_ms, const coord::ZkCall& call) {
   absl::StatusOr<std::vector<std::string>> children = session.Children(dir, call);
   if (absl::IsNotFound(children.status())) return 0;
-  if (!children.ok()) return children.status();
+  RETURN_IF_ERROR(children.status());
   std::vector<std::string> doomed = JournalNamesToTrim(*children, max_entries, retention, now_ms);
   if (doomed.empty()) return 0;
   std::vector<coord::ZkOp> ops;
   ops.reserve(doomed.size());
   for (const std::string& name : doomed) ops.push_back(coord::ZkOp::Delete(dir + "/" + name));
-  absl::StatusOr<std::vector<coord::ZkOpResult>> result = session.Multi(ops, call);
-  if (!result.ok()) return result.status();
+  RETURN_IF_ERROR(session.Multi(ops, call));
   return static_cast<int>(doomed.size());
 }
 
@@ -214,7 +213,7 @@ absl::StatusOr<JournalRead> ReadJournal(coord::ZkSession& session, const std::st
   JournalRead out;
   absl::StatusOr<std::vector<std::string>> children = session.Children(dir, call);
   if (absl::IsNotFound(children.status())) return out;
-  if (!children.ok()) return children.status();
+  RETURN_IF_ERROR(children.status());
   std::vector<std::pair<int64_t, std::string>> names;
   for (const std::string& c : *children) {
     std::optional<JournalNodeName> n = ParseJournalNodeName(c);
@@ -228,7 +227,7 @@ absl::StatusOr<JournalRead> ReadJournal(coord::ZkSession& session, const std::st
   for (const auto& [seq, name] : names) {
     absl::StatusOr<coord::ZkNode> node = session.Get(dir + "/" + name, call);
     if (absl::IsNotFound(node.status())) continue;  // trimmed meanwhile
-    if (!node.ok()) return node.status();
+    RETURN_IF_ERROR(node.status());
     absl::StatusOr<JournalEntry> e = DecodeJournalEntry(node->data);
     if (!e.ok()) {
       ++out.unreadable;

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/core/status_macros.h"
 #include "spout/kafka/offsets/offset_admin.h"
 
 namespace tempest::spout {
@@ -108,7 +109,7 @@ absl::StatusOr<SpoutLayout> ReadSpoutLayout(coord::ZkSession& session, const std
       layout.partitions[s.topic].insert(s.partition);
     }
   }
-  if (absl::Status s = AddOwners(session, layout.base, flat, layout, nested); !s.ok()) return s;
+  RETURN_IF_ERROR(AddOwners(session, layout.base, flat, layout, nested));
   std::set<int> unnamed = flat[""];
   flat.erase("");
   if (flat.size() == 1 && !unnamed.empty()) flat.begin()->second.merge(unnamed);

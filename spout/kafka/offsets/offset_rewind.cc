@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 #include "spout/kafka/offsets/offset_journal.h"
@@ -96,7 +97,7 @@ absl::StatusOr<RewindRequest> RequestRewind(coord::ZkSession& session, const std
         absl::StrCat("another rewind request is pending at ", path,
                      " (delete it if no `tempest offsets set` is waiting on it)"));
   }
-  if (!created.ok()) return created.status();
+  RETURN_IF_ERROR(created.status());
   const auto deadline = SteadyClock::now() + timeout;
   // Polled: a bounded number of reads, one every 100 ms.
   for (int i = 0; i < 100000; ++i) {
@@ -104,6 +105,8 @@ absl::StatusOr<RewindRequest> RequestRewind(coord::ZkSession& session, const std
     if (node.ok()) {
       absl::StatusOr<RewindRequest> answer = DecodeRewindRequest(node->data);
       if (answer.ok() && answer->status != "pending") {
+        // Best effort: the answer is what the tool needed; a node left behind
+        // is named by the next request's AlreadyExists.
         (void)session.Delete(path, node->stat.version);
         return answer;
       }
@@ -119,10 +122,10 @@ absl::StatusOr<RewindRequest> RequestRewind(coord::ZkSession& session, const std
   if (withdrawn.ok() || absl::IsNotFound(withdrawn)) {
     return absl::DeadlineExceededError("no answer");
   }
-  absl::StatusOr<coord::ZkNode> node = session.Get(path);
-  if (!node.ok()) return node.status();
-  absl::StatusOr<RewindRequest> answer = DecodeRewindRequest(node->data);
-  (void)session.Delete(path, node->stat.version);
+  ASSIGN_OR_RETURN(const coord::ZkNode node, session.Get(path));
+  absl::StatusOr<RewindRequest> answer = DecodeRewindRequest(node.data);
+  // Best effort, as above: the answer is read.
+  (void)session.Delete(path, node.stat.version);
   return answer;
 }
 
@@ -133,39 +136,35 @@ RewindWatcher::RewindWatcher(coord::ZkSession* session, Options options)
 
 RewindWatcher::~RewindWatcher() {
   {
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    absl::MutexLock lock(&shared_->mu);
     stop_ = true;
     shared_->wake = true;
   }
-  shared_->cv.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void RewindWatcher::Watch(const TopicPartition& tp, int64_t session_id) {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   Watched& w = watched_[tp];
   if (w.session_id != session_id) w = Watched{session_id};
   shared_->wake = true;
-  shared_->cv.notify_all();
 }
 
 void RewindWatcher::Unwatch(const TopicPartition& tp) {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   watched_.erase(tp);
 }
 
 void RewindWatcher::Apply(const Pending& pending, StormKafkaOffset state) {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   jobs_.push_back(Job{pending, std::move(state), ""});
   shared_->wake = true;
-  shared_->cv.notify_all();
 }
 
 void RewindWatcher::Refuse(const Pending& pending, std::string why) {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   jobs_.push_back(Job{pending, std::nullopt, std::move(why)});
   shared_->wake = true;
-  shared_->cv.notify_all();
 }
 
 void RewindWatcher::Reposition(const TopicPartition& tp, StormKafkaOffset state,
@@ -174,28 +173,27 @@ void RewindWatcher::Reposition(const TopicPartition& tp, StormKafkaOffset state,
   own.partition = tp;
   own.request.offset = state.offset;
   own.version = -1;
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   jobs_.push_back(Job{std::move(own), std::move(state), std::move(reason)});
   shared_->wake = true;
-  shared_->cv.notify_all();
 }
 
 std::vector<RewindWatcher::Pending> RewindWatcher::TakeRequests() {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   std::vector<Pending> out;
   out.swap(requests_);
   return out;
 }
 
 std::vector<RewindWatcher::Outcome> RewindWatcher::TakeOutcomes() {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   std::vector<Outcome> out;
   out.swap(outcomes_);
   return out;
 }
 
 bool RewindWatcher::HasWork() const {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   return !requests_.empty() || !outcomes_.empty();
 }
 
@@ -207,8 +205,9 @@ void RewindWatcher::Loop() {
     std::set<TopicPartition> fired;
     bool poll = false;
     {
-      std::unique_lock<std::mutex> lock(shared_->mu);
-      shared_->cv.wait_until(lock, next_poll, [this] { return shared_->wake; });
+      absl::MutexLock lock(&shared_->mu);
+      shared_->mu.AwaitWithTimeout(absl::Condition(&shared_->wake),
+                                   absl::FromChrono(next_poll - SteadyClock::now()));
       if (stop_) return;
       shared_->wake = false;
       jobs.swap(jobs_);
@@ -230,14 +229,14 @@ void RewindWatcher::Loop() {
         outcome.status = Answer(job, sid);
         if (outcome.status.ok()) outcome.status = absl::CancelledError(job.why);
       }
-      std::lock_guard<std::mutex> lock(shared_->mu);
+      absl::MutexLock lock(&shared_->mu);
       outcomes_.push_back(std::move(outcome));
     }
     for (auto& [tp, w] : watched) {
       if (fired.contains(tp)) w.armed = false;
       if (w.armed && !poll) continue;
       CheckRequest(tp, w);
-      std::lock_guard<std::mutex> lock(shared_->mu);
+      absl::MutexLock lock(&shared_->mu);
       auto live = watched_.find(tp);
       if (live != watched_.end() && live->second.session_id == w.session_id) live->second = w;
     }
@@ -255,10 +254,9 @@ void RewindWatcher::CheckRequest(const TopicPartition& tp, Watched& w) {
       [shared, tp](const coord::ZkWatchEvent&) {
         std::shared_ptr<Shared> s = shared.lock();
         if (s == nullptr) return;
-        std::lock_guard<std::mutex> lock(s->mu);
+        absl::MutexLock lock(&s->mu);
         s->fired.insert(tp);
         s->wake = true;
-        s->cv.notify_all();
       },
       call);
   if (!exists.ok()) return;
@@ -275,7 +273,7 @@ void RewindWatcher::CheckRequest(const TopicPartition& tp, Watched& w) {
   }
   if (request->status != "pending") return;  // answered; the tool removes it
   w.seen_czxid = node->stat.czxid;
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   requests_.push_back(Pending{tp, *request, node->stat.version});
 }
 
@@ -293,70 +291,95 @@ absl::Status RewindWatcher::Answer(const Job& job, int64_t session_id) {
   return set.ok() ? absl::OkStatus() : set.status();
 }
 
-RewindWatcher::Outcome RewindWatcher::Write(const Job& job, int64_t session_id) {
-  const TopicPartition& tp = job.pending.partition;
-  Outcome out;
-  out.partition = tp;
-  out.to = job.state->offset;
+namespace {
+
+// The offset stored in `node` before the write; -1 for none (or unreadable).
+int64_t StoredOffsetOf(const absl::StatusOr<coord::ZkNode>& node) {
+  if (!node.ok()) return -1;
+  absl::StatusOr<StormKafkaOffset> d = DecodeStormKafkaOffset(node->data);
+  return d.ok() ? d->offset : -1;
+}
+
+// The journal entry of the write: "reset" for the owner's own move (no
+// request node), "rewind" for an operator's request.
+JournalEntry RewindEntry(const RewindWatcher::Options& o, const RewindWatcher::Pending& pending,
+                         const std::string& why, int64_t session_id, int64_t from, int64_t to) {
+  const bool own_move = pending.version < 0;
+  JournalEntry entry;
+  entry.type = own_move ? JournalEntryType::kReset : JournalEntryType::kRewind;
+  entry.time_ms = NowMs();
+  entry.from = from;
+  entry.to = to;
+  entry.owner = o.owner_description;
+  entry.session = absl::StrCat(absl::Hex(session_id));
+  entry.topology = o.topology_id;
+  entry.reason = own_move ? why : absl::StrCat("requested by ", pending.request.requested_by);
+  return entry;
+}
+
+}  // namespace
+
+RewindWatcher::RewindPaths RewindWatcher::PathsOf(const TopicPartition& tp) const {
   const auto path = [&](auto fn) {
     return fn(options_.zk_root, options_.spout_id, tp.topic, tp.partition, options_.topic_level);
   };
-  const std::string owner_path = path(OwnerNodePath);
-  const std::string offset_path = path(OffsetNodePath);
-  const std::string request_path = path(RewindRequestPath);
-  const std::string journal_dir = path(JournalDirPath);
+  return RewindPaths{path(OwnerNodePath), path(OffsetNodePath), path(RewindRequestPath),
+                     path(JournalDirPath)};
+}
+
+std::vector<coord::ZkOp> RewindWatcher::WriteOps(const Job& job, int64_t session_id,
+                                                 const RewindPaths& paths,
+                                                 const coord::ZkNode& owner,
+                                                 const absl::StatusOr<coord::ZkNode>& offset,
+                                                 const Outcome& out) const {
+  RewindRequest answer = job.pending.request;
+  answer.status = "done";
+  answer.from = out.from;
+  answer.owner = options_.owner_description;
+  const std::string data = EncodeStormKafkaOffset(*job.state);
+  std::vector<coord::ZkOp> ops;
+  // Op 1 is the offset write: Write retries only a conflict there.
+  ops.push_back(coord::ZkOp::Check(paths.owner, owner.stat.version));
+  ops.push_back(offset.ok() ? coord::ZkOp::Set(paths.offset, data, offset->stat.version)
+                            : coord::ZkOp::Create(paths.offset, data));
+  if (job.pending.version >= 0) {
+    ops.push_back(
+        coord::ZkOp::Set(paths.request, EncodeRewindRequest(answer), job.pending.version));
+  }
+  ops.push_back(JournalAppendOp(
+      paths.journal_dir,
+      RewindEntry(options_, job.pending, job.why, session_id, out.from, out.to)));
+  return ops;
+}
+
+RewindWatcher::Outcome RewindWatcher::Write(const Job& job, int64_t session_id) {
+  Outcome out;
+  out.partition = job.pending.partition;
+  out.to = job.state->offset;
+  const RewindPaths paths = PathsOf(job.pending.partition);
   const coord::ZkCall call{options_.op_timeout, session_id};
   if (session_id == 0 || session_->session_id() != session_id) {
     out.status = absl::FailedPreconditionError("not the partition's owner any more");
     return out;
   }
-  if (absl::Status s = EnsureJournalDir(*session_, journal_dir, call); !s.ok()) {
+  if (absl::Status s = EnsureJournalDir(*session_, paths.journal_dir, call); !s.ok()) {
     out.status = s;
     return out;
   }
   for (int attempt = 0; attempt < kWriteAttempts; ++attempt) {
-    absl::StatusOr<coord::ZkNode> owner = session_->Get(owner_path, call);
+    absl::StatusOr<coord::ZkNode> owner = session_->Get(paths.owner, call);
     if (!owner.ok() || owner->stat.ephemeral_owner != session_id) {
       out.status = absl::FailedPreconditionError(
-          absl::StrCat("fenced: ", owner_path, " is not held by our session"));
+          absl::StrCat("fenced: ", paths.owner, " is not held by our session"));
       return out;
     }
-    absl::StatusOr<coord::ZkNode> offset = session_->Get(offset_path, call);
+    absl::StatusOr<coord::ZkNode> offset = session_->Get(paths.offset, call);
     if (!offset.ok() && !absl::IsNotFound(offset.status())) {
       out.status = offset.status();
       return out;
     }
-    out.from = -1;
-    if (offset.ok()) {
-      if (absl::StatusOr<StormKafkaOffset> d = DecodeStormKafkaOffset(offset->data); d.ok()) {
-        out.from = d->offset;
-      }
-    }
-    RewindRequest answer = job.pending.request;
-    answer.status = "done";
-    answer.from = out.from;
-    answer.owner = options_.owner_description;
-    const bool own_move = job.pending.version < 0;
-    JournalEntry entry;
-    entry.type = own_move ? JournalEntryType::kReset : JournalEntryType::kRewind;
-    entry.time_ms = NowMs();
-    entry.from = out.from;
-    entry.to = out.to;
-    entry.owner = options_.owner_description;
-    entry.session = absl::StrCat(absl::Hex(session_id));
-    entry.topology = options_.topology_id;
-    entry.reason =
-        own_move ? job.why : absl::StrCat("requested by ", job.pending.request.requested_by);
-    const std::string data = EncodeStormKafkaOffset(*job.state);
-    std::vector<coord::ZkOp> ops;
-    ops.push_back(coord::ZkOp::Check(owner_path, owner->stat.version));
-    ops.push_back(offset.ok() ? coord::ZkOp::Set(offset_path, data, offset->stat.version)
-                              : coord::ZkOp::Create(offset_path, data));
-    if (!own_move) {
-      ops.push_back(
-          coord::ZkOp::Set(request_path, EncodeRewindRequest(answer), job.pending.version));
-    }
-    ops.push_back(JournalAppendOp(journal_dir, entry));
+    out.from = StoredOffsetOf(offset);
+    const std::vector<coord::ZkOp> ops = WriteOps(job, session_id, paths, *owner, offset, out);
     int failed = -1;
     absl::StatusOr<std::vector<coord::ZkOpResult>> result = session_->Multi(ops, call, &failed);
     if (result.ok()) {

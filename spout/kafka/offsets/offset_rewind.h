@@ -2,11 +2,9 @@
 #define TEMPEST_SPOUT_OFFSET_REWIND_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,12 +12,15 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/versioned_cas.h"
 #include "common/coord/zk_session.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
+#include "spout/kafka/partition_assignment.h"
 
 namespace tempest::spout {
 
@@ -139,27 +140,41 @@ class RewindWatcher {
     std::optional<StormKafkaOffset> state;  // nullopt: refuse
     std::string why;
   };
+  // The nodes one partition's fenced rewind reads and writes.
+  struct RewindPaths {
+    std::string owner;
+    std::string offset;
+    std::string request;
+    std::string journal_dir;
+  };
   void Loop();
   void CheckRequest(const TopicPartition& tp, Watched& w);
   Outcome Write(const Job& job, int64_t session_id);
+  RewindPaths PathsOf(const TopicPartition& tp) const;
+  // The fenced multi of one Write attempt: owner check, offset write, the
+  // answer (for a request) and the journal entry.
+  std::vector<coord::ZkOp> WriteOps(const Job& job, int64_t session_id, const RewindPaths& paths,
+                                    const coord::ZkNode& owner,
+                                    const absl::StatusOr<coord::ZkNode>& offset,
+                                    const Outcome& out) const;
   absl::Status Answer(const Job& job, int64_t session_id);
 
   // Shared with watch callbacks, which may run after the watcher is gone.
+  // The thread waits on `mu` until `wake` (mu.AwaitWithTimeout).
   struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool wake = false;
-    std::set<TopicPartition> fired;  // watches that fired
+    absl::Mutex mu;
+    bool wake ABSL_GUARDED_BY(mu) = false;
+    std::set<TopicPartition> fired ABSL_GUARDED_BY(mu);  // watches that fired
   };
 
   coord::ZkSession* session_;
   Options options_;
-  std::shared_ptr<Shared> shared_;  // its mu guards every member below
-  bool stop_ = false;
-  std::map<TopicPartition, Watched> watched_;
-  std::vector<Job> jobs_;
-  std::vector<Pending> requests_;
-  std::vector<Outcome> outcomes_;
+  const std::shared_ptr<Shared> shared_;  // its mu guards every member below
+  bool stop_ ABSL_GUARDED_BY(shared_->mu) = false;
+  std::map<TopicPartition, Watched> watched_ ABSL_GUARDED_BY(shared_->mu);
+  std::vector<Job> jobs_ ABSL_GUARDED_BY(shared_->mu);
+  std::vector<Pending> requests_ ABSL_GUARDED_BY(shared_->mu);
+  std::vector<Outcome> outcomes_ ABSL_GUARDED_BY(shared_->mu);
   std::thread thread_;
   absl::Status start_status_;
 };

@@ -9,16 +9,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "spout/kafka/offsets/journal_entry.h"
 #include "spout/kafka/offsets/offset_journal.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
+#include "spout/kafka/partition_assignment.h"
 
 namespace tempest::spout {
-
-// "topic/partition", as logs and errors name a partition.
-inline std::string Describe(const TopicPartition& tp) {
-  return absl::StrCat(tp.topic, "/", tp.partition);
-}
 
 // What the store tells its spout. Delivered in the order things happened.
 struct OffsetStoreUpdate {

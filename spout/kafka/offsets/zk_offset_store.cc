@@ -7,6 +7,7 @@
 #include "common/coord/versioned_cas.h"
 #include "common/coord/zk_acl_check.h"
 #include "common/coord/zk_paths.h"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -39,23 +40,18 @@ absl::StatusOr<std::unique_ptr<ZkOffsetStore>> ZkOffsetStore::Create(Options opt
   zo.config = store->options_.zk_config;
   zo.operation_timeout = store->options_.op_timeout;
   zo.metrics = *store->metrics_;
-  absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
-  if (!session.ok()) return session.status();
-  store->session_ = std::move(*session);
-  if (absl::Status s = store->CheckCredentials(); !s.ok()) return s;
-  if (absl::Status s = store->CheckChroot(); !s.ok()) return s;
+  ASSIGN_OR_RETURN(store->session_, coord::ZkSession::Create(zo));
+  RETURN_IF_ERROR(store->CheckCredentials());
+  RETURN_IF_ERROR(store->CheckChroot());
   ZkOffsetStore* self = store.get();
-  // Runs on the session's dispatcher: only flags and wakes the store thread.
+  // Runs on the session's dispatcher: only flags (which wakes the store
+  // thread's wait on the mailbox).
   store->subscription_ = store->session_->Subscribe([self](const coord::ZkSessionEvent&) {
-    std::lock_guard<std::mutex> lock(self->mu_);
+    absl::MutexLock lock(&self->mu_);
     self->session_event_ = true;
-    self->cv_.notify_all();
   });
-  if (absl::Status s =
-          os::StartThread(store->thread_, "the ZooKeeper offset store", [self] { self->Loop(); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      os::StartThread(store->thread_, "the ZooKeeper offset store", [self] { self->Loop(); }));
   return store;
 }
 
@@ -87,6 +83,7 @@ absl::Status ZkOffsetStore::CheckChroot() {
   // start from startOffsetTime as if it had never committed.
   const auto wait =
       std::min(options_.zk_config.connection_timeout, std::chrono::milliseconds(10000));
+  // Its status is not the answer: whether the session is connected now is.
   (void)session_->WaitConnected(wait);
   if (!session_->IsConnected()) return absl::OkStatus();
   absl::StatusOr<std::optional<coord::ZkStat>> root =
@@ -142,14 +139,13 @@ ZkOffsetStore::~ZkOffsetStore() { Close(std::chrono::milliseconds(0)); }
 
 void ZkOffsetStore::SetAssignment(std::vector<TopicPartition> partitions) {
   std::sort(partitions.begin(), partitions.end());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   desired_ = std::move(partitions);
   desired_changed_ = true;
-  cv_.notify_all();
 }
 
 void ZkOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (OffsetCommit& c : commits) {
     auto it = requested_.find(c.partition);
     // Not sent yet: the newer request replaces it (one multi carries the
@@ -163,11 +159,10 @@ void ZkOffsetStore::RequestCommit(std::vector<OffsetCommit> commits) {
     requested_[c.partition] = std::move(c);
   }
   pending_->Set(static_cast<int64_t>(requested_.size()));
-  cv_.notify_all();
 }
 
 std::vector<OffsetStoreUpdate> ZkOffsetStore::TakeUpdates() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<OffsetStoreUpdate> out;
   out.swap(updates_);
   has_updates_.store(false, std::memory_order_relaxed);
@@ -183,12 +178,11 @@ int64_t ZkOffsetStore::multi_count() const { return multis_.load(); }
 
 void ZkOffsetStore::Close(std::chrono::milliseconds timeout) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
     closing_ = true;
     close_deadline_ = SteadyClock::now() + timeout;
-    cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
   if (session_) {
@@ -198,7 +192,7 @@ void ZkOffsetStore::Close(std::chrono::milliseconds timeout) {
 }
 
 void ZkOffsetStore::Post(OffsetStoreUpdate update) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   updates_.push_back(std::move(update));
   has_updates_.store(true, std::memory_order_release);
 }
@@ -229,77 +223,85 @@ void ZkOffsetStore::MarkLost(const TopicPartition& tp, absl::Status why) {
 
 void ZkOffsetStore::Loop() {
   for (;;) {
-    std::vector<TopicPartition> desired;
-    bool desired_changed = false;
-    std::map<TopicPartition, OffsetCommit> requested;
-    bool closing = false;
-    SteadyClock::time_point close_deadline;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(100), [this] {
-        return desired_changed_ || !requested_.empty() || session_event_ || closing_;
-      });
-      if (desired_changed_) {
-        desired = desired_;
-        desired_changed = true;
-        desired_changed_ = false;
-      }
-      requested.swap(requested_);
-      pending_->Set(0);
-      session_event_ = false;
-      closing = closing_;
-      close_deadline = close_deadline_;
-    }
+    Mail mail = TakeMail();
     HandleSession();
-    if (!requested.empty()) {
-      if (closing) {
-        // The final commit gets what is left of Close's budget.
-        auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(close_deadline - SteadyClock::now());
-        if (left.count() > 0) {
-          auto saved = options_.op_timeout;
-          options_.op_timeout = std::min(saved, left);
-          CommitRound(std::move(requested));
-          options_.op_timeout = saved;
-        }
+    if (!mail.requested.empty()) {
+      if (mail.closing) {
+        FinalCommit(std::move(mail.requested), mail.close_deadline);
       } else {
-        CommitRound(std::move(requested));
+        CommitRound(std::move(mail.requested), options_.op_timeout);
       }
     }
-    if (desired_changed) {
-      assignment_ = std::move(desired);
-      std::vector<TopicPartition> gone;
-      for (const auto& [tp, owned] : owned_) {
-        if (!std::binary_search(assignment_.begin(), assignment_.end(), tp)) gone.push_back(tp);
-      }
-      for (const TopicPartition& tp : gone) Release(tp);
-      for (auto it = next_attempt_.begin(); it != next_attempt_.end();) {
-        it = std::binary_search(assignment_.begin(), assignment_.end(), it->first)
-                 ? std::next(it)
-                 : next_attempt_.erase(it);
-      }
-    }
-    if (closing) {
-      std::vector<TopicPartition> all;
-      for (const auto& [tp, owned] : owned_) all.push_back(tp);
-      if (SteadyClock::now() < close_deadline) {
-        for (const TopicPartition& tp : all) Release(tp);
-      }
+    if (mail.desired.has_value()) ApplyAssignment(std::move(*mail.desired));
+    if (mail.closing) {
+      ReleaseAll(mail.close_deadline);
       return;
     }
-    if (session_->state() == coord::ZkSessionState::kConnected) {
-      const auto now = SteadyClock::now();
-      TrimJournals();
-      for (const TopicPartition& tp : assignment_) {
-        if (owned_.contains(tp)) continue;
-        auto next = next_attempt_.find(tp);
-        if (next != next_attempt_.end() && now < next->second) continue;
-        TryAcquire(tp);
-        // A mailbox change (e.g. Close) should not wait for a long sweep.
-        std::lock_guard<std::mutex> lock(mu_);
-        if (closing_ || desired_changed_) break;
-      }
-    }
+    if (session_->state() == coord::ZkSessionState::kConnected) AcquireDue();
+  }
+}
+
+bool ZkOffsetStore::HasMail() const {
+  return desired_changed_ || !requested_.empty() || session_event_ || closing_;
+}
+
+ZkOffsetStore::Mail ZkOffsetStore::TakeMail() {
+  Mail mail;
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(this, &ZkOffsetStore::HasMail), absl::Milliseconds(100));
+  if (desired_changed_) {
+    mail.desired = desired_;
+    desired_changed_ = false;
+  }
+  mail.requested.swap(requested_);
+  pending_->Set(0);
+  session_event_ = false;
+  mail.closing = closing_;
+  mail.close_deadline = close_deadline_;
+  return mail;
+}
+
+void ZkOffsetStore::FinalCommit(std::map<TopicPartition, OffsetCommit> commits,
+                                SteadyClock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+  if (left.count() <= 0) return;
+  CommitRound(std::move(commits), std::min(options_.op_timeout, left));
+}
+
+void ZkOffsetStore::ApplyAssignment(std::vector<TopicPartition> desired) {
+  assignment_ = std::move(desired);
+  std::vector<TopicPartition> gone;
+  for (const auto& [tp, owned] : owned_) {
+    if (!std::binary_search(assignment_.begin(), assignment_.end(), tp)) gone.push_back(tp);
+  }
+  for (const TopicPartition& tp : gone) Release(tp);
+  for (auto it = next_attempt_.begin(); it != next_attempt_.end();) {
+    it = std::binary_search(assignment_.begin(), assignment_.end(), it->first)
+             ? std::next(it)
+             : next_attempt_.erase(it);
+  }
+}
+
+void ZkOffsetStore::ReleaseAll(SteadyClock::time_point deadline) {
+  std::vector<TopicPartition> all;
+  for (const auto& [tp, owned] : owned_) all.push_back(tp);
+  if (SteadyClock::now() < deadline) {
+    for (const TopicPartition& tp : all) Release(tp);
+  }
+}
+
+void ZkOffsetStore::AcquireDue() {
+  const auto now = SteadyClock::now();
+  TrimJournals();
+  for (const TopicPartition& tp : assignment_) {
+    if (owned_.contains(tp)) continue;
+    auto next = next_attempt_.find(tp);
+    if (next != next_attempt_.end() && now < next->second) continue;
+    TryAcquire(tp);
+    // A mailbox change (e.g. Close) should not wait for a long sweep.
+    absl::MutexLock lock(&mu_);
+    if (closing_ || desired_changed_) break;
   }
 }
 
@@ -515,7 +517,7 @@ absl::Status ZkOffsetStore::EnsureOwnedChain(const std::string& dir,
     // Absent: so is everything below it; whatever creates them gives them
     // the policy's ACL.
     if (absl::IsNotFound(r.status())) break;
-    if (!r.ok()) return r.status();
+    RETURN_IF_ERROR(r.status());
     if (r->outcome == coord::ZkOwnership::kRepaired) {
       spdlog::warn("kafka spout {}: {}", options_.spout_id, r->detail);
     }
@@ -603,7 +605,8 @@ void ZkOffsetStore::Release(const TopicPartition& tp) {
   MarkLost(tp, absl::CancelledError("released (partition reassigned)"));
 }
 
-void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) {
+void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits,
+                                std::chrono::milliseconds call_timeout) {
   // Bounded: each failing round removes at least one partition.
   for (int round = 0; round < 64 && !commits.empty(); ++round) {
     CommitBatch batch = BuildCommitBatch(commits);
@@ -612,7 +615,7 @@ void ZkOffsetStore::CommitRound(std::map<TopicPartition, OffsetCommit> commits) 
     int failed_op = -1;
     in_flight_->Set(1);
     absl::StatusOr<std::vector<coord::ZkOpResult>> result = session_->Multi(
-        batch.ops, coord::ZkCall{options_.op_timeout, batch.session_id}, &failed_op);
+        batch.ops, coord::ZkCall{call_timeout, batch.session_id}, &failed_op);
     in_flight_->Set(0);
     multis_.fetch_add(1);
     commits_->Add(1);

@@ -3,19 +3,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
 #include "common/core/rate_limited_log.h"
@@ -23,6 +23,7 @@
 #include "spout/kafka/offsets/offset_store.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
+#include "spout/kafka/partition_assignment.h"
 
 namespace tempest::spout {
 
@@ -115,11 +116,33 @@ class ZkOffsetStore : public OffsetStore {
     int64_t session_id = 0;  // every op is bound to this owning session
   };
 
+  // What the store thread takes from the mailbox in one pass.
+  struct Mail {
+    std::optional<std::vector<TopicPartition>> desired;  // set: the assignment changed
+    std::map<TopicPartition, OffsetCommit> requested;
+    bool closing = false;
+    std::chrono::steady_clock::time_point close_deadline;
+  };
+
   explicit ZkOffsetStore(Options options);
   void Loop();
+  // Waits (at most 100 ms) for something in the mailbox and takes it.
+  Mail TakeMail();
+  bool HasMail() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The final commit, with what is left of Close's budget until `deadline`.
+  void FinalCommit(std::map<TopicPartition, OffsetCommit> commits,
+                   std::chrono::steady_clock::time_point deadline);
+  // Releases the partitions no longer assigned and forgets their retry times.
+  void ApplyAssignment(std::vector<TopicPartition> desired);
+  // Releases every owned partition while Close's `deadline` has not passed.
+  void ReleaseAll(std::chrono::steady_clock::time_point deadline);
+  // Tries to acquire the assigned partitions whose retry time has come.
+  void AcquireDue();
   void Post(OffsetStoreUpdate update);
   void HandleSession();
-  void CommitRound(std::map<TopicPartition, OffsetCommit> commits);
+  // Each multi of the round is one ZooKeeper call bounded by `call_timeout`.
+  void CommitRound(std::map<TopicPartition, OffsetCommit> commits,
+                   std::chrono::milliseconds call_timeout);
   // NOAUTH on a commit: counts it; logs one error line when an episode of
   // refusals starts (and again every 10 min while it lasts).
   void ReportCommitDenied(const CommitBatch& batch, int failed_op, const absl::Status& st);
@@ -194,17 +217,17 @@ class ZkOffsetStore : public OffsetStore {
   core::Gauge* pending_ = nullptr;
   core::Gauge* in_flight_ = nullptr;
 
-  // Mailbox (guarded by mu_).
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<TopicPartition> desired_;
-  bool desired_changed_ = false;
-  std::map<TopicPartition, OffsetCommit> requested_;
-  std::vector<OffsetStoreUpdate> updates_;
-  bool session_event_ = false;
-  bool closing_ = false;
-  std::chrono::steady_clock::time_point close_deadline_;
-  bool closed_ = false;
+  // Mailbox. The store thread waits on it with mu_.AwaitWithTimeout(HasMail).
+  mutable absl::Mutex mu_;
+  std::vector<TopicPartition> desired_ ABSL_GUARDED_BY(mu_);
+  bool desired_changed_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<TopicPartition, OffsetCommit> requested_ ABSL_GUARDED_BY(mu_);
+  std::vector<OffsetStoreUpdate> updates_ ABSL_GUARDED_BY(mu_);
+  bool session_event_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  // Close's deadline, handed to the store thread for the final commit.
+  std::chrono::steady_clock::time_point close_deadline_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 
   // Store-thread state.
   std::map<TopicPartition, Owned> owned_;
