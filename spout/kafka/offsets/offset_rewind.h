@@ -20,7 +20,7 @@
 #include "common/coord/zk_session.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 
 namespace tempest::spout {
 

@@ -13,7 +13,7 @@
 #include "spout/kafka/offsets/offset_journal.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 
 namespace tempest::spout {
 

@@ -23,7 +23,7 @@
 #include "spout/kafka/offsets/offset_store.h"
 #include "spout/kafka/offsets/partition_assignment.h"
 #include "spout/kafka/offsets/storm_kafka_offset.h"
-#include "spout/kafka/partition_assignment.h"
+#include "spout/kafka/offsets/partition_assignment.h"
 
 namespace tempest::spout {
 
