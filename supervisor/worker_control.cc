@@ -166,12 +166,12 @@ std::vector<WorkerSnapshot> WorkerControl::Snapshot() const {
 }
 
 std::vector<int> WorkerControl::UsedPorts() const {
-  std::lock_guard<std::mutex> lock(used_mu_);
+  absl::MutexLock lock(&used_mu_);
   return used_ports_;
 }
 
 std::vector<WorkerMetricsSource> WorkerControl::WorkerMetrics() const {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  absl::MutexLock lock(&metrics_mu_);
   return worker_metrics_;
 }
 
@@ -183,7 +183,7 @@ void WorkerControl::PublishWorkerMetrics() {
     workers.push_back(WorkerMetricsSource{port, slot.worker->topology_id,
                                           beat == beats_.end() ? nullptr : beat->second});
   }
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  absl::MutexLock lock(&metrics_mu_);
   worker_metrics_ = std::move(workers);
 }
 
@@ -329,7 +329,7 @@ void WorkerControl::PublishUsedPorts() {
   for (const auto& [port, slot] : slots_) {
     if (slot.worker) used.push_back(port);
   }
-  std::lock_guard<std::mutex> lock(used_mu_);
+  absl::MutexLock lock(&used_mu_);
   used_ports_ = std::move(used);
 }
 

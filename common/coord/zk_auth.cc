@@ -3,9 +3,12 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#include <mutex>
+#include <utility>
 
+#include "absl/base/attributes.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
 #include "common/os/secret_file.h"
@@ -172,20 +175,20 @@ absl::StatusOr<ZkAuthConfig> ZkAuthConfig::TopologyFromConfig(const api::Config&
 }
 
 namespace {
-std::mutex process_auth_mu;
-ZkAuthConfig& ProcessAuth() {
+ABSL_CONST_INIT absl::Mutex process_auth_mu(absl::kConstInit);
+ZkAuthConfig& ProcessAuth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(process_auth_mu) {
   static ZkAuthConfig* auth = new ZkAuthConfig();
   return *auth;
 }
 }  // namespace
 
 void SetProcessTopologyZkAuth(ZkAuthConfig auth) {
-  std::lock_guard<std::mutex> lock(process_auth_mu);
+  absl::MutexLock lock(&process_auth_mu);
   ProcessAuth() = std::move(auth);
 }
 
 ZkAuthConfig ProcessTopologyZkAuth() {
-  std::lock_guard<std::mutex> lock(process_auth_mu);
+  absl::MutexLock lock(&process_auth_mu);
   return ProcessAuth();
 }
 

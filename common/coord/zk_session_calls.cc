@@ -190,20 +190,25 @@ ZkAttempt ZkSession::RunAttempt(const ZkRetrySpec& spec, const std::shared_ptr<P
   return a;
 }
 
+bool ZkSession::FencedLocked(int64_t require_session) const {
+  // After an expiry session_id_ is 0 until the next session exists: a
+  // bound call fails at once instead of waiting for a session it may not use.
+  return require_session != 0 && session_id_ != require_session;
+}
+
+bool ZkSession::UsableOrFinalLocked(bool write, int64_t require_session) const {
+  return state_ == ZkSessionState::kConnected ||
+         (!write && state_ == ZkSessionState::kReadOnly) || state_ == ZkSessionState::kClosed ||
+         state_ == ZkSessionState::kAuthFailed || FencedLocked(require_session);
+}
+
 absl::Status ZkSession::WaitUsable(DeadlineClock::time_point deadline, bool write,
                                    int64_t require_session, int64_t* session_out) {
-  std::unique_lock<std::mutex> lock(state_mu_);
-  auto fenced = [&] {
-    // After an expiry session_id_ is 0 until the next session exists: a
-    // bound call fails at once instead of waiting for a session it may not use.
-    return require_session != 0 && session_id_ != require_session;
-  };
-  auto ready = [&] {
-    return state_ == ZkSessionState::kConnected ||
-           (!write && state_ == ZkSessionState::kReadOnly) || state_ == ZkSessionState::kClosed ||
-           state_ == ZkSessionState::kAuthFailed || fenced();
-  };
-  if (!state_cv_.wait_until(lock, deadline, ready)) {
+  absl::MutexLock lock(&state_mu_);
+  while (!UsableOrFinalLocked(write, require_session)) {
+    if (!WaitOnce(state_cv_, state_mu_, deadline)) break;
+  }
+  if (!UsableOrFinalLocked(write, require_session)) {
     return absl::UnavailableError(absl::StrCat("ZooKeeper not connected within the deadline (",
                                                Av(ZkSessionStateName(state_)), ")"));
   }
@@ -211,7 +216,7 @@ absl::Status ZkSession::WaitUsable(DeadlineClock::time_point deadline, bool writ
   if (state_ == ZkSessionState::kAuthFailed) {
     return absl::PermissionDeniedError("ZooKeeper authentication failed");
   }
-  if (fenced()) {
+  if (FencedLocked(require_session)) {
     return absl::FailedPreconditionError(absl::StrCat("fenced: ZooKeeper session ", require_session,
                                                       " is gone (current ", session_id_, ")"));
   }
@@ -229,7 +234,7 @@ ZkAttempt ZkSession::SendOnce(const ZkRetrySpec& spec, const std::shared_ptr<Pen
     return a;
   }
   {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    absl::ReaderMutexLock lock(&handle_mu_);
     if (handle_ == nullptr || handle_->zh == nullptr) {
       a.pre = absl::UnavailableError("no ZooKeeper handle");
       return a;
@@ -249,8 +254,11 @@ ZkAttempt ZkSession::SendOnce(const ZkRetrySpec& spec, const std::shared_ptr<Pen
       return a;
     }
   }
-  std::unique_lock<std::mutex> lock(pending->mu);
-  if (!pending->cv.wait_until(lock, spec.deadline, [&] { return pending->done; })) {
+  absl::MutexLock lock(&pending->mu);
+  while (!pending->done) {
+    if (!WaitOnce(pending->cv, pending->mu, spec.deadline)) break;
+  }
+  if (!pending->done) {
     a.timed_out = true;
     return a;
   }
@@ -687,7 +695,7 @@ absl::Status ZkSession::SetAsync(const std::string& path, std::string_view data,
   }
   int rc;
   {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    absl::ReaderMutexLock lock(&handle_mu_);
     if (handle_ == nullptr || handle_->zh == nullptr) {
       rc = ZINVALIDSTATE;
     } else {
