@@ -93,6 +93,12 @@ class WorkerControl {
  private:
   int64_t NowMs() const;
   void CheckWorkers();
+  // nullopt while the worker of `port` runs (its heartbeat read); once it
+  // has exited, how (its wait status, or that an adopted one is gone).
+  std::optional<std::string> ExitOf(int port, WorkerRecord& worker, int64_t now);
+  // After the worker of `port` exited: kills what it left, updates the
+  // slot's back-off and exit record, logs it and removes its launch record.
+  void HandleExit(int port, SlotState& slot, const std::string& how, int64_t now);
   void ExecutePlan();
   void Launch(int port, const DesiredSlot& desired);
   void ReadHeartbeat(int port, WorkerRecord& worker);

@@ -15,6 +15,7 @@
 #include "common/coord/zk_paths.h"
 #include "common/coord/zk_session_metrics.h"
 #include "common/coord/zk_watch_registry.h"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 
 namespace tempest::coord {
@@ -95,9 +96,9 @@ ZkSession::ZkSession(Options options) : options_(std::move(options)) {}
 absl::StatusOr<std::unique_ptr<ZkSession>> ZkSession::Create(Options options) {
   if (options.clock == nullptr) options.clock = &core::RealClock();
   std::string hosts, chroot;
-  if (auto s = SplitConnectString(options.connect_string, &hosts, &chroot); !s.ok()) return s;
+  RETURN_IF_ERROR(SplitConnectString(options.connect_string, &hosts, &chroot));
   if (chroot.empty() && !options.chroot.empty() && options.chroot != "/") {
-    if (auto s = ValidatePath(options.chroot); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidatePath(options.chroot));
     chroot = options.chroot;
   }
   if (!chroot.empty() && options.create_chroot) {
@@ -107,17 +108,15 @@ absl::StatusOr<std::unique_ptr<ZkSession>> ZkSession::Create(Options options) {
     bootstrap.connect_string = hosts;
     bootstrap.chroot.clear();
     bootstrap.create_chroot = false;
-    auto boot = ZkSession::Create(std::move(bootstrap));
-    if (!boot.ok()) return boot.status();
-    if (auto s = (*boot)->WaitConnected(options.config.connection_timeout); !s.ok()) return s;
-    if (auto s = (*boot)->EnsurePath(chroot, ZkCall{options.config.connection_timeout}); !s.ok()) {
-      return s;
-    }
+    ASSIGN_OR_RETURN(const std::unique_ptr<ZkSession> boot,
+                     ZkSession::Create(std::move(bootstrap)));
+    RETURN_IF_ERROR(boot->WaitConnected(options.config.connection_timeout));
+    RETURN_IF_ERROR(boot->EnsurePath(chroot, ZkCall{options.config.connection_timeout}));
   }
   auto session = std::unique_ptr<ZkSession>(new ZkSession(std::move(options)));
   session->hosts_ = std::move(hosts);
   session->chroot_ = std::move(chroot);
-  if (auto s = session->Start(); !s.ok()) return s;
+  RETURN_IF_ERROR(session->Start());
   return session;
 }
 

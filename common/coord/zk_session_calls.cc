@@ -16,6 +16,7 @@
 #include "common/coord/zk_session_metrics.h"
 #include "common/coord/zk_status.h"
 #include "common/coord/zk_watch_registry.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 
@@ -281,7 +282,7 @@ absl::StatusOr<ZkNode> ZkSession::GetImpl(const std::string& path, ZkWatchFn wat
     node = ZkNode{std::move(p.data), p.stat};
     return ZkReply::Final();
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return node;
 }
 
@@ -297,7 +298,7 @@ absl::StatusOr<std::optional<ZkStat>> ZkSession::ExistsImpl(const std::string& p
     if (rc == ZOK) stat = p.stat;
     return rc == ZOK || rc == ZNONODE ? ZkReply::Final() : ZkReply::Failed();
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return stat;
 }
 
@@ -315,7 +316,7 @@ absl::StatusOr<std::vector<std::string>> ZkSession::ChildrenImpl(const std::stri
     children = std::move(p.strings);
     return ZkReply::Final();
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return children;
 }
 
@@ -370,7 +371,7 @@ absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, std::string_view 
     spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
       return ResolveAmbiguousSet(path, data, a.rc, failure, read_call, expected, stat);
     };
-    if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+    RETURN_IF_ERROR(RunWithRetries(spec));
     return stat;
   });
 }
@@ -431,7 +432,7 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
   spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
     return ResolveAmbiguousCreate(path, data, options.mode, a.session, failure, read_call, created);
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return created;
 }
 
@@ -505,7 +506,7 @@ std::optional<absl::Status> ZkSession::FindSequentialCreate(
 absl::StatusOr<std::string> ZkSession::Create(const std::string& path, std::string_view data,
                                               const ZkCreateOptions& options, const ZkCall& call) {
   return Timed(*metrics_, "create", [&]() -> absl::StatusOr<std::string> {
-    if (absl::Status valid = ValidatePath(path); !valid.ok()) return valid;
+    RETURN_IF_ERROR(ValidatePath(path));
     return CreateOnce(path, data, options, call);
   });
 }
@@ -553,7 +554,7 @@ absl::StatusOr<std::pair<ZkAcl, ZkStat>> ZkSession::GetAcl(const std::string& pa
       out = {std::move(p.acl), p.stat};
       return ZkReply::Final();
     };
-    if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+    RETURN_IF_ERROR(RunWithRetries(spec));
     return out;
   });
 }
@@ -625,7 +626,7 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::MultiOnce(const std::vector<Z
   if (failed_op != nullptr) *failed_op = -1;
   if (ops.empty()) return std::vector<ZkOpResult>{};
   for (const auto& op : ops) {
-    if (auto s = ValidatePath(op.path); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidatePath(op.path));
   }
   std::vector<ZkOpResult> results;
   ZkRetrySpec spec = WriteSpec("multi", ops[0].path, deadline, call);
@@ -651,7 +652,7 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::MultiOnce(const std::vector<Z
   spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
     return ResolveAmbiguousMulti(ops, a.session, failure, read_call, results);
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return results;
 }
 
