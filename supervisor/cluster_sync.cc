@@ -35,18 +35,12 @@ absl::Status ClusterSync::Connect() {
   zo.clock = options_.clock;
   zo.operation_timeout = options_.op_timeout;
   if (options_.metrics != nullptr) zo.metrics = *options_.metrics;
-  absl::StatusOr<std::unique_ptr<coord::ZkSession>> session =
-      coord::ZkSession::Create(std::move(zo));
-  if (!session.ok()) return session.status();
-  session_ = *std::move(session);
+  ASSIGN_OR_RETURN(session_, coord::ZkSession::Create(std::move(zo)));
   if (absl::Status s = session_->WaitConnected(options_.zk.connection_timeout); !s.ok()) {
     return absl::UnavailableError(
         absl::StrCat("cannot reach ZooKeeper at ", options_.zk_connect, ": ", s.message()));
   }
-  if (absl::Status s = session_->VerifyAccess(options_.root.empty() ? "/" : options_.root);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(session_->VerifyAccess(options_.root.empty() ? "/" : options_.root));
   // From here on a new session (after an expiry) re-registers and re-arms
   // the watches.
   std::weak_ptr<coord::SerialExecutor> weak = zk_;
@@ -59,7 +53,7 @@ absl::Status ClusterSync::Connect() {
   });
   for (const std::string& path :
        {paths_.Supervisors(), paths_.Assignments(), paths_.WorkerFailures()}) {
-    if (absl::Status s = session_->EnsurePath(path); !s.ok()) return s;
+    RETURN_IF_ERROR(session_->EnsurePath(path));
   }
   // The same check nimbus makes: this supervisor registers under supervisors/
   // and trusts what it reads under assignments/.
@@ -82,6 +76,8 @@ void ClusterSync::RemoveOwnExitRecords() {
     absl::StatusOr<std::vector<std::string>> names = session_->Children(dir);
     if (!names.ok()) continue;
     for (const std::string& name : *names) {
+      // Best effort, as the listings above: a record left behind is stale
+      // history, not state anyone acts on.
       if (name.rfind(prefix, 0) == 0) (void)session_->Delete(dir + "/" + name, -1);
     }
   }
@@ -108,6 +104,7 @@ void ClusterSync::Close(bool delete_node) {
   if (session_ == nullptr) return;
   if (listener_ != 0) session_->Unsubscribe(listener_);
   if (delete_node && session_->IsConnected()) {
+    // Best effort: the node is ephemeral and goes with the session closed below.
     (void)session_->Delete(NodePath(), -1, coord::ZkCall{milliseconds(2000), 0});
   }
   session_->Close();
@@ -162,7 +159,7 @@ absl::StatusOr<std::optional<v1::Assignment>> ClusterSync::ReadAssignment(
     if (node.ok()) data_watches_armed_.insert(topology_id);
   }
   if (absl::IsNotFound(node.status())) return std::nullopt;  // removed meanwhile
-  if (!node.ok()) return node.status();
+  RETURN_IF_ERROR(node.status());
   v1::Assignment a;
   if (a.ParseFromString(node->data)) {
     last_good_[topology_id] = a;
@@ -177,13 +174,11 @@ absl::StatusOr<std::optional<v1::Assignment>> ClusterSync::ReadAssignment(
 }
 
 absl::StatusOr<DesiredSlots> ClusterSync::SyncAssignments() {
-  absl::StatusOr<std::vector<std::string>> ids = AssignmentIds();
-  if (!ids.ok()) return ids.status();
+  ASSIGN_OR_RETURN(const std::vector<std::string> ids, AssignmentIds());
   std::map<std::string, v1::Assignment> assignments;
-  for (const std::string& topology_id : *ids) {
-    absl::StatusOr<std::optional<v1::Assignment>> a = ReadAssignment(topology_id);
-    if (!a.ok()) return a.status();
-    if (a->has_value()) assignments[topology_id] = **std::move(a);
+  for (const std::string& topology_id : ids) {
+    ASSIGN_OR_RETURN(std::optional<v1::Assignment> a, ReadAssignment(topology_id));
+    if (a.has_value()) assignments[topology_id] = *std::move(a);
   }
   for (auto it = last_good_.begin(); it != last_good_.end();) {
     it = assignments.contains(it->first) ? std::next(it) : last_good_.erase(it);
@@ -193,7 +188,7 @@ absl::StatusOr<DesiredSlots> ClusterSync::SyncAssignments() {
   for (const std::string& p : problems) {
     if (reported_problems_.insert(p).second) spdlog::warn("supervisor {}: {}", id_, p);
   }
-  if (absl::Status s = AddIdentities(desired); !s.ok()) return s;
+  RETURN_IF_ERROR(AddIdentities(desired));
   LogChanges(desired);
   return desired;
 }
@@ -353,7 +348,7 @@ absl::Status ClusterSync::ArmNodeWatch() {
             event.type == coord::ZkWatchEventType::kDeleted ? Register() : ArmNodeWatch();
         if (!s.ok()) LogFailure("register", s);
       }));
-  if (!exists.ok()) return exists.status();
+  RETURN_IF_ERROR(exists.status());
   node_watch_armed_ = true;
   if (!exists->has_value()) return Register();  // deleted between our write and the watch
   return absl::OkStatus();

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/net/http_auth.h"
 #include "spdlog/spdlog.h"
 #include "supervisor/metrics_view.h"
@@ -70,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions
                        " (a supervisor running as root starts its workers as this account)"));
     }
     options.worker_account = *account;
-    if (absl::Status s = CheckSlotUids(options); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckSlotUids(options));
     if (options.slot_uid_base) {
       spdlog::info("supervisor runs as root: each slot's worker runs as uid {}+port in the group "
                    "of {} (gid {})",
@@ -96,7 +97,7 @@ absl::StatusOr<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions
   options.local_dir = local.lexically_normal().string();
   if (options.local_dir.size() > 1 && options.local_dir.back() == '/') options.local_dir.pop_back();
   std::unique_ptr<Supervisor> s(new Supervisor(std::move(options)));
-  if (absl::Status st = s->Start(); !st.ok()) return st;
+  RETURN_IF_ERROR(s->Start());
   return s;
 }
 
@@ -104,10 +105,8 @@ absl::Status Supervisor::Start() {
   const int64_t started_at_ms = options_.clock->WallMillis();
   started_at_ms_ = started_at_ms;
   options_.metrics = &metrics_;
-  if (absl::Status s = MakeDirs(options_.local_dir + "/workers"); !s.ok()) return s;
-  absl::StatusOr<std::string> id = LoadOrCreateSupervisorId(options_.local_dir);
-  if (!id.ok()) return id.status();
-  id_ = *id;
+  RETURN_IF_ERROR(MakeDirs(options_.local_dir + "/workers"));
+  ASSIGN_OR_RETURN(id_, LoadOrCreateSupervisorId(options_.local_dir));
 
   // Each side posts to the other's thread: a worker exit asks for a fresh
   // assignment read, and every read's result goes to the control thread.
@@ -127,8 +126,8 @@ absl::Status Supervisor::Start() {
       },
       [this] { return workers_->UsedPorts(); });
   // A port that cannot be bound fails the start before anything else runs.
-  if (absl::Status s = StartMetricsServer(); !s.ok()) return s;
-  if (absl::Status s = cluster_->Connect(); !s.ok()) return s;
+  RETURN_IF_ERROR(StartMetricsServer());
+  RETURN_IF_ERROR(cluster_->Connect());
   // The assignments decide which leftover workers to adopt, so they must be
   // known first; registration then reports the adopted ports as used.
   absl::StatusOr<DesiredSlots> desired =
@@ -137,15 +136,14 @@ absl::Status Supervisor::Start() {
     return absl::UnavailableError(
         absl::StrCat("cannot read assignments: ", desired.status().message()));
   }
-  absl::StatusOr<bool> adopted =
+  RETURN_IF_ERROR(
       RunOn<bool>(workers_->executor(), [this, d = *desired]() -> absl::StatusOr<bool> {
         workers_->AdoptLeftovers(d);
         return true;
-      });
-  if (!adopted.ok()) return adopted.status();
+      }));
   absl::StatusOr<bool> registered =
       RunOn<bool>(cluster_->executor(), [this]() -> absl::StatusOr<bool> {
-        if (absl::Status s = cluster_->Register(); !s.ok()) return s;
+        RETURN_IF_ERROR(cluster_->Register());
         return true;
       });
   if (!registered.ok()) {
@@ -162,9 +160,7 @@ absl::Status Supervisor::Start() {
 
 absl::Status Supervisor::StartMetricsServer() {
   if (options_.metrics_port == 0) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<net::EventLoop>> loop = net::EventLoop::Create("sup-metrics");
-  if (!loop.ok()) return loop.status();
-  http_loop_ = *std::move(loop);
+  ASSIGN_OR_RETURN(http_loop_, net::EventLoop::Create("sup-metrics"));
   net::HttpRouter router;
   net::HttpHandler metrics = [this](const net::HttpRequest&) {
     net::HttpResponse response;
@@ -172,9 +168,8 @@ absl::Status Supervisor::StartMetricsServer() {
     response.body = RenderMetrics();
     return response;
   };
-  absl::Status added =
-      router.Add("GET", "/metrics", net::RequireAuth(options_.metrics_auth, std::move(metrics)));
-  if (!added.ok()) return added;
+  RETURN_IF_ERROR(
+      router.Add("GET", "/metrics", net::RequireAuth(options_.metrics_auth, std::move(metrics))));
   net::HttpServerOptions ho;
   ho.bind_address = options_.metrics_host;
   ho.port = options_.metrics_port;
@@ -224,6 +219,8 @@ Supervisor::~Supervisor() {
     if (!leave_workers_running_) workers_->StopAllWorkers();
     done->set_value();
   });
+  // Bounded; either way StopThread below joins a stop still running (or
+  // drops one that never started).
   (void)finished.wait_for(options_.worker_shutdown_wait + milliseconds(10000));
   workers_->StopThread();
   cluster_->Close(/*delete_node=*/!leave_workers_running_);
@@ -250,11 +247,10 @@ absl::StatusOr<std::vector<WorkerSnapshot>> Supervisor::Workers() {
 }
 
 absl::Status Supervisor::SyncNow() {
-  absl::StatusOr<bool> synced = RunOn<bool>(cluster_->executor(), [this]() -> absl::StatusOr<bool> {
-    if (absl::Status s = cluster_->SyncAndPublish(); !s.ok()) return s;
+  RETURN_IF_ERROR(RunOn<bool>(cluster_->executor(), [this]() -> absl::StatusOr<bool> {
+    RETURN_IF_ERROR(cluster_->SyncAndPublish());
     return true;
-  });
-  if (!synced.ok()) return synced.status();
+  }));
   // The published result is queued before this, so the check sees it.
   return RunOn<bool>(workers_->executor(),
                      [this]() -> absl::StatusOr<bool> {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/coord/cluster_zk_config.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::supervisor {
 namespace {
@@ -45,28 +46,8 @@ absl::StatusOr<milliseconds> Seconds(const api::Config& config, std::string_view
   return milliseconds(secs * 1000);
 }
 
-}  // namespace
-
-absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Config& config) {
-  SupervisorOptions o;
-  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
-  if (!zk.ok()) return zk.status();
-  o.zk_connect = zk->connect;
-  o.root = zk->root;
-  o.zk = zk->client;
-
-  o.local_dir = config.GetString(api::kStormLocalDir, "tempest-local");
-  if (o.local_dir.empty()) return absl::InvalidArgumentError("storm.local.dir is empty");
-  o.hostname = config.GetString(api::kStormLocalHostname, "");
-  o.worker_user = config.GetString(kSupervisorWorkerUser, std::string(kDefaultWorkerUser));
-  absl::StatusOr<std::optional<int64_t>> slot_uid_base = SlotUidBaseFrom(config);
-  if (!slot_uid_base.ok()) return slot_uid_base.status();
-  o.slot_uid_base = *slot_uid_base;
-  if (const api::Value* v = config.Find(api::kSupervisorSlotsPorts); v != nullptr && !v->is_nil()) {
-    absl::StatusOr<std::vector<int>> ports = PortList(*v);
-    if (!ports.ok()) return ports.status();
-    o.slot_ports = *ports;
-  }
+// The supervisor's periods and timeouts, in whole seconds in the config.
+absl::Status ReadIntervals(const api::Config& config, SupervisorOptions& o) {
   struct Key {
     std::string_view key;
     int64_t default_secs;
@@ -81,10 +62,13 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
            Key{api::kSupervisorWorkerShutdownSleepSecs, 3, &o.worker_shutdown_wait, true},
            Key{api::kTempestSupervisorWorkerExitGraceSecs, 10, &o.worker_exit_grace, true},
        }) {
-    absl::StatusOr<milliseconds> v = Seconds(config, k.key, k.default_secs, k.allow_zero);
-    if (!v.ok()) return v.status();
-    *k.out = *v;
+    ASSIGN_OR_RETURN(*k.out, Seconds(config, k.key, k.default_secs, k.allow_zero));
   }
+  return absl::OkStatus();
+}
+
+// The /metrics endpoint: port, host and, when reads are protected, its token.
+absl::Status ReadMetricsEndpoint(const api::Config& config, SupervisorOptions& o) {
   const int64_t metrics_port = config.GetInt(kSupervisorMetricsPort, 0);
   if (metrics_port < 0 || metrics_port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -102,12 +86,33 @@ absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Confi
   if (o.metrics_port != 0 && config.GetBool(net::kApiAuthReadsKey, false)) {
     const std::string file = config.GetString(net::kApiTokenFileKey, "");
     if (!file.empty()) {
-      absl::StatusOr<net::LoadedToken> token = net::LoadTokenFile(file, net::kApiTokenFileKey);
-      if (!token.ok()) return token.status();
-      o.metrics_auth.token = std::move(token->token);
+      ASSIGN_OR_RETURN(net::LoadedToken token, net::LoadTokenFile(file, net::kApiTokenFileKey));
+      o.metrics_auth.token = std::move(token.token);
       o.metrics_auth.protect_reads = true;
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SupervisorOptions> SupervisorOptions::FromConfig(const api::Config& config) {
+  SupervisorOptions o;
+  ASSIGN_OR_RETURN(coord::ClusterZkConfig zk, coord::ClusterZkConfig::FromConfig(config));
+  o.zk_connect = zk.connect;
+  o.root = zk.root;
+  o.zk = zk.client;
+
+  o.local_dir = config.GetString(api::kStormLocalDir, "tempest-local");
+  if (o.local_dir.empty()) return absl::InvalidArgumentError("storm.local.dir is empty");
+  o.hostname = config.GetString(api::kStormLocalHostname, "");
+  o.worker_user = config.GetString(kSupervisorWorkerUser, std::string(kDefaultWorkerUser));
+  ASSIGN_OR_RETURN(o.slot_uid_base, SlotUidBaseFrom(config));
+  if (const api::Value* v = config.Find(api::kSupervisorSlotsPorts); v != nullptr && !v->is_nil()) {
+    ASSIGN_OR_RETURN(o.slot_ports, PortList(*v));
+  }
+  RETURN_IF_ERROR(ReadIntervals(config, o));
+  RETURN_IF_ERROR(ReadMetricsEndpoint(config, o));
   return o;
 }
 

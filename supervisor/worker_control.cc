@@ -166,12 +166,12 @@ std::vector<WorkerSnapshot> WorkerControl::Snapshot() const {
 }
 
 std::vector<int> WorkerControl::UsedPorts() const {
-  std::lock_guard<std::mutex> lock(used_mu_);
+  absl::MutexLock lock(&used_mu_);
   return used_ports_;
 }
 
 std::vector<WorkerMetricsSource> WorkerControl::WorkerMetrics() const {
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  absl::MutexLock lock(&metrics_mu_);
   return worker_metrics_;
 }
 
@@ -183,7 +183,7 @@ void WorkerControl::PublishWorkerMetrics() {
     workers.push_back(WorkerMetricsSource{port, slot.worker->topology_id,
                                           beat == beats_.end() ? nullptr : beat->second});
   }
-  std::lock_guard<std::mutex> lock(metrics_mu_);
+  absl::MutexLock lock(&metrics_mu_);
   worker_metrics_ = std::move(workers);
 }
 
@@ -210,62 +210,72 @@ void WorkerControl::ReadHeartbeat(int port, WorkerRecord& worker) {
   beats_[port] = std::make_shared<const v1::WorkerHeartbeat>(*std::move(beat));
 }
 
+std::optional<std::string> WorkerControl::ExitOf(int port, WorkerRecord& w, int64_t now) {
+  std::string how;
+  if (w.adopted) {
+    if (ProcessStartTime(w.pid) == std::optional<uint64_t>(w.start_time)) {
+      ReadHeartbeat(port, w);
+      MarkRecovered(port, w, now);
+      return std::nullopt;
+    }
+    how = "exited (adopted: status unknown)";
+  } else {
+    std::optional<int> status = ReapIfExited(w.pid);
+    if (!status) {
+      ReadHeartbeat(port, w);
+      MarkRecovered(port, w, now);
+      return std::nullopt;
+    }
+    how = os::DescribeWaitStatus(*status);
+  }
+  return how;
+}
+
+void WorkerControl::HandleExit(int port, SlotState& slot, const std::string& how, int64_t now) {
+  const WorkerRecord& w = *slot.worker;
+  // Members of its group that outlived it (its own children) go too.
+  SignalWorkerGroup(w.pid, SIGKILL);
+  const std::string topology = w.topology_id;
+  const pid_t pid = w.pid;
+  const bool stopped_by_us = w.stop_sent_ms.has_value();
+  const StopReason reason = w.stop_reason;
+  auto d = desired_.find(port);
+  const bool failure = RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
+                                        options_.max_relaunch_delay.count());
+  beats_.erase(port);
+  if (failure) {
+    restarts_.Add();
+    RecordFailure(port, slot, topology, pid,
+                  stopped_by_us ? absl::StrCat("stopped (", std::string(StopReasonName(reason)), "): ", how)
+                                : how,
+                  now);
+  }
+  if (stopped_by_us) {
+    spdlog::info("supervisor {}: worker of {} on port {} (pid {}) stopped ({}): {}", id_,
+                 topology, port, pid, StopReasonName(reason), how);
+  } else if (failure) {
+    spdlog::warn("supervisor {}: worker of {} on port {} (pid {}) died: {}; restart #{} in {} ms",
+                 id_, topology, port, pid, how, slot.consecutive_failures,
+                 std::max<int64_t>(0, slot.relaunch_not_before_ms - now));
+  } else {
+    spdlog::info("supervisor {}: worker of {} on port {} (pid {}) left its changed slot: {}", id_,
+                 topology, port, pid, how);
+  }
+  RemoveLaunchRecord(options_.local_dir, port);
+  // Whatever the topology left running under the slot's own uid goes
+  // with its worker.
+  (void)KillSlotProcesses(port);  // logged; the next launch tries again
+}
+
 void WorkerControl::CheckWorkers() {
   bool exited = false;
   const int64_t now = NowMs();
   for (auto& [port, slot] : slots_) {
     if (!slot.worker) continue;
-    WorkerRecord& w = *slot.worker;
-    std::string how;
-    if (w.adopted) {
-      if (ProcessStartTime(w.pid) == std::optional<uint64_t>(w.start_time)) {
-        ReadHeartbeat(port, w);
-        MarkRecovered(port, w, now);
-        continue;
-      }
-      how = "exited (adopted: status unknown)";
-    } else {
-      std::optional<int> status = ReapIfExited(w.pid);
-      if (!status) {
-        ReadHeartbeat(port, w);
-        MarkRecovered(port, w, now);
-        continue;
-      }
-      how = os::DescribeWaitStatus(*status);
-    }
-    // Members of its group that outlived it (its own children) go too.
-    SignalWorkerGroup(w.pid, SIGKILL);
+    std::optional<std::string> how = ExitOf(port, *slot.worker, now);
+    if (!how) continue;
     exited = true;
-    const std::string topology = w.topology_id;
-    const pid_t pid = w.pid;
-    const bool stopped_by_us = w.stop_sent_ms.has_value();
-    const StopReason reason = w.stop_reason;
-    auto d = desired_.find(port);
-    const bool failure = RecordWorkerExit(slot, d == desired_.end() ? nullptr : &d->second, now,
-                                          options_.max_relaunch_delay.count());
-    beats_.erase(port);
-    if (failure) {
-      restarts_.Add();
-      RecordFailure(port, slot, topology, pid,
-                    stopped_by_us ? absl::StrCat("stopped (", std::string(StopReasonName(reason)), "): ", how)
-                                  : how,
-                    now);
-    }
-    if (stopped_by_us) {
-      spdlog::info("supervisor {}: worker of {} on port {} (pid {}) stopped ({}): {}", id_,
-                   topology, port, pid, StopReasonName(reason), how);
-    } else if (failure) {
-      spdlog::warn("supervisor {}: worker of {} on port {} (pid {}) died: {}; restart #{} in {} ms",
-                   id_, topology, port, pid, how, slot.consecutive_failures,
-                   std::max<int64_t>(0, slot.relaunch_not_before_ms - now));
-    } else {
-      spdlog::info("supervisor {}: worker of {} on port {} (pid {}) left its changed slot: {}", id_,
-                   topology, port, pid, how);
-    }
-    RemoveLaunchRecord(options_.local_dir, port);
-    // Whatever the topology left running under the slot's own uid goes
-    // with its worker.
-    (void)KillSlotProcesses(port);  // logged; the next launch tries again
+    HandleExit(port, slot, *how, now);
   }
   PublishWorkerMetrics();
   if (exited) {
@@ -329,7 +339,7 @@ void WorkerControl::PublishUsedPorts() {
   for (const auto& [port, slot] : slots_) {
     if (slot.worker) used.push_back(port);
   }
-  std::lock_guard<std::mutex> lock(used_mu_);
+  absl::MutexLock lock(&used_mu_);
   used_ports_ = std::move(used);
 }
 

@@ -7,12 +7,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/serial_executor.h"
 #include "common/core/metrics_registry.h"
 #include "supervisor/metrics_view.h"
@@ -92,6 +93,12 @@ class WorkerControl {
  private:
   int64_t NowMs() const;
   void CheckWorkers();
+  // nullopt while the worker of `port` runs (its heartbeat read); once it
+  // has exited, how (its wait status, or that an adopted one is gone).
+  std::optional<std::string> ExitOf(int port, WorkerRecord& worker, int64_t now);
+  // After the worker of `port` exited: kills what it left, updates the
+  // slot's back-off and exit record, logs it and removes its launch record.
+  void HandleExit(int port, SlotState& slot, const std::string& how, int64_t now);
   void ExecutePlan();
   void Launch(int port, const DesiredSlot& desired);
   void ReadHeartbeat(int port, WorkerRecord& worker);
@@ -128,11 +135,11 @@ class WorkerControl {
   std::atomic<bool> stopping_{false};
 
   // Written by the control thread, read by the ZooKeeper thread.
-  mutable std::mutex used_mu_;
-  std::vector<int> used_ports_;
+  mutable absl::Mutex used_mu_;
+  std::vector<int> used_ports_ ABSL_GUARDED_BY(used_mu_);
   // Written by the control thread, read by the HTTP thread.
-  mutable std::mutex metrics_mu_;
-  std::vector<WorkerMetricsSource> worker_metrics_;
+  mutable absl::Mutex metrics_mu_;
+  std::vector<WorkerMetricsSource> worker_metrics_ ABSL_GUARDED_BY(metrics_mu_);
 
   core::MetricsRegistry& metrics_;
   core::Counter& launches_;

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::supervisor {
@@ -141,8 +142,8 @@ absl::StatusOr<std::string> LoadOrCreateSupervisorId(std::string_view local_dir)
     uint32_t word = rd();
     for (int j = 0; j < 4; ++j, word >>= 4) id.push_back(kHex[word & 0xf]);
   }
-  if (absl::Status s = MakeDirs(absl::StrCat(Sv(local_dir), "/supervisor")); !s.ok()) return s;
-  if (absl::Status s = WriteFileAtomically(path, id + "\n"); !s.ok()) return s;
+  RETURN_IF_ERROR(MakeDirs(absl::StrCat(Sv(local_dir), "/supervisor")));
+  RETURN_IF_ERROR(WriteFileAtomically(path, id + "\n"));
   return id;
 }
 

@@ -20,18 +20,54 @@
 
 namespace tempest::supervisor {
 
+namespace {
+
+// The worker runs topology code: it gets the allowlisted variables only,
+// never the supervisor's tokens or settings, and no HOME (root's, here).
+// "NAME=value" entries.
+std::vector<std::string> WorkerEnvironment() {
+  std::map<std::string, std::string> env = os::AllowlistedEnvironment();
+  env.erase("HOME");
+  std::vector<std::string> entries;
+  for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
+  return entries;
+}
+
+// stdin from the credentials pipe (`stdin_fd`, -1: /dev/null), stdout and
+// stderr to the worker's log.
+void SetChildDescriptors(posix_spawn_file_actions_t& files, int stdin_fd, int log_fd) {
+  if (stdin_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&files, stdin_fd, STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_adddup2(&files, log_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  // ZooKeeper and log descriptors of the supervisor are not the worker's.
+  posix_spawn_file_actions_addclosefrom_np(&files, STDERR_FILENO + 1);
+}
+
+// No blocked signals, default dispositions, and a process group of its own.
+void SetChildSignalsAndGroup(posix_spawnattr_t& attr) {
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setpgroup(&attr, 0);  // a group of its own, led by the worker
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
+}  // namespace
+
 absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_fd,
                                   const std::string& stdin_data) {
   if (argv.empty()) return absl::InvalidArgumentError("empty worker command");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // The worker runs topology code: it gets the allowlisted variables only,
-  // never the supervisor's tokens or settings, and no HOME (root's, here).
-  std::map<std::string, std::string> env = os::AllowlistedEnvironment();
-  env.erase("HOME");
-  std::vector<std::string> env_storage;
-  for (const auto& [k, v] : env) env_storage.push_back(k + "=" + v);
+  std::vector<std::string> env_storage = WorkerEnvironment();
   std::vector<char*> envp;
   for (std::string& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -46,24 +82,8 @@ absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&files);
   posix_spawnattr_init(&attr);
-  if (handoff[0] >= 0) {
-    posix_spawn_file_actions_adddup2(&files, handoff[0], STDIN_FILENO);
-  } else {
-    posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  }
-  posix_spawn_file_actions_adddup2(&files, log_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  // ZooKeeper and log descriptors of the supervisor are not the worker's.
-  posix_spawn_file_actions_addclosefrom_np(&files, STDERR_FILENO + 1);
-
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);  // a group of its own, led by the worker
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  SetChildDescriptors(files, handoff[0], log_fd);
+  SetChildSignalsAndGroup(attr);
 
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, args[0], &files, &attr, args.data(), envp.data());

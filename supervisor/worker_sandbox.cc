@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "supervisor/worker_files.h"
 
 namespace tempest::supervisor {
@@ -47,7 +48,7 @@ absl::StatusOr<os::UniqueFd> OwnedDirectoryAt(int parent_fd, std::string_view na
 // storm.local.dir itself is the operator's choice and may be a link; below
 // it nothing is followed.
 absl::StatusOr<os::UniqueFd> OpenLocalDir(const std::string& local_dir) {
-  if (absl::Status s = os::MakeDirs(local_dir); !s.ok()) return s;
+  RETURN_IF_ERROR(os::MakeDirs(local_dir));
   os::UniqueFd fd(::open(local_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) {
     return absl::InternalError(
@@ -59,9 +60,8 @@ absl::StatusOr<os::UniqueFd> OpenLocalDir(const std::string& local_dir) {
 // {local}/workers: the supervisor's; workers may pass through to their own
 // directory but neither list nor change it.
 absl::StatusOr<os::UniqueFd> OpenScratchParent(const std::string& local_dir) {
-  absl::StatusOr<os::UniqueFd> local = OpenLocalDir(local_dir);
-  if (!local.ok()) return local.status();
-  return OwnedDirectoryAt(local->get(), "workers", absl::StrCat(local_dir, "/workers"), 0711);
+  ASSIGN_OR_RETURN(const os::UniqueFd local, OpenLocalDir(local_dir));
+  return OwnedDirectoryAt(local.get(), "workers", absl::StrCat(local_dir, "/workers"), 0711);
 }
 
 // The last beat of the slot's previous worker: its heartbeat, else the
@@ -79,50 +79,39 @@ std::optional<std::string> PreviousBeat(int scratch_parent, const std::string& p
 }  // namespace
 
 absl::StatusOr<os::UniqueFd> OpenSlotRecordsDir(const std::string& local_dir, int port) {
-  absl::StatusOr<os::UniqueFd> local = OpenLocalDir(local_dir);
-  if (!local.ok()) return local.status();
+  ASSIGN_OR_RETURN(const os::UniqueFd local, OpenLocalDir(local_dir));
   const std::string supervisor_path = absl::StrCat(local_dir, "/supervisor");
-  absl::StatusOr<os::UniqueFd> supervisor =
-      OwnedDirectoryAt(local->get(), "supervisor", supervisor_path, 0755);
-  if (!supervisor.ok()) return supervisor.status();
+  ASSIGN_OR_RETURN(const os::UniqueFd supervisor,
+                   OwnedDirectoryAt(local.get(), "supervisor", supervisor_path, 0755));
   const std::string workers_path = absl::StrCat(supervisor_path, "/workers");
-  absl::StatusOr<os::UniqueFd> workers =
-      OwnedDirectoryAt(supervisor->get(), "workers", workers_path, 0750);
-  if (!workers.ok()) return workers.status();
-  return OwnedDirectoryAt(workers->get(), absl::StrCat(port), SlotRecordsDir(local_dir, port),
+  ASSIGN_OR_RETURN(const os::UniqueFd workers,
+                   OwnedDirectoryAt(supervisor.get(), "workers", workers_path, 0750));
+  return OwnedDirectoryAt(workers.get(), absl::StrCat(port), SlotRecordsDir(local_dir, port),
                           0750);
 }
 
 absl::StatusOr<PreparedSlot> PrepareSlot(const std::string& local_dir, int port,
                                          const std::optional<os::UnixUser>& account) {
   PreparedSlot slot;
-  absl::StatusOr<os::UniqueFd> records = OpenSlotRecordsDir(local_dir, port);
-  if (!records.ok()) return records.status();
-  slot.records = *std::move(records);
-  absl::StatusOr<os::UniqueFd> log = os::OpenForAppendAt(slot.records.get(), kWorkerLogFile, 0640);
-  if (!log.ok()) return log.status();
-  slot.log = *std::move(log);
+  ASSIGN_OR_RETURN(slot.records, OpenSlotRecordsDir(local_dir, port));
+  ASSIGN_OR_RETURN(slot.log, os::OpenForAppendAt(slot.records.get(), kWorkerLogFile, 0640));
 
-  absl::StatusOr<os::UniqueFd> parent = OpenScratchParent(local_dir);
-  if (!parent.ok()) return parent.status();
+  ASSIGN_OR_RETURN(const os::UniqueFd parent, OpenScratchParent(local_dir));
   const std::string name = absl::StrCat(port);
   slot.scratch = WorkerDir(local_dir, port);
-  const std::optional<std::string> previous = PreviousBeat(parent->get(), name);
-  if (absl::Status s = os::RemoveTreeAt(parent->get(), name); !s.ok()) {
+  const std::optional<std::string> previous = PreviousBeat(parent.get(), name);
+  if (absl::Status s = os::RemoveTreeAt(parent.get(), name); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("cannot clear ", slot.scratch, ": ", s.message()));
   }
-  absl::StatusOr<os::UniqueFd> scratch = os::MakeDirectoryAt(parent->get(), name, 0700);
+  absl::StatusOr<os::UniqueFd> scratch = os::MakeDirectoryAt(parent.get(), name, 0700);
   if (!scratch.ok()) {
     return absl::Status(scratch.status().code(),
                         absl::StrCat(slot.scratch, ": ", scratch.status().message()));
   }
   if (previous) {
     // Read-only to the worker: what it carries forward is ours to give.
-    if (absl::Status s = os::WriteFileAtomicallyAt(scratch->get(), kPreviousHeartbeatFile,
-                                                   *previous, 0444);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        os::WriteFileAtomicallyAt(scratch->get(), kPreviousHeartbeatFile, *previous, 0444));
   }
   if (account && ::fchown(scratch->get(), account->uid, account->gid) != 0) {
     return absl::PermissionDeniedError(absl::StrCat("cannot give ", slot.scratch, " to ",
@@ -133,10 +122,9 @@ absl::StatusOr<PreparedSlot> PrepareSlot(const std::string& local_dir, int port,
 
 absl::StatusOr<std::string> ReadSlotHeartbeat(const std::string& local_dir, int port) {
   const std::string dir = WorkerDir(local_dir, port);
-  absl::StatusOr<os::UniqueFd> scratch = os::OpenDirectory(dir);
-  if (!scratch.ok()) return scratch.status();
+  ASSIGN_OR_RETURN(const os::UniqueFd scratch, os::OpenDirectory(dir));
   absl::StatusOr<std::string> beat =
-      os::ReadSmallFileAt(scratch->get(), kHeartbeatFile, kMaxHeartbeatBytes);
+      os::ReadSmallFileAt(scratch.get(), kHeartbeatFile, kMaxHeartbeatBytes);
   if (!beat.ok() && !absl::IsNotFound(beat.status())) {
     return absl::Status(beat.status().code(), absl::StrCat(dir, ": ", beat.status().message()));
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 
@@ -18,6 +19,8 @@ absl::StatusOr<int> WriteChunkedBlob(ZkSession& session, const std::string& dir,
     absl::StatusOr<std::string> created =
         session.Create(absl::StrCat(dir, "/", chunks), chunk, create);
     if (!created.ok()) {
+      // Best effort: the create's error is the one to report, and a blob
+      // left half-written is never read: no record names it.
       (void)DeleteChunkedBlob(session, dir);
       return created.status();
     }
@@ -53,7 +56,7 @@ absl::StatusOr<std::string> ReadChunkedBlob(ZkSession& session, const std::strin
 absl::Status DeleteChunkedBlob(ZkSession& session, const std::string& dir) {
   absl::StatusOr<std::vector<std::string>> children = session.Children(dir);
   if (absl::IsNotFound(children.status())) return absl::OkStatus();
-  if (!children.ok()) return children.status();
+  RETURN_IF_ERROR(children.status());
   for (const std::string& child : *children) {
     absl::Status s = session.Delete(absl::StrCat(dir, "/", child));
     if (!s.ok() && !absl::IsNotFound(s)) return s;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 namespace {
@@ -53,9 +54,7 @@ absl::StatusOr<ClusterZkConfig> ClusterZkConfig::FromConfig(const api::Config& c
   if (c.root == "/") c.root = "";
   c.client = ZkClientConfig::FromLookup(
       [&config](std::string_view key) { return config.GetOptionalInt(key); });
-  absl::StatusOr<ZkAuthConfig> auth = ZkAuthConfig::FromConfig(config);
-  if (!auth.ok()) return auth.status();
-  c.client.auth = *std::move(auth);
+  ASSIGN_OR_RETURN(c.client.auth, ZkAuthConfig::FromConfig(config));
   return c;
 }
 

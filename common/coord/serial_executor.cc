@@ -1,5 +1,7 @@
 #include "common/coord/serial_executor.h"
 
+#include "absl/time/time.h"
+
 namespace tempest::coord {
 
 SerialExecutor::SerialExecutor() : thread_([this] { Loop(); }) {}
@@ -11,41 +13,45 @@ void SerialExecutor::Post(std::function<void()> task) {
 
 void SerialExecutor::PostAfter(std::chrono::milliseconds delay, std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stop_) return;
     tasks_.emplace(std::chrono::steady_clock::now() + delay, std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void SerialExecutor::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
     tasks_.clear();
   }
-  cv_.notify_one();
+  cv_.Signal();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 void SerialExecutor::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  // Held except while a task runs.
+  mu_.Lock();
   while (!stop_) {
     if (tasks_.empty()) {
-      cv_.wait(lock);
+      cv_.Wait(&mu_);
       continue;
     }
     auto it = tasks_.begin();
-    if (it->first > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, it->first);
+    // Due times are on the steady clock; the wait is the time left on it.
+    const auto now = std::chrono::steady_clock::now();
+    if (it->first > now) {
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(it->first - now));
       continue;
     }
     auto task = std::move(it->second);
     tasks_.erase(it);
-    lock.unlock();
+    mu_.Unlock();
     task();
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 }  // namespace tempest::coord

@@ -2,11 +2,12 @@
 #define TEMPEST_COMMON_COORD_SERIAL_EXECUTOR_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tempest::coord {
 
@@ -26,10 +27,10 @@ class SerialExecutor {
  private:
   void Loop();
   using TimePoint = std::chrono::steady_clock::time_point;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::multimap<TimePoint, std::function<void()>> tasks_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::multimap<TimePoint, std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 namespace {
@@ -47,15 +48,13 @@ absl::StatusOr<ZkAuthConfig> Checked(std::string_view scheme, std::string_view p
 }  // namespace
 
 absl::StatusOr<ZkAuthConfig> NewTopologyIdentity(std::string_view name) {
-  absl::StatusOr<std::string> tag = RandomBytes(4);
-  if (!tag.ok()) return tag.status();
-  absl::StatusOr<std::string> password = RandomBytes(32);
-  if (!password.ok()) return password.status();
+  ASSIGN_OR_RETURN(const std::string tag, RandomBytes(4));
+  ASSIGN_OR_RETURN(const std::string password, RandomBytes(32));
   ZkAuthConfig c;
   c.scheme = "digest";
   // A name never holds ':' (CheckTopologyName), so the user part is safe.
-  c.payload = absl::StrCat("topology-", api::Sv(name), "-", absl::BytesToHexString(*tag), ":",
-                           absl::WebSafeBase64Escape(*password));
+  c.payload = absl::StrCat("topology-", api::Sv(name), "-", absl::BytesToHexString(tag), ":",
+                           absl::WebSafeBase64Escape(password));
   return c;
 }
 
@@ -77,7 +76,7 @@ absl::StatusOr<std::optional<ZkAuthConfig>> ReadTopologyIdentity(ZkSession& sess
                                                                   const ZkCall& call) {
   absl::StatusOr<ZkNode> node = session.Get(paths.Credential(topology_name), call);
   if (absl::IsNotFound(node.status())) return std::optional<ZkAuthConfig>();
-  if (!node.ok()) return node.status();
+  RETURN_IF_ERROR(node.status());
   absl::StatusOr<ZkAuthConfig> identity = DecodeTopologyIdentity(node->data);
   if (!identity.ok()) {
     return absl::DataLossError(absl::StrCat(paths.Credential(topology_name), ": ",

@@ -135,7 +135,7 @@ absl::StatusOr<ZkOwnershipResult> EnsureOwnedOnce(
         absl::StrCat("ZooKeeper node ", path, " does not let ", Who(ids),
                      " read its ACL (another identity made it); refusing to use it: remove it"));
   }
-  if (!acl.ok()) return acl.status();
+  RETURN_IF_ERROR(acl.status());
   const ZkAcl& actual = acl->first;
   const ZkAclFindings f = InspectAcl(actual, policy.For(access), ids);
   if (f.others.empty() && (f.own_perms & needed) == needed) {
@@ -151,7 +151,7 @@ absl::StatusOr<ZkOwnershipResult> EnsureOwnedOnce(
                                                       wanted_text));
   }
   if (before_repair) {
-    if (absl::Status s = before_repair(); !s.ok()) return s;
+    RETURN_IF_ERROR(before_repair());
   }
   // Version-checked: an ACL someone changed since we read it is judged again.
   if (absl::Status s = session.SetAcl(path, wanted, acl->second.aversion, call); !s.ok()) {
@@ -207,15 +207,14 @@ absl::Status EnsureClusterTreeOwned(ZkSession& session, const ClusterPaths& path
   const std::vector<std::string> dirs = paths.OwnedDirectories();
   for (const std::string& dir : dirs) {
     const auto children_are_ours = [&]() -> absl::Status {
-      absl::StatusOr<std::vector<std::string>> children = session.Children(dir, call);
-      if (!children.ok()) return children.status();
-      for (const std::string& child : *children) {
+      ASSIGN_OR_RETURN(const std::vector<std::string> children, session.Children(dir, call));
+      for (const std::string& child : children) {
         const std::string path = absl::StrCat(dir, "/", child);
         // The root's directories get their own check (and repair) next.
         if (std::find(dirs.begin(), dirs.end(), path) != dirs.end()) continue;
         absl::StatusOr<std::pair<ZkAcl, ZkStat>> acl = session.GetAcl(path, call);
         if (absl::IsNotFound(acl.status())) continue;
-        if (!acl.ok()) return acl.status();
+        RETURN_IF_ERROR(acl.status());
         RETURN_IF_ERROR(CheckNotForeign(session, path, acl->first, ZkNodeAccess::kPrivate, "node"));
       }
       return absl::OkStatus();
@@ -224,7 +223,7 @@ absl::Status EnsureClusterTreeOwned(ZkSession& session, const ClusterPaths& path
         EnsureOwnedNode(session, dir, ZkNodeAccess::kPrivate,
                         kZkPermRead | kZkPermCreate | kZkPermDelete, call, children_are_ours);
     if (absl::IsNotFound(r.status())) continue;
-    if (!r.ok()) return r.status();
+    RETURN_IF_ERROR(r.status());
     if (r->outcome != ZkOwnership::kRepaired) continue;
     on_repair(r->detail);
     // A child planted between the check and the repair.

@@ -3,11 +3,15 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#include <mutex>
+#include <utility>
 
+#include "absl/base/attributes.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/config.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/os/secret_file.h"
 #include "spdlog/spdlog.h"
 
@@ -26,11 +30,10 @@ absl::StatusOr<std::string> OptionalString(const api::Config& config, std::strin
 
 // The digest payload in the auth file `path`; `key` names it in errors.
 absl::StatusOr<std::string> ReadAuthFile(const std::string& path, std::string_view key) {
-  absl::StatusOr<os::LoadedSecret> loaded =
-      os::LoadSecretFile(path, key, {"user:password line", "the ZooKeeper password"});
-  if (!loaded.ok()) return loaded.status();
-  if (loaded->warning.has_value()) spdlog::warn("{}", *loaded->warning);
-  return std::move(loaded->value);
+  ASSIGN_OR_RETURN(os::LoadedSecret loaded,
+                   os::LoadSecretFile(path, key, {"user:password line", "the ZooKeeper password"}));
+  if (loaded.warning.has_value()) spdlog::warn("{}", *loaded.warning);
+  return std::move(loaded.value);
 }
 
 absl::Status CheckPayload(const std::string& payload, std::string_view source,
@@ -100,10 +103,8 @@ namespace {
 absl::StatusOr<ZkAuthConfig> AuthFromKeys(const api::Config& config, std::string_view scheme_key,
                                           std::string_view payload_key) {
   ZkAuthConfig c;
-  absl::StatusOr<std::string> scheme = OptionalString(config, scheme_key);
-  if (!scheme.ok()) return scheme.status();
-  absl::StatusOr<std::string> payload = OptionalString(config, payload_key);
-  if (!payload.ok()) return payload.status();
+  ASSIGN_OR_RETURN(std::string scheme, OptionalString(config, scheme_key));
+  ASSIGN_OR_RETURN(std::string payload, OptionalString(config, payload_key));
   if (const api::Value* v = config.Find(kZkOffsetsWorldReadableKey);
       v != nullptr && !v->is_nil()) {
     const std::optional<bool> b = v->TryBool();
@@ -116,33 +117,30 @@ absl::StatusOr<ZkAuthConfig> AuthFromKeys(const api::Config& config, std::string
   // The auth file holds the cluster's identity; a topology's identity never
   // comes from it.
   const bool cluster_keys = scheme_key == kZkAuthSchemeKey;
-  absl::StatusOr<std::string> file =
-      cluster_keys ? OptionalString(config, kZkAuthFileKey) : std::string();
-  if (!file.ok()) return file.status();
+  ASSIGN_OR_RETURN(const std::string file,
+                   cluster_keys ? OptionalString(config, kZkAuthFileKey) : std::string());
   std::string source(payload_key);
-  if (!file->empty()) {
-    if (!payload->empty()) {
+  if (!file.empty()) {
+    if (!payload.empty()) {
       return absl::InvalidArgumentError(
           "set storm.zookeeper.auth.payload or tempest.zookeeper.auth.file, not both");
     }
-    absl::StatusOr<std::string> from_file = ReadAuthFile(*file, kZkAuthFileKey);
-    if (!from_file.ok()) return from_file.status();
-    *payload = *std::move(from_file);
-    if (scheme->empty()) *scheme = "digest";
-    source = absl::StrCat(api::Sv(kZkAuthFileKey), " ", *file);
+    ASSIGN_OR_RETURN(payload, ReadAuthFile(file, kZkAuthFileKey));
+    if (scheme.empty()) scheme = "digest";
+    source = absl::StrCat(api::Sv(kZkAuthFileKey), " ", file);
   }
-  if (scheme->empty() && payload->empty()) return c;
-  if (scheme->empty()) {
+  if (scheme.empty() && payload.empty()) return c;
+  if (scheme.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(api::Sv(payload_key), " is set but ",
                                                    api::Sv(scheme_key), " is not (use digest)"));
   }
-  if (*scheme != "digest") {
+  if (scheme != "digest") {
     return absl::InvalidArgumentError(absl::StrCat(
-        api::Sv(scheme_key), ": only 'digest' is supported, not '", *scheme, "'"));
+        api::Sv(scheme_key), ": only 'digest' is supported, not '", scheme, "'"));
   }
-  if (absl::Status s = CheckPayload(*payload, source, scheme_key); !s.ok()) return s;
-  c.scheme = *scheme;
-  c.payload = *payload;
+  RETURN_IF_ERROR(CheckPayload(payload, source, scheme_key));
+  c.scheme = scheme;
+  c.payload = payload;
   return c;
 }
 
@@ -150,16 +148,12 @@ absl::StatusOr<ZkAuthConfig> AuthFromKeys(const api::Config& config, std::string
 
 absl::StatusOr<ZkAuthConfig> ZkAuthConfig::FromFile(const std::string& path,
                                                     std::string_view source) {
-  absl::StatusOr<std::string> payload = ReadAuthFile(path, source);
-  if (!payload.ok()) return payload.status();
-  if (absl::Status s = CheckPayload(*payload, absl::StrCat(api::Sv(source), " ", path),
-                                    kZkAuthSchemeKey);
-      !s.ok()) {
-    return s;
-  }
+  ASSIGN_OR_RETURN(std::string payload, ReadAuthFile(path, source));
+  RETURN_IF_ERROR(
+      CheckPayload(payload, absl::StrCat(api::Sv(source), " ", path), kZkAuthSchemeKey));
   ZkAuthConfig c;
   c.scheme = "digest";
-  c.payload = *std::move(payload);
+  c.payload = std::move(payload);
   return c;
 }
 
@@ -172,20 +166,20 @@ absl::StatusOr<ZkAuthConfig> ZkAuthConfig::TopologyFromConfig(const api::Config&
 }
 
 namespace {
-std::mutex process_auth_mu;
-ZkAuthConfig& ProcessAuth() {
+ABSL_CONST_INIT absl::Mutex process_auth_mu(absl::kConstInit);
+ZkAuthConfig& ProcessAuth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(process_auth_mu) {
   static ZkAuthConfig* auth = new ZkAuthConfig();
   return *auth;
 }
 }  // namespace
 
 void SetProcessTopologyZkAuth(ZkAuthConfig auth) {
-  std::lock_guard<std::mutex> lock(process_auth_mu);
+  absl::MutexLock lock(&process_auth_mu);
   ProcessAuth() = std::move(auth);
 }
 
 ZkAuthConfig ProcessTopologyZkAuth() {
-  std::lock_guard<std::mutex> lock(process_auth_mu);
+  absl::MutexLock lock(&process_auth_mu);
   return ProcessAuth();
 }
 

@@ -1,5 +1,6 @@
 #include "common/coord/zk_c_adapter.h"
 
+#include <mutex>
 #include <utility>
 
 #include "common/coord/zk_session_metrics.h"
@@ -69,10 +70,10 @@ CAcl::CAcl(const ZkAcl& source) {
 }
 
 void ZkSession::Pending::Finish(int code) {
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   rc = code;
   done = true;
-  cv.notify_all();
+  cv.SignalAll();
 }
 
 void SetZkClientLogStream(std::FILE* stream) { zoo_set_log_stream(stream); }

@@ -7,15 +7,15 @@
 #include <zookeeper/zookeeper.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/zk_session.h"
 
 namespace tempest::coord {
@@ -36,12 +36,14 @@ struct ZkSession::Handle {
 
 // The shared state of one request: the caller waits on it; the C client's
 // completion thread fills it. Shared so a caller that gave up at its deadline
-// leaves it valid for the late completion.
+// leaves it valid for the late completion. The reply fields below `rc` are
+// filled before Finish and read by the caller only once it has seen `done`
+// under `mu`, which orders the two.
 struct ZkSession::Pending {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  int rc = ZOK;
+  absl::Mutex mu;
+  absl::CondVar cv;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  int rc ABSL_GUARDED_BY(mu) = ZOK;
   ZkStat stat;
   std::string data;
   std::vector<std::string> strings;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/core/status_macros.h"
 #include "common/os/files.h"
 #include "common/os/loopback.h"
 
@@ -29,6 +30,29 @@ absl::StatusOr<std::string> MakeTempDir() {
   return pattern;
 }
 
+// Each member's host and ports: the standard ports on hosts of their own,
+// free loopback ports otherwise.
+absl::StatusOr<std::vector<ZkPeer>> ChoosePeers(const ZkEnsemble::Options& options) {
+  std::vector<ZkPeer> peers;
+  for (int i = 0; i < options.size; ++i) {
+    ZkPeer peer{.id = i + 1};
+    if (!options.hosts.empty()) {
+      // A host of its own: nothing else listens there.
+      peer.host = options.hosts[i];
+      peer.client_port = 2181;
+      peer.quorum_port = 2888;
+      peer.election_port = 3888;
+      peers.push_back(peer);
+      continue;
+    }
+    for (int* port : {&peer.client_port, &peer.quorum_port, &peer.election_port}) {
+      ASSIGN_OR_RETURN(*port, os::FindFreeLoopbackPort());
+    }
+    peers.push_back(peer);
+  }
+  return peers;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
@@ -44,33 +68,13 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
   }
   const bool owns_dir = options.dir.empty();
   if (owns_dir) {
-    absl::StatusOr<std::string> made = MakeTempDir();
-    if (!made.ok()) return made.status();
-    options.dir = *std::move(made);
-  } else if (absl::Status s = os::MakeDirs(options.dir); !s.ok()) {
-    return s;
+    ASSIGN_OR_RETURN(options.dir, MakeTempDir());
+  } else {
+    RETURN_IF_ERROR(os::MakeDirs(options.dir));
   }
   // From here on the destructor cleans up (members, owned dir) on any error.
   auto ensemble = std::unique_ptr<ZkEnsemble>(new ZkEnsemble(options.dir, owns_dir));
-  std::vector<ZkPeer> peers;
-  for (int i = 0; i < options.size; ++i) {
-    ZkPeer peer{.id = i + 1};
-    if (!options.hosts.empty()) {
-      // A host of its own: nothing else listens there.
-      peer.host = options.hosts[i];
-      peer.client_port = 2181;
-      peer.quorum_port = 2888;
-      peer.election_port = 3888;
-      peers.push_back(peer);
-      continue;
-    }
-    for (int* port : {&peer.client_port, &peer.quorum_port, &peer.election_port}) {
-      absl::StatusOr<int> found = os::FindFreeLoopbackPort();
-      if (!found.ok()) return found.status();
-      *port = *found;
-    }
-    peers.push_back(peer);
-  }
+  ASSIGN_OR_RETURN(const std::vector<ZkPeer> peers, ChoosePeers(options));
   for (int i = 0; i < options.size; ++i) {
     ZkServerConfig config;
     config.data_dir = absl::StrCat(ensemble->dir(), "/zk", i + 1);
@@ -83,12 +87,11 @@ absl::StatusOr<std::unique_ptr<ZkEnsemble>> ZkEnsemble::Start(Options options) {
       config.ensemble = peers;
       config.my_id = i + 1;
     }
-    auto server = ZkServer::Start(config);
-    if (!server.ok()) return server.status();
-    ensemble->servers_.push_back(std::move(*server));
+    ASSIGN_OR_RETURN(auto server, ZkServer::Start(config));
+    ensemble->servers_.push_back(std::move(server));
   }
   for (int i = 0; i < options.size; ++i) {
-    if (auto s = ensemble->servers_[i]->WaitServing(options.start_timeout); !s.ok()) return s;
+    RETURN_IF_ERROR(ensemble->servers_[i]->WaitServing(options.start_timeout));
   }
   return ensemble;
 }
@@ -115,7 +118,7 @@ void ZkEnsemble::Pause(int i) { servers_.at(i)->Pause(); }
 void ZkEnsemble::Resume(int i) { servers_.at(i)->Resume(); }
 
 absl::Status ZkEnsemble::Restart(int i, std::chrono::milliseconds timeout) {
-  if (auto s = servers_.at(i)->Restart(); !s.ok()) return s;
+  RETURN_IF_ERROR(servers_.at(i)->Restart());
   return servers_[i]->WaitServing(timeout);
 }
 

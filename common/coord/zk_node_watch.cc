@@ -1,12 +1,13 @@
 #include "common/coord/zk_node_watch.h"
 
 #include "common/coord/zk_paths.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 
 absl::StatusOr<std::unique_ptr<ZkNodeWatch>> ZkNodeWatch::Create(
     ZkSession& session, std::string path, Callback on_value, std::chrono::milliseconds op_timeout) {
-  if (auto s = ValidatePath(path); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidatePath(path));
   auto w = std::unique_ptr<ZkNodeWatch>(
       new ZkNodeWatch(session, std::move(path), std::move(on_value), op_timeout));
   ZkNodeWatch* self = w.get();

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 namespace {
@@ -93,7 +94,7 @@ absl::Status SplitConnectString(std::string_view connect, std::string* hosts, st
     *chroot = std::string(connect.substr(slash));
     if (*chroot == "/") chroot->clear();
     if (!chroot->empty()) {
-      if (auto s = ValidatePath(*chroot); !s.ok()) return s;
+      RETURN_IF_ERROR(ValidatePath(*chroot));
     }
   }
   if (hosts->empty()) return absl::InvalidArgumentError("empty ZooKeeper connect string");

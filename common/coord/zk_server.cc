@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/loopback.h"
 
 namespace tempest::coord {
@@ -66,13 +67,11 @@ absl::StatusOr<std::unique_ptr<ZkServer>> ZkServer::Start(const ZkServerConfig& 
   }
   auto server = std::unique_ptr<ZkServer>(new ZkServer(config));
   auto dir = std::filesystem::path(config.data_dir);
-  if (auto s = WriteFile(dir / "zoo.cfg", RenderZooCfg(config)); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteFile(dir / "zoo.cfg", RenderZooCfg(config)));
   if (!config.ensemble.empty()) {
-    if (auto s = WriteFile(dir / "data" / "myid", absl::StrCat(config.my_id, "\n")); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(WriteFile(dir / "data" / "myid", absl::StrCat(config.my_id, "\n")));
   }
-  if (auto s = server->Launch(); !s.ok()) return s;
+  RETURN_IF_ERROR(server->Launch());
   return server;
 }
 
@@ -95,22 +94,20 @@ absl::Status ZkServer::Launch() {
   options.working_dir = config_.data_dir;
   options.stdout_path = config_.data_dir + "/server.log";
   options.stderr_path = "=stdout";
-  auto child = os::ChildProcess::Start(options);
-  if (!child.ok()) return child.status();
-  process_ = std::move(*child);
+  ASSIGN_OR_RETURN(process_, os::ChildProcess::Start(options));
   paused_ = false;
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ZkServer::Mode(std::chrono::milliseconds timeout) const {
-  auto reply = os::TcpRequest(config_.host, config_.client_port, "srvr", timeout);
-  if (!reply.ok()) return reply.status();
-  auto pos = reply->find("Mode: ");
+  ASSIGN_OR_RETURN(const std::string reply,
+                   os::TcpRequest(config_.host, config_.client_port, "srvr", timeout));
+  auto pos = reply.find("Mode: ");
   if (pos == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("not serving: ", reply->substr(0, 120)));
+    return absl::UnavailableError(absl::StrCat("not serving: ", reply.substr(0, 120)));
   }
-  auto end = reply->find('\n', pos);
-  return reply->substr(pos + 6, end == std::string::npos ? std::string::npos : end - pos - 6);
+  auto end = reply.find('\n', pos);
+  return reply.substr(pos + 6, end == std::string::npos ? std::string::npos : end - pos - 6);
 }
 
 absl::Status ZkServer::WaitServing(std::chrono::milliseconds timeout) {

@@ -9,11 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "common/coord/zk_acl_check.h"
 #include "common/coord/zk_c_adapter.h"
 #include "common/coord/zk_paths.h"
 #include "common/coord/zk_session_metrics.h"
 #include "common/coord/zk_watch_registry.h"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 
 namespace tempest::coord {
@@ -94,9 +96,9 @@ ZkSession::ZkSession(Options options) : options_(std::move(options)) {}
 absl::StatusOr<std::unique_ptr<ZkSession>> ZkSession::Create(Options options) {
   if (options.clock == nullptr) options.clock = &core::RealClock();
   std::string hosts, chroot;
-  if (auto s = SplitConnectString(options.connect_string, &hosts, &chroot); !s.ok()) return s;
+  RETURN_IF_ERROR(SplitConnectString(options.connect_string, &hosts, &chroot));
   if (chroot.empty() && !options.chroot.empty() && options.chroot != "/") {
-    if (auto s = ValidatePath(options.chroot); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidatePath(options.chroot));
     chroot = options.chroot;
   }
   if (!chroot.empty() && options.create_chroot) {
@@ -106,17 +108,15 @@ absl::StatusOr<std::unique_ptr<ZkSession>> ZkSession::Create(Options options) {
     bootstrap.connect_string = hosts;
     bootstrap.chroot.clear();
     bootstrap.create_chroot = false;
-    auto boot = ZkSession::Create(std::move(bootstrap));
-    if (!boot.ok()) return boot.status();
-    if (auto s = (*boot)->WaitConnected(options.config.connection_timeout); !s.ok()) return s;
-    if (auto s = (*boot)->EnsurePath(chroot, ZkCall{options.config.connection_timeout}); !s.ok()) {
-      return s;
-    }
+    ASSIGN_OR_RETURN(const std::unique_ptr<ZkSession> boot,
+                     ZkSession::Create(std::move(bootstrap)));
+    RETURN_IF_ERROR(boot->WaitConnected(options.config.connection_timeout));
+    RETURN_IF_ERROR(boot->EnsurePath(chroot, ZkCall{options.config.connection_timeout}));
   }
   auto session = std::unique_ptr<ZkSession>(new ZkSession(std::move(options)));
   session->hosts_ = std::move(hosts);
   session->chroot_ = std::move(chroot);
-  if (auto s = session->Start(); !s.ok()) return s;
+  RETURN_IF_ERROR(session->Start());
   return session;
 }
 
@@ -131,11 +131,11 @@ absl::Status ZkSession::Start() {
         absl::StrCat("zookeeper_init failed for '", hosts_, chroot_, "': ", std::strerror(errno)));
   }
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     generation_ = 1;
   }
   {
-    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    absl::MutexLock lock(&handle_mu_);
     handle_ = std::move(handle);
   }
   return os::StartThread(dispatcher_, "a ZooKeeper session's dispatcher",
@@ -164,14 +164,14 @@ ZkSession::~ZkSession() { Close(); }
 
 void ZkSession::Close() {
   {
-    std::lock_guard<std::mutex> lock(close_mu_);
+    absl::MutexLock lock(&close_mu_);
     if (closed_) return;
     closed_ = true;
   }
   {
     // Closing joins the C client's threads; their last completions (ZCLOSING)
     // still only enqueue, so holding this lock cannot deadlock.
-    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    absl::MutexLock lock(&handle_mu_);
     if (handle_ != nullptr && handle_->zh != nullptr) zookeeper_close(handle_->zh);
     handle_.reset();
   }
@@ -180,10 +180,10 @@ void ZkSession::Close() {
     watches_->DropAll();
   });
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    absl::MutexLock lock(&queue_mu_);
     stopping_ = true;
   }
-  queue_cv_.notify_all();
+  queue_cv_.SignalAll();
   if (dispatcher_.joinable()) dispatcher_.join();
 }
 
@@ -210,33 +210,41 @@ std::vector<ZkAclEntry> ZkSession::Identities() const {
 }
 
 ZkSessionState ZkSession::state() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   return state_;
 }
 int64_t ZkSession::session_id() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   return session_id_;
 }
 std::string ZkSession::session_password() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   return password_;
 }
 uint64_t ZkSession::generation() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   return generation_;
 }
 milliseconds ZkSession::negotiated_timeout() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   return negotiated_timeout_;
 }
 
+bool ZkSession::WaitOnce(absl::CondVar& cv, absl::Mutex& mu, DeadlineClock::time_point deadline) {
+  const auto now = DeadlineClock::now();
+  if (now >= deadline) return false;
+  cv.WaitWithTimeout(&mu, absl::FromChrono(deadline - now));
+  return true;
+}
+
 absl::Status ZkSession::WaitConnected(milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(state_mu_);
-  const bool ok = state_cv_.wait_for(lock, timeout, [this] {
-    return state_ == ZkSessionState::kConnected || state_ == ZkSessionState::kClosed ||
-           state_ == ZkSessionState::kAuthFailed;
-  });
-  if (ok && state_ == ZkSessionState::kConnected) return absl::OkStatus();
+  const auto deadline = DeadlineClock::now() + timeout;
+  absl::MutexLock lock(&state_mu_);
+  while (state_ != ZkSessionState::kConnected && state_ != ZkSessionState::kClosed &&
+         state_ != ZkSessionState::kAuthFailed) {
+    if (!WaitOnce(state_cv_, state_mu_, deadline)) break;
+  }
+  if (state_ == ZkSessionState::kConnected) return absl::OkStatus();
   if (state_ == ZkSessionState::kAuthFailed) {
     return absl::PermissionDeniedError(
         "ZooKeeper rejected this client's credentials (storm.zookeeper.auth.scheme / "
@@ -247,15 +255,20 @@ absl::Status ZkSession::WaitConnected(milliseconds timeout) const {
 }
 
 int ZkSession::Subscribe(Listener listener) {
-  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
+  absl::MutexLock lock(&listeners_mu_);
   const int id = next_listener_++;
   listeners_[id] = std::move(listener);
   return id;
 }
 
 void ZkSession::Unsubscribe(int id) {
-  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
+  absl::MutexLock lock(&listeners_mu_);
   listeners_.erase(id);
+  // A listener unsubscribing itself returns at once (its own call is the one
+  // running); any other caller waits until that call has ended.
+  while (running_listener_ == id && listener_thread_ != std::this_thread::get_id()) {
+    listener_done_cv_.Wait(&listeners_mu_);
+  }
 }
 
 }  // namespace tempest::coord

@@ -2,24 +2,23 @@
 #define TEMPEST_COMMON_COORD_ZK_SESSION_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/retry_policy.h"
 #include "common/coord/zk_auth.h"
 #include "common/core/clock.h"
@@ -322,6 +321,12 @@ class ZkSession {
   void OnWatchEvent(uint64_t generation, const ZkWatchEvent& event);
   void CheckLocalTimer();
   void Transition(ZkSessionState next, bool by_local_timer = false);
+  // Waits on `cv` (which `mu` guards) once, at most until `deadline` on the
+  // steady clock; false, without waiting, once the deadline has passed.
+  static bool WaitOnce(absl::CondVar& cv, absl::Mutex& mu, DeadlineClock::time_point deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Calls each listener with `event`, in order, outside listeners_mu_.
+  void NotifyListeners(const ZkSessionEvent& event);
   void ReplaceHandle();
   std::unique_ptr<Handle> NewHandle(uint64_t generation);
 
@@ -337,6 +342,11 @@ class ZkSession {
   ZkAttempt SendOnce(const ZkRetrySpec& spec, const std::shared_ptr<Pending>& pending);
   absl::Status WaitUsable(DeadlineClock::time_point deadline, bool write, int64_t require_session,
                           int64_t* session_out);
+  // A call bound to `require_session` (non-zero) that may no longer be sent.
+  bool FencedLocked(int64_t require_session) const ABSL_SHARED_LOCKS_REQUIRED(state_mu_);
+  // Whether a call may stop waiting for the session (to send, or to fail).
+  bool UsableOrFinalLocked(bool write, int64_t require_session) const
+      ABSL_SHARED_LOCKS_REQUIRED(state_mu_);
   bool Backoff(RetryPolicy& policy, int& retries, DeadlineClock::time_point deadline);
   RetryPolicy NewRetryPolicy();
 
@@ -384,31 +394,38 @@ class ZkSession {
   std::unique_ptr<ZkSessionMetrics> metrics_;
   std::unique_ptr<ZkWatchRegistry> watches_;
 
-  mutable std::shared_mutex handle_mu_;  // exclusive only to replace/close the handle
-  std::unique_ptr<Handle> handle_;
+  // Readers (calls sending a request) share it; held exclusively only to
+  // replace or close the handle.
+  mutable absl::Mutex handle_mu_;
+  std::unique_ptr<Handle> handle_ ABSL_GUARDED_BY(handle_mu_);
 
-  mutable std::mutex state_mu_;
-  mutable std::condition_variable state_cv_;
-  ZkSessionState state_ = ZkSessionState::kConnecting;
-  int64_t session_id_ = 0;
-  std::string password_;
-  uint64_t generation_ = 0;
-  std::chrono::milliseconds negotiated_timeout_{0};
-  core::Clock::TimePoint suspended_at_{};
+  mutable absl::Mutex state_mu_;
+  mutable absl::CondVar state_cv_;  // signalled on every state change
+  ZkSessionState state_ ABSL_GUARDED_BY(state_mu_) = ZkSessionState::kConnecting;
+  int64_t session_id_ ABSL_GUARDED_BY(state_mu_) = 0;
+  std::string password_ ABSL_GUARDED_BY(state_mu_);
+  uint64_t generation_ ABSL_GUARDED_BY(state_mu_) = 0;
+  std::chrono::milliseconds negotiated_timeout_ ABSL_GUARDED_BY(state_mu_){0};
+  core::Clock::TimePoint suspended_at_ ABSL_GUARDED_BY(state_mu_){};
 
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
+  absl::Mutex queue_mu_;
+  absl::CondVar queue_cv_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
   std::thread dispatcher_;
 
-  // Held while listeners run (recursive: a listener may (un)subscribe).
-  std::recursive_mutex listeners_mu_;
-  std::map<int, Listener> listeners_;
-  int next_listener_ = 1;
+  // Not held while a listener runs, so a listener may (un)subscribe; the
+  // listener being called is marked instead, and Unsubscribe from another
+  // thread waits for that call to end.
+  absl::Mutex listeners_mu_;
+  absl::CondVar listener_done_cv_;
+  std::map<int, Listener> listeners_ ABSL_GUARDED_BY(listeners_mu_);
+  int next_listener_ ABSL_GUARDED_BY(listeners_mu_) = 1;
+  int running_listener_ ABSL_GUARDED_BY(listeners_mu_) = 0;  // 0: none
+  std::thread::id listener_thread_ ABSL_GUARDED_BY(listeners_mu_);
 
-  std::mutex close_mu_;
-  bool closed_ = false;
+  absl::Mutex close_mu_;  // taken inside handle_mu_ by ReplaceHandle
+  bool closed_ ABSL_GUARDED_BY(close_mu_) = false;
 };
 
 }  // namespace tempest::coord

@@ -16,6 +16,7 @@
 #include "common/coord/zk_session_metrics.h"
 #include "common/coord/zk_status.h"
 #include "common/coord/zk_watch_registry.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::coord {
 
@@ -190,20 +191,25 @@ ZkAttempt ZkSession::RunAttempt(const ZkRetrySpec& spec, const std::shared_ptr<P
   return a;
 }
 
+bool ZkSession::FencedLocked(int64_t require_session) const {
+  // After an expiry session_id_ is 0 until the next session exists: a
+  // bound call fails at once instead of waiting for a session it may not use.
+  return require_session != 0 && session_id_ != require_session;
+}
+
+bool ZkSession::UsableOrFinalLocked(bool write, int64_t require_session) const {
+  return state_ == ZkSessionState::kConnected ||
+         (!write && state_ == ZkSessionState::kReadOnly) || state_ == ZkSessionState::kClosed ||
+         state_ == ZkSessionState::kAuthFailed || FencedLocked(require_session);
+}
+
 absl::Status ZkSession::WaitUsable(DeadlineClock::time_point deadline, bool write,
                                    int64_t require_session, int64_t* session_out) {
-  std::unique_lock<std::mutex> lock(state_mu_);
-  auto fenced = [&] {
-    // After an expiry session_id_ is 0 until the next session exists: a
-    // bound call fails at once instead of waiting for a session it may not use.
-    return require_session != 0 && session_id_ != require_session;
-  };
-  auto ready = [&] {
-    return state_ == ZkSessionState::kConnected ||
-           (!write && state_ == ZkSessionState::kReadOnly) || state_ == ZkSessionState::kClosed ||
-           state_ == ZkSessionState::kAuthFailed || fenced();
-  };
-  if (!state_cv_.wait_until(lock, deadline, ready)) {
+  absl::MutexLock lock(&state_mu_);
+  while (!UsableOrFinalLocked(write, require_session)) {
+    if (!WaitOnce(state_cv_, state_mu_, deadline)) break;
+  }
+  if (!UsableOrFinalLocked(write, require_session)) {
     return absl::UnavailableError(absl::StrCat("ZooKeeper not connected within the deadline (",
                                                Av(ZkSessionStateName(state_)), ")"));
   }
@@ -211,7 +217,7 @@ absl::Status ZkSession::WaitUsable(DeadlineClock::time_point deadline, bool writ
   if (state_ == ZkSessionState::kAuthFailed) {
     return absl::PermissionDeniedError("ZooKeeper authentication failed");
   }
-  if (fenced()) {
+  if (FencedLocked(require_session)) {
     return absl::FailedPreconditionError(absl::StrCat("fenced: ZooKeeper session ", require_session,
                                                       " is gone (current ", session_id_, ")"));
   }
@@ -229,7 +235,7 @@ ZkAttempt ZkSession::SendOnce(const ZkRetrySpec& spec, const std::shared_ptr<Pen
     return a;
   }
   {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    absl::ReaderMutexLock lock(&handle_mu_);
     if (handle_ == nullptr || handle_->zh == nullptr) {
       a.pre = absl::UnavailableError("no ZooKeeper handle");
       return a;
@@ -249,8 +255,11 @@ ZkAttempt ZkSession::SendOnce(const ZkRetrySpec& spec, const std::shared_ptr<Pen
       return a;
     }
   }
-  std::unique_lock<std::mutex> lock(pending->mu);
-  if (!pending->cv.wait_until(lock, spec.deadline, [&] { return pending->done; })) {
+  absl::MutexLock lock(&pending->mu);
+  while (!pending->done) {
+    if (!WaitOnce(pending->cv, pending->mu, spec.deadline)) break;
+  }
+  if (!pending->done) {
     a.timed_out = true;
     return a;
   }
@@ -273,7 +282,7 @@ absl::StatusOr<ZkNode> ZkSession::GetImpl(const std::string& path, ZkWatchFn wat
     node = ZkNode{std::move(p.data), p.stat};
     return ZkReply::Final();
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return node;
 }
 
@@ -289,7 +298,7 @@ absl::StatusOr<std::optional<ZkStat>> ZkSession::ExistsImpl(const std::string& p
     if (rc == ZOK) stat = p.stat;
     return rc == ZOK || rc == ZNONODE ? ZkReply::Final() : ZkReply::Failed();
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return stat;
 }
 
@@ -307,7 +316,7 @@ absl::StatusOr<std::vector<std::string>> ZkSession::ChildrenImpl(const std::stri
     children = std::move(p.strings);
     return ZkReply::Final();
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return children;
 }
 
@@ -362,7 +371,7 @@ absl::StatusOr<ZkStat> ZkSession::Set(const std::string& path, std::string_view 
     spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
       return ResolveAmbiguousSet(path, data, a.rc, failure, read_call, expected, stat);
     };
-    if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+    RETURN_IF_ERROR(RunWithRetries(spec));
     return stat;
   });
 }
@@ -423,7 +432,7 @@ absl::StatusOr<std::string> ZkSession::CreateOnce(const std::string& path, std::
   spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
     return ResolveAmbiguousCreate(path, data, options.mode, a.session, failure, read_call, created);
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return created;
 }
 
@@ -497,7 +506,7 @@ std::optional<absl::Status> ZkSession::FindSequentialCreate(
 absl::StatusOr<std::string> ZkSession::Create(const std::string& path, std::string_view data,
                                               const ZkCreateOptions& options, const ZkCall& call) {
   return Timed(*metrics_, "create", [&]() -> absl::StatusOr<std::string> {
-    if (absl::Status valid = ValidatePath(path); !valid.ok()) return valid;
+    RETURN_IF_ERROR(ValidatePath(path));
     return CreateOnce(path, data, options, call);
   });
 }
@@ -545,7 +554,7 @@ absl::StatusOr<std::pair<ZkAcl, ZkStat>> ZkSession::GetAcl(const std::string& pa
       out = {std::move(p.acl), p.stat};
       return ZkReply::Final();
     };
-    if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+    RETURN_IF_ERROR(RunWithRetries(spec));
     return out;
   });
 }
@@ -617,7 +626,7 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::MultiOnce(const std::vector<Z
   if (failed_op != nullptr) *failed_op = -1;
   if (ops.empty()) return std::vector<ZkOpResult>{};
   for (const auto& op : ops) {
-    if (auto s = ValidatePath(op.path); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidatePath(op.path));
   }
   std::vector<ZkOpResult> results;
   ZkRetrySpec spec = WriteSpec("multi", ops[0].path, deadline, call);
@@ -643,7 +652,7 @@ absl::StatusOr<std::vector<ZkOpResult>> ZkSession::MultiOnce(const std::vector<Z
   spec.resolve = [&](const ZkAttempt& a, const absl::Status& failure, const ZkCall& read_call) {
     return ResolveAmbiguousMulti(ops, a.session, failure, read_call, results);
   };
-  if (absl::Status s = RunWithRetries(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(RunWithRetries(spec));
   return results;
 }
 
@@ -687,7 +696,7 @@ absl::Status ZkSession::SetAsync(const std::string& path, std::string_view data,
   }
   int rc;
   {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    absl::ReaderMutexLock lock(&handle_mu_);
     if (handle_ == nullptr || handle_->zh == nullptr) {
       rc = ZINVALIDSTATE;
     } else {

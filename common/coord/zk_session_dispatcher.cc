@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "absl/time/time.h"
 #include "common/coord/zk_c_adapter.h"
 #include "common/coord/zk_session.h"
 #include "common/coord/zk_session_metrics.h"
@@ -18,24 +19,27 @@ using std::chrono::milliseconds;
 void ZkSession::Enqueue(std::function<void()> task) {
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    absl::MutexLock lock(&queue_mu_);
     queue_.push_back(std::move(task));
     // Only the first task of a batch needs to wake the dispatcher; the rest
     // are picked up with it.
     wake = queue_.size() == 1;
   }
-  if (wake) queue_cv_.notify_one();
+  if (wake) queue_cv_.Signal();
 }
 
 void ZkSession::DispatchLoop() {
   std::deque<std::function<void()>> batch;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(queue_mu_);
+      absl::MutexLock lock(&queue_mu_);
       // While suspended, wake often enough to run the local session timer.
       const bool suspended = state() == ZkSessionState::kSuspended;
-      queue_cv_.wait_for(lock, suspended ? milliseconds(20) : milliseconds(250),
-                         [this] { return !queue_.empty() || stopping_; });
+      const auto deadline =
+          DeadlineClock::now() + (suspended ? milliseconds(20) : milliseconds(250));
+      while (queue_.empty() && !stopping_) {
+        if (!WaitOnce(queue_cv_, queue_mu_, deadline)) break;
+      }
       if (queue_.empty() && stopping_) return;
       batch.swap(queue_);
     }
@@ -64,7 +68,7 @@ std::chrono::milliseconds ZkSession::SuspensionBudget(std::chrono::milliseconds 
 void ZkSession::CheckLocalTimer() {
   bool lost = false;
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     if (state_ == ZkSessionState::kSuspended && negotiated_timeout_.count() > 0 &&
         options_.clock->Now() - suspended_at_ >= SuspensionBudget(negotiated_timeout_)) {
       lost = true;
@@ -75,7 +79,7 @@ void ZkSession::CheckLocalTimer() {
 
 void ZkSession::OnSessionEvent(uint64_t generation, int zk_state) {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     if (generation != generation_) return;  // an old handle's late event
   }
   const ZkSessionState current = state();
@@ -83,11 +87,11 @@ void ZkSession::OnSessionEvent(uint64_t generation, int zk_state) {
   if (zk_state == ZOO_CONNECTED_STATE || zk_state == ZOO_READONLY_STATE) {
     ZkClientSession client;
     {
-      std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      absl::ReaderMutexLock lock(&handle_mu_);
       if (handle_ != nullptr && handle_->zh != nullptr) client = ZkCAdapter::SessionOf(handle_->zh);
     }
     {
-      std::lock_guard<std::mutex> lock(state_mu_);
+      absl::MutexLock lock(&state_mu_);
       session_id_ = client.id;
       password_ = std::move(client.password);
       negotiated_timeout_ = client.timeout;
@@ -104,7 +108,7 @@ void ZkSession::OnSessionEvent(uint64_t generation, int zk_state) {
     // for a new session: the old one may well be alive.
     if (current == ZkSessionState::kConnected || current == ZkSessionState::kReadOnly) {
       {
-        std::lock_guard<std::mutex> lock(state_mu_);
+        absl::MutexLock lock(&state_mu_);
         suspended_at_ = options_.clock->Now();
       }
       Transition(ZkSessionState::kSuspended);
@@ -115,16 +119,16 @@ void ZkSession::OnSessionEvent(uint64_t generation, int zk_state) {
 void ZkSession::ReplaceHandle() {
   uint64_t next = 0;
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     next = ++generation_;
     session_id_ = 0;
     password_.clear();
   }
   watches_->DropAll();
   {
-    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    absl::MutexLock lock(&handle_mu_);
     {
-      std::lock_guard<std::mutex> closing(close_mu_);
+      absl::MutexLock closing(&close_mu_);
       if (closed_) return;  // Close() owns the handle from here on
     }
     if (handle_ != nullptr && handle_->zh != nullptr) zookeeper_close(handle_->zh);
@@ -144,7 +148,7 @@ void ZkSession::ReplaceHandle() {
 void ZkSession::Transition(ZkSessionState next, bool by_local_timer) {
   ZkSessionEvent event;
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     if (state_ == next) return;
     if (state_ == ZkSessionState::kClosed) return;
     event.previous = state_;
@@ -154,22 +158,41 @@ void ZkSession::Transition(ZkSessionState next, bool by_local_timer) {
     event.by_local_timer = by_local_timer;
     state_ = next;
   }
-  state_cv_.notify_all();
+  state_cv_.SignalAll();
   metrics_->Transition(event.previous, event.state);
-  std::lock_guard<std::recursive_mutex> lock(listeners_mu_);
+  NotifyListeners(event);
+}
+
+void ZkSession::NotifyListeners(const ZkSessionEvent& event) {
   std::vector<int> ids;
-  for (const auto& [id, l] : listeners_) ids.push_back(id);
+  {
+    absl::MutexLock lock(&listeners_mu_);
+    for (const auto& [id, l] : listeners_) ids.push_back(id);
+  }
   for (int id : ids) {
-    auto it = listeners_.find(id);
-    if (it == listeners_.end()) continue;  // unsubscribed by an earlier listener
-    Listener listener = it->second;        // a copy: it may unsubscribe itself
+    Listener listener;
+    {
+      absl::MutexLock lock(&listeners_mu_);
+      auto it = listeners_.find(id);
+      if (it == listeners_.end()) continue;  // unsubscribed by an earlier listener
+      listener = it->second;                 // a copy: it may unsubscribe itself
+      running_listener_ = id;
+      listener_thread_ = std::this_thread::get_id();
+    }
     listener(event);
+    // Dropped before Unsubscribe can return: the copy may own the listener's state.
+    listener = nullptr;
+    {
+      absl::MutexLock lock(&listeners_mu_);
+      running_listener_ = 0;
+    }
+    listener_done_cv_.SignalAll();
   }
 }
 
 void ZkSession::OnWatchEvent(uint64_t generation, const ZkWatchEvent& event) {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     if (generation != generation_) return;  // a watch of an old handle
   }
   watches_->Fire(event);

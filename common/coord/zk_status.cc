@@ -8,75 +8,52 @@
 namespace tempest::coord {
 namespace {
 constexpr absl::string_view kZkCodePayload = "type.tempest.dev/zookeeper.rc";
+
+// The C client's codes by name (zerror gives prose, not the name).
+struct ZkCodeAndName {
+  int rc;
+  const char* name;
+};
+constexpr ZkCodeAndName kZkCodeNames[] = {
+    {ZOK, "ZOK"},
+    {ZSYSTEMERROR, "ZSYSTEMERROR"},
+    {ZRUNTIMEINCONSISTENCY, "ZRUNTIMEINCONSISTENCY"},
+    {ZDATAINCONSISTENCY, "ZDATAINCONSISTENCY"},
+    {ZCONNECTIONLOSS, "ZCONNECTIONLOSS"},
+    {ZMARSHALLINGERROR, "ZMARSHALLINGERROR"},
+    {ZUNIMPLEMENTED, "ZUNIMPLEMENTED"},
+    {ZOPERATIONTIMEOUT, "ZOPERATIONTIMEOUT"},
+    {ZBADARGUMENTS, "ZBADARGUMENTS"},
+    {ZINVALIDSTATE, "ZINVALIDSTATE"},
+    {ZNEWCONFIGNOQUORUM, "ZNEWCONFIGNOQUORUM"},
+    {ZRECONFIGINPROGRESS, "ZRECONFIGINPROGRESS"},
+    {ZAPIERROR, "ZAPIERROR"},
+    {ZNONODE, "ZNONODE"},
+    {ZNOAUTH, "ZNOAUTH"},
+    {ZBADVERSION, "ZBADVERSION"},
+    {ZNOCHILDRENFOREPHEMERALS, "ZNOCHILDRENFOREPHEMERALS"},
+    {ZNODEEXISTS, "ZNODEEXISTS"},
+    {ZNOTEMPTY, "ZNOTEMPTY"},
+    {ZSESSIONEXPIRED, "ZSESSIONEXPIRED"},
+    {ZINVALIDCALLBACK, "ZINVALIDCALLBACK"},
+    {ZINVALIDACL, "ZINVALIDACL"},
+    {ZAUTHFAILED, "ZAUTHFAILED"},
+    {ZCLOSING, "ZCLOSING"},
+    {ZNOTHING, "ZNOTHING"},
+    {ZSESSIONMOVED, "ZSESSIONMOVED"},
+    {ZNOTREADONLY, "ZNOTREADONLY"},
+    {ZEPHEMERALONLOCALSESSION, "ZEPHEMERALONLOCALSESSION"},
+    {ZNOWATCHER, "ZNOWATCHER"},
+    {ZRECONFIGDISABLED, "ZRECONFIGDISABLED"},
+    {ZTHROTTLEDOP, "ZTHROTTLEDOP"},
+};
 }  // namespace
 
 std::string ZkCodeName(int rc) {
-  switch (rc) {
-    case ZOK:
-      return "ZOK";
-    case ZSYSTEMERROR:
-      return "ZSYSTEMERROR";
-    case ZRUNTIMEINCONSISTENCY:
-      return "ZRUNTIMEINCONSISTENCY";
-    case ZDATAINCONSISTENCY:
-      return "ZDATAINCONSISTENCY";
-    case ZCONNECTIONLOSS:
-      return "ZCONNECTIONLOSS";
-    case ZMARSHALLINGERROR:
-      return "ZMARSHALLINGERROR";
-    case ZUNIMPLEMENTED:
-      return "ZUNIMPLEMENTED";
-    case ZOPERATIONTIMEOUT:
-      return "ZOPERATIONTIMEOUT";
-    case ZBADARGUMENTS:
-      return "ZBADARGUMENTS";
-    case ZINVALIDSTATE:
-      return "ZINVALIDSTATE";
-    case ZNEWCONFIGNOQUORUM:
-      return "ZNEWCONFIGNOQUORUM";
-    case ZRECONFIGINPROGRESS:
-      return "ZRECONFIGINPROGRESS";
-    case ZAPIERROR:
-      return "ZAPIERROR";
-    case ZNONODE:
-      return "ZNONODE";
-    case ZNOAUTH:
-      return "ZNOAUTH";
-    case ZBADVERSION:
-      return "ZBADVERSION";
-    case ZNOCHILDRENFOREPHEMERALS:
-      return "ZNOCHILDRENFOREPHEMERALS";
-    case ZNODEEXISTS:
-      return "ZNODEEXISTS";
-    case ZNOTEMPTY:
-      return "ZNOTEMPTY";
-    case ZSESSIONEXPIRED:
-      return "ZSESSIONEXPIRED";
-    case ZINVALIDCALLBACK:
-      return "ZINVALIDCALLBACK";
-    case ZINVALIDACL:
-      return "ZINVALIDACL";
-    case ZAUTHFAILED:
-      return "ZAUTHFAILED";
-    case ZCLOSING:
-      return "ZCLOSING";
-    case ZNOTHING:
-      return "ZNOTHING";
-    case ZSESSIONMOVED:
-      return "ZSESSIONMOVED";
-    case ZNOTREADONLY:
-      return "ZNOTREADONLY";
-    case ZEPHEMERALONLOCALSESSION:
-      return "ZEPHEMERALONLOCALSESSION";
-    case ZNOWATCHER:
-      return "ZNOWATCHER";
-    case ZRECONFIGDISABLED:
-      return "ZRECONFIGDISABLED";
-    case ZTHROTTLEDOP:
-      return "ZTHROTTLEDOP";
-    default:
-      return absl::StrCat("Z", rc);
+  for (const ZkCodeAndName& code : kZkCodeNames) {
+    if (code.rc == rc) return code.name;
   }
+  return absl::StrCat("Z", rc);
 }
 
 bool IsAmbiguousWriteCode(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT; }

@@ -6,14 +6,14 @@
 namespace tempest::coord {
 
 uint64_t ZkWatchRegistry::Register(Kind kind, const std::string& path, ZkWatchFn fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const uint64_t id = next_id_++;
   WatchesOf(kind)[path].push_back(Registration{id, std::move(fn)});
   return id;
 }
 
 void ZkWatchRegistry::Unregister(Kind kind, const std::string& path, uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ByPath& watches = WatchesOf(kind);
   auto it = watches.find(path);
   if (it == watches.end()) return;
@@ -27,7 +27,7 @@ void ZkWatchRegistry::Unregister(Kind kind, const std::string& path, uint64_t id
 void ZkWatchRegistry::Fire(const ZkWatchEvent& event) {
   std::vector<Registration> fire;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto take = [&](ByPath& watches) {
       auto it = watches.find(event.path);
       if (it == watches.end()) return;
@@ -56,7 +56,7 @@ void ZkWatchRegistry::Fire(const ZkWatchEvent& event) {
 void ZkWatchRegistry::DropAll() {
   std::vector<std::pair<std::string, Registration>> fire;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (ByPath* watches : {&data_, &child_}) {
       for (auto& [path, regs] : *watches) {
         for (auto& r : regs) fire.emplace_back(path, std::move(r));

@@ -3,10 +3,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/zk_session.h"
 
 namespace tempest::coord {
@@ -34,11 +35,14 @@ class ZkWatchRegistry {
     ZkWatchFn fn;
   };
   using ByPath = std::map<std::string, std::vector<Registration>>;
-  ByPath& WatchesOf(Kind kind) { return kind == Kind::kData ? data_ : child_; }
+  ByPath& WatchesOf(Kind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return kind == Kind::kData ? data_ : child_;
+  }
 
-  std::mutex mu_;
-  ByPath data_, child_;
-  uint64_t next_id_ = 1;
+  absl::Mutex mu_;
+  ByPath data_ ABSL_GUARDED_BY(mu_);
+  ByPath child_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace tempest::coord
