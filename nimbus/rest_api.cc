@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "nimbus/nimbus.h"
 #include "nimbus/prometheus_view.h"
 #include "nimbus/rest_cluster_views.h"
@@ -64,26 +65,25 @@ int64_t NowSecs(Nimbus& nimbus) { return nimbus.clock().WallMillis() / 1000; }
 absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisors,
                                             bool with_beats) {
   absl::StatusOr<std::vector<StoredTopology>> topologies = nimbus.Topologies();
-  if (!topologies.ok()) return topologies.status();
+  RETURN_IF_ERROR(topologies.status());
   ClusterView view;
   if (with_supervisors) {
     absl::StatusOr<std::vector<v1::SupervisorInfo>> supervisors = nimbus.Supervisors();
-    if (!supervisors.ok()) return supervisors.status();
+    RETURN_IF_ERROR(supervisors.status());
     view.supervisors = *std::move(supervisors);
   }
   for (StoredTopology& t : *topologies) {
-    absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(t.id);
-    if (!a.ok()) return a.status();
+    ASSIGN_OR_RETURN(std::optional<v1::Assignment> a, nimbus.AssignmentOf(t.id));
     TopologyView topology;
     topology.topology = std::move(t);
-    topology.assignment = *std::move(a);
+    topology.assignment = std::move(a);
     if (with_beats) {
       absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(topology.topology.id);
-      if (!beats.ok()) return beats.status();
+      RETURN_IF_ERROR(beats.status());
       topology.beats = *std::move(beats);
       absl::StatusOr<std::vector<StoredWorkerFailure>> failures =
           nimbus.WorkerFailures(topology.topology.id);
-      if (!failures.ok()) return failures.status();
+      RETURN_IF_ERROR(failures.status());
       topology.failures = *std::move(failures);
     }
     view.topologies.push_back(std::move(topology));
@@ -95,19 +95,17 @@ absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisor
 
 // The record, its assignment (if any) and every workerbeat of one topology.
 absl::StatusOr<TopologyView> ReadTopologyView(Nimbus& nimbus, const std::string& id) {
-  absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
-  if (!t.ok()) return t.status();
-  absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(id);
-  if (!a.ok()) return a.status();
+  ASSIGN_OR_RETURN(StoredTopology t, nimbus.Topology(id));
+  ASSIGN_OR_RETURN(std::optional<v1::Assignment> a, nimbus.AssignmentOf(id));
   absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(id);
-  if (!beats.ok()) return beats.status();
+  RETURN_IF_ERROR(beats.status());
   absl::StatusOr<std::vector<StoredError>> errors = nimbus.Errors(id);
-  if (!errors.ok()) return errors.status();
+  RETURN_IF_ERROR(errors.status());
   absl::StatusOr<std::vector<StoredWorkerFailure>> failures = nimbus.WorkerFailures(id);
-  if (!failures.ok()) return failures.status();
+  RETURN_IF_ERROR(failures.status());
   TopologyView view;
-  view.topology = *std::move(t);
-  view.assignment = *std::move(a);
+  view.topology = std::move(t);
+  view.assignment = std::move(a);
   view.beats = *std::move(beats);
   view.errors = *std::move(errors);
   view.failures = *std::move(failures);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "nimbus/rest_views.h"
 #include "nimbus/topology_store.h"
 #include "nlohmann/json.hpp"
@@ -72,7 +73,7 @@ absl::StatusOr<std::vector<StoredWorkerFailure>> TopologyStore::ListWorkerFailur
   const std::string dir = paths_.WorkerFailuresOf(id);
   absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
   if (absl::IsNotFound(names.status())) return out;
-  if (!names.ok()) return names.status();
+  RETURN_IF_ERROR(names.status());
   std::sort(names->begin(), names->end());
   for (const std::string& name : *names) {
     std::optional<WorkerSlot> slot = ParseBeatName(name);
@@ -96,7 +97,9 @@ absl::Status TopologyStore::RemoveWorkerFailures(const std::string& id) {
   const std::string dir = paths_.WorkerFailuresOf(id);
   absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
   if (absl::IsNotFound(names.status())) return absl::OkStatus();
-  if (!names.ok()) return names.status();
+  RETURN_IF_ERROR(names.status());
+  // Best effort: a record left makes the Delete of `dir` below fail, and
+  // that failure is what is returned.
   for (const std::string& name : *names) (void)session_.Delete(dir + "/" + name);
   // A supervisor may add one meanwhile; the next cleanup round removes it.
   absl::Status s = session_.Delete(dir);
