@@ -46,10 +46,10 @@ KafkaLagCache::KafkaLagCache(Options options) : options_(std::move(options)) {
 
 KafkaLagCache::~KafkaLagCache() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
+    work_.SignalAll();
   }
-  work_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -59,15 +59,14 @@ bool KafkaLagCache::Fresh(const Entry& entry, core::Clock::TimePoint now) const 
 
 absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopology& topology) {
   // Parsing the stored definition touches neither Kafka nor ZooKeeper.
-  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(topology.base);
-  if (!def.ok()) return def.status();
+  ASSIGN_OR_RETURN(core::TopologyDef def, core::LoadStoredTopology(topology.base));
   // As a worker resolves it: a spout naming no ZooKeeper keeps its offsets
   // in the cluster's.
-  def->config.Set(api::kTempestClusterZookeeperConnect, options_.zk_connect);
-  Job job{topology.version, spout::KafkaSpoutsOf(*def)};
+  def.config.Set(api::kTempestClusterZookeeperConnect, options_.zk_connect);
+  Job job{topology.version, spout::KafkaSpoutsOf(def)};
   if (job.targets.empty()) return std::vector<spout::SpoutLag>{};
 
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   DropOld(options_.clock->Now());
   auto it = entries_.find(topology.id);
   if (it != entries_.end() && it->second.version == topology.version) {
@@ -79,10 +78,7 @@ absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopo
   // status): an old answer would not be this topology's.
   std::vector<spout::SpoutLagTarget> targets = job.targets;
   Schedule(topology.id, std::move(job));
-  const bool done = measured_.wait_for(lock, options_.first_wait, [&] {
-    auto e = entries_.find(topology.id);
-    return stopping_ || (e != entries_.end() && e->second.version == topology.version);
-  });
+  const bool done = AwaitMeasured(topology.id, topology.version);
   if (auto e = entries_.find(topology.id); done && e != entries_.end()) return e->second.lag;
   std::vector<spout::SpoutLag> pending;
   for (const spout::SpoutLagTarget& t : targets) {
@@ -95,13 +91,25 @@ absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopo
   return pending;
 }
 
+bool KafkaLagCache::AwaitMeasured(const std::string& id, int version) {
+  auto measured = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto e = entries_.find(id);
+    return stopping_ || (e != entries_.end() && e->second.version == version);
+  };
+  const absl::Time deadline = absl::Now() + absl::FromChrono(options_.first_wait);
+  while (!measured()) {
+    if (measured_.WaitWithDeadline(&mu_, deadline)) return measured();
+  }
+  return true;
+}
+
 void KafkaLagCache::Schedule(const std::string& id, Job job) {
   // Already being measured for this record: that answer is the refresh.
   if (id == measuring_ && job.version == measuring_version_) return;
   auto [it, added] = jobs_.insert_or_assign(id, std::move(job));
   if (!added) return;
   queue_.push_back(id);
-  work_.notify_one();
+  work_.Signal();
 }
 
 void KafkaLagCache::DropOld(core::Clock::TimePoint now) {
@@ -113,21 +121,22 @@ void KafkaLagCache::DropOld(core::Clock::TimePoint now) {
 }
 
 void KafkaLagCache::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
-    work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) work_.Wait(&mu_);
     if (stopping_) return;
     const std::string id = queue_.front();
     queue_.pop_front();
     auto job = jobs_.extract(id);
     measuring_ = id;
     measuring_version_ = job.mapped().version;
-    lock.unlock();
+    // Measuring can take seconds: Get answers from the entries meanwhile.
+    mu_.Unlock();
     std::vector<spout::SpoutLag> lag = options_.measure(job.mapped().targets);
-    lock.lock();
+    mu_.Lock();
     measuring_.clear();
     entries_[id] = Entry{options_.clock->Now(), job.mapped().version, std::move(lag)};
-    measured_.notify_all();
+    measured_.SignalAll();
   }
 }
 

@@ -2,18 +2,18 @@
 #define TEMPEST_NIMBUS_KAFKA_LAG_CACHE_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/zk_session.h"
 #include "common/core/clock.h"
 #include "nimbus/topology_store.h"
@@ -84,22 +84,25 @@ class KafkaLagCache {
 
   bool Fresh(const Entry& entry, core::Clock::TimePoint now) const;
   // Queues `id` unless it is already queued (then its job is replaced).
-  void Schedule(const std::string& id, Job job);
-  void DropOld(core::Clock::TimePoint now);
+  void Schedule(const std::string& id, Job job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DropOld(core::Clock::TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits (real time, at most first_wait) until `id` is measured at `version`.
+  bool AwaitMeasured(const std::string& id, int version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Loop();
   std::vector<spout::SpoutLag> Measure(const std::vector<spout::SpoutLagTarget>& targets);
 
   Options options_;
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable work_;      // a job was queued, or stopping
-  std::condition_variable measured_;  // an entry was stored
-  bool stopping_ = false;
-  std::map<std::string, Entry> entries_;  // by topology id
-  std::map<std::string, Job> jobs_;       // queued, by topology id
-  std::deque<std::string> queue_;         // ids of jobs_, oldest first
-  std::string measuring_;                 // the topology being measured ("" none)
-  int measuring_version_ = -1;
+  absl::Mutex mu_;
+  absl::CondVar work_;      // a job was queued, or stopping
+  absl::CondVar measured_;  // an entry was stored
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);  // by topology id
+  std::map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);       // queued, by topology id
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);         // ids of jobs_, oldest first
+  // The topology being measured ("" none).
+  std::string measuring_ ABSL_GUARDED_BY(mu_);
+  int measuring_version_ ABSL_GUARDED_BY(mu_) = -1;
 };
 
 }  // namespace tempest::nimbus

@@ -4,11 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,7 @@
 #include "common/net/http_auth.h"
 #include "nimbus/heartbeat_cache.h"
 #include "nimbus/kafka_lag_cache.h"
+#include "nimbus/nimbus_peer.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/stats_history.h"
 #include "nimbus/topology_store.h"
@@ -85,13 +87,6 @@ struct NimbusOptions {
   static absl::StatusOr<NimbusOptions> FromConfig(const api::Config& config);
 };
 
-// One registered nimbus, as the nimbus summary reports it.
-struct NimbusPeer {
-  std::string id;  // host:port
-  v1::NimbusSummary summary;
-  bool leader = false;
-};
-
 // The nimbus daemon: stores and schedules topologies in ZooKeeper and
 // serves the REST API.
 //
@@ -109,6 +104,12 @@ struct NimbusPeer {
 //
 // Only the leader writes: on a standby, write calls return Unavailable
 // naming the leader ("not the leader; the leader is host:port").
+//
+// The class is defined in one file per job: nimbus.cc (start, stop, the
+// API calls), nimbus_options.cc (NimbusOptions::FromConfig),
+// nimbus_leadership.cc (registration, election, the leader check),
+// nimbus_reconcile.cc (the reconcile loop), nimbus_schedule.cc (liveness
+// and assignments) and nimbus_http.cc (the REST server).
 class Nimbus {
  public:
   static absl::StatusOr<std::unique_ptr<Nimbus>> Create(NimbusOptions options);
@@ -176,14 +177,39 @@ class Nimbus {
   void CloseSessionForTest();
 
  private:
+  struct SchedulingRound;
+
   explicit Nimbus(NimbusOptions options);
+  // Holds the control thread until StartServing is over.
   absl::Status Start();
+  // Connects, opens the REST port, registers and joins the election.
+  absl::Status StartServing();
+  absl::Status ConnectZooKeeper();
+  absl::Status StartHttp();
+  absl::Status JoinElection();
   // Runs `fn` on the control thread; waits up to op_timeout.
   template <typename T>
   absl::StatusOr<T> OnControl(std::function<absl::StatusOr<T>()> fn);
-  absl::Status CheckLeader() const;
+  // When a write that arrives now stops waiting for the election to settle.
+  core::Clock::TimePoint LeadershipDeadline() const;
+  // OK on the leader. Waits for the election (until `deadline`) while it
+  // has not settled; then Unavailable naming the leader, if one is known.
+  absl::Status CheckLeader(core::Clock::TimePoint deadline) const;
   // Control thread only.
   absl::Status Reconcile();
+  // A round `event` calls for (unless stopping); a failure is logged.
+  void ReconcileAfter(std::string_view event);
+  // Removes a killed topology whose wait is over, or applies a due
+  // rebalance (adding it to `scratch`). False when `t` is gone.
+  absl::StatusOr<bool> ApplyDueTransition(StoredTopology& t, int64_t now_secs,
+                                          std::set<std::string>* scratch);
+  absl::StatusOr<bool> FinishDueRebalance(StoredTopology& t, std::set<std::string>* scratch);
+  // Feeds the round's beats to the statistics windows.
+  void RecordStatistics(const std::vector<StoredTopology>& topologies,
+                        const std::map<std::string, v1::Assignment>& assignments,
+                        const std::map<std::string, std::vector<StoredBeat>>& beats);
+  // Posts a round for each kill or rebalance due before the next periodic one.
+  void PostDueRounds(const std::vector<StoredTopology>& topologies, int64_t now_secs);
   absl::Status Register();
   // Deletes the nimbuses/ and leader/ nodes an earlier process of this id
   // left (another session); see the .cc.
@@ -194,6 +220,11 @@ class Nimbus {
                         const std::set<std::string>& scratch,
                         std::map<std::string, v1::Assignment>* final_assignments,
                         std::map<std::string, std::vector<StoredBeat>>* beats);
+  // One topology's scheduler input; records its assignment, dead slots and
+  // beats in `round` and `beats`.
+  absl::StatusOr<TopologySchedulingInput> ReadSchedulingInput(
+      const StoredTopology& t, bool from_scratch, SchedulingRound& round,
+      std::map<std::string, std::vector<StoredBeat>>* beats);
   // Liveness of one topology's executors (Storm's HeartbeatCache): adds the
   // slots that hold a dead executor to `dead_slots`.
   void FindDeadSlots(const std::string& topology_id, const v1::Assignment& assignment,
@@ -206,11 +237,17 @@ class Nimbus {
                                 const std::map<std::string, ExecutorSlots>& changed,
                                 const std::map<std::string, std::string>& hosts, int64_t now_secs,
                                 std::map<std::string, v1::Assignment>* final_assignments);
+  // A topology's stored assignment the scheduler left alone, given the
+  // transport secret it should carry (and stored again if that changed it).
+  absl::StatusOr<v1::Assignment> KeepAssignment(const StoredTopology& t,
+                                                const v1::Assignment& stored);
   // Deletes the workerbeats and published errors of topologies that no
   // longer exist, and the beats of slots a topology no longer has.
   absl::Status CleanWorkerBeats(const std::vector<StoredTopology>& topologies,
                                 const std::map<std::string, v1::Assignment>& assignments,
                                 const std::map<std::string, std::vector<StoredBeat>>& beats);
+  // The workerbeats, errors and failure records of topologies not `known`.
+  absl::Status RemoveNodesOfGoneTopologies(const std::set<std::string>& known);
   void WatchSupervisors();
   void ScheduleNextRound();
 

@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/core/metrics_registry.h"
+#include "nimbus/rest_cluster_views.h"
+#include "nimbus/rest_views.h"
 #include "nimbus/topology_state.h"
 
 namespace tempest::nimbus {
@@ -178,7 +180,7 @@ void CollectBeatRows(const TopologyView& t, const MetricsRow& row, BeatRows& out
 // stream. They are all-time counts carried across a slot's worker
 // restarts, so counters: one restarts from 0 only when its executor moves
 // to another slot, which rate() reads as a counter reset.
-void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+void WriteStreamCounters(const BeatRows& rows, core::PrometheusTextWriter& out) {
   const struct {
     const char* name;
     const char* help;
@@ -210,8 +212,11 @@ void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
       }
     }
   }
-  // Sampled latencies: the sum over the sampled tuples and their count, a
-  // summary without quantiles (sum / count is the mean).
+}
+
+// Sampled latencies: the sum over the sampled tuples and their count, a
+// summary without quantiles (sum / count is the mean).
+void WriteStreamLatencies(const BeatRows& rows, core::PrometheusTextWriter& out) {
   const struct {
     const char* name;
     const char* help;
@@ -242,6 +247,26 @@ void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
       out.SampleFraction(sum, labels, static_cast<double>(l.sum_us(*r.stats)) / 1e6);
       out.Sample(count, labels, l.count(*r.stats));
     }
+  }
+}
+
+// Storm's executor statistics per topology, component, executor and stream.
+void WriteStreamSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+  WriteStreamCounters(rows, out);
+  WriteStreamLatencies(rows, out);
+}
+
+// Whether nimbus could measure each KafkaSpout: never a lag of 0 instead.
+void WriteSpoutMeasuredSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
+  constexpr const char* kMeasured = "tempest_kafka_spout_lag_measured";
+  out.Family(kMeasured, "gauge",
+             "1 when nimbus measured the spout's lag, 0 when it could not (Kafka or ZooKeeper "
+             "did not answer; GET /lag says why).");
+  for (const SpoutRow& r : rows.spouts) {
+    const Label labels[] = {{"topology_id", r.topology->id},
+                            {"topology", r.topology->name},
+                            {"component", r.component}};
+    out.Sample(kMeasured, labels, r.measured ? 1 : 0);
   }
 }
 
@@ -299,16 +324,7 @@ void WritePartitionSeries(const BeatRows& rows, core::PrometheusTextWriter& out)
       }
     }
   }
-  constexpr const char* kMeasured = "tempest_kafka_spout_lag_measured";
-  out.Family(kMeasured, "gauge",
-             "1 when nimbus measured the spout's lag, 0 when it could not (Kafka or ZooKeeper "
-             "did not answer; GET /lag says why).");
-  for (const SpoutRow& r : rows.spouts) {
-    const Label labels[] = {{"topology_id", r.topology->id},
-                            {"topology", r.topology->name},
-                            {"component", r.component}};
-    out.Sample(kMeasured, labels, r.measured ? 1 : 0);
-  }
+  WriteSpoutMeasuredSeries(rows, out);
 }
 
 void WriteSlotSeries(const BeatRows& rows, core::PrometheusTextWriter& out) {
@@ -366,8 +382,8 @@ std::string RenderNimbusMetrics(const ClusterView& view) {
     const int workers = AssignedWorkers(t.assignment);
     Totals totals = TotalsOf(CurrentBeats(t));
     totals.restarts = TopologyRestarts(t);  // the supervisors count those that never beat
-    rows.push_back(MetricsRow{t.topology.id, t.topology.base.name(), workers, totals,
-                              FailingSlots(t)});
+    rows.push_back(
+        MetricsRow{t.topology.id, t.topology.base.name(), workers, totals, FailingSlots(t)});
   }
   // The count the cluster summary and the supervisor rows show.
   const std::map<std::string, int> used = AssignedSlotsBySupervisor(view);

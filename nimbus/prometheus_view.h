@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "nimbus/rest_views.h"
+#include "nimbus/rest_model.h"
 
 namespace tempest::nimbus {
 

@@ -11,6 +11,7 @@
 #include "common/api/string_view_compat.h"
 #include "common/core/log_text.h"
 #include "common/core/flux/stored_topology.h"
+#include "common/core/status_macros.h"
 #include "common/core/topology/task_layout.h"
 #include "common/core/topology/topology_limits.h"
 #include "nimbus/topology_state.h"
@@ -106,13 +107,12 @@ absl::Status ValidateRebalance(const v1::StormBase& base, const RebalanceRequest
 
 absl::StatusOr<v1::StormBase> BeginRebalance(const v1::StormBase& base,
                                              const RebalanceRequest& request, int64_t now_secs) {
-  if (absl::Status s = ValidateRebalance(base, request); !s.ok()) return s;
-  absl::StatusOr<v1::TopologyStatus> next =
-      NextTopologyStatus(base.status(), TopologyEvent::kRebalance);
-  if (!next.ok()) return next.status();
+  RETURN_IF_ERROR(ValidateRebalance(base, request));
+  ASSIGN_OR_RETURN(v1::TopologyStatus next,
+                   NextTopologyStatus(base.status(), TopologyEvent::kRebalance));
   v1::StormBase out = base;
   out.set_prev_status(base.status());
-  out.set_status(*next);
+  out.set_status(next);
   out.set_rebalance_at_secs(now_secs + request.wait_secs.value_or(base.message_timeout_secs()));
   out.set_rebalance_num_workers(request.num_workers.value_or(0));
   if (!request.executors.empty()) {
@@ -124,22 +124,21 @@ absl::StatusOr<v1::StormBase> BeginRebalance(const v1::StormBase& base,
 }
 
 absl::Status RecomputeLayout(const core::TopologyDef& def, v1::StormBase& base) {
-  absl::StatusOr<core::TaskLayout> layout =
-      core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config));
-  if (!layout.ok()) return layout.status();
-  base.set_num_tasks(layout->num_tasks());
-  base.set_num_executors(static_cast<int>(layout->executors().size()));
+  ASSIGN_OR_RETURN(core::TaskLayout layout,
+                   core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config)));
+  base.set_num_tasks(layout.num_tasks());
+  base.set_num_executors(static_cast<int>(layout.executors().size()));
   base.clear_executors();
   base.clear_components();
   std::map<std::string, int> executors_of;
-  for (const core::ExecutorInfo& e : layout->executors()) {
+  for (const core::ExecutorInfo& e : layout.executors()) {
     ++executors_of[e.component.value()];
     v1::ExecutorRange* r = base.add_executors();
     r->set_start_task(e.start.value());
     r->set_end_task(e.end.value());
     r->set_component(e.component.value());
   }
-  for (const auto& [component, tasks] : layout->component_tasks()) {
+  for (const auto& [component, tasks] : layout.component_tasks()) {
     v1::ComponentSummary* c = base.add_components();
     c->set_id(component.value());
     const core::ComponentDef* cd = def.FindComponent(component);
@@ -183,16 +182,15 @@ absl::StatusOr<v1::StormBase> FinishRebalance(const v1::StormBase& base) {
         absl::StrCat("topology '", base.name(), "' is ",
                      api::Sv(TopologyStatusName(base.status())), ", not REBALANCING"));
   }
-  absl::StatusOr<std::map<std::string, int>> pending = ParsePending(base);
-  if (!pending.ok()) return pending.status();
+  std::map<std::string, int> pending;
+  ASSIGN_OR_RETURN(pending, ParsePending(base));
   v1::StormBase out = base;
   out.mutable_config_overrides()->erase(kPendingExecutorsKey);
-  for (const auto& [component, executors] : *pending) {
+  for (const auto& [component, executors] : pending) {
     (*out.mutable_component_executors())[component] = executors;
   }
-  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(out);
-  if (!def.ok()) return def.status();
-  if (absl::Status s = RecomputeLayout(*def, out); !s.ok()) return s;
+  ASSIGN_OR_RETURN(core::TopologyDef def, core::LoadStoredTopology(out));
+  RETURN_IF_ERROR(RecomputeLayout(def, out));
   if (base.rebalance_num_workers() > 0) out.set_num_workers(base.rebalance_num_workers());
   // A record written before prev_status existed goes back to ACTIVE.
   out.set_status(base.prev_status() == v1::INACTIVE ? v1::INACTIVE : v1::ACTIVE);

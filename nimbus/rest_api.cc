@@ -4,11 +4,15 @@
 #include <cinttypes>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "nimbus/nimbus.h"
 #include "nimbus/prometheus_view.h"
 #include "nimbus/rest_cluster_views.h"
@@ -64,26 +68,25 @@ int64_t NowSecs(Nimbus& nimbus) { return nimbus.clock().WallMillis() / 1000; }
 absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisors,
                                             bool with_beats) {
   absl::StatusOr<std::vector<StoredTopology>> topologies = nimbus.Topologies();
-  if (!topologies.ok()) return topologies.status();
+  RETURN_IF_ERROR(topologies.status());
   ClusterView view;
   if (with_supervisors) {
     absl::StatusOr<std::vector<v1::SupervisorInfo>> supervisors = nimbus.Supervisors();
-    if (!supervisors.ok()) return supervisors.status();
+    RETURN_IF_ERROR(supervisors.status());
     view.supervisors = *std::move(supervisors);
   }
   for (StoredTopology& t : *topologies) {
-    absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(t.id);
-    if (!a.ok()) return a.status();
+    ASSIGN_OR_RETURN(std::optional<v1::Assignment> a, nimbus.AssignmentOf(t.id));
     TopologyView topology;
     topology.topology = std::move(t);
-    topology.assignment = *std::move(a);
+    topology.assignment = std::move(a);
     if (with_beats) {
       absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(topology.topology.id);
-      if (!beats.ok()) return beats.status();
+      RETURN_IF_ERROR(beats.status());
       topology.beats = *std::move(beats);
       absl::StatusOr<std::vector<StoredWorkerFailure>> failures =
           nimbus.WorkerFailures(topology.topology.id);
-      if (!failures.ok()) return failures.status();
+      RETURN_IF_ERROR(failures.status());
       topology.failures = *std::move(failures);
     }
     view.topologies.push_back(std::move(topology));
@@ -95,19 +98,17 @@ absl::StatusOr<ClusterView> ReadClusterView(Nimbus& nimbus, bool with_supervisor
 
 // The record, its assignment (if any) and every workerbeat of one topology.
 absl::StatusOr<TopologyView> ReadTopologyView(Nimbus& nimbus, const std::string& id) {
-  absl::StatusOr<StoredTopology> t = nimbus.Topology(id);
-  if (!t.ok()) return t.status();
-  absl::StatusOr<std::optional<v1::Assignment>> a = nimbus.AssignmentOf(id);
-  if (!a.ok()) return a.status();
+  ASSIGN_OR_RETURN(StoredTopology t, nimbus.Topology(id));
+  ASSIGN_OR_RETURN(std::optional<v1::Assignment> a, nimbus.AssignmentOf(id));
   absl::StatusOr<std::vector<StoredBeat>> beats = nimbus.WorkerBeats(id);
-  if (!beats.ok()) return beats.status();
+  RETURN_IF_ERROR(beats.status());
   absl::StatusOr<std::vector<StoredError>> errors = nimbus.Errors(id);
-  if (!errors.ok()) return errors.status();
+  RETURN_IF_ERROR(errors.status());
   absl::StatusOr<std::vector<StoredWorkerFailure>> failures = nimbus.WorkerFailures(id);
-  if (!failures.ok()) return failures.status();
+  RETURN_IF_ERROR(failures.status());
   TopologyView view;
-  view.topology = *std::move(t);
-  view.assignment = *std::move(a);
+  view.topology = std::move(t);
+  view.assignment = std::move(a);
   view.beats = *std::move(beats);
   view.errors = *std::move(errors);
   view.failures = *std::move(failures);
@@ -124,8 +125,7 @@ HttpResponse ClusterPage(Nimbus& nimbus, bool with_supervisors, bool with_beats,
 }
 
 HttpResponse ClusterSummary(Nimbus& nimbus) {
-  return ClusterPage(nimbus, /*with_supervisors=*/true, /*with_beats=*/false,
-                     RenderClusterSummary);
+  return ClusterPage(nimbus, /*with_supervisors=*/true, /*with_beats=*/false, RenderClusterSummary);
 }
 
 HttpResponse TopologySummary(Nimbus& nimbus) {
@@ -167,9 +167,9 @@ HttpResponse StatsPage(Nimbus& nimbus, const HttpRequest& req, const std::string
   const std::string window_text = req.QueryParam("window");
   const std::optional<int64_t> window = ParseStatsWindow(window_text);
   if (!window.has_value()) {
-    return HttpResponse::Error(400, "Bad Request",
-                               absl::StrCat("window must be 600, 10800, 86400 or :all-time, not '",
-                                            window_text, "'"));
+    return HttpResponse::Error(
+        400, "Bad Request",
+        absl::StrCat("window must be 600, 10800, 86400 or :all-time, not '", window_text, "'"));
   }
   return TopologyPage(nimbus, id, [&](const TopologyView& read) {
     TopologyView view = read;
@@ -177,8 +177,8 @@ HttpResponse StatsPage(Nimbus& nimbus, const HttpRequest& req, const std::string
     StatsHistory& history = nimbus.stats_history();
     history.RecordTopology(view.topology, view.assignment, view.beats, now);
     for (int64_t w : kStatsWindows) {
-      view.stats[w] = history.Window(view.topology.id, w, now,
-                                     view.topology.base.launch_time_secs());
+      view.stats[w] =
+          history.Window(view.topology.id, w, now, view.topology.base.launch_time_secs());
     }
     view.window_secs = *window;
     if (absl::StatusOr<std::vector<NimbusPeer>> peers = nimbus.Nimbuses(); peers.ok()) {
@@ -262,9 +262,9 @@ HttpResponse TopologyMetrics(Nimbus& nimbus, const HttpRequest& req, const std::
   return StatsPage(nimbus, req, id, [sys](const TopologyView& view) {
     auto stats = view.stats.find(view.window_secs);
     return HttpResponse::Json(
-        200, RenderTopologyMetrics(view, stats != view.stats.end() ? stats->second
-                                                                   : std::vector<v1::ExecutorStats>{},
-                                   view.window_secs, sys));
+        200, RenderTopologyMetrics(
+                 view, stats != view.stats.end() ? stats->second : std::vector<v1::ExecutorStats>{},
+                 view.window_secs, sys));
   });
 }
 
@@ -354,6 +354,30 @@ HttpResponse Operation(Nimbus& nimbus, std::string_view op, const std::string& i
                  {"topologyStatus", std::string(TopologyStatusName(result->status()))}});
 }
 
+// The submission's "resources": [{"path": "splitsentence.py", "data":
+// "<base64>", "executable": false}] into `request`; nullopt when well formed,
+// else the 400 to answer.
+std::optional<HttpResponse> ParseResources(const json& files, SubmitRequest& request) {
+  if (!files.is_array()) {
+    return HttpResponse::Error(400, "Bad Request", "\"resources\" is an array of files");
+  }
+  for (const json& f : files) {
+    std::string decoded;
+    if (!f.is_object() || !f.contains("path") || !f["path"].is_string() || !f.contains("data") ||
+        !f["data"].is_string() || (f.contains("executable") && !f["executable"].is_boolean()) ||
+        !absl::Base64Unescape(f["data"].get<std::string>(), &decoded)) {
+      return HttpResponse::Error(
+          400, "Bad Request",
+          "each resource is {\"path\": string, \"data\": base64 string, \"executable\": bool}");
+    }
+    v1::ResourceFile* file = request.resources.add_files();
+    file->set_path(f["path"].get<std::string>());
+    file->set_data(std::move(decoded));
+    file->set_executable(f.value("executable", false));
+  }
+  return std::nullopt;
+}
+
 HttpResponse Submit(Nimbus& nimbus, const HttpRequest& req) {
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object()) {
@@ -391,25 +415,8 @@ HttpResponse Submit(Nimbus& nimbus, const HttpRequest& req) {
     }
   }
   if (body.contains("resources")) {
-    // [{"path": "splitsentence.py", "data": "<base64>", "executable": false}]
-    const json& files = body["resources"];
-    if (!files.is_array()) {
-      return HttpResponse::Error(400, "Bad Request", "\"resources\" is an array of files");
-    }
-    for (const json& f : files) {
-      std::string decoded;
-      if (!f.is_object() || !f.contains("path") || !f["path"].is_string() ||
-          !f.contains("data") || !f["data"].is_string() ||
-          (f.contains("executable") && !f["executable"].is_boolean()) ||
-          !absl::Base64Unescape(f["data"].get<std::string>(), &decoded)) {
-        return HttpResponse::Error(
-            400, "Bad Request",
-            "each resource is {\"path\": string, \"data\": base64 string, \"executable\": bool}");
-      }
-      v1::ResourceFile* file = request.resources.add_files();
-      file->set_path(f["path"].get<std::string>());
-      file->set_data(std::move(decoded));
-      file->set_executable(f.value("executable", false));
+    if (std::optional<HttpResponse> bad = ParseResources(body["resources"], request)) {
+      return *std::move(bad);
     }
   }
   absl::StatusOr<std::string> id = nimbus.Submit(request);
@@ -440,39 +447,15 @@ HttpResponse WebUi() {
   return r;
 }
 
-}  // namespace
+struct Route {
+  const char* method;
+  const char* pattern;
+  net::HttpHandler handler;
+};
 
-int HttpStatusFor(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kOk:
-      return 200;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-      return 400;
-    case absl::StatusCode::kNotFound:
-      return 404;
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAborted:
-      return 409;
-    case absl::StatusCode::kUnavailable:
-      return 503;
-    case absl::StatusCode::kDeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
-}
-
-absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
-  net::HttpRouter router;
-  Nimbus* n = &nimbus;
-  struct Route {
-    const char* method;
-    const char* pattern;
-    net::HttpHandler handler;
-  };
-  const Route routes[] = {
+// The cluster and topology pages, in the order they are registered.
+std::vector<Route> PageRoutes(Nimbus* n) {
+  return {
       {"GET", "/api/v1/cluster/summary", [n](const HttpRequest&) { return ClusterSummary(*n); }},
       {"GET", "/api/v1/cluster/configuration",
        [n](const HttpRequest& r) { return ClusterConfiguration(*n, r); }},
@@ -494,12 +477,18 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
        }},
       {"GET", "/api/v1/topology/:id/metrics",
        [n](const HttpRequest& r) { return TopologyMetrics(*n, r, r.params.at("id")); }},
-      {"GET", "/api/v1/topology/summary",
-       [n](const HttpRequest&) { return TopologySummary(*n); }},
+      {"GET", "/api/v1/topology/summary", [n](const HttpRequest&) { return TopologySummary(*n); }},
       {"GET", "/api/v1/topology/:id",
        [n](const HttpRequest& r) { return TopologyDetail(*n, r, r.params.at("id")); }},
       {"GET", "/api/v1/topology/:id/visualization",
        [n](const HttpRequest& r) { return Visualization(*n, r, r.params.at("id")); }},
+  };
+}
+
+// Submit and the topology operations, the lag and component pages,
+// /metrics and the web UI.
+std::vector<Route> OperationRoutes(Nimbus* n) {
+  return {
       {"POST", "/api/v1/topology", [n](const HttpRequest& r) { return Submit(*n, r); }},
       {"POST", "/api/v1/topology/:id/activate",
        [n](const HttpRequest& r) {
@@ -536,6 +525,37 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
       {"GET", "/metrics", [n](const HttpRequest&) { return Metrics(*n); }},
       {"GET", "/", [](const HttpRequest&) { return WebUi(); }},
   };
+}
+
+}  // namespace
+
+int HttpStatusFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
+  net::HttpRouter router;
+  Nimbus* n = &nimbus;
+  std::vector<Route> routes = PageRoutes(n);
+  for (Route& route : OperationRoutes(n)) routes.push_back(std::move(route));
   // Reads answer from the last known state while ZooKeeper is unreachable.
   auto cache = std::make_shared<RestReadCache>([n] { return n->ZooKeeperReachable(); },
                                                [n] { return n->clock().WallMillis(); });
@@ -552,9 +572,7 @@ absl::StatusOr<net::HttpRouter> MakeNimbusRouter(Nimbus& nimbus) {
     }
     if (!ui_page) handler = net::RequireAuth(nimbus.api_auth(), std::move(handler));
     handler = net::RequireAllowedHost(nimbus.api_auth(), std::move(handler));
-    if (absl::Status s = router.Add(route.method, route.pattern, std::move(handler)); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(router.Add(route.method, route.pattern, std::move(handler)));
   }
   return router;
 }

@@ -351,11 +351,10 @@ json LatencyByInput(const std::map<std::pair<std::string, std::string>, v1::Stre
   return out;
 }
 
-}  // namespace
-
-std::string RenderTopologyMetrics(const TopologyView& view,
-                                  const std::vector<v1::ExecutorStats>& stats,
-                                  int64_t window_secs, bool include_sys) {
+// Each component's counts by stream, summed over its executors' `stats`
+// (system components and streams only with `include_sys`).
+std::map<std::string, ComponentStreams> StreamsByComponent(
+    const TopologyView& view, const std::vector<v1::ExecutorStats>& stats, bool include_sys) {
   std::map<std::string, ComponentStreams> components;
   for (const v1::ComponentSummary& c : view.topology.base.components()) {
     if (include_sys || !IsSystemId(c.id())) components[c.id()].spout = c.spout();
@@ -364,7 +363,9 @@ std::string RenderTopologyMetrics(const TopologyView& view,
     auto c = components.find(e.component());
     if (c == components.end()) continue;
     for (const v1::StreamStats& o : e.outputs()) {
-      if (include_sys || !IsSystemId(o.stream())) core::AddStreamCounts(o, c->second.outputs[o.stream()]);
+      if (include_sys || !IsSystemId(o.stream())) {
+        core::AddStreamCounts(o, c->second.outputs[o.stream()]);
+      }
     }
     for (const v1::StreamStats& i : e.inputs()) {
       if (include_sys || !IsSystemId(i.stream())) {
@@ -372,6 +373,16 @@ std::string RenderTopologyMetrics(const TopologyView& view,
       }
     }
   }
+  return components;
+}
+
+}  // namespace
+
+std::string RenderTopologyMetrics(const TopologyView& view,
+                                  const std::vector<v1::ExecutorStats>& stats, int64_t window_secs,
+                                  bool include_sys) {
+  const std::map<std::string, ComponentStreams> components =
+      StreamsByComponent(view, stats, include_sys);
   using S = v1::StreamStats;
   json spouts = json::array(), bolts = json::array();
   for (const auto& [id, c] : components) {

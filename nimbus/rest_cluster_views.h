@@ -2,12 +2,14 @@
 #define TEMPEST_NIMBUS_REST_CLUSTER_VIEWS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "nimbus/rest_views.h"
+#include "nimbus/nimbus_peer.h"
+#include "nimbus/rest_model.h"
 #include "nlohmann/json_fwd.hpp"
 #include "tempest/v1/cluster.pb.h"
 
@@ -16,9 +18,7 @@ namespace tempest::nimbus {
 // The cluster-level pages of the REST API (Storm UI's /api/v1 names): the
 // cluster, supervisor, nimbus, owner and topology summaries, one
 // supervisor's workers, a topology's workers and its per-stream metrics.
-// RenderClusterSummary, RenderNimbusSummary, RenderSupervisorSummary and
-// RenderTopologySummary (declared in rest_views.h) are defined here too.
-// Pure functions of the models in rest_views.h: no I/O, no clock. Safe from
+// Pure functions of the models in rest_model.h: no I/O, no clock. Safe from
 // any thread.
 //
 // Resources: Tempest schedules worker slots and reserves neither memory
@@ -27,6 +27,18 @@ namespace tempest::nimbus {
 // always 0), percentages are the share of slots in use, and
 // schedulerDisplayResource is false, as Storm says under a scheduler that
 // is not resource aware.
+
+// GET /api/v1/cluster/summary (reads supervisors and assignments).
+std::string RenderClusterSummary(const ClusterView& view);
+// GET /api/v1/nimbus/summary.
+std::string RenderNimbusSummary(const std::vector<NimbusPeer>& peers, int64_t now_secs);
+// GET /api/v1/supervisor/summary (reads supervisors and assignments).
+std::string RenderSupervisorSummary(const ClusterView& view);
+// Slots the assignments give topologies, by supervisor id: the one count of
+// used slots of the cluster summary, the supervisor rows and /metrics.
+std::map<std::string, int> AssignedSlotsBySupervisor(const ClusterView& view);
+// GET /api/v1/topology/summary (reads assignments and beats).
+std::string RenderTopologySummary(const ClusterView& view);
 
 // Storm's worker summary of one slot of `view`'s assignment: supervisorId,
 // host, port, topologyId, topologyName, executorsTotal, componentNumTasks

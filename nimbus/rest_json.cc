@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nimbus/topology_state.h"
 
@@ -62,6 +63,17 @@ json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
               {"workerRestarts", TopologyRestarts(view)},
               {"failingWorkers", FailingWorkers(view)},
               {"topologyStats", json::array({all_time})}};
+}
+
+std::string PrettyUptime(int64_t secs) {
+  if (secs < 0) secs = 0;
+  const int64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+  std::string out;
+  if (d > 0) absl::StrAppend(&out, d, "d ");
+  if (d > 0 || h > 0) absl::StrAppend(&out, h, "h ");
+  if (d > 0 || h > 0 || m > 0) absl::StrAppend(&out, m, "m ");
+  absl::StrAppend(&out, s, "s");
+  return out;
 }
 
 }  // namespace tempest::nimbus

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "nimbus/rest_views.h"
+#include "nimbus/rest_model.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::nimbus {
@@ -20,6 +20,8 @@ bool IsSystemId(std::string_view id);
 std::string LatencyMs(int64_t us);
 // The mean of sampled latencies in that spelling ("0.000" without samples).
 std::string MeanMs(int64_t sum_us, int64_t samples);
+// Storm UI's uptime spelling: "1d 2h 3m 4s" (leading zero units left out).
+std::string PrettyUptime(int64_t secs);
 
 // The fields a topology's row and page share: id, name, status, uptime,
 // counts of tasks, executors and workers, owner, and the running totals

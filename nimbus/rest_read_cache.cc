@@ -41,7 +41,7 @@ HttpResponse RestReadCache::Serve(const HttpRequest& request, const net::HttpHan
 
 void RestReadCache::Remember(const std::string& target, const HttpResponse& response) {
   const int64_t now = now_millis_();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!entries_.contains(target) && entries_.size() >= max_entries_) {
     auto oldest = std::min_element(
         entries_.begin(), entries_.end(),
@@ -54,7 +54,7 @@ void RestReadCache::Remember(const std::string& target, const HttpResponse& resp
 std::optional<HttpResponse> RestReadCache::Stale(const std::string& target) {
   Entry entry;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = entries_.find(target);
     if (it == entries_.end()) return std::nullopt;
     entry = it->second;

@@ -5,10 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/net/http_router.h"
 
 namespace tempest::nimbus {
@@ -50,8 +51,8 @@ class RestReadCache {
   const std::function<bool()> reachable_;
   const std::function<int64_t()> now_millis_;
   const size_t max_entries_;
-  std::mutex mu_;
-  std::map<std::string, Entry> entries_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tempest::nimbus

@@ -16,49 +16,15 @@
 #include "common/core/stream_stats.h"
 #include "nimbus/rebalance.h"
 #include "nimbus/rest_config_views.h"
-#include "nimbus/rest_json.h"
 #include "nimbus/rest_cluster_views.h"
+#include "nimbus/rest_json.h"
+#include "nimbus/stats_history.h"
 #include "nimbus/topology_state.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::nimbus {
 
 using SlotKey = std::pair<std::string, int>;  // supervisor id, port
-
-int AssignedWorkers(const std::optional<v1::Assignment>& a) {
-  if (!a.has_value()) return 0;
-  std::set<SlotKey> slots;
-  for (const auto& e : a->executors()) slots.insert({e.node(), e.port()});
-  return static_cast<int>(slots.size());
-}
-
-std::vector<const StoredBeat*> CurrentBeats(const TopologyView& view) {
-  std::set<SlotKey> slots;
-  if (view.assignment.has_value()) {
-    for (const auto& e : view.assignment->executors()) slots.insert({e.node(), e.port()});
-  }
-  std::vector<const StoredBeat*> out;
-  for (const StoredBeat& b : view.beats) {
-    if (b.parsed && slots.contains({b.slot.node, b.slot.port})) out.push_back(&b);
-  }
-  return out;
-}
-
-void Totals::Add(const v1::WorkerHeartbeat& b) {
-  emitted += b.emitted();
-  transferred += b.transferred();
-  acked += b.acked();
-  failed += b.failed();
-  restarts += b.restarts();
-  p99_us = std::max(p99_us, b.complete_latency_p99_us());
-  ++workers;
-}
-
-Totals TotalsOf(const std::vector<const StoredBeat*>& beats) {
-  Totals t;
-  for (const StoredBeat* b : beats) t.Add(b->beat);
-  return t;
-}
 
 namespace {
 
@@ -408,17 +374,6 @@ void AddDebugFields(const json& configuration, json& body) {
 
 }  // namespace
 
-std::string PrettyUptime(int64_t secs) {
-  if (secs < 0) secs = 0;
-  const int64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
-  std::string out;
-  if (d > 0) absl::StrAppend(&out, d, "d ");
-  if (d > 0 || h > 0) absl::StrAppend(&out, h, "h ");
-  if (d > 0 || h > 0 || m > 0) absl::StrAppend(&out, m, "m ");
-  absl::StrAppend(&out, s, "s");
-  return out;
-}
-
 std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
                                  const ClusterConfigRef& cluster) {
   const std::vector<const StoredBeat*> beats = CurrentBeats(view);
@@ -635,18 +590,11 @@ json ComponentWindowsJson(const TopologyView& view, std::string_view component, 
   return out;
 }
 
-}  // namespace
-
-std::optional<std::string> RenderComponentDetail(const TopologyView& view,
-                                                 std::string_view component, int64_t now_secs) {
+// The component page's executorStats: each executor of `component`, where
+// it runs and its statistics in the view's window.
+json ComponentExecutorsJson(const TopologyView& view, std::string_view component, bool spout,
+                            int64_t uptime) {
   const StoredTopology& t = view.topology;
-  const v1::ComponentSummary* summary = nullptr;
-  for (const v1::ComponentSummary& c : t.base.components()) {
-    if (c.id() == component) summary = &c;
-  }
-  if (summary == nullptr) return std::nullopt;
-  const bool spout = summary->spout();
-  const int64_t uptime = UptimeOf(view, now_secs);
   const auto placed = PlacedExecutors(view.assignment);
   std::map<SlotKey, const StoredBeat*> beat_of;
   for (const StoredBeat* b : CurrentBeats(view)) beat_of[{b->slot.node, b->slot.port}] = b;
@@ -679,6 +627,22 @@ std::optional<std::string> RenderComponentDetail(const TopologyView& view,
     AddSummaryFields(s, spout, Capacity(s, view.window_secs, uptime), entry);
     executors.push_back(entry);
   }
+  return executors;
+}
+
+}  // namespace
+
+std::optional<std::string> RenderComponentDetail(const TopologyView& view,
+                                                 std::string_view component, int64_t now_secs) {
+  const StoredTopology& t = view.topology;
+  const v1::ComponentSummary* summary = nullptr;
+  for (const v1::ComponentSummary& c : t.base.components()) {
+    if (c.id() == component) summary = &c;
+  }
+  if (summary == nullptr) return std::nullopt;
+  const bool spout = summary->spout();
+  const int64_t uptime = UptimeOf(view, now_secs);
+  const json executors = ComponentExecutorsJson(view, component, spout, uptime);
   json body = {{"id", std::string(component)},
                {"encodedId", Encoded(component)},
                {"name", t.base.name()},

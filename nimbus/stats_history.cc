@@ -68,7 +68,7 @@ std::optional<int64_t> ParseStatsWindow(std::string_view text) {
 void StatsHistory::Record(const std::string& topology_id, int64_t now_secs,
                           const std::vector<v1::ExecutorStats>& reported,
                           const std::vector<Key>& current_executors) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   TopologyStats& t = topologies_[topology_id];
   for (const v1::ExecutorStats& e : reported) {
     const Key key = KeyOf(e);
@@ -145,7 +145,7 @@ void StatsHistory::Thin(std::deque<Snapshot>& snapshots, int64_t now_secs) {
 std::vector<v1::ExecutorStats> StatsHistory::Window(const std::string& topology_id,
                                                     int64_t window_secs, int64_t now_secs,
                                                     int64_t launch_time_secs) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<v1::ExecutorStats> out;
   auto it = topologies_.find(topology_id);
   if (it == topologies_.end()) return out;
@@ -171,7 +171,7 @@ std::vector<v1::ExecutorStats> StatsHistory::Window(const std::string& topology_
 }
 
 void StatsHistory::Retain(const std::vector<std::string>& live) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::set<std::string> keep(live.begin(), live.end());
   std::erase_if(topologies_, [&](const auto& entry) { return !keep.contains(entry.first); });
 }

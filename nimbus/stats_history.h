@@ -4,13 +4,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "nimbus/topology_store.h"
 #include "tempest/v1/cluster.pb.h"
 
@@ -90,8 +91,8 @@ class StatsHistory {
   };
   static void Thin(std::deque<Snapshot>& snapshots, int64_t now_secs);
 
-  mutable std::mutex mu_;
-  std::map<std::string, TopologyStats> topologies_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, TopologyStats> topologies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tempest::nimbus

@@ -14,12 +14,13 @@
 #include "common/coord/chunked_blob.h"
 #include "common/coord/topology_identity.h"
 #include "common/core/flux/stored_topology.h"
+#include "common/core/status_macros.h"
 #include "common/core/topology/task_layout.h"
 #include "common/core/topology/topology_limits.h"
 #include "common/core/topology/topology_resources.h"
-#include "nlohmann/json.hpp"
 #include "common/core/topology/topology_validator.h"
 #include "nimbus/rebalance.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
 namespace tempest::nimbus {
@@ -72,35 +73,34 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   source.file_name = request.file_name;
   source.name_override = request.name;
   source.config_overrides = &request.config_overrides;
-  absl::StatusOr<core::TopologyDef> def = core::LoadTopologySource(source);
-  if (!def.ok()) return def.status();
+  ASSIGN_OR_RETURN(core::TopologyDef def, core::LoadTopologySource(source));
   const std::string file_name = request.file_name.empty() ? "topology.yaml" : request.file_name;
-  if (absl::Status s = ValidateName(def->name); !s.ok()) {
+  if (absl::Status s = ValidateName(def.name); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", s.message()));
   }
-  if (absl::Status s = core::CheckOwnerName(request.owner); !s.ok()) return s;
-  const api::Config& config = def->config;
+  RETURN_IF_ERROR(core::CheckOwnerName(request.owner));
+  const api::Config& config = def.config;
   absl::StatusOr<coord::ZkAuthConfig> identity = coord::ZkAuthConfig::TopologyFromConfig(config);
   if (!identity.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", identity.status().message()));
   }
   if (topology_identity != nullptr) *topology_identity = *std::move(identity);
 
-  if (absl::Status s = core::TopologyValidator(registry).Check(*def).ToStatus(); !s.ok()) return s;
-  if (absl::Status s = core::ValidateResources(request.resources); !s.ok()) return s;
+  RETURN_IF_ERROR(core::TopologyValidator(registry).Check(def).ToStatus());
+  RETURN_IF_ERROR(core::ValidateResources(request.resources));
   const int workers = static_cast<int>(config.GetInt(api::kTopologyWorkers, 1));
   if (workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("topology.workers must be at least 1, not ", workers));
   }
   v1::StormBase base;
-  base.set_name(def->name);
+  base.set_name(def.name);
   base.set_status(request.inactive ? v1::INACTIVE : v1::ACTIVE);
   base.set_num_workers(workers);
   base.set_launch_time_secs(now_secs);
   base.set_owner(request.owner);
   base.set_message_timeout_secs(
       static_cast<int>(config.GetInt(api::kTopologyMessageTimeoutSecs, 30)));
-  if (absl::Status s = RecomputeLayout(*def, base); !s.ok()) return s;
+  RETURN_IF_ERROR(RecomputeLayout(def, base));
   base.set_flux_text(request.flux_text);
   base.set_flux_file_name(file_name);
   for (const auto& [key, value] : request.config_overrides) {
@@ -117,14 +117,28 @@ absl::StatusOr<v1::StormBase> TopologyStore::Prepare(const SubmitRequest& reques
   return base;
 }
 
+namespace {
+
+// The resources of a submission that failed: its own error is what the
+// caller gets, and a blob left behind only takes space, so a failure to
+// remove it is reported rather than returned.
+void DropRefusedBlob(coord::ZkSession& session, const std::string& blob_dir) {
+  if (blob_dir.empty()) return;
+  if (absl::Status s = coord::DeleteChunkedBlob(session, blob_dir); !s.ok()) {
+    spdlog::warn("nimbus: cannot remove {} of a refused submission: {}", blob_dir,
+                 std::string(s.message()));
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) {
   const int64_t now_secs = clock_.WallMillis() / 1000;
   coord::ZkAuthConfig identity;
   absl::StatusOr<v1::StormBase> base = Prepare(request, registry_, now_secs, nullptr, &identity);
-  if (!base.ok()) return base.status();
-  absl::StatusOr<std::vector<StoredTopology>> existing = List();
-  if (!existing.ok()) return existing.status();
-  for (const StoredTopology& t : *existing) {
+  RETURN_IF_ERROR(base.status());
+  ASSIGN_OR_RETURN(std::vector<StoredTopology> existing, List());
+  for (const StoredTopology& t : existing) {
     if (t.base.name() == base->name()) {
       return absl::AlreadyExistsError(absl::StrCat("a topology named '", base->name(),
                                                    "' already exists (", t.id, ", ",
@@ -140,9 +154,8 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
   if (!policy.authenticated) {
     identity = {};  // never stored where anyone may read it
   } else {
-    absl::StatusOr<std::optional<coord::ZkOp>> op = IdentityOp(base->name(), identity);
-    if (!op.ok()) return op.status();
-    identity_op = *std::move(op);
+    ASSIGN_OR_RETURN(std::optional<coord::ZkOp> op, IdentityOp(base->name(), identity));
+    identity_op = std::move(op);
   }
   const std::string digest = identity.enabled() ? coord::ZkDigestId(identity.payload) : "";
   const coord::ZkAcl readable =
@@ -154,14 +167,11 @@ absl::StatusOr<std::string> TopologyStore::Submit(const SubmitRequest& request) 
     const std::string blob = request.resources.SerializeAsString();
     base->set_resources_key(absl::StrCat(base->name(), "-", now_secs, "-", absl::Hex(RandomWord())));
     blob_dir = paths_.Blob(base->resources_key());
-    absl::StatusOr<int> chunks = coord::WriteChunkedBlob(session_, blob_dir, blob, readable);
-    if (!chunks.ok()) return chunks.status();
-    base->set_resources_chunks(*chunks);
+    ASSIGN_OR_RETURN(int chunks, coord::WriteChunkedBlob(session_, blob_dir, blob, readable));
+    base->set_resources_chunks(chunks);
     base->set_resources_bytes(static_cast<int64_t>(blob.size()));
   }
-  auto drop_blob = [&] {
-    if (!blob_dir.empty()) (void)coord::DeleteChunkedBlob(session_, blob_dir);
-  };
+  auto drop_blob = [&] { DropRefusedBlob(session_, blob_dir); };
   const std::string data = base->SerializeAsString();
   // Storm's id: {name}-{counter}-{secs}; the counter only separates
   // submissions within one second, so a collision just takes the next one.
@@ -186,7 +196,7 @@ absl::StatusOr<std::optional<coord::ZkOp>> TopologyStore::IdentityOp(
   if (stored.ok()) {
     absl::StatusOr<coord::ZkAuthConfig> kept = coord::DecodeTopologyIdentity(stored->data);
     if (!identity.enabled()) {
-      if (!kept.ok()) return kept.status();
+      RETURN_IF_ERROR(kept.status());
       identity = *std::move(kept);
       // Checked in the multi: the identity still is what the workers get.
       return std::optional<coord::ZkOp>(coord::ZkOp::Check(path, stored->stat.version));
@@ -198,9 +208,8 @@ absl::StatusOr<std::optional<coord::ZkOp>> TopologyStore::IdentityOp(
         coord::ZkOp::Set(path, coord::EncodeTopologyIdentity(identity), stored->stat.version));
   }
   if (!identity.enabled()) {
-    absl::StatusOr<coord::ZkAuthConfig> made = coord::NewTopologyIdentity(name);
-    if (!made.ok()) return made.status();
-    identity = *std::move(made);
+    ASSIGN_OR_RETURN(coord::ZkAuthConfig made, coord::NewTopologyIdentity(name));
+    identity = std::move(made);
   }
   return std::optional<coord::ZkOp>(coord::ZkOp::Create(
       path, coord::EncodeTopologyIdentity(identity), coord::ZkCreateMode::kPersistent,
@@ -225,7 +234,7 @@ absl::Status TopologyStore::CreateTopologyNodes(const std::string& id, const std
       policy.ForTopology(coord::ZkNodeAccess::kPrivate, digest, coord::kTopologyWriteDirPerms);
   for (const std::string& parent : {paths_.Storms(), paths_.Credentials(), paths_.WorkerBeats(),
                                     paths_.Errors()}) {
-    if (absl::Status s = session_.EnsurePath(parent); !s.ok()) return s;
+    RETURN_IF_ERROR(session_.EnsurePath(parent));
   }
   std::vector<coord::ZkOp> ops = {
       *identity_op,
@@ -247,16 +256,15 @@ absl::Status TopologyStore::CreateTopologyNodes(const std::string& id, const std
 }
 
 absl::StatusOr<std::string> TopologyStore::TopologyDigestId(const std::string& id) {
-  absl::StatusOr<std::optional<coord::ZkAuthConfig>> identity =
-      coord::ReadTopologyIdentity(session_, paths_, coord::TopologyNameOfId(id));
-  if (!identity.ok()) return identity.status();
-  return identity->has_value() ? coord::ZkDigestId((*identity)->payload) : std::string();
+  ASSIGN_OR_RETURN(std::optional<coord::ZkAuthConfig> identity,
+                   coord::ReadTopologyIdentity(session_, paths_, coord::TopologyNameOfId(id)));
+  return identity.has_value() ? coord::ZkDigestId(identity->payload) : std::string();
 }
 
 absl::StatusOr<std::vector<StoredTopology>> TopologyStore::List() {
   absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.Storms());
   if (absl::IsNotFound(ids.status())) return std::vector<StoredTopology>{};
-  if (!ids.ok()) return ids.status();
+  RETURN_IF_ERROR(ids.status());
   std::sort(ids->begin(), ids->end());
   std::vector<StoredTopology> out;
   for (const std::string& id : *ids) {
@@ -266,7 +274,7 @@ absl::StatusOr<std::vector<StoredTopology>> TopologyStore::List() {
       spdlog::warn("nimbus: skipping {}: {}", id, std::string(t.status().message()));
       continue;
     }
-    if (!t.ok()) return t.status();
+    RETURN_IF_ERROR(t.status());
     out.push_back(*std::move(t));
   }
   return out;
@@ -282,7 +290,7 @@ absl::StatusOr<StoredTopology> TopologyStore::Get(const std::string& id) {
   if (absl::IsNotFound(node.status())) {
     return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
   }
-  if (!node.ok()) return node.status();
+  RETURN_IF_ERROR(node.status());
   StoredTopology t;
   t.id = id;
   t.version = node->stat.version;
@@ -293,9 +301,8 @@ absl::StatusOr<StoredTopology> TopologyStore::Get(const std::string& id) {
 }
 
 absl::StatusOr<StoredTopology> TopologyStore::FindByName(const std::string& name) {
-  absl::StatusOr<std::vector<StoredTopology>> all = List();
-  if (!all.ok()) return all.status();
-  for (StoredTopology& t : *all) {
+  ASSIGN_OR_RETURN(std::vector<StoredTopology> all, List());
+  for (StoredTopology& t : all) {
     if (t.base.name() == name) return std::move(t);
   }
   return absl::NotFoundError(absl::StrCat("no topology named '", Quoted(name), "'"));
@@ -309,14 +316,12 @@ absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, T
   // A lost compare-and-set means someone else changed the record: re-read
   // and decide again.
   for (int attempt = 0; attempt < 5; ++attempt) {
-    absl::StatusOr<StoredTopology> t = Get(id);
-    if (!t.ok()) return t.status();
-    const v1::TopologyStatus current = t->base.status();
-    absl::StatusOr<v1::TopologyStatus> next = NextTopologyStatus(current, event);
-    if (!next.ok()) return next.status();
-    v1::StormBase base = t->base;
-    if (*next == current && event != TopologyEvent::kKill) return base;  // a no-op, as in Storm
-    base.set_status(*next);
+    ASSIGN_OR_RETURN(StoredTopology t, Get(id));
+    const v1::TopologyStatus current = t.base.status();
+    ASSIGN_OR_RETURN(v1::TopologyStatus next, NextTopologyStatus(current, event));
+    v1::StormBase base = t.base;
+    if (next == current && event != TopologyEvent::kKill) return base;  // a no-op, as in Storm
+    base.set_status(next);
     if (event == TopologyEvent::kKill) {
       if (current != v1::KILLED) base.set_prev_status(current);
       const int wait = wait_secs.value_or(base.message_timeout_secs());
@@ -324,7 +329,7 @@ absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, T
       base.set_remove_at_secs(clock_.WallMillis() / 1000 + wait);
     }
     absl::StatusOr<coord::ZkStat> set =
-        session_.Set(paths_.Storm(id), base.SerializeAsString(), t->version);
+        session_.Set(paths_.Storm(id), base.SerializeAsString(), t.version);
     if (set.ok()) return base;
     if (absl::IsNotFound(set.status())) {
       return absl::NotFoundError(absl::StrCat("no topology with id '", id, "'"));
@@ -337,12 +342,10 @@ absl::StatusOr<v1::StormBase> TopologyStore::Transition(const std::string& id, T
 absl::StatusOr<v1::StormBase> TopologyStore::Rebalance(const std::string& id,
                                                        const RebalanceRequest& request) {
   for (int attempt = 0; attempt < 5; ++attempt) {
-    absl::StatusOr<StoredTopology> t = Get(id);
-    if (!t.ok()) return t.status();
-    absl::StatusOr<v1::StormBase> next =
-        BeginRebalance(t->base, request, clock_.WallMillis() / 1000);
-    if (!next.ok()) return next.status();
-    absl::Status s = Update(id, *next, t->version);
+    ASSIGN_OR_RETURN(StoredTopology t, Get(id));
+    ASSIGN_OR_RETURN(v1::StormBase next,
+                     BeginRebalance(t.base, request, clock_.WallMillis() / 1000));
+    absl::Status s = Update(id, next, t.version);
     if (s.ok()) return next;
     if (!absl::IsAborted(s)) return s;
   }
@@ -364,9 +367,9 @@ absl::Status TopologyStore::Remove(const std::string& id) {
       !s.ok() && !absl::IsNotFound(s)) {
     return s;
   }
-  if (absl::Status s = RemoveWorkerBeats(id); !s.ok()) return s;
-  if (absl::Status s = RemoveErrors(id); !s.ok()) return s;
-  if (absl::Status s = RemoveWorkerFailures(id); !s.ok()) return s;
+  RETURN_IF_ERROR(RemoveWorkerBeats(id));
+  RETURN_IF_ERROR(RemoveErrors(id));
+  RETURN_IF_ERROR(RemoveWorkerFailures(id));
   // The resources go before the record that names them.
   if (absl::StatusOr<StoredTopology> t = Get(id); t.ok() && !t->base.resources_key().empty()) {
     if (absl::Status s = coord::DeleteChunkedBlob(
@@ -389,7 +392,7 @@ absl::StatusOr<std::vector<StoredError>> TopologyStore::ListErrors(const std::st
   absl::StatusOr<std::vector<std::string>> components =
       session_.Children(paths_.ErrorsOfTopology(id));
   if (absl::IsNotFound(components.status())) return out;
-  if (!components.ok()) return components.status();
+  RETURN_IF_ERROR(components.status());
   for (const std::string& component : *components) {
     const std::string dir = paths_.ErrorsOf(id, component);
     absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
@@ -441,14 +444,17 @@ absl::Status TopologyStore::RemoveErrors(const std::string& id) {
   // cleanup round removes what is left.
   absl::StatusOr<std::vector<std::string>> components = session_.Children(dir);
   if (absl::IsNotFound(components.status())) return absl::OkStatus();
-  if (!components.ok()) return components.status();
+  RETURN_IF_ERROR(components.status());
   for (const std::string& component : *components) {
     const std::string cdir = paths_.ErrorsOf(id, component);
     absl::StatusOr<std::vector<std::string>> names = session_.Children(cdir);
+    // Each step is best effort: whatever is left makes the Delete of `dir`
+    // below fail, and that failure is what is returned.
     if (names.ok()) {
+      // Best effort: whatever is left makes the Delete of `dir` below fail.
       for (const std::string& name : *names) (void)session_.Delete(cdir + "/" + name);
     }
-    (void)session_.Delete(cdir);
+    (void)session_.Delete(cdir);  // best effort, as above
   }
   absl::Status s = session_.Delete(dir);
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
@@ -468,13 +474,13 @@ absl::StatusOr<std::vector<StoredBeat>> TopologyStore::ListWorkerBeats(const std
   const std::string dir = paths_.WorkerBeatsOf(id);
   absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
   if (absl::IsNotFound(names.status())) return std::vector<StoredBeat>{};
-  if (!names.ok()) return names.status();
+  RETURN_IF_ERROR(names.status());
   std::sort(names->begin(), names->end());
   std::vector<StoredBeat> out;
   for (const std::string& name : *names) {
     absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.WorkerBeat(id, name));
     if (absl::IsNotFound(node.status())) continue;
-    if (!node.ok()) return node.status();
+    RETURN_IF_ERROR(node.status());
     StoredBeat b;
     b.name = name;
     if (std::optional<WorkerSlot> slot = ParseBeatName(name)) b.slot = *slot;
@@ -503,9 +509,9 @@ absl::Status TopologyStore::RemoveWorkerBeats(const std::string& id) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
     if (absl::IsNotFound(names.status())) return absl::OkStatus();
-    if (!names.ok()) return names.status();
+    RETURN_IF_ERROR(names.status());
     for (const std::string& name : *names) {
-      if (absl::Status s = DeleteWorkerBeat(id, name); !s.ok()) return s;
+      RETURN_IF_ERROR(DeleteWorkerBeat(id, name));
     }
     absl::Status s = session_.Delete(dir);
     if (s.ok() || absl::IsNotFound(s)) return absl::OkStatus();
@@ -517,7 +523,7 @@ absl::Status TopologyStore::RemoveWorkerBeats(const std::string& id) {
 absl::StatusOr<std::optional<v1::Assignment>> TopologyStore::GetAssignment(const std::string& id) {
   absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.Assignment(id));
   if (absl::IsNotFound(node.status())) return std::optional<v1::Assignment>();
-  if (!node.ok()) return node.status();
+  RETURN_IF_ERROR(node.status());
   v1::Assignment a;
   if (!a.ParseFromString(node->data)) {
     return absl::DataLossError(absl::StrCat("assignment of ", id, " does not parse"));
@@ -533,11 +539,10 @@ absl::Status TopologyStore::PutAssignment(const std::string& id, const v1::Assig
   if (!absl::IsNotFound(set.status())) return set.status();
   // The topology's workers read their assignment (and its transport
   // secret) with the topology's identity; no other topology's can.
-  absl::StatusOr<std::string> digest = TopologyDigestId(id);
-  if (!digest.ok()) return digest.status();
+  ASSIGN_OR_RETURN(std::string digest, TopologyDigestId(id));
   coord::ZkCreateOptions create;
   create.create_parents = true;
-  create.acl = session_.acl_policy().ForTopology(coord::ZkNodeAccess::kPrivate, *digest,
+  create.acl = session_.acl_policy().ForTopology(coord::ZkNodeAccess::kPrivate, digest,
                                                  coord::kTopologyReadPerms);
   absl::StatusOr<std::string> created = session_.Create(path, data, create);
   return created.ok() ? absl::OkStatus() : created.status();
@@ -546,13 +551,13 @@ absl::Status TopologyStore::PutAssignment(const std::string& id, const v1::Assig
 absl::StatusOr<std::vector<v1::SupervisorInfo>> TopologyStore::ListSupervisors() {
   absl::StatusOr<std::vector<std::string>> ids = session_.Children(paths_.Supervisors());
   if (absl::IsNotFound(ids.status())) return std::vector<v1::SupervisorInfo>{};
-  if (!ids.ok()) return ids.status();
+  RETURN_IF_ERROR(ids.status());
   std::sort(ids->begin(), ids->end());
   std::vector<v1::SupervisorInfo> out;
   for (const std::string& id : *ids) {
     absl::StatusOr<coord::ZkNode> node = session_.Get(paths_.Supervisor(id));
     if (absl::IsNotFound(node.status())) continue;  // gone meanwhile (ephemeral)
-    if (!node.ok()) return node.status();
+    RETURN_IF_ERROR(node.status());
     v1::SupervisorInfo info;
     if (!info.ParseFromString(node->data)) {
       spdlog::warn("nimbus: skipping supervisor {}: its record does not parse", id);

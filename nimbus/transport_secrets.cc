@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "common/core/status_macros.h"
 #include "common/net/frame_mac.h"
 #include "common/net/transport_secret.h"
 
@@ -28,19 +29,17 @@ absl::StatusOr<std::optional<std::string>> ReplacementTransportSecret(
     const std::string& cluster_secret, const std::string& topology_id, const std::string& stored) {
   if (cluster_secret.empty()) {
     if (!stored.empty()) return std::nullopt;
-    absl::StatusOr<std::string> secret = NewTransportSecret();
-    if (!secret.ok()) return secret.status();
-    return std::optional<std::string>(*std::move(secret));
+    ASSIGN_OR_RETURN(std::string secret, NewTransportSecret());
+    return std::optional<std::string>(std::move(secret));
   }
-  absl::StatusOr<std::string> derived = net::DeriveTransportSecret(cluster_secret, topology_id);
-  if (!derived.ok()) return derived.status();
+  ASSIGN_OR_RETURN(std::string derived, net::DeriveTransportSecret(cluster_secret, topology_id));
   // Compared in constant time: `stored` may have been planted to probe.
-  if (stored.size() == derived->size() &&
+  if (stored.size() == derived.size() &&
       net::FrameMac::Equal(reinterpret_cast<const uint8_t*>(stored.data()),
-                           reinterpret_cast<const uint8_t*>(derived->data()))) {
+                           reinterpret_cast<const uint8_t*>(derived.data()))) {
     return std::nullopt;
   }
-  return std::optional<std::string>(*std::move(derived));
+  return std::optional<std::string>(std::move(derived));
 }
 
 }  // namespace tempest::nimbus

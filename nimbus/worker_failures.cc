@@ -1,12 +1,12 @@
-// The supervisors' records of failed workers: reading them from ZooKeeper
-// (TopologyStore) and what the views make of them (rest_views.h).
+// The supervisors' records of failed workers, read from ZooKeeper
+// (TopologyStore); what the views make of them is rest_model.h.
 
 #include <algorithm>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "nimbus/rest_views.h"
+#include "common/core/status_macros.h"
 #include "nimbus/topology_store.h"
 #include "nlohmann/json.hpp"
 
@@ -56,14 +56,6 @@ std::optional<StoredWorkerFailure> ParseWorkerFailure(const WorkerSlot& slot,
   return f;
 }
 
-std::set<std::pair<std::string, int>> AssignedSlots(const TopologyView& view) {
-  std::set<std::pair<std::string, int>> slots;
-  if (view.assignment.has_value()) {
-    for (const auto& e : view.assignment->executors()) slots.insert({e.node(), e.port()});
-  }
-  return slots;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<StoredWorkerFailure>> TopologyStore::ListWorkerFailures(
@@ -72,7 +64,7 @@ absl::StatusOr<std::vector<StoredWorkerFailure>> TopologyStore::ListWorkerFailur
   const std::string dir = paths_.WorkerFailuresOf(id);
   absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
   if (absl::IsNotFound(names.status())) return out;
-  if (!names.ok()) return names.status();
+  RETURN_IF_ERROR(names.status());
   std::sort(names->begin(), names->end());
   for (const std::string& name : *names) {
     std::optional<WorkerSlot> slot = ParseBeatName(name);
@@ -96,81 +88,13 @@ absl::Status TopologyStore::RemoveWorkerFailures(const std::string& id) {
   const std::string dir = paths_.WorkerFailuresOf(id);
   absl::StatusOr<std::vector<std::string>> names = session_.Children(dir);
   if (absl::IsNotFound(names.status())) return absl::OkStatus();
-  if (!names.ok()) return names.status();
+  RETURN_IF_ERROR(names.status());
+  // Best effort: a record left makes the Delete of `dir` below fail, and
+  // that failure is what is returned.
   for (const std::string& name : *names) (void)session_.Delete(dir + "/" + name);
   // A supervisor may add one meanwhile; the next cleanup round removes it.
   absl::Status s = session_.Delete(dir);
   return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
-}
-
-std::vector<const StoredWorkerFailure*> CurrentFailures(const TopologyView& view) {
-  const auto slots = AssignedSlots(view);
-  std::vector<const StoredWorkerFailure*> out;
-  for (const StoredWorkerFailure& f : view.failures) {
-    if (slots.contains({f.node, f.port})) out.push_back(&f);
-  }
-  return out;
-}
-
-std::map<std::string, int64_t> RestartsBySlot(const TopologyView& view) {
-  std::map<std::string, int64_t> out;
-  for (const auto& [node, port] : AssignedSlots(view)) out[absl::StrCat(node, "-", port)] = 0;
-  for (const StoredBeat* b : CurrentBeats(view)) {
-    int64_t& n = out[absl::StrCat(b->slot.node, "-", b->slot.port)];
-    n = std::max(n, b->beat.restarts());
-  }
-  for (const StoredWorkerFailure* f : CurrentFailures(view)) {
-    int64_t& n = out[absl::StrCat(f->node, "-", f->port)];
-    n = std::max(n, f->restarts);
-  }
-  return out;
-}
-
-int64_t TopologyRestarts(const TopologyView& view) {
-  int64_t sum = 0;
-  for (const auto& [slot, n] : RestartsBySlot(view)) sum += n;
-  return sum;
-}
-
-std::string FailureReason(const StoredWorkerFailure& f) {
-  std::string reason = absl::StrCat(f.status.empty() ? "failed" : f.status, " (", f.restarts,
-                                    f.restarts == 1 ? " restart)" : " restarts)");
-  if (!f.output.empty()) absl::StrAppend(&reason, ": ", f.output.back());
-  return reason;
-}
-
-void AddWorkerFailureErrors(TopologyView& view) {
-  if (!view.assignment.has_value()) return;
-  bool added = false;
-  for (const StoredWorkerFailure* f : CurrentFailures(view)) {
-    if (!f->failing) continue;
-    // One error per component on the slot, at its first task there.
-    std::map<std::string, int> first_task;
-    for (const auto& e : view.assignment->executors()) {
-      if (e.node() != f->node || e.port() != f->port) continue;
-      for (const v1::ExecutorRange& r : view.topology.base.executors()) {
-        if (r.start_task() != e.start_task() || r.end_task() != e.end_task()) continue;
-        auto [it, fresh] = first_task.emplace(r.component(), r.start_task());
-        if (!fresh) it->second = std::min(it->second, r.start_task());
-      }
-    }
-    for (const auto& [component, task] : first_task) {
-      StoredError e;
-      e.component = component;
-      e.time_secs = f->exit_time_ms / 1000;
-      e.node = f->node;
-      e.port = f->port;
-      e.task = task;
-      e.message = absl::StrCat("worker ", FailureReason(*f));
-      view.errors.push_back(std::move(e));
-      added = true;
-    }
-  }
-  if (!added) return;
-  std::stable_sort(view.errors.begin(), view.errors.end(),
-                   [](const StoredError& a, const StoredError& b) {
-                     return a.time_secs < b.time_secs;
-                   });
 }
 
 }  // namespace tempest::nimbus

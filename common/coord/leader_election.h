@@ -3,14 +3,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coord/serial_executor.h"
 #include "common/coord/zk_session.h"
+#include "common/core/clock.h"
 
 namespace tempest::coord {
 
@@ -24,8 +27,9 @@ namespace tempest::coord {
 //
 // Owns a SerialExecutor thread, where all ZooKeeper calls and on_change run.
 // IsLeader() is thread-safe; CurrentLeader() blocks the caller for at most
-// op_timeout. participant_id must be unique among participants (it also
-// identifies our node when a create's outcome is ambiguous). The ZkSession
+// op_timeout, AwaitRound() until the deadline it is given. participant_id
+// must be unique among participants (it also identifies our node when a
+// create's outcome is ambiguous). The ZkSession
 // must outlive it; destroying it leaves the election.
 class LeaderElection {
  public:
@@ -37,6 +41,8 @@ class LeaderElection {
     std::chrono::milliseconds op_timeout{5000};
     std::chrono::milliseconds retry_interval{250};
     std::function<void(bool is_leader)> on_change;
+    // What AwaitRound's deadline is read on.
+    core::Clock* clock = &core::RealClock();
   };
 
   static absl::StatusOr<std::unique_ptr<LeaderElection>> Create(ZkSession& session,
@@ -48,15 +54,32 @@ class LeaderElection {
   // NotFound when nobody participates.
   absl::StatusOr<std::string> CurrentLeader() const;
 
+  // Blocks until the election finishes a round after this call (a round
+  // ends when this participant leads, or follows a predecessor it watches;
+  // each session event and each predecessor leaving starts one), or until
+  // `deadline` on Options::clock. Returns IsLeader(). A participant that has
+  // just joined or lost its predecessor learns here, without polling, whether
+  // it now leads. Thread-safe; never from on_change, which runs on the thread
+  // that finishes rounds.
+  bool AwaitRound(core::Clock::TimePoint deadline) const;
+
  private:
   LeaderElection(ZkSession& session, Options options);
   void Reconcile();
+  // Creates our node on session `sid`; false if that failed (retry later).
+  bool Join(int64_t sid);
   void SetLeader(bool leader);
+  // Wakes AwaitRound: the round has settled this participant's place.
+  void FinishRound();
 
   ZkSession& session_;
   Options options_;
   int subscription_ = 0;
   std::atomic<bool> leader_{false};
+  mutable absl::Mutex round_mu_;
+  mutable absl::CondVar round_done_;
+  // Rounds finished so far (FinishRound).
+  uint64_t rounds_ ABSL_GUARDED_BY(round_mu_) = 0;
   // Touched only on the executor thread.
   std::string my_node_;
   int64_t my_session_ = 0;

@@ -3,6 +3,9 @@
 
 #include "nimbus/rest_views.h"
 #include "nimbus/prometheus_view.h"
+#include "nimbus/rest_cluster_views.h"
+#include "nimbus/rest_json.h"
+#include "nimbus/stats_history.h"
 
 #include <tuple>
 
