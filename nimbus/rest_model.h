@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nimbus/topology_store.h"
-#include "spout/kafka/offsets/kafka_lag.h"
+#include "spout/kafka/kafka_lag.h"
 #include "tempest/v1/cluster.pb.h"
 
 namespace tempest::nimbus {
