@@ -42,34 +42,30 @@ absl::StatusOr<std::unique_ptr<AppendOnlyFile>> AppendOnlyFile::Open(const std::
   }
   // The umask decides who else may append: a worker's (0007) lets the worker
   // group, so the topology's next worker on another slot uid continues the file.
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
-  return std::unique_ptr<AppendOnlyFile>(new AppendOnlyFile(path, fd));
+  os::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666));
+  if (!fd.valid()) return ErrnoStatus(errno, "cannot open", path);
+  return std::unique_ptr<AppendOnlyFile>(new AppendOnlyFile(path, std::move(fd)));
 }
 
-AppendOnlyFile::~AppendOnlyFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
+AppendOnlyFile::~AppendOnlyFile() = default;
 
 absl::StatusOr<int64_t> AppendOnlyFile::DropTornTail() {
   struct stat st;
-  if (::fstat(fd_, &st) != 0) return ErrnoStatus(errno, "cannot stat", path_);
+  if (::fstat(fd_.get(), &st) != 0) return ErrnoStatus(errno, "cannot stat", path_);
   if (st.st_size == 0 || !S_ISREG(st.st_mode)) return 0;
   // The write fd is O_APPEND-only; read through a second descriptor.
-  int rfd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (rfd < 0) return ErrnoStatus(errno, "cannot read", path_);
+  const os::UniqueFd rfd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!rfd.valid()) return ErrnoStatus(errno, "cannot read", path_);
   off_t end = st.st_size;
   off_t keep = 0;
   char buf[4096];
   bool found = false;
   while (end > 0 && !found) {
     off_t start = end > static_cast<off_t>(sizeof(buf)) ? end - sizeof(buf) : 0;
-    ssize_t n = ::pread(rfd, buf, end - start, start);
+    ssize_t n = ::pread(rfd.get(), buf, end - start, start);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(rfd);
-      return ErrnoStatus(err, "cannot read", path_);
+      return ErrnoStatus(errno, "cannot read", path_);
     }
     if (n == 0) break;
     for (ssize_t i = n - 1; i >= 0; --i) {
@@ -81,19 +77,18 @@ absl::StatusOr<int64_t> AppendOnlyFile::DropTornTail() {
     }
     end = start;
   }
-  ::close(rfd);
   if (keep == st.st_size) return 0;
-  if (::ftruncate(fd_, keep) != 0) return ErrnoStatus(errno, "cannot truncate", path_);
+  if (::ftruncate(fd_.get(), keep) != 0) return ErrnoStatus(errno, "cannot truncate", path_);
   return static_cast<int64_t>(st.st_size - keep);
 }
 
 absl::Status AppendOnlyFile::Append(std::string_view data, bool sync) {
   struct stat st;
-  bool know_size = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  bool know_size = ::fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode);
   size_t done = 0;
   absl::Status failure;
   while (done < data.size()) {
-    ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+    ssize_t n = ::write(fd_.get(), data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       failure = ErrnoStatus(errno, "cannot write", path_);
@@ -101,7 +96,7 @@ absl::Status AppendOnlyFile::Append(std::string_view data, bool sync) {
     }
     done += static_cast<size_t>(n);
   }
-  if (failure.ok() && sync && ::fdatasync(fd_) != 0 && errno != EINVAL) {
+  if (failure.ok() && sync && ::fdatasync(fd_.get()) != 0 && errno != EINVAL) {
     // EINVAL: the file does not support syncing (e.g. a pipe); nothing to do.
     failure = ErrnoStatus(errno, "cannot fdatasync", path_);
   }
@@ -109,7 +104,7 @@ absl::Status AppendOnlyFile::Append(std::string_view data, bool sync) {
     // Best effort, the write's own failure being what the caller must see: a
     // rollback that fails too leaves the partial write (DropTornTail cuts a
     // torn last line when the file is next opened).
-    if (know_size && done > 0) (void)::ftruncate(fd_, st.st_size);
+    if (know_size && done > 0) (void)::ftruncate(fd_.get(), st.st_size);
     return failure;
   }
   bytes_appended_ += static_cast<int64_t>(data.size());

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::bolts {
 
@@ -45,10 +46,10 @@ class AppendOnlyFile {
   int64_t bytes_appended() const { return bytes_appended_; }
 
  private:
-  AppendOnlyFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  AppendOnlyFile(std::string path, os::UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
 
   std::string path_;
-  int fd_ = -1;
+  os::UniqueFd fd_;
   int64_t bytes_appended_ = 0;
 };
 

@@ -17,6 +17,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/os/dir_files.h"
+#include "common/os/files.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::cli {
 namespace {
@@ -102,28 +105,18 @@ absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view hos
   std::error_code ec;
   const std::string absolute = std::filesystem::absolute(token_file, ec).string();
   if (ec) return absl::FailedPreconditionError(absl::StrCat(token_file, ": ", ec.message()));
-  const std::string tmp = absl::StrCat(*path, ".tmp.", ::getpid());
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Failed("write", tmp);
   // The writer's pid lets readers ignore a record it left behind when killed.
   const std::string text = absl::StrCat(absolute, "\n", ::getpid(), "\n");
-  size_t done = 0;
-  bool ok = true;
-  while (ok && done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-    } else {
-      done += static_cast<size_t>(n);
-    }
+  // Replaced through a temporary file, never written through a link.
+  absl::StatusOr<os::UniqueFd> dir_fd = os::OpenDirectory(dir);
+  absl::Status s = dir_fd.status();
+  if (s.ok()) {
+    s = os::WriteFileAtomicallyAt(dir_fd->get(), std::filesystem::path(*path).filename().string(),
+                                  text, 0600);
   }
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path->c_str()) != 0) {
-    absl::Status s = Failed("write", *path);
-    ::unlink(tmp.c_str());
-    return s;
+  if (!s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write ", *path, ": ", s.message()));
   }
   if (written != nullptr) *written = *path;
   return absl::OkStatus();
@@ -131,28 +124,19 @@ absl::Status WriteDevTokenDiscovery(const std::string& dir, std::string_view hos
 
 namespace {
 
-// The text of the discovery file `path` (at most 4 KiB); empty unless it is
-// a regular file of this user in a private directory.
+// The text of the discovery file `path`; empty unless it is a regular file
+// of this user in a private directory, and not over 4 KiB (a record is a
+// path and a pid).
 std::string ReadDiscoveryText(const std::string& path) {
   if (!PrivateDir(std::filesystem::path(path).parent_path().string())) return "";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return "";
+  const os::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return "";
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
     return "";
   }
-  std::string text(kMaxDiscoveryBytes, '\0');
-  size_t filled = 0;
-  while (filled < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    filled += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  text.resize(filled);
-  return text;
+  absl::StatusOr<std::string> text = os::ReadSmallFd(fd.get(), path, kMaxDiscoveryBytes);
+  return text.ok() ? *std::move(text) : "";
 }
 
 // The first line of the discovery file `path` (the file it names),

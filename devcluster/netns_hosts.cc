@@ -23,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "common/core/status_macros.h"
 #include "common/os/child_process.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::devcluster {
 namespace {
@@ -50,43 +51,37 @@ bool ProcessExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 // `timeout`. Its output on success; an error naming the command otherwise.
 absl::StatusOr<std::string> RunCaptured(const std::vector<std::string>& argv,
                                         std::chrono::milliseconds timeout) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  }
+  ASSIGN_OR_RETURN(os::Pipe output, os::MakePipe(O_CLOEXEC));
   os::ChildProcess::Options o;
   o.argv = argv;
-  o.stdout_fd = pipe_fds[1];
+  o.stdout_fd = output.write.get();
   o.stderr_path = "=stdout";
-  absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  ::close(pipe_fds[1]);
-  if (!child.ok()) {
-    ::close(pipe_fds[0]);
-    return child.status();
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<os::ChildProcess> child, os::ChildProcess::Start(o));
+  // Ours closed, the child's copy is the only writer: its exit is our end of file.
+  output.write.Reset();
   std::string out;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    pollfd p{.fd = pipe_fds[0], .events = POLLIN, .revents = 0};
+    pollfd p{.fd = output.read.get(), .events = POLLIN, .revents = 0};
     const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
     char buf[4096];
-    const ssize_t n = ::read(pipe_fds[0], buf, sizeof(buf));
+    const ssize_t n = ::read(output.read.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     if (out.size() < (1 << 20)) out.append(buf, static_cast<size_t>(n));
   }
-  ::close(pipe_fds[0]);
+  output.read.Reset();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
-  std::optional<int> status = (*child)->WaitFor(std::max(left, std::chrono::milliseconds(1)));
+  std::optional<int> status = child->WaitFor(std::max(left, std::chrono::milliseconds(1)));
   const std::string command = absl::StrJoin(argv, " ");
   if (!status.has_value()) {
-    (*child)->Kill();
+    child->Kill();
     return absl::DeadlineExceededError(
         absl::StrCat("`", command, "` did not finish within ", timeout.count(), " ms"));
   }
@@ -171,8 +166,8 @@ absl::StatusOr<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(Options options) 
   }
   std::string run_prefix = absl::StrCat(kPrefix, ::getpid(), "-", runs_made++, "-");
   auto hosts = std::unique_ptr<NetnsHosts>(new NetnsHosts(std::move(options), run_prefix));
-  hosts->home_netns_fd_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (hosts->home_netns_fd_ < 0) {
+  hosts->home_netns_fd_.Reset(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!hosts->home_netns_fd_.valid()) {
     return absl::InternalError(
         absl::StrCat("cannot open this thread's network namespace: ", std::strerror(errno)));
   }
@@ -255,11 +250,10 @@ absl::Status NetnsHosts::Teardown() {
   if (torn_down_) return absl::OkStatus();
   torn_down_ = true;
   absl::Status first;
-  if (home_netns_fd_ >= 0) {
+  if (home_netns_fd_.valid()) {
     // A thread still inside a host would keep that namespace alive.
     if (absl::Status s = LeaveHost(); !s.ok()) first = s;
-    ::close(home_netns_fd_);
-    home_netns_fd_ = -1;
+    home_netns_fd_.Reset();
   }
   // Hosts first, the bridge last.
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
@@ -294,20 +288,19 @@ absl::StatusOr<std::string> NetnsHosts::RunTool(const std::vector<std::string>& 
 
 absl::Status NetnsHosts::EnterHost(int i) {
   const std::string path = std::string(kNetnsDir) + hosts_.at(i).netns;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
-  const int rc = ::setns(fd, CLONE_NEWNET);
-  const int saved = errno;
-  ::close(fd);
-  if (rc != 0) {
-    return absl::InternalError(absl::StrCat("setns into ", path, ": ", std::strerror(saved)));
+  const os::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  }
+  if (::setns(fd.get(), CLONE_NEWNET) != 0) {
+    return absl::InternalError(absl::StrCat("setns into ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }
 
 absl::Status NetnsHosts::LeaveHost() {
-  if (home_netns_fd_ < 0) return absl::FailedPreconditionError("NetnsHosts: torn down");
-  if (::setns(home_netns_fd_, CLONE_NEWNET) != 0) {
+  if (!home_netns_fd_.valid()) return absl::FailedPreconditionError("NetnsHosts: torn down");
+  if (::setns(home_netns_fd_.get(), CLONE_NEWNET) != 0) {
     return absl::InternalError(
         absl::StrCat("setns back to the original namespace: ", std::strerror(errno)));
   }

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::devcluster {
 
@@ -123,7 +124,7 @@ class NetnsHosts {
   std::string bridge_netns_;
   std::vector<NetnsHost> hosts_;
   std::vector<std::string> created_;  // every namespace made, in order
-  int home_netns_fd_ = -1;            // the creating thread's namespace
+  os::UniqueFd home_netns_fd_;        // the creating thread's namespace
   bool torn_down_ = false;
 };
 

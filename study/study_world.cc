@@ -18,6 +18,7 @@
 #include "common/core/status_macros.h"
 #include "common/os/files.h"
 #include "common/os/loopback.h"
+#include "common/os/unique_fd.h"
 #include "nlohmann/json.hpp"
 #include "supervisor/worker_files.h"
 
@@ -226,18 +227,17 @@ coord::ZkClientConfig StudyWorld::reader_zk_config() const {
 absl::StatusOr<std::string> StudyWorld::DeadZkServer() const {
   // Bind an ephemeral port and let it go: nothing listens there afterwards
   // (the kernel hands out ephemeral ports in turn, so it is not reused soon).
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("cannot create a socket");
+  const os::UniqueFd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd.valid()) return absl::InternalError("cannot create a socket");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
   int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
     port = ntohs(addr.sin_port);
   }
-  ::close(fd);
   if (port == 0) return absl::InternalError("cannot find a free port");
   return absl::StrCat("127.0.0.1:", port);
 }

@@ -21,6 +21,7 @@
 #include "common/core/status_macros.h"
 #include "common/os/child_process.h"
 #include "common/os/files.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::study {
 namespace {
@@ -154,17 +155,16 @@ absl::Status ZkAclOperator::Run(const std::vector<std::string>& commands,
     in << script;
     if (!in) return absl::InternalError(absl::StrCat("cannot write ", input));
   }
-  const int stdin_fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
-  if (stdin_fd < 0) return absl::InternalError(absl::StrCat("cannot open ", input));
+  const os::UniqueFd stdin_fd(::open(input.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!stdin_fd.valid()) return absl::InternalError(absl::StrCat("cannot open ", input));
   os::ChildProcess::Options o;
   const char* java = std::getenv("TEMPEST_JAVA");
   o.argv = {java != nullptr ? java : "java",      "-cp",     kClasspath,
             "org.apache.zookeeper.ZooKeeperMain", "-server", connect_};
-  o.stdin_fd = stdin_fd;
+  o.stdin_fd = stdin_fd.get();
   o.stdout_path = output;
   o.stderr_path = "=stdout";
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(o);
-  ::close(stdin_fd);
   RETURN_IF_ERROR(child);
   std::optional<int> status = (*child)->WaitFor(kClientDeadline);
   if (!status.has_value()) {

@@ -15,7 +15,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/os/child_process.h"
+#include "common/os/unique_fd.h"
 #include "supervisor/worker_files.h"
 
 namespace tempest::supervisor {
@@ -73,36 +75,37 @@ absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, int log_
   envp.push_back(nullptr);
   // Credentials go through a pipe the worker reads before it runs anything
   // else: never through a file, an argument or the environment.
-  int handoff[2] = {-1, -1};
-  if (!stdin_data.empty() && ::pipe2(handoff, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  os::Pipe handoff;
+  if (!stdin_data.empty()) {
+    ASSIGN_OR_RETURN(handoff, os::MakePipe(O_CLOEXEC));
   }
 
   posix_spawn_file_actions_t files;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&files);
   posix_spawnattr_init(&attr);
-  SetChildDescriptors(files, handoff[0], log_fd);
+  SetChildDescriptors(files, handoff.read.valid() ? handoff.read.get() : -1, log_fd);
   SetChildSignalsAndGroup(attr);
 
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, args[0], &files, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
-  if (handoff[0] >= 0) {
-    ::close(handoff[0]);
+  if (handoff.read.valid()) {
+    handoff.read.Reset();
     // A few hundred bytes fit the pipe's buffer: the write never waits for
     // the worker. A worker that died at once only loses its copy.
     if (rc == 0) {
       size_t done = 0;
       while (done < stdin_data.size()) {
-        const ssize_t n = ::write(handoff[1], stdin_data.data() + done, stdin_data.size() - done);
+        const ssize_t n =
+            ::write(handoff.write.get(), stdin_data.data() + done, stdin_data.size() - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<size_t>(n);
       }
     }
-    ::close(handoff[1]);
+    handoff.write.Reset();
   }
   if (rc != 0) {
     return absl::FailedPreconditionError(

@@ -13,11 +13,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/core/config/secret_config.h"
 #include "common/multilang/json_codec.h"
-#include "common/os/limits.h"
 #include "common/os/dir_files.h"
+#include "common/os/limits.h"
+#include "common/os/unique_fd.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::multilang {
@@ -45,11 +49,6 @@ void IgnoreSigpipeOnce() {
     return true;
   }();
   (void)done;
-}
-
-void CloseFd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
 }
 
 absl::StatusOr<std::string> MakePidDir() {
@@ -203,6 +202,38 @@ std::map<std::string, std::string> ChildEnvironment(const api::Config& config) {
   return env;
 }
 
+// The three pipes between a child and us.
+struct ChildPipes {
+  os::Pipe to_child;
+  os::Pipe from_child;
+  os::Pipe err_child;
+};
+
+absl::StatusOr<ChildPipes> MakeChildPipes() {
+  ChildPipes pipes;
+  ASSIGN_OR_RETURN(pipes.to_child, os::MakePipe(O_CLOEXEC));
+  ASSIGN_OR_RETURN(pipes.from_child, os::MakePipe(O_CLOEXEC));
+  ASSIGN_OR_RETURN(pipes.err_child, os::MakePipe(O_CLOEXEC));
+  return pipes;
+}
+
+// The message the child ended with an `end` line: a JSON object or array,
+// or an error saying why not.
+ShellMessage ParseMessage(const std::string& message) {
+  absl::StatusOr<nlohmann::json> parsed = ParseChildJson(message);
+  if (!parsed.ok()) {
+    return {{}, absl::StrCat("malformed JSON from the child (", parsed.status().message(),
+                             "): ", absl::CHexEscape(message.substr(0, 120)))};
+  }
+  if (!parsed->is_object() && !parsed->is_array()) {
+    return {{}, absl::StrCat("a message from the child is not a JSON object: ",
+                             absl::CHexEscape(message.substr(0, 120)))};
+  }
+  return {*std::move(parsed), {}};
+}
+
+void SetNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
@@ -212,75 +243,65 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
   auto shell = std::unique_ptr<ShellProcess>(new ShellProcess());
   shell->options_ = options;
   const std::string what = absl::StrJoin(options.command, " ");
-
-  int to_child[2];
-  int from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  }
-  if (::pipe2(from_child, O_CLOEXEC) != 0) {
-    ::close(to_child[0]);
-    ::close(to_child[1]);
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  }
-  int err_child[2];
-  if (::pipe2(err_child, O_CLOEXEC) != 0) {
-    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  }
-  shell->stdin_fd_ = to_child[1];
-  shell->stdout_fd_ = from_child[0];
-  shell->stderr_fd_ = err_child[0];
-  ::fcntl(shell->stderr_fd_, F_SETFL, ::fcntl(shell->stderr_fd_, F_GETFL) | O_NONBLOCK);
   if (shell->options_.label.empty()) shell->options_.label = what;
+  // On an error the destructor kills and reaps the child.
+  RETURN_IF_ERROR(shell->Spawn(config));
+  RETURN_IF_ERROR(shell->Handshake(config, context, what));
+  return shell;
+}
+
+absl::Status ShellProcess::Spawn(const api::Config& config) {
+  ASSIGN_OR_RETURN(ChildPipes pipes, MakeChildPipes());
+  stdin_fd_ = std::move(pipes.to_child.write);
+  stdout_fd_ = std::move(pipes.from_child.read);
+  stderr_fd_ = std::move(pipes.err_child.read);
+  SetNonBlocking(stderr_fd_.get());
   // Bigger pipes mean fewer wake-ups per batch; failure is harmless.
-  (void)::fcntl(to_child[1], F_SETPIPE_SZ, 1 << 20);
-  (void)::fcntl(from_child[1], F_SETPIPE_SZ, 1 << 20);
-  ::fcntl(shell->stdin_fd_, F_SETFL, ::fcntl(shell->stdin_fd_, F_GETFL) | O_NONBLOCK);
+  (void)::fcntl(stdin_fd_.get(), F_SETPIPE_SZ, 1 << 20);  // a refusal keeps the default size
+  (void)::fcntl(pipes.from_child.write.get(), F_SETPIPE_SZ, 1 << 20);  // likewise
+  SetNonBlocking(stdin_fd_.get());
 
   os::ChildProcess::Options child_options;
-  child_options.argv = options.command;
-  child_options.working_dir = options.working_dir;
-  child_options.stdin_fd = to_child[0];
-  child_options.stdout_fd = from_child[1];
-  child_options.stderr_fd = err_child[1];
+  child_options.argv = options_.command;
+  child_options.working_dir = options_.working_dir;
+  child_options.stdin_fd = pipes.to_child.read.get();
+  child_options.stdout_fd = pipes.from_child.write.get();
+  child_options.stderr_fd = pipes.err_child.write.get();
   child_options.inherit_env = false;
   child_options.env = ChildEnvironment(config);
   absl::StatusOr<std::unique_ptr<os::ChildProcess>> child = os::ChildProcess::Start(child_options);
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  ::close(err_child[1]);
-  if (!child.ok()) return child.status();
-  shell->child_ = *std::move(child);
-  shell->last_message_ns_.store(NowNs());
-  if (absl::Status s = os::StartThread(shell->reader_, "a multilang child's reader",
-                                      [raw = shell.get()] { raw->ReadLoop(); });
-      !s.ok()) {
-    return s;  // the destructor kills and reaps the child
-  }
+  // The child has its copies: ours would keep its stdout open after it exits.
+  pipes.to_child.read.Reset();
+  pipes.from_child.write.Reset();
+  pipes.err_child.write.Reset();
+  ASSIGN_OR_RETURN(child_, std::move(child));
+  last_message_ns_.store(NowNs());
+  return os::StartThread(reader_, "a multilang child's reader", [this] { ReadLoop(); });
+}
 
-  absl::StatusOr<std::string> pid_dir = MakePidDir();
-  if (!pid_dir.ok()) return pid_dir.status();
-  shell->pid_dir_ = *pid_dir;
+absl::Status ShellProcess::Handshake(const api::Config& config,
+                                     const api::TopologyContext& context,
+                                     const std::string& what) {
+  ASSIGN_OR_RETURN(pid_dir_, MakePidDir());
   nlohmann::json conf = nlohmann::json::object();
   // The worker hands components a config without credentials already; this
   // is the last stop before a process of the topology's own.
   for (const auto& [key, value] : config.entries()) {
     if (!core::IsSecretConfigKey(key)) conf[key] = ValueToJson(value);
   }
-  shell->Send(nlohmann::json{
-      {"conf", std::move(conf)}, {"pidDir", shell->pid_dir_}, {"context", HandshakeContext(context)}});
-  if (absl::Status s = shell->Flush(); !s.ok()) {
+  Send(nlohmann::json{
+      {"conf", std::move(conf)}, {"pidDir", pid_dir_}, {"context", HandshakeContext(context)}});
+  if (absl::Status s = Flush(); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("multilang handshake with '", what, "': ",
                                                api::Sv(api::StdSv(s.message()))));
   }
-  std::optional<ShellMessage> reply = shell->PopMessage(SteadyClock::now() + options.timeout);
+  std::optional<ShellMessage> reply = PopMessage(SteadyClock::now() + options_.timeout);
   auto fail = [&](std::string_view why) {
     return absl::UnavailableError(absl::StrCat("multilang handshake with '", what,
                                                "' failed: ", api::Sv(why), " (child ",
-                                               shell->DescribeExit(), ")"));
+                                               DescribeExit(), ")"));
   };
-  if (!reply) return fail(absl::StrCat("no reply within ", options.timeout.count(), " ms"));
+  if (!reply) return fail(absl::StrCat("no reply within ", options_.timeout.count(), " ms"));
   if (!reply->ok()) return fail(reply->error);
   const nlohmann::json* pid = nullptr;
   if (auto it = reply->json.find("pid"); it != reply->json.end()) pid = &*it;
@@ -290,23 +311,25 @@ absl::StatusOr<std::unique_ptr<ShellProcess>> ShellProcess::Start(
                                               nlohmann::json::error_handler_t::replace)
                                  .substr(0, 200)));
   }
-  shell->reported_pid_ = pid->get<int64_t>();
-  return shell;
+  reported_pid_ = pid->get<int64_t>();
+  return absl::OkStatus();
 }
 
 ShellProcess::~ShellProcess() {
   stop_.store(true);
   if (child_ != nullptr) child_->Kill();
-  CloseFd(stdin_fd_);
+  stdin_fd_.Reset();
   if (reader_.joinable()) reader_.join();
-  CloseFd(stdout_fd_);
-  CloseFd(stderr_fd_);
+  stdout_fd_.Reset();
+  stderr_fd_.Reset();
   if (!pid_dir_.empty()) {
     // The child owns what is in it: removed without following its links
     // (the temporary directory it sits in may itself be a link).
     const std::filesystem::path dir(pid_dir_);
     const os::UniqueFd parent(
         ::open(dir.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // Best effort: a destructor has nobody to tell, and a leftover directory
+    // under TMPDIR harms nothing.
     if (parent.valid()) (void)os::RemoveTreeAt(parent.get(), dir.filename().string());
   }
 }
@@ -326,7 +349,7 @@ absl::Status ShellProcess::Flush() {
   size_t done = 0;
   const SteadyClock::time_point deadline = SteadyClock::now() + options_.timeout;
   while (done < out_.size()) {
-    const ssize_t n = ::write(stdin_fd_, out_.data() + done, out_.size() - done);
+    const ssize_t n = ::write(stdin_fd_.get(), out_.data() + done, out_.size() - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
@@ -344,7 +367,7 @@ absl::Status ShellProcess::Flush() {
       return absl::DeadlineExceededError(absl::StrCat("the child has not read its stdin for ",
                                                       options_.timeout.count(), " ms"));
     }
-    pollfd p{stdin_fd_, POLLOUT, 0};
+    pollfd p{stdin_fd_.get(), POLLOUT, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
   }
   out_.clear();
@@ -353,13 +376,13 @@ absl::Status ShellProcess::Flush() {
 
 void ShellProcess::Push(ShellMessage message) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    // Unlocking wakes a waiter whose condition now holds.
+    absl::MutexLock lock(&mu_);
     if (broken_) return;
     if (!message.ok()) broken_ = true;
     queue_.push_back(std::move(message));
   }
   last_message_ns_.store(NowNs(), std::memory_order_relaxed);
-  cv_.notify_one();
   if (options_.on_message) options_.on_message();
 }
 
@@ -370,12 +393,13 @@ void ShellProcess::ReadLoop() {
   auto too_big = [&] { return message.size() + line.size() > options_.max_message_bytes; };
   bool stderr_open = true;
   while (!stop_.load()) {
-    pollfd p[2] = {{stdout_fd_, POLLIN, 0}, {stderr_open ? stderr_fd_ : -1, POLLIN, 0}};
+    pollfd p[2] = {{stdout_fd_.get(), POLLIN, 0},
+                   {stderr_open ? stderr_fd_.get() : -1, POLLIN, 0}};
     const int ready = ::poll(p, 2, 100);
     if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
     if (p[1].revents != 0) stderr_open = ReadStderr(/*at_end=*/false);
     if (p[0].revents == 0) continue;
-    const ssize_t n = ::read(stdout_fd_, buf, sizeof(buf));
+    const ssize_t n = ::read(stdout_fd_.get(), buf, sizeof(buf));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
       // What the child wrote to stderr last usually says why it stopped.
@@ -395,19 +419,10 @@ void ShellProcess::ReadLoop() {
         chunk.remove_prefix(nl + 1);
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line == "end") {
-          absl::StatusOr<nlohmann::json> parsed = ParseChildJson(message);
-          if (!parsed.ok()) {
-            Push({{}, absl::StrCat("malformed JSON from the child (", parsed.status().message(),
-                                   "): ", absl::CHexEscape(message.substr(0, 120)))});
-            return;
-          }
-          nlohmann::json json = *std::move(parsed);
-          if (!json.is_object() && !json.is_array()) {
-            Push({{}, absl::StrCat("a message from the child is not a JSON object: ",
-                                   absl::CHexEscape(message.substr(0, 120)))});
-            return;
-          }
-          Push({std::move(json), {}});
+          ShellMessage parsed = ParseMessage(message);
+          const bool ok = parsed.ok();
+          Push(std::move(parsed));
+          if (!ok) return;  // the child's stream cannot be trusted past a bad message
           message.clear();
         } else {
           message.append(line);
@@ -431,7 +446,7 @@ bool ShellProcess::ReadStderr(bool at_end) {
   bool open = true;
   // Bounded: at most this much per call, so stdout is never starved.
   for (int round = 0; round < 16; ++round) {
-    const ssize_t n = ::read(stderr_fd_, buf, sizeof(buf));
+    const ssize_t n = ::read(stderr_fd_.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       open = n < 0 && errno == EAGAIN;
@@ -453,21 +468,26 @@ bool ShellProcess::ReadStderr(bool at_end) {
 }
 
 void ShellProcess::TakeMessages(std::vector<ShellMessage>& out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!queue_.empty()) {
     out.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
 }
 
+bool ShellProcess::AwaitMessage(SteadyClock::time_point deadline) {
+  return mu_.AwaitWithTimeout(absl::Condition(this, &ShellProcess::HasMessage),
+                              absl::FromChrono(deadline - SteadyClock::now()));
+}
+
 bool ShellProcess::WaitForMessage(SteadyClock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); });
+  absl::MutexLock lock(&mu_);
+  return AwaitMessage(deadline);
 }
 
 std::optional<ShellMessage> ShellProcess::PopMessage(SteadyClock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return std::nullopt;
+  absl::MutexLock lock(&mu_);
+  if (!AwaitMessage(deadline)) return std::nullopt;
   ShellMessage m = std::move(queue_.front());
   queue_.pop_front();
   return m;

@@ -5,23 +5,24 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/api/config.h"
 #include "common/api/topology_context.h"
+#include "absl/synchronization/mutex.h"
 #include "common/os/child_process.h"
+#include "common/os/unique_fd.h"
 #include "nlohmann/json.hpp"
 
 namespace tempest::multilang {
@@ -124,18 +125,30 @@ class ShellProcess {
 
  private:
   ShellProcess() = default;
+  // Starts the child with pipes for its stdin, stdout and stderr, and the
+  // reader thread.
+  absl::Status Spawn(const api::Config& config);
+  // Sends conf, context and a fresh pidDir; waits for the reply's pid.
+  // Errors name the command, `what`.
+  absl::Status Handshake(const api::Config& config, const api::TopologyContext& context,
+                         const std::string& what);
   void ReadLoop();
   // Logs the complete lines readable now on the child's stderr (all of
   // what is left with `at_end`). False once the pipe is closed.
   bool ReadStderr(bool at_end);
   void Push(ShellMessage message);
   std::optional<ShellMessage> PopMessage(std::chrono::steady_clock::time_point deadline);
+  // Waits (with mu_ held) until a message is queued or `deadline` passes;
+  // whether one is.
+  bool AwaitMessage(std::chrono::steady_clock::time_point deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HasMessage() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty(); }
 
   ShellOptions options_;
   std::unique_ptr<os::ChildProcess> child_;
-  int stdin_fd_ = -1;   // our write end, non-blocking
-  int stdout_fd_ = -1;  // our read end, read by the reader thread
-  int stderr_fd_ = -1;  // our read end of the child's stderr, also the reader's
+  os::UniqueFd stdin_fd_;   // our write end, non-blocking
+  os::UniqueFd stdout_fd_;  // our read end, read by the reader thread
+  os::UniqueFd stderr_fd_;  // our read end of the child's stderr, also the reader's
   std::string stderr_line_;  // the reader's unfinished stderr line
   std::string pid_dir_;
   int64_t reported_pid_ = 0;
@@ -144,10 +157,9 @@ class ShellProcess {
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> last_message_ns_{0};
   std::thread reader_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<ShellMessage> queue_;  // guarded by mu_
-  bool broken_ = false;             // guarded by mu_: an error was queued
+  absl::Mutex mu_;
+  std::deque<ShellMessage> queue_ ABSL_GUARDED_BY(mu_);
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // an error was queued
 };
 
 // The handshake's context object: this task and component, every task's

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config/config_keys.h"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -44,9 +45,8 @@ absl::StatusOr<ConnectionLimits> ConnectionLimitsOf(const api::Config& config,
       return absl::InternalError(absl::StrCat("config ", api::Sv(key), " has no range"));
     }
     if (absl::Status s = core::CheckConfigValue(key, *v); !s.ok()) return s;
-    absl::StatusOr<int64_t> i = v->CoerceInt();
-    if (!i.ok()) return i.status();
-    *field = static_cast<size_t>(*i);
+    ASSIGN_OR_RETURN(const int64_t i, v->CoerceInt());
+    *field = static_cast<size_t>(i);
   }
   return out;
 }

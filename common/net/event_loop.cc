@@ -10,6 +10,7 @@
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/post.hpp"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -25,21 +26,21 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create(const std::string& 
   std::promise<void> started;
   auto started_future = started.get_future();
   EventLoop* raw = loop.get();
-  absl::Status thread = os::StartThread(loop->thread_, absl::StrCat("event loop ", name), [raw, &started, name] {
-    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-    raw->thread_id_ = std::this_thread::get_id();
-    started.set_value();
-    // Asio rethrows exceptions escaping handlers from run(). Our handlers
-    // throw nothing; anything that escapes is a broken invariant, so log and
-    // crash (fail-fast: the supervisor restarts the process).
-    try {
-      raw->io_->run();
-    } catch (const std::exception& e) {
-      spdlog::critical("net event loop: handler threw: {}", e.what());
-      std::abort();
-    }
-  });
-  if (!thread.ok()) return thread;
+  RETURN_IF_ERROR(
+      os::StartThread(loop->thread_, absl::StrCat("event loop ", name), [raw, &started, name] {
+        pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+        raw->thread_id_ = std::this_thread::get_id();
+        started.set_value();
+        // Asio rethrows exceptions escaping handlers from run(). Our handlers
+        // throw nothing; anything that escapes is a broken invariant, so log
+        // and crash (fail-fast: the supervisor restarts the process).
+        try {
+          raw->io_->run();
+        } catch (const std::exception& e) {
+          spdlog::critical("net event loop: handler threw: {}", e.what());
+          std::abort();
+        }
+      }));
   started_future.wait();
   return loop;
 }
@@ -47,7 +48,7 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create(const std::string& 
 EventLoop::~EventLoop() { Stop(); }
 
 bool EventLoop::Post(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (stopped_) return false;
   boost::asio::post(*io_, std::move(fn));
   return true;
@@ -61,7 +62,7 @@ void EventLoop::RunSync(const std::function<void()>& fn) {
   auto done = std::make_shared<std::promise<void>>();
   auto done_future = done->get_future();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stopped_) {
       boost::asio::post(*io_, [&fn, done] {
         fn();
@@ -81,7 +82,7 @@ void EventLoop::RunSync(const std::function<void()>& fn) {
 
 void EventLoop::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
   }

@@ -4,11 +4,12 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace boost::asio {
 class io_context;
@@ -60,8 +61,8 @@ class EventLoop {
   std::shared_ptr<void> work_guard_;
   std::thread thread_;
   std::thread::id thread_id_;
-  mutable std::mutex mu_;
-  bool stopped_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> joined_{false};
 };
 

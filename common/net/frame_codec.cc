@@ -1,6 +1,8 @@
 #include "common/net/frame_codec.h"
 
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -39,6 +41,77 @@ FrameCodec::DecodeResult Error(const char* reason, std::string message, size_t f
   r.frame_size = frame_size;
   r.error = absl::DataLossError(std::move(message));
   return r;
+}
+
+// The magic, version, flags and reserved bytes, checked as soon as they
+// arrive, so garbage is rejected after a few bytes rather than after waiting
+// for a "payload" that never comes. nullopt when what has arrived is fine.
+std::optional<FrameCodec::DecodeResult> CheckFixedFields(std::string_view buffer) {
+  if (buffer.size() >= 4 && Load32(buffer.data()) != FrameCodec::kMagic) {
+    return Error("bad_magic", "frame has a bad magic number (not a Tempest transport peer?)");
+  }
+  if (buffer.size() >= 5 && static_cast<uint8_t>(buffer[4]) != FrameCodec::kVersion) {
+    return Error("bad_version",
+                 absl::StrCat("unsupported frame version ", static_cast<uint8_t>(buffer[4])));
+  }
+  constexpr uint8_t kKnownFlags = FrameCodec::kFlagMac | FrameCodec::kFlagHello;
+  if (buffer.size() >= 8 && ((static_cast<uint8_t>(buffer[5]) & ~kKnownFlags) != 0 ||
+                             buffer[6] != 0 || buffer[7] != 0)) {
+    return Error("bad_flags", "frame has unknown flags or non-zero reserved bytes");
+  }
+  return std::nullopt;
+}
+
+// The header's payload length against the limit, and its message count
+// against what that many bytes can hold, before any payload is awaited.
+std::optional<FrameCodec::DecodeResult> CheckCounts(uint32_t payload_size, uint32_t count,
+                                                    size_t max_payload_bytes) {
+  if (payload_size > max_payload_bytes) {
+    return Error("oversized", absl::StrCat("frame payload of ", payload_size,
+                                           " bytes exceeds the limit of ", max_payload_bytes));
+  }
+  if (count > payload_size / Batch::kPerMessageOverhead) {
+    return Error("malformed_payload",
+                 absl::StrCat("frame claims ", count, " messages in ", payload_size, " bytes"));
+  }
+  return std::nullopt;
+}
+
+bool MacMatches(std::string_view frame, std::string_view payload, uint64_t seq, FrameMac& mac) {
+  const FrameMac::Tag tag = ComputeTag(frame.data(), payload, seq, mac);
+  return FrameMac::Equal(tag.data(),
+                         reinterpret_cast<const uint8_t*>(frame.data() + FrameCodec::kMacOffset));
+}
+
+// The `count` messages of a data frame's payload, as views into it, into
+// `messages`; nullopt when they fill the payload exactly.
+std::optional<FrameCodec::DecodeResult> SplitMessages(std::string_view payload, uint32_t count,
+                                                      size_t frame_size,
+                                                      std::vector<Message>* messages) {
+  messages->reserve(count);
+  size_t pos = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (payload.size() - pos < Batch::kPerMessageOverhead) {
+      return Error("malformed_payload", absl::StrCat("message ", i, " header is truncated"),
+                   frame_size);
+    }
+    const int32_t task = static_cast<int32_t>(Load32(payload.data() + pos));
+    const uint32_t len = Load32(payload.data() + pos + 4);
+    pos += Batch::kPerMessageOverhead;
+    if (len > payload.size() - pos) {
+      return Error("malformed_payload",
+                   absl::StrCat("message ", i, " length ", len, " runs past the payload"),
+                   frame_size);
+    }
+    messages->push_back(Message{task, payload.substr(pos, len)});
+    pos += len;
+  }
+  if (pos != payload.size()) {
+    return Error("malformed_payload",
+                 absl::StrCat(payload.size() - pos, " trailing bytes after the last message"),
+                 frame_size);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -85,45 +158,23 @@ void FrameCodec::EncodeHello(std::string_view nonce, uint64_t seq, FrameMac* mac
 FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t seq, FrameMac& mac,
                                             size_t max_payload_bytes,
                                             std::vector<Message>* messages) {
+  if (std::optional<DecodeResult> refused = CheckFixedFields(buffer)) return *std::move(refused);
   DecodeResult result;
-  // Check the fixed fields as soon as they arrive, so garbage is rejected
-  // after a few bytes rather than after waiting for a "payload" that never
-  // comes.
-  if (buffer.size() >= 4 && Load32(buffer.data()) != kMagic) {
-    return Error("bad_magic", "frame has a bad magic number (not a Tempest transport peer?)");
-  }
-  if (buffer.size() >= 5 && static_cast<uint8_t>(buffer[4]) != kVersion) {
-    return Error("bad_version",
-                 absl::StrCat("unsupported frame version ", static_cast<uint8_t>(buffer[4])));
-  }
-  if (buffer.size() >= 8 && ((static_cast<uint8_t>(buffer[5]) & ~(kFlagMac | kFlagHello)) != 0 ||
-                             buffer[6] != 0 || buffer[7] != 0)) {
-    return Error("bad_flags", "frame has unknown flags or non-zero reserved bytes");
-  }
   if (buffer.size() < kHeaderSize) return result;
 
   const uint32_t payload_size = Load32(buffer.data() + 8);
   const uint32_t count = Load32(buffer.data() + 12);
-  if (payload_size > max_payload_bytes) {
-    return Error("oversized", absl::StrCat("frame payload of ", payload_size,
-                                           " bytes exceeds the limit of ", max_payload_bytes));
-  }
-  if (count > payload_size / Batch::kPerMessageOverhead) {
-    return Error("malformed_payload",
-                 absl::StrCat("frame claims ", count, " messages in ", payload_size, " bytes"));
+  if (std::optional<DecodeResult> refused = CheckCounts(payload_size, count, max_payload_bytes)) {
+    return *std::move(refused);
   }
   result.frame_size = kHeaderSize + payload_size;
   if (buffer.size() < result.frame_size) return result;
 
   const uint8_t flags = static_cast<uint8_t>(buffer[5]);
   const std::string_view payload = buffer.substr(kHeaderSize, payload_size);
-  if ((flags & kFlagMac) != 0) {
-    const FrameMac::Tag tag = ComputeTag(buffer.data(), payload, seq, mac);
-    if (!FrameMac::Equal(tag.data(),
-                         reinterpret_cast<const uint8_t*>(buffer.data() + kMacOffset))) {
-      return Error("bad_mac", "frame MAC mismatch (wrong topology secret or corrupted stream)",
-                   result.frame_size);
-    }
+  if ((flags & kFlagMac) != 0 && !MacMatches(buffer, payload, seq, mac)) {
+    return Error("bad_mac", "frame MAC mismatch (wrong topology secret or corrupted stream)",
+                 result.frame_size);
   }
   result.flags = flags;
   result.payload = payload;
@@ -136,29 +187,9 @@ FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t se
     result.kind = DecodeResult::Kind::kFrame;
     return result;
   }
-
-  messages->reserve(count);
-  size_t pos = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    if (payload.size() - pos < Batch::kPerMessageOverhead) {
-      return Error("malformed_payload", absl::StrCat("message ", i, " header is truncated"),
-                   result.frame_size);
-    }
-    const int32_t task = static_cast<int32_t>(Load32(payload.data() + pos));
-    const uint32_t len = Load32(payload.data() + pos + 4);
-    pos += Batch::kPerMessageOverhead;
-    if (len > payload.size() - pos) {
-      return Error("malformed_payload",
-                   absl::StrCat("message ", i, " length ", len, " runs past the payload"),
-                   result.frame_size);
-    }
-    messages->push_back(Message{task, payload.substr(pos, len)});
-    pos += len;
-  }
-  if (pos != payload.size()) {
-    return Error("malformed_payload",
-                 absl::StrCat(payload.size() - pos, " trailing bytes after the last message"),
-                 result.frame_size);
+  if (std::optional<DecodeResult> refused =
+          SplitMessages(payload, count, result.frame_size, messages)) {
+    return *std::move(refused);
   }
   result.kind = DecodeResult::Kind::kFrame;
   return result;

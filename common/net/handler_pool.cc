@@ -20,41 +20,37 @@ HandlerPool::HandlerPool(size_t threads, size_t max_queued, const std::string& n
 HandlerPool::~HandlerPool() { Stop(); }
 
 bool HandlerPool::TrySubmit(std::function<void()>& task) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopped_ || queue_.size() >= max_queued_) return false;
-    queue_.push_back(std::move(task));
-  }
-  cv_.notify_one();
+  // Unlocking wakes a thread waiting in NextTask.
+  absl::MutexLock lock(&mu_);
+  if (stopped_ || queue_.size() >= max_queued_) return false;
+  queue_.push_back(std::move(task));
   return true;
 }
 
 void HandlerPool::Stop() {
   std::deque<std::function<void()>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
     dropped.swap(queue_);
   }
-  cv_.notify_all();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
 }
 
+std::optional<std::function<void()>> HandlerPool::NextTask() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(this, &HandlerPool::HasWork));
+  if (stopped_) return std::nullopt;
+  std::function<void()> task = std::move(queue_.front());
+  queue_.pop_front();
+  return task;
+}
+
 void HandlerPool::Run() {
-  for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
-      if (stopped_) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    task();
-  }
+  while (std::optional<std::function<void()>> task = NextTask()) (*task)();
 }
 
 }  // namespace tempest::net

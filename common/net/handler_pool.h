@@ -1,14 +1,16 @@
 #ifndef TEMPEST_COMMON_NET_HANDLER_POOL_H_
 #define TEMPEST_COMMON_NET_HANDLER_POOL_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tempest::net {
 
@@ -37,12 +39,14 @@ class HandlerPool {
 
  private:
   void Run();
+  // A task to run, or nullopt once the pool is stopped; waits for either.
+  std::optional<std::function<void()>> NextTask();
+  bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopped_ || !queue_.empty(); }
 
   const size_t max_queued_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  bool stopped_ = false;                     // guarded by mu_
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config/config_keys.h"
+#include "common/core/status_macros.h"
 #include "common/net/frame_mac.h"
 #include "common/os/secret_file.h"
 #include "spdlog/spdlog.h"
@@ -74,9 +75,8 @@ absl::StatusOr<std::vector<std::string>> AllowedHostsFromConfig(const api::Confi
 }  // namespace
 
 absl::StatusOr<LoadedToken> LoadTokenFile(const std::string& path, std::string_view key) {
-  absl::StatusOr<os::LoadedSecret> loaded = os::LoadSecretFile(path, key);
-  if (!loaded.ok()) return loaded.status();
-  return LoadedToken{std::move(loaded->value), std::move(loaded->warning)};
+  ASSIGN_OR_RETURN(os::LoadedSecret loaded, os::LoadSecretFile(path, key));
+  return LoadedToken{std::move(loaded.value), std::move(loaded.warning)};
 }
 
 std::string NewRandomToken() { return absl::BytesToHexString(FrameMac::RandomBytes(32)); }
@@ -115,17 +115,12 @@ absl::StatusOr<HttpAuthPolicy> HttpAuthPolicyFromConfig(const api::Config& confi
   HttpAuthPolicy policy;
   const std::string file = config.GetString(kApiTokenFileKey, "");
   if (!file.empty()) {
-    absl::StatusOr<LoadedToken> token = LoadTokenFile(file, kApiTokenFileKey);
-    if (!token.ok()) return token.status();
-    if (token->warning.has_value()) spdlog::warn("{}", *token->warning);
-    policy.token = std::move(token->token);
+    ASSIGN_OR_RETURN(LoadedToken token, LoadTokenFile(file, kApiTokenFileKey));
+    if (token.warning.has_value()) spdlog::warn("{}", *token.warning);
+    policy.token = std::move(token.token);
   }
-  absl::StatusOr<bool> reads = core::ConfigBool(config, kApiAuthReadsKey, false);
-  if (!reads.ok()) return reads.status();
-  policy.protect_reads = *reads;
-  absl::StatusOr<std::vector<std::string>> hosts = AllowedHostsFromConfig(config);
-  if (!hosts.ok()) return hosts.status();
-  policy.allowed_hosts = *std::move(hosts);
+  ASSIGN_OR_RETURN(policy.protect_reads, core::ConfigBool(config, kApiAuthReadsKey, false));
+  ASSIGN_OR_RETURN(policy.allowed_hosts, AllowedHostsFromConfig(config));
   constexpr std::string_view kStormAuthorizers = "org.apache.storm.security.auth.authorizer.";
   const std::string authorizer = config.GetString(kNimbusAuthorizerKey, "");
   if (authorizer.empty() || authorizer == absl::StrCat(Sv(kStormAuthorizers), "NoopAuthorizer")) {

@@ -18,7 +18,8 @@
 #include "boost/beast/http.hpp"
 #include "common/api/string_view_compat.h"
 #include "common/core/json_depth.h"
-#include "common/net/accept_backoff.h"
+#include "common/core/status_macros.h"
+#include "common/net/acceptor.h"
 #include "common/net/handler_pool.h"
 #include "common/net/static_files.h"
 #include "spdlog/spdlog.h"
@@ -87,14 +88,12 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
  public:
   HttpListener(asio::io_context& io, HttpServerOptions options, HttpRouter router,
                std::unique_ptr<StaticFiles> static_files, HandlerPool* pool)
-      : acceptor_(io),
-        options_(std::move(options)),
+      : options_(std::move(options)),
         router_(std::move(router)),
         static_files_(std::move(static_files)),
         metrics_(options_.metrics != nullptr ? *options_.metrics
                                              : core::MetricsRegistry::Global()),
-        accept_backoff_(io, "http", metrics_),
-        gate_(GateLimits(options_), "http", metrics_),
+        acceptor_(io, "http", metrics_, GateLimits(options_)),
         pool_(pool) {}
 
   absl::StatusOr<int> Listen();
@@ -102,10 +101,10 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   void Stop();
   void Remove(uint64_t id) {
     sessions_.erase(id);
-    gate_.Remove(id);
+    acceptor_.gate().Remove(id);
   }
   // Idle: waiting for the first byte of a request (ConnectionGate).
-  void SetIdle(uint64_t id, bool idle) { gate_.SetIdle(id, idle); }
+  void SetIdle(uint64_t id, bool idle) { acceptor_.gate().SetIdle(id, idle); }
 
   // Any thread (the router and the static files are read-only).
   HttpResponse Handle(HttpRequest& request);
@@ -119,7 +118,7 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   }
 
  private:
-  void OnAccepted(tcp::socket socket);
+  void OnAccepted(tcp::socket socket, const std::string& peer);
   void Evict(uint64_t id);
   static ConnectionLimits GateLimits(const HttpServerOptions& o) {
     ConnectionLimits l = o.limits;
@@ -127,13 +126,11 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
     return l;
   }
 
-  tcp::acceptor acceptor_;
   HttpServerOptions options_;
   HttpRouter router_;
   std::unique_ptr<StaticFiles> static_files_;
   core::MetricsRegistry& metrics_;
-  AcceptBackoff accept_backoff_;
-  ConnectionGate gate_;
+  Acceptor acceptor_;
   HandlerPool* pool_;  // owned by the HttpServer; null once stopped
   std::map<uint64_t, std::weak_ptr<HttpSession>> sessions_;
   uint64_t next_id_ = 1;
@@ -390,7 +387,7 @@ bool HttpListener::Dispatch(std::shared_ptr<HttpRequest> request,
   auto self = shared_from_this();
   std::function<void()> task = [self, request, done = std::move(done)]() mutable {
     HttpResponse response = self->Handle(*request);
-    asio::post(self->acceptor_.get_executor(),
+    asio::post(self->acceptor_.executor(),
                [done = std::move(done), response = std::move(response)]() mutable {
                  done(std::move(response));
                });
@@ -439,43 +436,14 @@ HttpResponse HttpListener::Handle(HttpRequest& request) {
 }
 
 absl::StatusOr<int> HttpListener::Listen() {
-  beast::error_code ec;
-  const auto address = asio::ip::make_address(options_.bind_address, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad bind address '", options_.bind_address, "': ", ec.message()));
-  }
-  if (options_.port < 0 || options_.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("bad port ", options_.port));
-  }
-  const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    const std::string msg = absl::StrCat("cannot listen on ", options_.bind_address, ":",
-                                         options_.port, ": ", ec.message());
-    if (ec == asio::error::address_in_use) return absl::UnavailableError(msg);
-    return absl::InternalError(msg);
-  }
-  const auto local = acceptor_.local_endpoint(ec);
-  if (ec) return absl::InternalError(absl::StrCat("local_endpoint: ", ec.message()));
-  return static_cast<int>(local.port());
+  return acceptor_.Listen(options_.bind_address, options_.port);
 }
 
 void HttpListener::Accept() {
   if (stopped_) return;
   auto self = shared_from_this();
-  acceptor_.async_accept([self](beast::error_code ec, tcp::socket socket) {
-    if (self->stopped_ || ec == asio::error::operation_aborted) return;
-    if (ec) {
-      self->accept_backoff_.OnError(ec, [self] { self->Accept(); });
-      return;
-    }
-    self->accept_backoff_.OnSuccess();
-    self->OnAccepted(std::move(socket));
-    self->Accept();
+  acceptor_.Accept([self](tcp::socket socket, const std::string& peer) {
+    self->OnAccepted(std::move(socket), peer);
   });
 }
 
@@ -487,18 +455,16 @@ void HttpListener::Evict(uint64_t id) {
   if (session != nullptr) session->Close();
 }
 
-void HttpListener::OnAccepted(tcp::socket socket) {
-  beast::error_code ec;
-  const auto remote = socket.remote_endpoint(ec);
-  const std::string peer = ec ? std::string("?") : remote.address().to_string();
-  const ConnectionGate::Verdict verdict = gate_.Admit(peer);
+void HttpListener::OnAccepted(tcp::socket socket, const std::string& peer) {
+  ConnectionGate& gate = acceptor_.gate();
+  const ConnectionGate::Verdict verdict = gate.Admit(peer);
   for (uint64_t victim : verdict.evict) {
-    gate_.Report(peer, verdict.reason, /*refused=*/false);
+    gate.Report(peer, verdict.reason, /*refused=*/false);
     Evict(victim);
   }
   bool over_capacity = false;
   if (!verdict.admit) {
-    gate_.Report(peer, verdict.reason, /*refused=*/true);
+    gate.Report(peer, verdict.reason, /*refused=*/true);
     // Every connection is busy: a few more are read and answered 503 (so
     // the client learns why); beyond those, and whenever one address or the
     // descriptor reserve is the reason, they are closed at once.
@@ -507,7 +473,8 @@ void HttpListener::OnAccepted(tcp::socket socket) {
                     sessions_.size() < options_.max_connections + answered_busy;
     if (!over_capacity) {
       Count(503);
-      socket.close(ec);
+      beast::error_code ignored;
+      socket.close(ignored);
       return;
     }
   }
@@ -516,17 +483,15 @@ void HttpListener::OnAccepted(tcp::socket socket) {
       std::make_shared<HttpSession>(id, std::move(socket), shared_from_this(), over_capacity);
   sessions_.emplace(id, session);
   // Sessions answered 503 stay outside the gate: they close after one reply.
-  if (!over_capacity) gate_.Add(id, peer, /*idle=*/true);
+  if (!over_capacity) gate.Add(id, peer, /*idle=*/true);
   session->Start();
 }
 
 absl::Status ApplyApiLimits(const api::Config& config, HttpServerOptions& options) {
   ConnectionLimits defaults = options.limits;
   defaults.max_connections = options.max_connections;
-  absl::StatusOr<ConnectionLimits> limits = ConnectionLimitsOf(config, kApiLimitKeys, defaults);
-  if (!limits.ok()) return limits.status();
-  options.limits = *limits;
-  options.max_connections = limits->max_connections;
+  ASSIGN_OR_RETURN(options.limits, ConnectionLimitsOf(config, kApiLimitKeys, defaults));
+  options.max_connections = options.limits.max_connections;
   return absl::OkStatus();
 }
 
@@ -534,9 +499,7 @@ void HttpListener::Stop() {
   if (stopped_) return;
   stopped_ = true;
   pool_ = nullptr;
-  accept_backoff_.Cancel();
-  beast::error_code ignored;
-  acceptor_.close(ignored);
+  acceptor_.Stop();
   auto sessions = std::move(sessions_);
   sessions_.clear();
   for (auto& [id, weak] : sessions) {
@@ -553,9 +516,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(EventLoop& loop,
                                                                HttpRouter router) {
   std::unique_ptr<StaticFiles> static_files;
   if (!options.static_dir.empty()) {
-    auto files = StaticFiles::Create(options.static_dir);
-    if (!files.ok()) return files.status();
-    static_files = *std::move(files);
+    ASSIGN_OR_RETURN(static_files, StaticFiles::Create(options.static_dir));
   }
   if (options.max_connections == 0) {
     return absl::InvalidArgumentError("HttpServer needs max_connections >= 1");

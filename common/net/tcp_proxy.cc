@@ -18,6 +18,7 @@
 #include "boost/asio/post.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -278,9 +279,7 @@ absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::Start(std::string target_hos
   }
   proxy->core_ = std::make_unique<ProxyCore>(*proxy->io_, std::move(target),
                                              absl::StrCat(target_host, ":", target_port));
-  auto port = proxy->core_->Listen();
-  if (!port.ok()) return port.status();
-  proxy->port_ = *port;
+  ASSIGN_OR_RETURN(proxy->port_, proxy->core_->Listen());
   proxy->core_->Accept();
 
   asio::io_context* io = proxy->io_.get();

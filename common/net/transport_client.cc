@@ -1,20 +1,23 @@
 #include "common/net/transport_client.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
+#include <chrono>
 #include <random>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "boost/asio/connect.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/read.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
+#include "common/core/status_macros.h"
 #include "common/net/backoff.h"
 #include "common/net/frame_codec.h"
 #include "common/net/frame_mac.h"
@@ -87,34 +90,30 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
       return absl::InvalidArgumentError(absl::StrCat(
           "batch of ", size, " bytes exceeds max_queued_bytes ", options_.max_queued_bytes));
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    if (closed_) return absl::FailedPreconditionError("transport client is closed");
-    if (queued_bytes_ + size > options_.max_queued_bytes) {
-      if (timeout.count() > 0) {
-        ++waiters_;
-        cv_.wait_for(lock, timeout,
-                     [&] { return closed_ || queued_bytes_ + size <= options_.max_queued_bytes; });
-        --waiters_;
-      }
+    bool kick = false;
+    {
+      absl::MutexLock lock(&mu_);
       if (closed_) return absl::FailedPreconditionError("transport client is closed");
       if (queued_bytes_ + size > options_.max_queued_bytes) {
-        metrics_.send_queue_full.Add();
-        return absl::ResourceExhaustedError(
-            absl::StrCat("send queue to ", peer_, " is full (", queued_bytes_, " bytes)"));
+        if (timeout.count() > 0) AwaitRoom(size, timeout);
+        if (closed_) return absl::FailedPreconditionError("transport client is closed");
+        if (queued_bytes_ + size > options_.max_queued_bytes) {
+          metrics_.send_queue_full.Add();
+          return absl::ResourceExhaustedError(
+              absl::StrCat("send queue to ", peer_, " is full (", queued_bytes_, " bytes)"));
+        }
       }
+      const size_t before = pending_bytes_;
+      queued_bytes_ += size;
+      pending_bytes_ += size;
+      queue_.push_back(std::move(batch));
+      batch.Clear();
+      // Wake the loop only when it has something new to decide: arm the flush
+      // timer (queue turned non-empty) or write now (threshold crossed).
+      kick = !kick_posted_ && (before == 0 || (before < options_.min_write_bytes &&
+                                               pending_bytes_ >= options_.min_write_bytes));
+      if (kick) kick_posted_ = true;
     }
-    const size_t before = pending_bytes_;
-    queued_bytes_ += size;
-    pending_bytes_ += size;
-    queue_.push_back(std::move(batch));
-    batch.Clear();
-    // Wake the loop only when it has something new to decide: arm the flush
-    // timer (queue turned non-empty) or write now (threshold crossed).
-    const bool kick =
-        !kick_posted_ && (before == 0 || (before < options_.min_write_bytes &&
-                                          pending_bytes_ >= options_.min_write_bytes));
-    if (kick) kick_posted_ = true;
-    lock.unlock();
     if (kick) {
       auto self = shared_from_this();
       loop_.Post([self] { self->Kick(); });
@@ -129,13 +128,13 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
 
   void Close() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (closed_) return;
       closed_ = true;
       queue_.clear();
       queued_bytes_ = pending_bytes_ = 0;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     auto self = shared_from_this();
     loop_.RunSync([self] { self->CloseOnLoop(); });
   }
@@ -143,7 +142,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
   bool connected() const { return connected_.load(std::memory_order_acquire); }
   int64_t connect_count() const { return connects_.load(std::memory_order_relaxed); }
   size_t queued_bytes() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return queued_bytes_;
   }
 
@@ -174,6 +173,20 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
   }
 
  private:
+  // Waits up to `timeout` until the queue has room for `size` more bytes or
+  // the client is closed.
+  void AwaitRoom(size_t size, std::chrono::milliseconds timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    ++waiters_;
+    while (!closed_ && queued_bytes_ + size > options_.max_queued_bytes) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) break;
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+    }
+    --waiters_;
+  }
+
   void OnConnect(uint64_t gen, const boost::system::error_code& ec) {
     if (gen != gen_ || loop_closed_) return;
     if (ec) {
@@ -273,10 +286,10 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
       writing_ = false;
       metrics_.messages_dropped.Add(in_flight_messages_);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         queued_bytes_ -= std::min(queued_bytes_, in_flight_bytes_);
       }
-      cv_.notify_all();
+      cv_.SignalAll();
       in_flight_bytes_ = 0;
       in_flight_messages_ = 0;
     }
@@ -292,7 +305,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
 
   void Kick() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       kick_posted_ = false;
     }
     MaybeWrite(/*force=*/false);
@@ -302,7 +315,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     if (loop_closed_ || !connected() || writing_) return;
     size_t pending;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       pending = pending_bytes_;
     }
     if (pending == 0) return;
@@ -326,7 +339,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     taken_.clear();
     size_t payload = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       while (!queue_.empty()) {
         const size_t size = queue_.front().payload_size();
         if (!taken_.empty() && payload + size > options_.max_frame_payload_bytes) break;
@@ -370,11 +383,11 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     metrics_.messages_sent.Add(in_flight_messages_);
     bool notify;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       queued_bytes_ -= std::min(queued_bytes_, in_flight_bytes_);
       notify = waiters_ > 0;
     }
-    if (notify) cv_.notify_all();
+    if (notify) cv_.SignalAll();
     in_flight_bytes_ = 0;
     in_flight_messages_ = 0;
     MaybeWrite(/*force=*/false);
@@ -422,15 +435,15 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
   std::atomic<bool> connected_{false};
   std::atomic<int64_t> connects_{0};
 
-  // Shared with senders, guarded by mu_.
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Batch> queue_;
-  size_t queued_bytes_ = 0;   // queued + being written
-  size_t pending_bytes_ = 0;  // queued, not yet taken by a write
-  bool kick_posted_ = false;
-  bool closed_ = false;
-  int waiters_ = 0;
+  // Shared with senders.
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // signalled when queued bytes leave the queue or it closes
+  std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;   // queued + being written
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // queued, not yet taken by a write
+  bool kick_posted_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int waiters_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 TransportClient::TransportClient(EventLoop& loop, std::shared_ptr<FrameWriterConnection> conn)
@@ -444,9 +457,8 @@ absl::StatusOr<std::unique_ptr<TransportClient>> TransportClient::Create(
   if (options.max_queued_bytes == 0 || options.max_frame_payload_bytes == 0) {
     return absl::InvalidArgumentError("queue and frame limits must be positive");
   }
-  auto mac = FrameMac::Create(options.secret);
-  if (!mac.ok()) return mac.status();
-  auto conn = std::make_shared<FrameWriterConnection>(loop, std::move(options), *std::move(mac));
+  ASSIGN_OR_RETURN(std::unique_ptr<FrameMac> mac, FrameMac::Create(options.secret));
+  auto conn = std::make_shared<FrameWriterConnection>(loop, std::move(options), std::move(mac));
   loop.RunSync([conn] { conn->Connect(); });
   return std::unique_ptr<TransportClient>(new TransportClient(loop, std::move(conn)));
 }

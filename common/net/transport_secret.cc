@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "common/os/secret_file.h"
 #include "spdlog/spdlog.h"
 
@@ -54,16 +55,15 @@ absl::StatusOr<std::string> DeriveTransportSecret(std::string_view cluster_secre
 }
 
 absl::StatusOr<std::string> LoadClusterSecret(const std::string& path) {
-  absl::StatusOr<os::LoadedSecret> loaded =
-      os::LoadSecretFile(path, kClusterSecretFileKey, {"secret", "the cluster secret"});
-  if (!loaded.ok()) return loaded.status();
-  if (loaded->value.size() < kMinClusterSecretChars) {
+  const os::SecretKind kind{"secret", "the cluster secret"};
+  ASSIGN_OR_RETURN(os::LoadedSecret loaded, os::LoadSecretFile(path, kClusterSecretFileKey, kind));
+  if (loaded.value.size() < kMinClusterSecretChars) {
     return absl::InvalidArgumentError(absl::StrCat(
-        kClusterSecretFileKey, " ", path, ": the secret has ", loaded->value.size(),
+        kClusterSecretFileKey, " ", path, ": the secret has ", loaded.value.size(),
         " characters; use at least ", kMinClusterSecretChars, " (openssl rand -hex 32)"));
   }
-  if (loaded->warning.has_value()) spdlog::warn("{}", *loaded->warning);
-  return std::move(loaded->value);
+  if (loaded.warning.has_value()) spdlog::warn("{}", *loaded.warning);
+  return std::move(loaded.value);
 }
 
 }  // namespace tempest::net

@@ -11,11 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
-#include "boost/asio/socket_base.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/write.hpp"
 #include "common/core/rate_limited_log.h"
-#include "common/net/accept_backoff.h"
+#include "common/core/status_macros.h"
+#include "common/net/acceptor.h"
 #include "spdlog/spdlog.h"
 
 namespace tempest::net {
@@ -87,13 +87,11 @@ class FrameReaderConnection;
 class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
  public:
   FrameAcceptor(asio::io_context& io, TransportServerOptions options, ReceiveCallback callback)
-      : acceptor_(io),
-        options_(std::move(options)),
+      : options_(std::move(options)),
         callback_(std::move(callback)),
         metrics_(options_.metrics != nullptr ? *options_.metrics
                                              : core::MetricsRegistry::Global()),
-        accept_backoff_(io, "transport", metrics_.registry),
-        gate_(options_.limits, "transport", metrics_.registry) {}
+        acceptor_(io, "transport", metrics_.registry, options_.limits) {}
 
   absl::StatusOr<int> Listen();
   void Accept();
@@ -109,18 +107,16 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   // how often its frames are malformed.
   core::RateLimitedLog& fail_log() { return fail_log_; }
   // A connection that answered the handshake is never closed for others.
-  void Authenticated(ConnectionId id) { gate_.SetIdle(id, false); }
+  void Authenticated(ConnectionId id) { acceptor_.gate().SetIdle(id, false); }
   std::atomic<size_t> open_count{0};
 
  private:
-  void OnAccepted(tcp::socket socket);
+  void OnAccepted(tcp::socket socket, const std::string& peer);
 
-  tcp::acceptor acceptor_;
   TransportServerOptions options_;
   ReceiveCallback callback_;
   ServerMetrics metrics_;
-  AcceptBackoff accept_backoff_;
-  ConnectionGate gate_;
+  Acceptor acceptor_;
   core::RateLimitedLog fail_log_{5, std::chrono::seconds(10)};
   std::map<ConnectionId, std::shared_ptr<FrameReaderConnection>> connections_;
   ConnectionId next_id_ = 1;
@@ -317,44 +313,58 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
       ++seq_;
       needed_ = 0;
       begin_ += result.frame_size;
-      const bool hello = (result.flags & FrameCodec::kFlagHello) != 0;
-      const bool maced = (result.flags & FrameCodec::kFlagMac) != 0;
-      if (!authenticated_) {
-        if (!hello || !maced ||
-            result.payload != std::string_view(challenge_).substr(FrameCodec::kHeaderSize)) {
-          Fail("unauthenticated", "first frame does not answer this connection's challenge");
-          return;
-        }
-        authenticated_ = true;
-        timer_.cancel();
-        owner_->Authenticated(id_);
-        continue;
-      }
-      if (hello) {
-        Fail("protocol", "unexpected hello frame after the handshake");
-        return;
-      }
-      if (options_.require_frame_mac && !maced) {
-        Fail("unauthenticated", "frame without MAC, but this server requires one on every frame");
-        return;
-      }
-      metrics_.frames_received.Add();
-      metrics_.messages_received.Add(static_cast<int64_t>(messages_.size()));
-      if (!callback_(id_, std::span<const Message>(messages_))) {
-        paused_ = true;
-        metrics_.receive_pauses.Add();
-      }
+      if (!(authenticated_ ? Deliver(result) : Authenticate(result))) return;
     }
-    if (begin_ == end_) {
-      begin_ = end_ = 0;
-      // Give back the handshake buffer, and the memory of an unusually
-      // large frame.
-      if (buffer_.size() < options_.read_chunk_bytes ||
-          buffer_.size() > 4 * options_.read_chunk_bytes) {
-        SetCapacity(0);
-      }
-    }
+    if (begin_ == end_) RewindBuffer();
     ReadMore();
+  }
+
+  // The first frame must answer this connection's challenge: a hello frame
+  // with a valid MAC carrying our nonce. False once the connection failed.
+  bool Authenticate(const FrameCodec::DecodeResult& frame) {
+    const bool hello = (frame.flags & FrameCodec::kFlagHello) != 0;
+    const bool maced = (frame.flags & FrameCodec::kFlagMac) != 0;
+    if (!hello || !maced ||
+        frame.payload != std::string_view(challenge_).substr(FrameCodec::kHeaderSize)) {
+      Fail("unauthenticated", "first frame does not answer this connection's challenge");
+      return false;
+    }
+    authenticated_ = true;
+    timer_.cancel();
+    owner_->Authenticated(id_);
+    return true;
+  }
+
+  // A data frame after the handshake: its messages (decoded into
+  // messages_) go to the callback, which may pause the connection. False
+  // once the connection failed.
+  bool Deliver(const FrameCodec::DecodeResult& frame) {
+    if ((frame.flags & FrameCodec::kFlagHello) != 0) {
+      Fail("protocol", "unexpected hello frame after the handshake");
+      return false;
+    }
+    if (options_.require_frame_mac && (frame.flags & FrameCodec::kFlagMac) == 0) {
+      Fail("unauthenticated", "frame without MAC, but this server requires one on every frame");
+      return false;
+    }
+    metrics_.frames_received.Add();
+    metrics_.messages_received.Add(static_cast<int64_t>(messages_.size()));
+    if (!callback_(id_, std::span<const Message>(messages_))) {
+      paused_ = true;
+      metrics_.receive_pauses.Add();
+    }
+    return true;
+  }
+
+  // Everything received is decoded: the next frame starts at the front.
+  void RewindBuffer() {
+    begin_ = end_ = 0;
+    // Give back the handshake buffer, and the memory of an unusually
+    // large frame.
+    if (buffer_.size() < options_.read_chunk_bytes ||
+        buffer_.size() > 4 * options_.read_chunk_bytes) {
+      SetCapacity(0);
+    }
   }
 
   const ConnectionId id_;
@@ -386,69 +396,32 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
 };
 
 absl::StatusOr<int> FrameAcceptor::Listen() {
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(options_.bind_address, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad bind address '", options_.bind_address, "': ", ec.message()));
-  }
-  if (options_.port < 0 || options_.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("bad port ", options_.port));
-  }
-  const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
-  acceptor_.open(endpoint.protocol(), ec);
-  // Lets a restarted worker re-bind its port while old connections linger in
-  // TIME_WAIT.
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec && options_.receive_buffer_bytes > 0) {
-    // Set on the listener so accepted sockets inherit it before the window
-    // is negotiated.
-    acceptor_.set_option(asio::socket_base::receive_buffer_size(options_.receive_buffer_bytes), ec);
-  }
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    const std::string msg = absl::StrCat("cannot listen on ", options_.bind_address, ":",
-                                         options_.port, ": ", ec.message());
-    if (ec == asio::error::address_in_use) return absl::UnavailableError(msg);
-    return absl::InternalError(msg);
-  }
-  const auto local = acceptor_.local_endpoint(ec);
-  if (ec) return absl::InternalError(absl::StrCat("local_endpoint: ", ec.message()));
-  return static_cast<int>(local.port());
+  return acceptor_.Listen(options_.bind_address, options_.port, options_.receive_buffer_bytes);
 }
 
 void FrameAcceptor::Accept() {
-  if (stopped_) return;
   auto self = shared_from_this();
-  acceptor_.async_accept([self](const boost::system::error_code& ec, tcp::socket socket) {
-    if (self->stopped_ || ec == asio::error::operation_aborted) return;
-    if (ec) {
-      self->metrics_.Error("accept").Add();
-      self->accept_backoff_.OnError(ec, [self] { self->Accept(); });
-      return;
-    }
-    self->accept_backoff_.OnSuccess();
-    self->OnAccepted(std::move(socket));
-    self->Accept();
-  });
+  acceptor_.Accept(
+      [self](tcp::socket socket, const std::string& peer) {
+        self->OnAccepted(std::move(socket), peer);
+      },
+      [self] { self->metrics_.Error("accept").Add(); });
 }
 
-void FrameAcceptor::OnAccepted(tcp::socket socket) {
-  boost::system::error_code ec;
-  const auto remote = socket.remote_endpoint(ec);
-  const std::string peer = ec ? std::string("?") : remote.address().to_string();
-  const ConnectionGate::Verdict verdict = gate_.Admit(peer);
+void FrameAcceptor::OnAccepted(tcp::socket socket, const std::string& peer) {
+  ConnectionGate& gate = acceptor_.gate();
+  const ConnectionGate::Verdict verdict = gate.Admit(peer);
   for (ConnectionId victim : verdict.evict) {
     auto it = connections_.find(victim);
     if (it == connections_.end()) continue;
-    gate_.Report(peer, verdict.reason, /*refused=*/false);
+    gate.Report(peer, verdict.reason, /*refused=*/false);
     auto conn = it->second;  // Evict erases it from the table
     conn->Evict(verdict.reason);
   }
   if (!verdict.admit) {
-    gate_.Report(peer, verdict.reason, /*refused=*/true);
-    socket.close(ec);
+    gate.Report(peer, verdict.reason, /*refused=*/true);
+    boost::system::error_code ignored;
+    socket.close(ignored);
     return;
   }
   auto mac = FrameMac::Create(options_.secret);
@@ -460,7 +433,7 @@ void FrameAcceptor::OnAccepted(tcp::socket socket) {
   auto conn = std::make_shared<FrameReaderConnection>(id, std::move(socket), *std::move(mac),
                                                       shared_from_this());
   connections_.emplace(id, conn);
-  gate_.Add(id, peer, /*idle=*/true);
+  gate.Add(id, peer, /*idle=*/true);
   open_count.store(connections_.size(), std::memory_order_relaxed);
   metrics_.connections_accepted.Add();
   metrics_.open_connections.Add(1);
@@ -483,7 +456,7 @@ void FrameAcceptor::ResumeAll() {
 }
 
 void FrameAcceptor::Remove(ConnectionId id) {
-  gate_.Remove(id);
+  acceptor_.gate().Remove(id);
   if (connections_.erase(id) > 0) {
     metrics_.open_connections.Add(-1);
     open_count.store(connections_.size(), std::memory_order_relaxed);
@@ -493,9 +466,7 @@ void FrameAcceptor::Remove(ConnectionId id) {
 void FrameAcceptor::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  accept_backoff_.Cancel();
-  boost::system::error_code ignored;
-  acceptor_.close(ignored);
+  acceptor_.Stop();
   for (auto& [id, conn] : connections_) conn->Close();
   metrics_.open_connections.Add(-static_cast<int64_t>(connections_.size()));
   connections_.clear();
@@ -511,8 +482,8 @@ absl::StatusOr<std::unique_ptr<TransportServer>> TransportServer::Create(
   if (options.read_chunk_bytes < FrameCodec::kHeaderSize) {
     return absl::InvalidArgumentError("read_chunk_bytes is smaller than a frame header");
   }
-  auto mac = FrameMac::Create(options.secret);
-  if (!mac.ok()) return mac.status();
+  // Checked once here; each connection makes its own MAC context.
+  RETURN_IF_ERROR(FrameMac::Create(options.secret));
   auto acceptor =
       std::make_shared<FrameAcceptor>(loop.context(), std::move(options), std::move(callback));
   absl::StatusOr<int> port = absl::InternalError("not run");
@@ -520,7 +491,7 @@ absl::StatusOr<std::unique_ptr<TransportServer>> TransportServer::Create(
     port = acceptor->Listen();
     if (port.ok()) acceptor->Accept();
   });
-  if (!port.ok()) return port.status();
+  RETURN_IF_ERROR(port);
   return std::unique_ptr<TransportServer>(new TransportServer(loop, std::move(acceptor), *port));
 }
 

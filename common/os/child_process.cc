@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::os {
 namespace {
@@ -84,87 +85,126 @@ namespace {
   _exit(127);
 }
 
+// The files Options names by path, opened in the parent so that a failure
+// is reported as a Status rather than from the child.
+struct OutputFiles {
+  UniqueFd out;
+  UniqueFd err;
+  bool err_to_out = false;  // stderr_path "=stdout"
+};
+
+absl::StatusOr<UniqueFd> OpenForAppend(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return absl::InternalError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  return fd;
+}
+
+absl::StatusOr<OutputFiles> OpenOutputFiles(const ChildProcess::Options& options) {
+  OutputFiles files;
+  files.err_to_out = options.stderr_path == "=stdout";
+  if (!options.stdout_path.empty()) {
+    absl::StatusOr<UniqueFd> out = OpenForAppend(options.stdout_path);
+    if (!out.ok()) return out.status();
+    files.out = *std::move(out);
+  }
+  if (!options.stderr_path.empty() && !files.err_to_out) {
+    absl::StatusOr<UniqueFd> err = OpenForAppend(options.stderr_path);
+    if (!err.ok()) return err.status();
+    files.err = *std::move(err);
+  }
+  return files;
+}
+
+// Between fork and exec, in the child: only async-signal-safe calls. Every
+// failure is written to `report` and ends the child with 127.
+[[noreturn]] void ExecChild(const ChildProcess::Options& options, const PreparedExec& exec,
+                            const OutputFiles& files, int report, pid_t parent) {
+  ::setpgid(0, 0);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(report, "prctl");
+  // The parent may have died between fork and prctl.
+  if (::getppid() != parent) _exit(1);
+  if (options.stdin_fd >= 0 && ::dup2(options.stdin_fd, STDIN_FILENO) < 0) {
+    ChildFail(report, "dup2 stdin");
+  }
+  if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, STDOUT_FILENO) < 0) {
+    ChildFail(report, "dup2 stdout");
+  }
+  if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, STDERR_FILENO) < 0) {
+    ChildFail(report, "dup2 stderr");
+  }
+  if (files.out.valid() && ::dup2(files.out.get(), STDOUT_FILENO) < 0) {
+    ChildFail(report, "dup2 stdout");
+  }
+  if (files.err.valid() && ::dup2(files.err.get(), STDERR_FILENO) < 0) {
+    ChildFail(report, "dup2 stderr");
+  }
+  if (files.err_to_out && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) ChildFail(report, "dup2");
+  if (!options.working_dir.empty() && ::chdir(options.working_dir.c_str()) != 0) {
+    ChildFail(report, "chdir");
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execvpe(exec.argv[0], exec.argv.data(), exec.envp.data());
+  ChildFail(report, "exec");
+}
+
+// What the child wrote to the report pipe before exec: nothing (end of file)
+// when exec succeeded, else the errno and the step that failed.
+struct ExecReport {
+  bool failed = false;
+  int child_errno = 0;
+  char what[64] = {};
+};
+
+ExecReport ReadExecReport(int fd) {
+  ExecReport report;
+  ssize_t n;
+  do {
+    n = ::read(fd, &report.child_errno, sizeof(report.child_errno));
+  } while (n < 0 && errno == EINTR);
+  report.failed = n > 0;
+  // The step's name is for the message only: a short read leaves it shorter.
+  if (report.failed) (void)!::read(fd, report.what, sizeof(report.what) - 1);
+  return report;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const Options& options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("ChildProcess: empty argv");
   PreparedExec exec = Prepare(options);
-
-  int out_fd = -1, err_fd = -1;
-  if (!options.stdout_path.empty()) {
-    out_fd = ::open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (out_fd < 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot open ", options.stdout_path, ": ", std::strerror(errno)));
-    }
-  }
-  if (!options.stderr_path.empty() && options.stderr_path != "=stdout") {
-    err_fd = ::open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (err_fd < 0) {
-      if (out_fd >= 0) ::close(out_fd);
-      return absl::InternalError(
-          absl::StrCat("cannot open ", options.stderr_path, ": ", std::strerror(errno)));
-    }
-  }
-  const bool err_to_out = options.stderr_path == "=stdout";
-
+  absl::StatusOr<OutputFiles> files = OpenOutputFiles(options);
+  if (!files.ok()) return files.status();
   // A close-on-exec pipe tells us whether exec succeeded: EOF means it did.
-  int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  }
+  absl::StatusOr<Pipe> report = MakePipe(O_CLOEXEC);
+  if (!report.ok()) return report.status();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
-    ::close(report[0]);
-    ::setpgid(0, 0);
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(report[1], "prctl");
-    // The parent may have died between fork and prctl.
-    if (::getppid() != parent) _exit(1);
-    if (options.stdin_fd >= 0 && ::dup2(options.stdin_fd, STDIN_FILENO) < 0) {
-      ChildFail(report[1], "dup2 stdin");
-    }
-    if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, STDOUT_FILENO) < 0) {
-      ChildFail(report[1], "dup2 stdout");
-    }
-    if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, STDERR_FILENO) < 0) {
-      ChildFail(report[1], "dup2 stderr");
-    }
-    if (out_fd >= 0 && ::dup2(out_fd, STDOUT_FILENO) < 0) ChildFail(report[1], "dup2 stdout");
-    if (err_fd >= 0 && ::dup2(err_fd, STDERR_FILENO) < 0) ChildFail(report[1], "dup2 stderr");
-    if (err_to_out && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) ChildFail(report[1], "dup2");
-    if (!options.working_dir.empty() && ::chdir(options.working_dir.c_str()) != 0) {
-      ChildFail(report[1], "chdir");
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execvpe(exec.argv[0], exec.argv.data(), exec.envp.data());
-    ChildFail(report[1], "exec");
+    ::close(report->read.get());
+    ExecChild(options, exec, *files, report->write.get(), parent);
   }
-  ::close(report[1]);
-  if (out_fd >= 0) ::close(out_fd);
-  if (err_fd >= 0) ::close(err_fd);
+  report->write.Reset();
+  files->out.Reset();
+  files->err.Reset();
   // Also set the group from the parent, so SignalGroup works even if we race
   // the child's own setpgid.
   ::setpgid(pid, pid);
 
-  int child_errno = 0;
-  char what[64] = {};
-  ssize_t n;
-  do {
-    n = ::read(report[0], &child_errno, sizeof(child_errno));
-  } while (n < 0 && errno == EINTR);
-  if (n > 0) (void)!::read(report[0], what, sizeof(what) - 1);
-  ::close(report[0]);
+  const ExecReport exec_report = ReadExecReport(report->read.get());
+  report->read.Reset();
   auto child = std::unique_ptr<ChildProcess>(new ChildProcess(pid));
-  if (n > 0) {
+  if (exec_report.failed) {
     child->Kill();
-    return absl::FailedPreconditionError(absl::StrCat("cannot start ", options.argv[0], ": ", what,
-                                                      ": ", std::strerror(child_errno)));
+    return absl::FailedPreconditionError(absl::StrCat("cannot start ", options.argv[0], ": ",
+                                                      exec_report.what, ": ",
+                                                      std::strerror(exec_report.child_errno)));
   }
   return child;
 }

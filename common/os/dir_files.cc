@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/os/files.h"
 
 namespace tempest::os {
 namespace {
@@ -73,14 +74,11 @@ absl::Status WriteAll(int fd, std::string_view data, std::string_view name) {
 
 // The names in the open directory `fd` (not "." or "..").
 absl::StatusOr<std::vector<std::string>> ListNames(int fd) {
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) return Errno(errno, "cannot list", "directory");
-  DIR* dir = ::fdopendir(copy);
-  if (dir == nullptr) {
-    const int err = errno;
-    ::close(copy);
-    return Errno(err, "cannot list", "directory");
-  }
+  UniqueFd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!copy.valid()) return Errno(errno, "cannot list", "directory");
+  DIR* dir = ::fdopendir(copy.get());
+  if (dir == nullptr) return Errno(errno, "cannot list", "directory");
+  copy.Release();  // the DIR owns it now; closedir closes it
   ::rewinddir(dir);
   std::vector<std::string> names;
   while (const struct dirent* e = ::readdir(dir)) {
@@ -132,24 +130,6 @@ absl::Status EmptyDirectory(int fd, int top_fd, int depth, bool& moved, uint64_t
 
 }  // namespace
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.Release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int UniqueFd::Release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 absl::StatusOr<UniqueFd> OpenDirectory(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Errno(errno, "cannot open directory", path);
@@ -183,21 +163,7 @@ absl::StatusOr<std::string> ReadSmallFileAt(int dir_fd, std::string_view name, s
   UniqueFd fd(::openat(dir_fd, n.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return Errno(errno, "cannot open", name);
   if (absl::Status s = RequireRegular(fd.get(), name); !s.ok()) return s;
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    const ssize_t got = ::read(fd.get(), buf, sizeof(buf));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Errno(errno, "cannot read", name);
-    }
-    if (got == 0) break;
-    out.append(buf, static_cast<size_t>(got));
-    if (out.size() > max_bytes) {
-      return absl::OutOfRangeError(absl::StrCat(V(name), " is larger than ", max_bytes, " bytes"));
-    }
-  }
-  return out;
+  return ReadSmallFd(fd.get(), name, max_bytes);
 }
 
 absl::Status WriteFileAtomicallyAt(int dir_fd, std::string_view name, std::string_view data,
@@ -214,7 +180,7 @@ absl::Status WriteFileAtomicallyAt(int dir_fd, std::string_view name, std::strin
   absl::Status s = WriteAll(fd.get(), data, tmp);
   if (s.ok() && ::fchmod(fd.get(), mode) != 0) s = Errno(errno, "cannot set the mode of", tmp);
   if (s.ok() && ::fsync(fd.get()) != 0) s = Errno(errno, "cannot sync", tmp);
-  if (s.ok() && ::close(fd.Release()) != 0) s = Errno(errno, "cannot write", tmp);
+  if (s.ok() && fd.Close() != 0) s = Errno(errno, "cannot write", tmp);
   if (s.ok() && ::renameat(dir_fd, tmp.c_str(), dir_fd, target.c_str()) != 0) {
     s = Errno(errno, "cannot rename onto", target);
   }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::os {
 
@@ -22,25 +23,6 @@ namespace tempest::os {
 // anything that is not a regular file (or, for directories, a directory).
 // A refusal is FailedPrecondition naming the entry; NotFound when absent.
 // Stateless; safe from any thread.
-
-// An open file descriptor that closes itself.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int Release();
-
- private:
-  int fd_ = -1;
-};
 
 // Opens the directory `path`. Its ancestors are the operator's and are
 // followed; `path` itself must be a directory, not a link to one.

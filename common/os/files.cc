@@ -8,9 +8,13 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::os {
 namespace {
+
+// Debian's Abseil has its own string_view type.
+absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::Status Errno(std::string_view what, const std::string& path) {
   const int err = errno;
@@ -21,28 +25,29 @@ absl::Status Errno(std::string_view what, const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", path);
+absl::StatusOr<std::string> ReadSmallFd(int fd, std::string_view name, size_t max_bytes) {
   std::string out;
   char buf[8192];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0) {
       if (errno == EINTR) continue;
-      absl::Status s = Errno("cannot read", path);
-      ::close(fd);
-      return s;
+      return absl::InternalError(
+          absl::StrCat("cannot read ", Sv(name), ": ", std::strerror(errno)));
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > max_bytes) {
-      ::close(fd);
-      return absl::OutOfRangeError(absl::StrCat(path, " is larger than ", max_bytes, " bytes"));
+      return absl::OutOfRangeError(absl::StrCat(Sv(name), " is larger than ", max_bytes, " bytes"));
     }
   }
-  ::close(fd);
   return out;
+}
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Errno("cannot open", path);
+  return ReadSmallFd(fd.get(), path, max_bytes);
 }
 
 absl::Status MakeDirs(const std::string& path) {
@@ -63,23 +68,22 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
   // A leftover, or a link planted under the predictable temporary name, is
   // removed (unlink never follows) and never opened (O_EXCL, O_NOFOLLOW).
   ::unlink(tmp.c_str());
-  const int fd =
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", tmp);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd.valid()) return Errno("cannot create", tmp);
   size_t done = 0;
   while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    const ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       absl::Status s = Errno("cannot write", tmp);
-      ::close(fd);
+      fd.Reset();
       ::unlink(tmp.c_str());
       return s;
     }
     done += static_cast<size_t>(n);
   }
-  const bool synced = ::fsync(fd) == 0;
-  if (::close(fd) != 0 || !synced) {
+  const bool synced = ::fsync(fd.get()) == 0;
+  if (fd.Close() != 0 || !synced) {
     absl::Status s = Errno("cannot write", tmp);
     ::unlink(tmp.c_str());
     return s;

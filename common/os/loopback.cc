@@ -12,23 +12,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::os {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 int RemainingMs(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -37,33 +24,30 @@ int RemainingMs(std::chrono::steady_clock::time_point deadline) {
 }
 
 // Non-blocking connect bounded by the deadline; returns the connected fd.
-absl::StatusOr<int> ConnectWithDeadline(const std::string& host, int port,
-                                        std::chrono::steady_clock::time_point deadline) {
+absl::StatusOr<UniqueFd> ConnectWithDeadline(const std::string& host, int port,
+                                             std::chrono::steady_clock::time_point deadline) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
     return absl::InvalidArgumentError(absl::StrCat("not an IPv4 address: ", host));
   }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
       errno != EINPROGRESS) {
     int err = errno;
-    ::close(fd);
     return absl::UnavailableError(absl::StrCat("connect ", host, ":", port, ": ",
                                                std::strerror(err)));
   }
-  pollfd p{fd, POLLOUT, 0};
+  pollfd p{fd.get(), POLLOUT, 0};
   if (::poll(&p, 1, RemainingMs(deadline)) <= 0) {
-    ::close(fd);
     return absl::DeadlineExceededError(absl::StrCat("connect ", host, ":", port, " timed out"));
   }
   int err = 0;
   socklen_t len = sizeof(err);
-  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
-    ::close(fd);
     return absl::UnavailableError(absl::StrCat("connect ", host, ":", port, ": ",
                                                std::strerror(err)));
   }
@@ -73,8 +57,8 @@ absl::StatusOr<int> ConnectWithDeadline(const std::string& host, int port,
 }  // namespace
 
 absl::StatusOr<int> FindFreeLoopbackPort() {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -90,19 +74,16 @@ absl::StatusOr<int> FindFreeLoopbackPort() {
 }
 
 bool TcpPortAccepts(const std::string& host, int port, std::chrono::milliseconds timeout) {
-  auto fd = ConnectWithDeadline(host, port, std::chrono::steady_clock::now() + timeout);
-  if (!fd.ok()) return false;
-  ::close(*fd);
-  return true;
+  return ConnectWithDeadline(host, port, std::chrono::steady_clock::now() + timeout).ok();
 }
 
 absl::StatusOr<std::string> TcpRequest(const std::string& host, int port,
                                        const std::string& request,
                                        std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto connected = ConnectWithDeadline(host, port, deadline);
+  absl::StatusOr<UniqueFd> connected = ConnectWithDeadline(host, port, deadline);
   if (!connected.ok()) return connected.status();
-  Fd fd(*connected);
+  const UniqueFd fd = *std::move(connected);
   size_t sent = 0;
   while (sent < request.size()) {
     pollfd p{fd.get(), POLLOUT, 0};

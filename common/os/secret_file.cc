@@ -11,6 +11,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/os/files.h"
+#include "common/os/unique_fd.h"
 
 namespace tempest::os {
 namespace {
@@ -27,27 +29,16 @@ absl::StatusOr<LoadedSecret> LoadSecretFile(const std::string& path, std::string
   auto fail = [&](std::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(Sv(key), " ", path, ": ", Sv(why)));
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(std::strerror(errno));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return fail(std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail("not a regular file");
-  }
-  std::string text(kMaxSecretFileBytes + 1, '\0');
-  size_t filled = 0;
-  while (filled < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    filled += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (filled > kMaxSecretFileBytes) {
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return fail("not a regular file");
+  absl::StatusOr<std::string> text = ReadSmallFd(fd.get(), path, kMaxSecretFileBytes);
+  if (absl::IsOutOfRange(text.status())) {
     return fail(absl::StrCat("larger than 4 KiB; it should hold one ", Sv(kind.noun)));
   }
-  text.resize(filled);
-  std::string_view value = StdSv(absl::StripAsciiWhitespace(text));
+  if (!text.ok()) return fail(StdSv(text.status().message()));
+  std::string_view value = StdSv(absl::StripAsciiWhitespace(*text));
   if (const size_t nl = value.find('\n'); nl != std::string_view::npos) {
     value = StdSv(absl::StripAsciiWhitespace(Sv(value.substr(0, nl))));
   }
@@ -69,16 +60,16 @@ absl::StatusOr<LoadedSecret> LoadSecretFile(const std::string& path, std::string
 
 absl::Status WriteSecretFile(const std::string& path, std::string_view value,
                              std::string_view label) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot write ", Sv(label), " ", path, ": ", std::strerror(errno)));
   }
   const std::string text = absl::StrCat(Sv(value), "\n");
-  bool ok = ::fchmod(fd, 0600) == 0;
+  bool ok = ::fchmod(fd.get(), 0600) == 0;
   size_t written = 0;
   while (ok && written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    const ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ok = false;
@@ -86,7 +77,7 @@ absl::Status WriteSecretFile(const std::string& path, std::string_view value,
       written += static_cast<size_t>(n);
     }
   }
-  ok = (::close(fd) == 0) && ok;
+  ok = (fd.Close() == 0) && ok;
   if (!ok) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot write ", Sv(label), " ", path, ": ", std::strerror(errno)));
