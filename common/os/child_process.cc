@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/unique_fd.h"
 
 namespace tempest::os {
@@ -105,14 +106,10 @@ absl::StatusOr<OutputFiles> OpenOutputFiles(const ChildProcess::Options& options
   OutputFiles files;
   files.err_to_out = options.stderr_path == "=stdout";
   if (!options.stdout_path.empty()) {
-    absl::StatusOr<UniqueFd> out = OpenForAppend(options.stdout_path);
-    if (!out.ok()) return out.status();
-    files.out = *std::move(out);
+    ASSIGN_OR_RETURN(files.out, OpenForAppend(options.stdout_path));
   }
   if (!options.stderr_path.empty() && !files.err_to_out) {
-    absl::StatusOr<UniqueFd> err = OpenForAppend(options.stderr_path);
-    if (!err.ok()) return err.status();
-    files.err = *std::move(err);
+    ASSIGN_OR_RETURN(files.err, OpenForAppend(options.stderr_path));
   }
   return files;
 }
@@ -176,29 +173,27 @@ ExecReport ReadExecReport(int fd) {
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const Options& options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("ChildProcess: empty argv");
   PreparedExec exec = Prepare(options);
-  absl::StatusOr<OutputFiles> files = OpenOutputFiles(options);
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(OutputFiles files, OpenOutputFiles(options));
   // A close-on-exec pipe tells us whether exec succeeded: EOF means it did.
-  absl::StatusOr<Pipe> report = MakePipe(O_CLOEXEC);
-  if (!report.ok()) return report.status();
+  ASSIGN_OR_RETURN(Pipe report, MakePipe(O_CLOEXEC));
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
-    ::close(report->read.get());
-    ExecChild(options, exec, *files, report->write.get(), parent);
+    ::close(report.read.get());
+    ExecChild(options, exec, files, report.write.get(), parent);
   }
-  report->write.Reset();
-  files->out.Reset();
-  files->err.Reset();
+  report.write.Reset();
+  files.out.Reset();
+  files.err.Reset();
   // Also set the group from the parent, so SignalGroup works even if we race
   // the child's own setpgid.
   ::setpgid(pid, pid);
 
-  const ExecReport exec_report = ReadExecReport(report->read.get());
-  report->read.Reset();
+  const ExecReport exec_report = ReadExecReport(report.read.get());
+  report.read.Reset();
   auto child = std::unique_ptr<ChildProcess>(new ChildProcess(pid));
   if (exec_report.failed) {
     child->Kill();

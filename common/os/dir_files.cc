@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/files.h"
 
 namespace tempest::os {
@@ -93,9 +94,8 @@ absl::StatusOr<std::vector<std::string>> ListNames(int fd) {
 // kMaxOpenDepth are renamed into `top_fd` instead and `moved` is set: the
 // caller passes over the tree again.
 absl::Status EmptyDirectory(int fd, int top_fd, int depth, bool& moved, uint64_t& serial) {
-  absl::StatusOr<std::vector<std::string>> names = ListNames(fd);
-  if (!names.ok()) return names.status();
-  for (const std::string& name : *names) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, ListNames(fd));
+  for (const std::string& name : names) {
     struct stat st {};
     if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;
@@ -116,11 +116,8 @@ absl::Status EmptyDirectory(int fd, int top_fd, int depth, bool& moved, uint64_t
       moved = true;
       continue;
     }
-    absl::StatusOr<UniqueFd> child = OpenDirectoryAt(fd, name);
-    if (!child.ok()) return child.status();
-    if (absl::Status s = EmptyDirectory(child->get(), top_fd, depth + 1, moved, serial); !s.ok()) {
-      return s;
-    }
+    ASSIGN_OR_RETURN(UniqueFd child, OpenDirectoryAt(fd, name));
+    RETURN_IF_ERROR(EmptyDirectory(child.get(), top_fd, depth + 1, moved, serial));
     if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
       return Errno(errno, "cannot remove", name);
     }
@@ -148,10 +145,9 @@ absl::StatusOr<UniqueFd> MakeDirectoryAt(int dir_fd, std::string_view name, mode
   if (absl::Status s = CheckName(name); !s.ok()) return s;
   const std::string n(name);
   if (::mkdirat(dir_fd, n.c_str(), mode) != 0) return Errno(errno, "cannot create directory", name);
-  absl::StatusOr<UniqueFd> fd = OpenDirectoryAt(dir_fd, name);
-  if (!fd.ok()) return fd.status();
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenDirectoryAt(dir_fd, name));
   // mkdir applied the umask; the caller asked for exactly `mode`.
-  if (::fchmod(fd->get(), mode) != 0) return Errno(errno, "cannot set the mode of", name);
+  if (::fchmod(fd.get(), mode) != 0) return Errno(errno, "cannot set the mode of", name);
   return fd;
 }
 
@@ -218,8 +214,7 @@ absl::Status RemoveTreeAt(int dir_fd, std::string_view name) {
     }
     return absl::OkStatus();
   }
-  absl::StatusOr<UniqueFd> top = OpenDirectoryAt(dir_fd, name);
-  if (!top.ok()) return top.status();
+  ASSIGN_OR_RETURN(UniqueFd top, OpenDirectoryAt(dir_fd, name));
   uint64_t serial = 0;
   for (int pass = 0;; ++pass) {
     if (pass == kMaxRemovePasses) {
@@ -227,7 +222,7 @@ absl::Status RemoveTreeAt(int dir_fd, std::string_view name) {
           absl::StrCat("cannot remove ", V(name), ": it keeps growing while being removed"));
     }
     bool moved = false;
-    if (absl::Status s = EmptyDirectory(top->get(), top->get(), 0, moved, serial); !s.ok()) {
+    if (absl::Status s = EmptyDirectory(top.get(), top.get(), 0, moved, serial); !s.ok()) {
       return s;
     }
     if (!moved) break;

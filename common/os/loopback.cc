@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/unique_fd.h"
 
 namespace tempest::os {
@@ -81,9 +82,7 @@ absl::StatusOr<std::string> TcpRequest(const std::string& host, int port,
                                        const std::string& request,
                                        std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  absl::StatusOr<UniqueFd> connected = ConnectWithDeadline(host, port, deadline);
-  if (!connected.ok()) return connected.status();
-  const UniqueFd fd = *std::move(connected);
+  ASSIGN_OR_RETURN(const UniqueFd fd, ConnectWithDeadline(host, port, deadline));
   size_t sent = 0;
   while (sent < request.size()) {
     pollfd p{fd.get(), POLLOUT, 0};

@@ -88,7 +88,7 @@ def check_raw_close(root, under):
 
 
 MUTEX_MEMBER = re.compile(
-    r"^\s*(?:mutable\s+)?((?:std|absl|core)::\w*[Mm]utex)\s+(\w+_)\s*;", re.M)
+    r"^\s*(?:mutable\s+)?((?:std|absl|core)::\w*[Mm]utex)\s+(\w+)\s*;", re.M)
 
 
 def check_mutex(root, under):
@@ -125,8 +125,8 @@ PASSUP = re.compile(r"if \(!(\w+)\.ok\(\)\)\s*(?:\{\s*)?return\s+(\1|\1\.status\
 def check_status_passup(root, under):
     findings = []
     for rel in product_files(root, under, (".cc", ".h")):
-        text = read(root, rel)
-        flat = re.sub(r"\s+", " ", text)  # the pattern may span lines
+        code = "\n".join(line.split("//", 1)[0] for line in read(root, rel).splitlines())
+        flat = re.sub(r"\s+", " ", code)  # the pattern may span lines
         for m in PASSUP.finditer(flat):
             # Only a bare pass-up: `if (!s.ok()) return s;` (and `{ return s; }`).
             tail = flat[m.end():m.end() + 3]
