@@ -8,7 +8,7 @@ namespace tempest::worker {
 void AckLane::Post(std::vector<Envelope>& batch) {
   if (batch.empty()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (items_.empty()) {
       // Hand the producer's buffer over wholesale; it gets ours (with its
       // capacity) back, so steady state allocates nothing.
@@ -25,7 +25,7 @@ void AckLane::Post(std::vector<Envelope>& batch) {
 
 bool AckLane::Drain(std::vector<Envelope>& out) {
   if (size_.load(std::memory_order_acquire) == 0) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   out.swap(items_);
   size_.store(0, std::memory_order_release);
   return !out.empty();

@@ -3,9 +3,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "worker/envelope.h"
 #include "worker/event_count.h"
 
@@ -39,8 +40,8 @@ class AckLane {
   EventCount& event() { return event_; }
 
  private:
-  std::mutex mu_;
-  std::vector<Envelope> items_;
+  absl::Mutex mu_;
+  std::vector<Envelope> items_ ABSL_GUARDED_BY(mu_);
   std::atomic<size_t> size_{0};
   EventCount event_;
 };

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "worker/schema_interner.h"
 
 namespace tempest::worker {
@@ -166,6 +167,36 @@ absl::Status Malformed(std::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed envelope: ", api::Sv(what)));
 }
 
+absl::Status GetValue(Reader& r, int depth, api::Value& out);
+
+// A list's items (after its tag), each a value one level deeper.
+absl::Status GetList(Reader& r, int depth, api::Value& out) {
+  if (depth >= EnvelopeCodec::kMaxDepth) return Malformed("nesting too deep");
+  uint64_t n = 0;
+  if (!r.Count(n, 1)) return Malformed("list count beyond the buffer");
+  api::ValueList list(static_cast<size_t>(n));
+  for (api::Value& item : list) RETURN_IF_ERROR(GetValue(r, depth + 1, item));
+  out = api::Value(std::move(list));
+  return absl::OkStatus();
+}
+
+// A map's entries (after its tag): a key, then a value one level deeper.
+absl::Status GetMap(Reader& r, int depth, api::Value& out) {
+  if (depth >= EnvelopeCodec::kMaxDepth) return Malformed("nesting too deep");
+  uint64_t n = 0;
+  if (!r.Count(n, 2)) return Malformed("map count beyond the buffer");
+  api::ValueMap map;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!r.Blob(key)) return Malformed("map key length beyond the buffer");
+    api::Value item;
+    RETURN_IF_ERROR(GetValue(r, depth + 1, item));
+    map.insert_or_assign(std::string(key), std::move(item));
+  }
+  out = api::Value(std::move(map));
+  return absl::OkStatus();
+}
+
 absl::Status GetValue(Reader& r, int depth, api::Value& out) {
   uint8_t tag = 0;
   if (!r.U8(tag)) return Malformed("truncated value");
@@ -200,32 +231,10 @@ absl::Status GetValue(Reader& r, int depth, api::Value& out) {
       out = tag == kString ? api::Value(std::string(s)) : api::Value::OfBytes(std::string(s));
       return absl::OkStatus();
     }
-    case kList: {
-      if (depth >= EnvelopeCodec::kMaxDepth) return Malformed("nesting too deep");
-      uint64_t n = 0;
-      if (!r.Count(n, 1)) return Malformed("list count beyond the buffer");
-      api::ValueList list(static_cast<size_t>(n));
-      for (api::Value& item : list) {
-        if (absl::Status s = GetValue(r, depth + 1, item); !s.ok()) return s;
-      }
-      out = api::Value(std::move(list));
-      return absl::OkStatus();
-    }
-    case kMap: {
-      if (depth >= EnvelopeCodec::kMaxDepth) return Malformed("nesting too deep");
-      uint64_t n = 0;
-      if (!r.Count(n, 2)) return Malformed("map count beyond the buffer");
-      api::ValueMap map;
-      for (uint64_t i = 0; i < n; ++i) {
-        std::string_view key;
-        if (!r.Blob(key)) return Malformed("map key length beyond the buffer");
-        api::Value item;
-        if (absl::Status s = GetValue(r, depth + 1, item); !s.ok()) return s;
-        map.insert_or_assign(std::string(key), std::move(item));
-      }
-      out = api::Value(std::move(map));
-      return absl::OkStatus();
-    }
+    case kList:
+      return GetList(r, depth, out);
+    case kMap:
+      return GetMap(r, depth, out);
     default:
       return Malformed(absl::StrCat("unknown value tag ", tag));
   }
@@ -348,9 +357,7 @@ absl::Status EnvelopeCodec::Decode(std::string_view bytes, int32_t task, Envelop
                                   " fields, message has ", n_values, " values"));
   }
   api::Values values(static_cast<size_t>(n_values));
-  for (api::Value& v : values) {
-    if (absl::Status s = GetValue(r, 0, v); !s.ok()) return s;
-  }
+  for (api::Value& v : values) RETURN_IF_ERROR(GetValue(r, 0, v));
   if (!r.done()) return Malformed("trailing bytes");
   out.tuple = api::Tuple(schema, api::TaskId(static_cast<int32_t>(source)), std::move(values),
                          std::move(anchors));

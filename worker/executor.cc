@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/os/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -28,9 +29,7 @@ absl::Status Executor::CreateInbound(size_t max_producers) {
   options.ring_capacity = ctx_.options.ring_capacity;
   options.batch_size = ctx_.options.batch_size;
   options.max_producers = std::max<size_t>(max_producers, 1);
-  absl::StatusOr<std::unique_ptr<ExecutorQueue>> queue = ExecutorQueue::Create(options);
-  if (!queue.ok()) return queue.status();
-  queue_ = std::move(*queue);
+  ASSIGN_OR_RETURN(queue_, ExecutorQueue::Create(options));
   return absl::OkStatus();
 }
 

@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(core::Topolog
   if (cluster->options_.registry == nullptr) {
     return absl::InvalidArgumentError("LocalClusterOptions.registry is null");
   }
-  if (absl::Status s = cluster->Build(); !s.ok()) return s;
+  RETURN_IF_ERROR(cluster->Build());
   return cluster;
 }
 
@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::CreatePart(
   if (cluster->options_.registry == nullptr) {
     return absl::InvalidArgumentError("LocalClusterOptions.registry is null");
   }
-  if (absl::Status s = cluster->Build(); !s.ok()) return s;
+  RETURN_IF_ERROR(cluster->Build());
   return cluster;
 }
 
@@ -166,6 +166,7 @@ absl::Status LocalCluster::WireExecutors() {
 }
 
 LocalCluster::~LocalCluster() {
+  // A destructor has no one to report to; Kill stops the executors regardless.
   if (started_ && !killed_) (void)Kill(std::chrono::milliseconds(0));
 }
 
@@ -181,6 +182,7 @@ absl::Status LocalCluster::Start(bool activate) {
     if (!s.ok() && first.ok()) first = s;
   }
   if (!first.ok()) {
+    // The start's failure is the one to report; Kill stops what did start.
     (void)Kill(std::chrono::milliseconds(0));
     return first;
   }

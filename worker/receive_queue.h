@@ -6,12 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "worker/event_count.h"
 #include "worker/spsc_ring.h"
 #include "worker/wait_strategy.h"
@@ -156,15 +157,16 @@ class ReceiveQueue {
   // Adds a producer ring. Any thread; the handle is valid for the queue's
   // lifetime. Fails when `max_producers` are registered or the queue closed.
   absl::StatusOr<Producer*> RegisterProducer() {
-    std::lock_guard<std::mutex> lock(register_mu_);
+    absl::MutexLock lock(&register_mu_);
     if (closed_.load(std::memory_order_relaxed)) {
       return absl::FailedPreconditionError("receive queue is closed");
     }
-    const size_t n = num_producers_.load(std::memory_order_relaxed);
+    const size_t n = registered_;
     if (n >= options_.max_producers) {
       return absl::ResourceExhaustedError("receive queue has max_producers producers");
     }
     producers_[n] = std::unique_ptr<Producer>(new Producer(this, options_.ring_capacity));
+    registered_ = n + 1;
     num_producers_.store(n + 1, std::memory_order_release);
     return producers_[n].get();
   }
@@ -235,9 +237,8 @@ class ReceiveQueue {
   void Close() {
     closed_.store(true, std::memory_order_seq_cst);
     not_empty_.Notify();
-    std::lock_guard<std::mutex> lock(register_mu_);
-    const size_t n = num_producers_.load(std::memory_order_acquire);
-    for (size_t i = 0; i < n; ++i) producers_[i]->not_full_.Notify();
+    absl::MutexLock lock(&register_mu_);
+    for (size_t i = 0; i < registered_; ++i) producers_[i]->not_full_.Notify();
   }
 
   bool closed() const { return closed_.load(std::memory_order_acquire); }
@@ -291,7 +292,10 @@ class ReceiveQueue {
   const WaitStrategy producer_wait_;
   const WaitStrategy consumer_wait_;
 
-  std::mutex register_mu_;  // serialises RegisterProducer() and Close()
+  absl::Mutex register_mu_;  // serialises RegisterProducer() and Close()
+  // Producers registered: the writers' count. Consumers read the published
+  // copy, num_producers_, without the lock.
+  size_t registered_ ABSL_GUARDED_BY(register_mu_) = 0;
   const std::unique_ptr<std::unique_ptr<Producer>[]> producers_;
   std::atomic<size_t> num_producers_{0};
   std::atomic<bool> closed_{false};

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/executor.h"
 
@@ -39,10 +40,9 @@ absl::StatusOr<std::unique_ptr<RemoteReceiver>> RemoteReceiver::Create(
     if (e->queue() == nullptr) continue;
     auto it = by_executor.find(e);
     if (it == by_executor.end()) {
-      absl::StatusOr<ExecutorQueue::Producer*> p = e->queue()->RegisterProducer();
-      if (!p.ok()) return p.status();
-      it = by_executor.emplace(e, *p).first;
-      r->producers_.push_back(*p);
+      ASSIGN_OR_RETURN(ExecutorQueue::Producer* p, e->queue()->RegisterProducer());
+      it = by_executor.emplace(e, p).first;
+      r->producers_.push_back(p);
     }
     r->producer_by_task_[t] = it->second;
   }
@@ -88,6 +88,7 @@ RemoteReceiver::Result RemoteReceiver::Deliver(Envelope& e) {
 
 void RemoteReceiver::FlushOutputs() {
   for (ExecutorQueue::Producer* p : producers_) {
+    // Fails only once the queue is closed, which discards staged items anyway.
     if (p->staged() > 0) (void)p->Flush();
   }
   for (Lane& lane : lanes_) {

@@ -234,8 +234,10 @@ void SpoutExecutor::DrainLane() {
 
 void SpoutExecutor::Rotate(Task& task) {
   auto expired = task.pending.Rotate();
-  for (auto& [root, p] : expired) {
-    (void)root;
+  for (auto& entry : expired) {
+    // Not a structured binding: clang (the thread-safety check) does not let
+    // a lambda capture one.
+    PendingTuple& p = entry.second;
     absl::Status s = CallUser("Spout::Fail", [&] { task.spout->Fail(p.message_id); });
     if (!s.ok()) ReportError(task, s);
     p.route->failed.Inc();
@@ -271,10 +273,6 @@ void SpoutExecutor::Loop() {
   // Idle waits: a few spins and yields (the next NextTuple may well have
   // data), then a bounded park on the lane, which acks wake early.
   const WaitStrategy idle_wait(WaitOptions{.spin_iterations = 32, .yield_iterations = 2});
-  const auto idle_park = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      ctx_.options.spout_idle_park);
-  const auto max_park =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
   // The previous iteration, for the budget: its start and the most NextTuple
   // calls one task made in it (0 after a park: its time says nothing).
   std::chrono::nanoseconds iteration_start = IterationBudget::CoarseNow();
@@ -284,80 +282,94 @@ void SpoutExecutor::Loop() {
     const std::chrono::nanoseconds real_now = IterationBudget::CoarseNow();
     budget_.Observe(calls_per_task, real_now - iteration_start);
     iteration_start = real_now;
-    calls_per_task = 0;
-    const int burst = static_cast<int>(budget_.size());
     const int64_t consumed_before = consumed_local_;
     DrainLane();
-    bool ticked = false;
-    for (int n = ticks_.Due(now); n > 0; --n) {
-      ticked = true;
-      for (auto& task : tasks_) Rotate(*task);
-    }
+    const bool ticked = RotateDue(now);
     const bool want_active = ctx_.active.load(std::memory_order_acquire);
     if (want_active != active_) SetActive(want_active);
-
-    int64_t emitted = 0;
-    bool all_stalled = active_ && !tasks_.empty();
-    bool all_exhausted = true;
-    if (active_) {
-      for (auto& task : tasks_) {
-        if (task->max_pending &&
-            static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
-          NoteStall(*task);
-          continue;
-        }
-        task->stalled = false;
-        all_stalled = false;
-        size_t calls = 0;
-        for (int i = 0; i < burst; ++i) {
-          if (i > 0 && task->max_pending &&
-              static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
-            break;
-          }
-          const int64_t got = RunNextTuple(*task);
-          ++calls;
-          emitted += got;
-          if (got == 0) break;
-        }
-        calls_per_task = std::max(calls_per_task, calls);
-      }
-    } else {
-      all_stalled = false;
-    }
-    for (auto& task : tasks_) {
-      bool done = false;
-      absl::Status s = CallUser("Spout::IsExhausted", [&] { done = task->spout->IsExhausted(); });
-      if (!s.ok() || !done) all_exhausted = false;
-    }
-    exhausted_.store(all_exhausted, std::memory_order_release);
+    const Pass pass = active_ ? CallNextTuple(static_cast<int>(budget_.size())) : Pass{};
+    calls_per_task = pass.calls_per_task;
+    PublishExhausted();
     // Nothing emitted: the spout is about to park (idle flush).
-    transfer_.Flush(/*idle=*/emitted == 0);
+    transfer_.Flush(/*idle=*/pass.emitted == 0);
     FlushMetrics();
-    const bool quiet = emitted == 0 && consumed_local_ == consumed_before && !ticked;
+    const bool quiet = pass.emitted == 0 && consumed_local_ == consumed_before && !ticked;
     Publish(quiet);
-    if (emitted > 0) consecutive_idle_ = 0;
-    if (emitted > 0 || stop_requested()) continue;
+    if (pass.emitted > 0) consecutive_idle_ = 0;
+    if (pass.emitted > 0 || stop_requested()) continue;
     calls_per_task = 0;  // about to park
-    // Nothing emitted: wait for acks, the next tick, a state change, or (if
-    // merely idle) the short spout idle period.
-    // Progressive idle wait (as Storm 2's progressive spout wait strategy):
-    // a spout that just went quiet (e.g. a rate-limited one between two
-    // tuples) is re-polled after a short park; one that stays quiet backs
-    // off to spout_idle_park.
-    ++consecutive_idle_;
-    const std::chrono::nanoseconds idle =
-        consecutive_idle_ <= kShortIdlePasses ? std::min(kShortIdlePark, idle_park) : idle_park;
-    const std::chrono::nanoseconds cap =
-        (all_stalled || !active_) ? max_park : std::min(idle, max_park);
-    const EventCount::Deadline deadline = ParkDeadline(ticks_, cap);
-    idle_wait.Await(
-        lane_->event(),
-        [&] {
-          return !lane_->empty() || stop_requested() ||
-                 ctx_.active.load(std::memory_order_acquire) != active_;
-        },
-        deadline);
+    ParkIdle(idle_wait, pass.all_stalled);
   }
+}
+
+bool SpoutExecutor::RotateDue(core::Clock::TimePoint now) {
+  bool ticked = false;
+  for (int n = ticks_.Due(now); n > 0; --n) {
+    ticked = true;
+    for (auto& task : tasks_) Rotate(*task);
+  }
+  return ticked;
+}
+
+SpoutExecutor::Pass SpoutExecutor::CallNextTuple(int burst) {
+  Pass pass;
+  pass.all_stalled = !tasks_.empty();
+  for (auto& task : tasks_) {
+    if (task->max_pending && static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
+      NoteStall(*task);
+      continue;
+    }
+    task->stalled = false;
+    pass.all_stalled = false;
+    size_t calls = 0;
+    for (int i = 0; i < burst; ++i) {
+      if (i > 0 && task->max_pending &&
+          static_cast<int64_t>(task->pending.size()) >= *task->max_pending) {
+        break;
+      }
+      const int64_t got = RunNextTuple(*task);
+      ++calls;
+      pass.emitted += got;
+      if (got == 0) break;
+    }
+    pass.calls_per_task = std::max(pass.calls_per_task, calls);
+  }
+  return pass;
+}
+
+void SpoutExecutor::PublishExhausted() {
+  bool all_exhausted = true;
+  for (auto& task : tasks_) {
+    bool done = false;
+    absl::Status s = CallUser("Spout::IsExhausted", [&] { done = task->spout->IsExhausted(); });
+    if (!s.ok() || !done) all_exhausted = false;
+  }
+  exhausted_.store(all_exhausted, std::memory_order_release);
+}
+
+void SpoutExecutor::ParkIdle(const WaitStrategy& idle_wait, bool all_stalled) {
+  const auto idle_park =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.spout_idle_park);
+  const auto max_park = std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
+  // Nothing emitted: wait for acks, the next tick, a state change, or (if
+  // merely idle) the short spout idle period.
+  // Progressive idle wait (as Storm 2's progressive spout wait strategy):
+  // a spout that just went quiet (e.g. a rate-limited one between two
+  // tuples) is re-polled after a short park; one that stays quiet backs
+  // off to spout_idle_park.
+  ++consecutive_idle_;
+  const std::chrono::nanoseconds idle =
+      consecutive_idle_ <= kShortIdlePasses ? std::min(kShortIdlePark, idle_park) : idle_park;
+  const std::chrono::nanoseconds cap =
+      (all_stalled || !active_) ? max_park : std::min(idle, max_park);
+  const EventCount::Deadline deadline = ParkDeadline(ticks_, cap);
+  idle_wait.Await(
+      lane_->event(),
+      [&] {
+        return !lane_->empty() || stop_requested() ||
+               ctx_.active.load(std::memory_order_acquire) != active_;
+      },
+      deadline);
 }
 
 }  // namespace tempest::worker

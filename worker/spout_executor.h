@@ -15,6 +15,7 @@
 #include "worker/fast_random.h"
 #include "worker/iteration_budget.h"
 #include "worker/task_router.h"
+#include "worker/wait_strategy.h"
 
 namespace tempest::worker {
 
@@ -83,6 +84,23 @@ class SpoutExecutor final : public Executor {
   absl::Status Setup() override;
   void Loop() override;
   void Teardown() override;
+
+  // What one pass of NextTuple calls did.
+  struct Pass {
+    int64_t emitted = 0;
+    size_t calls_per_task = 0;  // the most NextTuple calls one task made
+    bool all_stalled = false;   // every task at topology.max.spout.pending
+  };
+
+  // Loop's steps, once per iteration.
+  // Rotates the pending maps once per tick due; whether any was.
+  bool RotateDue(core::Clock::TimePoint now);
+  // Up to `burst` NextTuple calls per task while it emits (active only).
+  Pass CallNextTuple(int burst);
+  // Asks every task IsExhausted; publishes whether all are.
+  void PublishExhausted();
+  // Parks on the lane after a pass that emitted nothing.
+  void ParkIdle(const WaitStrategy& idle_wait, bool all_stalled);
 
   void DrainLane();
   void Rotate(Task& task);

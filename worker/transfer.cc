@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/envelope_codec.h"
 #include "worker/executor.h"
@@ -43,10 +44,8 @@ absl::Status Transfer::AddTarget(api::TaskId task) {
     return absl::InvalidArgumentError(
         absl::StrCat("task ", task.value(), " runs in an executor without a receive queue"));
   }
-  absl::StatusOr<ExecutorQueue::Producer*> producer = owner->queue()->RegisterProducer();
-  if (!producer.ok()) return producer.status();
-  target.producer = *producer;
-  producers_.push_back(*producer);
+  ASSIGN_OR_RETURN(target.producer, owner->queue()->RegisterProducer());
+  producers_.push_back(target.producer);
   return absl::OkStatus();
 }
 
@@ -54,10 +53,10 @@ absl::Status Transfer::Connect(const std::vector<api::TaskId>& tasks, bool to_sp
   by_task_.assign(ctx_.executor_by_task.size(), Target{});
   if (ctx_.remote != nullptr) remote_.resize(ctx_.remote->outboxes.size());
   for (api::TaskId task : tasks) {
-    if (absl::Status s = AddTarget(task); !s.ok()) return s;
+    RETURN_IF_ERROR(AddTarget(task));
   }
   for (int32_t acker : ctx_.acker_tasks) {
-    if (absl::Status s = AddTarget(api::TaskId(acker)); !s.ok()) return s;
+    RETURN_IF_ERROR(AddTarget(api::TaskId(acker)));
   }
   lane_by_task_.assign(ctx_.executor_by_task.size(), -1);
   if (to_spout_lanes) {
@@ -176,6 +175,7 @@ void Transfer::PostToSpout(Envelope&& e) {
 
 void Transfer::Flush(bool idle) {
   for (ExecutorQueue::Producer* p : producers_) {
+    // Fails only once the queue is closed, which discards staged items anyway.
     if (p->staged() > 0) (void)p->Flush();
   }
   for (Lane& lane : lanes_) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/core/log_text.h"
 #include "common/core/status_macros.h"
 #include "common/core/topology/task_layout.h"
@@ -176,31 +177,30 @@ absl::Status Worker::Listen(const WorkerPlan& plan, const api::Config& config) {
 }
 
 Worker::~Worker() {
+  // A destructor has no one to report to; Kill stops the worker regardless.
   if (cluster_ != nullptr) (void)Kill(std::chrono::milliseconds(0));
   StopTransport();
 }
 
 void Worker::ResumeLoop() {
   // A timer on the loop would do as well; common/net exposes no timer, and
-  // this thread sleeps on the condition variable unless a connection is
+  // this thread sleeps on the mutex's condition unless a connection is
   // paused.
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    cv_.wait_for(lock, options_.resume_poll);
-    if (stopping_) break;
-    if (!receiver_->has_paused()) continue;
-    lock.unlock();
-    loop_->RunSync([this] { receiver_->RetryPaused(*server_); });
-    lock.lock();
+  const absl::Duration poll = absl::FromChrono(options_.resume_poll);
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), poll)) return;
+    }
+    if (receiver_->has_paused()) loop_->RunSync([this] { receiver_->RetryPaused(*server_); });
   }
 }
 
 void Worker::StopTransport() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;  // wakes ResumeLoop: its condition now holds
   }
-  cv_.notify_all();
   if (resume_thread_.joinable()) resume_thread_.join();
   if (server_ != nullptr) server_->Stop();
   for (auto& c : clients_) c->Close();

@@ -3,17 +3,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/component_registry.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
@@ -160,9 +160,9 @@ class Worker {
   std::atomic<int64_t> delivered_{0};
   std::unique_ptr<net::TransportServer> server_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  // Ends ResumeLoop's waits (StopTransport).
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread resume_thread_;
   bool started_ = false;
   bool killed_ = false;

@@ -26,7 +26,7 @@ void ErrorLog::Report(const api::ComponentId& component, int32_t task, const abs
                          .count();
   // The component's words; the status code is ours, not the user's.
   record.message = error.message().empty() ? error.ToString() : std::string(error.message());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   recent_.push_back(std::move(line));
   if (recent_.size() > kMaxKept) recent_.pop_front();
   size_t& held = unpublished_per_component_[record.component];
@@ -43,12 +43,12 @@ void ErrorLog::Report(const api::ComponentId& component, int32_t task, const abs
 }
 
 std::vector<std::string> ErrorLog::Recent() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return {recent_.begin(), recent_.end()};
 }
 
 std::vector<ComponentError> ErrorLog::TakeUnpublished() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<ComponentError> out(std::make_move_iterator(unpublished_.begin()),
                                   std::make_move_iterator(unpublished_.end()));
   unpublished_.clear();

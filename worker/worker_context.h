@@ -8,12 +8,13 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/component_registry.h"
 #include "common/api/topology_context.h"
 #include "common/core/clock.h"
@@ -81,10 +82,10 @@ class ErrorLog {
   std::vector<ComponentError> TakeUnpublished();
 
  private:
-  mutable std::mutex mu_;
-  std::deque<std::string> recent_;
-  std::deque<ComponentError> unpublished_;              // in report order
-  std::map<std::string, size_t> unpublished_per_component_;
+  mutable absl::Mutex mu_;
+  std::deque<std::string> recent_ ABSL_GUARDED_BY(mu_);
+  std::deque<ComponentError> unpublished_ ABSL_GUARDED_BY(mu_);  // in report order
+  std::map<std::string, size_t> unpublished_per_component_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> count_{0};
   // Log lines: 20 per 10 s, then one saying how many were held back.
   core::RateLimitedLog log_{20, std::chrono::seconds(10)};

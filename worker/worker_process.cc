@@ -21,6 +21,7 @@
 #include "common/core/config/secret_config.h"
 #include "common/core/flux/stored_topology.h"
 #include "common/core/kafka_spout_metric_names.h"
+#include "common/core/status_macros.h"
 #include "common/core/topology/topology_resources.h"
 #include "common/os/dir_files.h"
 #include "common/os/files.h"
@@ -78,17 +79,14 @@ absl::StatusOr<SlotPlan> PlanFromAssignment(const v1::Assignment& assignment,
       plan.local.emplace_back(e.start_task(), e.end_task());
       continue;
     }
-    absl::StatusOr<std::string> host = host_of(e.node());
-    if (!host.ok()) return host.status();
-    RemoteWorker& remote = plan.remote[{*host, e.port()}];
-    remote.host = *host;
+    ASSIGN_OR_RETURN(const std::string host, host_of(e.node()));
+    RemoteWorker& remote = plan.remote[{host, e.port()}];
+    remote.host = host;
     remote.port = e.port();
     remote.executors.emplace_back(e.start_task(), e.end_task());
   }
   if (!plan.local.empty()) {
-    absl::StatusOr<std::string> host = host_of(supervisor_id);
-    if (!host.ok()) return host.status();
-    plan.bind_host = *host;
+    ASSIGN_OR_RETURN(plan.bind_host, host_of(supervisor_id));
   }
   plan.secret = assignment.transport_secret();
   plan.key = absl::StrCat("bind=", plan.bind_host, ";secret=", plan.secret, ";local=");
@@ -98,6 +96,33 @@ absl::StatusOr<SlotPlan> PlanFromAssignment(const v1::Assignment& assignment,
     for (const auto& [s, e] : remote.executors) absl::StrAppend(&plan.key, s, "-", e, ",");
   }
   return plan;
+}
+
+// The worker's plan: the topology `def` with the slot's share of the
+// assignment.
+WorkerPlan MakeWorkerPlan(const WorkerProcessOptions& options, core::TopologyDef def,
+                          const SlotPlan& slot) {
+  WorkerPlan plan;
+  plan.topology_id = options.topology_id;
+  plan.def = std::move(def);
+  plan.local_executors = slot.local;
+  for (const auto& [where, remote] : slot.remote) plan.remote_workers.push_back(remote);
+  plan.bind_host = slot.bind_host;
+  plan.port = options.port;
+  plan.secret = slot.secret;
+  return plan;
+}
+
+// Every series of the worker's registry and, if that is another one, of the
+// process-wide registry.
+std::vector<core::MetricSample> SnapshotMetrics(core::MetricsRegistry& worker_metrics) {
+  std::vector<core::MetricSample> samples = worker_metrics.Snapshot();
+  if (&worker_metrics != &core::MetricsRegistry::Global()) {
+    std::vector<core::MetricSample> global = core::MetricsRegistry::Global().Snapshot();
+    samples.insert(samples.end(), std::make_move_iterator(global.begin()),
+                   std::make_move_iterator(global.end()));
+  }
+  return samples;
 }
 
 }  // namespace
@@ -169,9 +194,7 @@ void AddClusterDefaults(const WorkerProcessOptions& options, api::Config& config
 
 absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api::Config& config) {
   WorkerProcessOptions o;
-  absl::StatusOr<coord::ClusterZkConfig> zk = coord::ClusterZkConfig::FromConfig(config);
-  if (!zk.ok()) return zk.status();
-  o.zk = *std::move(zk);
+  ASSIGN_OR_RETURN(o.zk, coord::ClusterZkConfig::FromConfig(config));
   o.local_hostname = config.GetString(api::kStormLocalHostname, "");
   const int64_t beat = config.GetInt("worker.heartbeat.frequency.secs", 1);
   if (beat < 1) {
@@ -186,11 +209,11 @@ absl::StatusOr<WorkerProcessOptions> WorkerProcessOptions::FromConfig(const api:
 
 absl::StatusOr<std::string> WorkerProcess::FetchResources(const v1::StormBase& base) {
   const std::string blob_dir = coord::ClusterPaths(options_.zk.root).Blob(base.resources_key());
-  absl::StatusOr<std::string> blob = coord::ReadChunkedBlob(
-      *session_, blob_dir, base.resources_chunks(), base.resources_bytes());
-  if (!blob.ok()) return blob.status();
+  ASSIGN_OR_RETURN(
+      const std::string blob,
+      coord::ReadChunkedBlob(*session_, blob_dir, base.resources_chunks(), base.resources_bytes()));
   v1::TopologyResources resources;
-  if (!resources.ParseFromString(*blob)) {
+  if (!resources.ParseFromString(blob)) {
     return absl::DataLossError(absl::StrCat("the resources of ", options_.topology_id,
                                             " do not parse"));
   }
@@ -200,9 +223,9 @@ absl::StatusOr<std::string> WorkerProcess::FetchResources(const v1::StormBase& b
   const std::string dir = (std::filesystem::path(base_dir) / "resources").string();
   // A previous topology's files, if any: removed without following links.
   if (absl::StatusOr<os::UniqueFd> base = os::OpenDirectory(base_dir); base.ok()) {
-    if (absl::Status s = os::RemoveTreeAt(base->get(), "resources"); !s.ok()) return s;
+    RETURN_IF_ERROR(os::RemoveTreeAt(base->get(), "resources"));
   }
-  if (absl::Status s = core::MaterializeResources(resources, dir); !s.ok()) return s;
+  RETURN_IF_ERROR(core::MaterializeResources(resources, dir));
   spdlog::info("worker {}: {} resource files in {}", options_.topology_id, resources.files_size(),
                dir);
   return dir;
@@ -226,7 +249,7 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProces
   }
   if (options.registry == nullptr) return absl::InvalidArgumentError("no component registry");
   std::unique_ptr<WorkerProcess> process(new WorkerProcess(std::move(options)));
-  if (absl::Status s = process->Launch(); !s.ok()) return s;
+  RETURN_IF_ERROR(process->Launch());
   return process;
 }
 
@@ -236,12 +259,36 @@ absl::Status WorkerProcess::Launch() {
     std::filesystem::create_directories(options_.worker_dir, ec);
     CarryPreviousTotals();
   }
+  RETURN_IF_ERROR(OpenSession());
+  ASSIGN_OR_RETURN(ClusterState state, ReadClusterState());
+  ASSIGN_OR_RETURN(const SlotPlan slot,
+                   PlanFromAssignment(state.assignment, options_.supervisor_id, options_.port));
+  if (slot.local.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("slot ", options_.supervisor_id, ":",
+                                                      options_.port, " runs nothing of ",
+                                                      options_.topology_id));
+  }
+  ASSIGN_OR_RETURN(core::TopologyDef def, LoadTopology(state.base));
+  spout_ids_.clear();
+  for (const core::ComponentDef& spout : def.spouts) spout_ids_.insert(spout.id.value());
+  plan_key_ = slot.key;
+  for (const auto& [start, end] : slot.local) local_starts_.insert(start);
+  RETURN_IF_ERROR(StartWorker(MakeWorkerPlan(options_, std::move(def), slot),
+                              state.base.status() == v1::ACTIVE));
+  Heartbeat();
+  return absl::OkStatus();
+}
+
+coord::ZkWatchFn WorkerProcess::RaiseChanged() const {
+  auto flag = changed_;
+  return [flag](const coord::ZkWatchEvent&) { flag->store(true); };
+}
+
+absl::Status WorkerProcess::OpenSession() {
   coord::ZkSession::Options zo;
   zo.connect_string = options_.zk.connect;
   zo.config = options_.zk.client;
-  absl::StatusOr<std::unique_ptr<coord::ZkSession>> session = coord::ZkSession::Create(zo);
-  if (!session.ok()) return session.status();
-  session_ = *std::move(session);
+  ASSIGN_OR_RETURN(session_, coord::ZkSession::Create(zo));
   // A loss stops the spouts at once, here on the session's dispatcher: Run
   // may be waiting out a read's deadline, and a fence that waits for it
   // could come after the ensemble has handed this worker's partitions to
@@ -264,88 +311,68 @@ absl::Status WorkerProcess::Launch() {
     }
     if (e.state == coord::ZkSessionState::kConnected) reconnected->store(true);
   });
+  return absl::OkStatus();
+}
 
+absl::StatusOr<WorkerProcess::ClusterState> WorkerProcess::ReadClusterState() {
   // The watches only raise a flag: Run re-reads on its own thread.
-  auto flag = changed_;
-  auto raise = [flag](const coord::ZkWatchEvent&) { flag->store(true); };
-  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), raise);
+  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), RaiseChanged());
   if (!storm.ok()) {
     return absl::Status(storm.status().code(),
                         absl::StrCat("reading topology ", options_.topology_id, ": ",
                                      storm.status().message()));
   }
-  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), raise);
+  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), RaiseChanged());
   if (!assigned.ok()) {
     return absl::Status(assigned.status().code(),
                         absl::StrCat("reading the assignment of ", options_.topology_id, ": ",
                                      assigned.status().message()));
   }
-  v1::StormBase base;
-  if (!base.ParseFromString(storm->data)) {
+  ClusterState state;
+  if (!state.base.ParseFromString(storm->data)) {
     return absl::DataLossError(absl::StrCat(StormPath(), " does not hold a StormBase"));
   }
-  v1::Assignment assignment;
-  if (!assignment.ParseFromString(assigned->data)) {
+  if (!state.assignment.ParseFromString(assigned->data)) {
     return absl::DataLossError(absl::StrCat(AssignmentPath(), " does not hold an Assignment"));
   }
-  absl::StatusOr<SlotPlan> slot = PlanFromAssignment(assignment, options_.supervisor_id, options_.port);
-  if (!slot.ok()) return slot.status();
-  if (slot->local.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("slot ", options_.supervisor_id, ":",
-                                                      options_.port, " runs nothing of ",
-                                                      options_.topology_id));
-  }
-  absl::StatusOr<core::TopologyDef> def = core::LoadStoredTopology(base);
-  if (!def.ok()) return def.status();
+  return state;
+}
+
+absl::StatusOr<core::TopologyDef> WorkerProcess::LoadTopology(const v1::StormBase& base) {
+  ASSIGN_OR_RETURN(core::TopologyDef def, core::LoadStoredTopology(base));
   // No component sees a credential: the topology's own identity (and
   // anything named *.password, *.secret, ...) leaves its config here, and
   // components that open ZooKeeper sessions of their own (the KafkaSpout)
   // take this worker's identity from coord::ProcessTopologyZkAuth.
-  def->config = core::WithoutSecrets(def->config);
+  def.config = core::WithoutSecrets(def.config);
   coord::SetProcessTopologyZkAuth(options_.zk.client.auth);
-  AddClusterDefaults(options_, def->config);
-  def->config.Set(api::kTempestClusterZookeeperConnect, options_.zk.connect);
+  AddClusterDefaults(options_, def.config);
+  def.config.Set(api::kTempestClusterZookeeperConnect, options_.zk.connect);
   if (!base.resources_key().empty()) {
-    absl::StatusOr<std::string> dir = FetchResources(base);
-    if (!dir.ok()) return dir.status();
-    def->config.Set(api::kTempestResourcesDir, *dir);
+    ASSIGN_OR_RETURN(const std::string dir, FetchResources(base));
+    def.config.Set(api::kTempestResourcesDir, dir);
   }
+  return def;
+}
 
-  WorkerPlan plan;
-  plan.topology_id = options_.topology_id;
-  spout_ids_.clear();
-  for (const core::ComponentDef& spout : def->spouts) spout_ids_.insert(spout.id.value());
-  plan.def = *std::move(def);
-  plan.local_executors = slot->local;
-  for (auto& [where, remote] : slot->remote) plan.remote_workers.push_back(remote);
-  plan.bind_host = slot->bind_host;
-  plan.port = options_.port;
-  plan.secret = slot->secret;
-  plan_key_ = slot->key;
-  for (const auto& [start, end] : slot->local) local_starts_.insert(start);
-
+absl::Status WorkerProcess::StartWorker(WorkerPlan plan, bool active) {
+  const size_t executors = plan.local_executors.size();
   WorkerOptions wo;
   wo.registry = options_.registry;
-  absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(std::move(plan), std::move(wo));
-  if (!worker.ok()) return worker.status();
-  worker_ = *std::move(worker);
+  ASSIGN_OR_RETURN(worker_, Worker::Create(std::move(plan), std::move(wo)));
   fence_target_.store(worker_.get());
   const core::MetricLabels labels{{"topology", options_.topology_id}};
   fenced_gauge_ = &worker_->metrics().GetGauge("tempest_worker_fenced", labels);
   fences_total_ = &worker_->metrics().GetCounter("tempest_worker_fences_total", labels);
-  active_ = base.status() == v1::ACTIVE;
+  active_ = active;
   spouts_running_ = active_;
-  if (absl::Status s = worker_->Start(active_); !s.ok()) return s;
+  RETURN_IF_ERROR(worker_->Start(active_));
   spdlog::info("worker {} {}:{} started with {} executors, {}", options_.topology_id,
-               options_.supervisor_id, options_.port, slot->local.size(),
-               active_ ? "active" : "inactive");
-  Heartbeat();
+               options_.supervisor_id, options_.port, executors, active_ ? "active" : "inactive");
   return absl::OkStatus();
 }
 
 std::optional<WorkerExit> WorkerProcess::Sync() {
-  auto flag = changed_;
-  auto raise = [flag](const coord::ZkWatchEvent&) { flag->store(true); };
   // Bounded like the heartbeat's writes: a read that waits for a session
   // holds up Run, and with it fencing.
   coord::ZkCall call;
@@ -353,29 +380,10 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
   // Only reads made on a connected session with no loss since the fence
   // began show that the slot is still ours (Run checks losses before Sync).
   const bool connected = session_->IsConnected();
-  bool plan_confirmed = false;
-  absl::StatusOr<coord::ZkNode> assigned = session_->GetAndWatch(AssignmentPath(), raise, call);
-  if (absl::IsNotFound(assigned.status())) return WorkerExit::kTopologyRemoved;
-  if (assigned.ok()) {
-    v1::Assignment assignment;
-    if (!assignment.ParseFromString(assigned->data)) {
-      spdlog::error("{} does not hold an Assignment; keeping the current plan", AssignmentPath());
-    } else {
-      absl::StatusOr<SlotPlan> slot =
-          PlanFromAssignment(assignment, options_.supervisor_id, options_.port);
-      if (!slot.ok()) {
-        spdlog::error("ignoring an unusable assignment: {}", slot.status().ToString());
-      } else if (slot->key != plan_key_) {
-        return WorkerExit::kAssignmentChanged;
-      } else {
-        plan_confirmed = true;
-      }
-    }
-  } else {
-    spdlog::warn("cannot read {}: {}", AssignmentPath(), assigned.status().ToString());
-    changed_->store(true);  // try again on the next pass
-  }
-  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), raise, call);
+  const PlanCheck plan = CheckAssignment(call);
+  if (plan == PlanCheck::kRemoved) return WorkerExit::kTopologyRemoved;
+  if (plan == PlanCheck::kChanged) return WorkerExit::kAssignmentChanged;
+  absl::StatusOr<coord::ZkNode> storm = session_->GetAndWatch(StormPath(), RaiseChanged(), call);
   if (absl::IsNotFound(storm.status())) return WorkerExit::kTopologyRemoved;
   if (!storm.ok()) {
     spdlog::warn("cannot read {}: {}", StormPath(), storm.status().ToString());
@@ -387,8 +395,37 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
     spdlog::error("{} does not hold a StormBase; keeping the current state", StormPath());
     return std::nullopt;
   }
+  FollowTopologyStatus(base, /*unfence=*/fenced_ && connected && plan == PlanCheck::kConfirmed &&
+                                 losses_->load() == losses_seen_);
+  return std::nullopt;
+}
+
+WorkerProcess::PlanCheck WorkerProcess::CheckAssignment(const coord::ZkCall& call) {
+  absl::StatusOr<coord::ZkNode> assigned =
+      session_->GetAndWatch(AssignmentPath(), RaiseChanged(), call);
+  if (absl::IsNotFound(assigned.status())) return PlanCheck::kRemoved;
+  if (!assigned.ok()) {
+    spdlog::warn("cannot read {}: {}", AssignmentPath(), assigned.status().ToString());
+    changed_->store(true);  // try again on the next pass
+    return PlanCheck::kUnconfirmed;
+  }
+  v1::Assignment assignment;
+  if (!assignment.ParseFromString(assigned->data)) {
+    spdlog::error("{} does not hold an Assignment; keeping the current plan", AssignmentPath());
+    return PlanCheck::kUnconfirmed;
+  }
+  absl::StatusOr<SlotPlan> slot =
+      PlanFromAssignment(assignment, options_.supervisor_id, options_.port);
+  if (!slot.ok()) {
+    spdlog::error("ignoring an unusable assignment: {}", slot.status().ToString());
+    return PlanCheck::kUnconfirmed;
+  }
+  return slot->key != plan_key_ ? PlanCheck::kChanged : PlanCheck::kConfirmed;
+}
+
+void WorkerProcess::FollowTopologyStatus(const v1::StormBase& base, bool unfence) {
   const bool active = base.status() == v1::ACTIVE;
-  if (fenced_ && connected && plan_confirmed && losses_->load() == losses_seen_) {
+  if (unfence) {
     fenced_ = false;
     fence_announced_.store(false);
     fenced_gauge_->Set(0);
@@ -407,7 +444,6 @@ std::optional<WorkerExit> WorkerProcess::Sync() {
     spdlog::info("topology {} is {}: spouts {}", options_.topology_id,
                  v1::TopologyStatus_Name(base.status()), spouts);
   }
-  return std::nullopt;
 }
 
 void WorkerProcess::Fence() {
@@ -479,24 +515,10 @@ void WorkerProcess::Heartbeat() {
                             std::chrono::steady_clock::now() - started_)
                             .count());
   beat_.set_pid(static_cast<int32_t>(::getpid()));
-  beat_.clear_executors();
-  std::vector<core::ExecutorInfo> local;
-  for (const core::ExecutorInfo& e : worker_->layout().executors()) {
-    if (!local_starts_.contains(e.start.value())) continue;
-    local.push_back(e);
-    v1::ExecutorRange* r = beat_.add_executors();
-    r->set_start_task(e.start.value());
-    r->set_end_task(e.end.value());
-    r->set_component(e.component.value());
-  }
+  const std::vector<core::ExecutorInfo> local = DescribeLocalExecutors();
   SetTotals(stats);
   beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
-  std::vector<core::MetricSample> samples = worker_->metrics().Snapshot();
-  if (&worker_->metrics() != &core::MetricsRegistry::Global()) {
-    std::vector<core::MetricSample> global = core::MetricsRegistry::Global().Snapshot();
-    samples.insert(samples.end(), std::make_move_iterator(global.begin()),
-                   std::make_move_iterator(global.end()));
-  }
+  const std::vector<core::MetricSample> samples = SnapshotMetrics(worker_->metrics());
   std::vector<v1::ExecutorStats> executor_stats =
       CollectExecutorStats(samples, local, spout_ids_, beat_.uptime_secs());
   AddCarriedStats(carried_executor_stats_, executor_stats);
@@ -508,12 +530,34 @@ void WorkerProcess::Heartbeat() {
     // Only the local file carries the whole registry (its supervisor
     // serves it on /metrics); ZooKeeper gets the beat without it.
     ToMetricPoints(samples, *beat_.mutable_local_metrics());
-    absl::Status s = os::WriteFileAtomically(
-        (std::filesystem::path(options_.worker_dir) / "heartbeat").string(),
-        beat_.SerializeAsString());
+    absl::Status s = WriteLocalHeartbeat();
     if (!s.ok()) spdlog::error("local heartbeat: {}", s.ToString());
     beat_.clear_local_metrics();
   }
+  WriteWorkerbeat();
+}
+
+std::vector<core::ExecutorInfo> WorkerProcess::DescribeLocalExecutors() {
+  beat_.clear_executors();
+  std::vector<core::ExecutorInfo> local;
+  for (const core::ExecutorInfo& e : worker_->layout().executors()) {
+    if (!local_starts_.contains(e.start.value())) continue;
+    local.push_back(e);
+    v1::ExecutorRange* r = beat_.add_executors();
+    r->set_start_task(e.start.value());
+    r->set_end_task(e.end.value());
+    r->set_component(e.component.value());
+  }
+  return local;
+}
+
+absl::Status WorkerProcess::WriteLocalHeartbeat() {
+  return os::WriteFileAtomically(
+      (std::filesystem::path(options_.worker_dir) / "heartbeat").string(),
+      beat_.SerializeAsString());
+}
+
+void WorkerProcess::WriteWorkerbeat() {
   // Disconnected, the write would only wait out its deadline while the loop
   // that fences this worker waits behind it; the next beat after the
   // reconnection brings the workerbeat up to date.
@@ -570,6 +614,7 @@ void WorkerProcess::PublishErrors() {
     // Sequence numbers are zero-padded, so name order is age order.
     std::sort(children->begin(), children->end());
     for (size_t i = 0; i + kErrorsKeptPerComponent < children->size(); ++i) {
+      // Best effort: a node left behind goes with the next error's pruning.
       (void)session_->Delete(dir + "/" + (*children)[i], -1, call);
     }
   }
@@ -648,6 +693,8 @@ WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {
   }
   spdlog::info("worker {} {}:{} stopping: {}", options_.topology_id, options_.supervisor_id,
                options_.port, WorkerExitName(exit));
+  // The worker is stopped whatever Kill returns, and the process exits next:
+  // nothing is left to do with an error.
   (void)worker_->Kill(exit == WorkerExit::kTopologyRemoved ? std::chrono::milliseconds(0)
                                                            : options_.shutdown_wait);
   if (!options_.worker_dir.empty()) {
@@ -655,15 +702,14 @@ WorkerExit WorkerProcess::Run(const std::function<bool()>& stop) {
     // continues from them without counting a restart.
     SetTotals(worker_->Stats());
     beat_.set_stopped_cleanly(true);
-    absl::Status s = os::WriteFileAtomically(
-        (std::filesystem::path(options_.worker_dir) / "heartbeat").string(),
-        beat_.SerializeAsString());
+    absl::Status s = WriteLocalHeartbeat();
     if (!s.ok()) spdlog::warn("final local heartbeat: {}", s.ToString());
   }
   return exit;
 }
 
 WorkerProcess::~WorkerProcess() {
+  // A destructor has no one to report to; Kill stops the worker regardless.
   if (worker_ != nullptr) (void)worker_->Kill(std::chrono::milliseconds(0));
   // The workerbeat stays: nimbus judges liveness by whether it changes, and
   // removes it with the topology or when the slot is reassigned.

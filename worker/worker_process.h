@@ -17,6 +17,8 @@
 #include "common/coord/cluster_zk_config.h"
 #include "common/coord/zk_session.h"
 #include "common/core/metrics_registry.h"
+#include "common/core/topology/task_layout.h"
+#include "common/core/topology/topology_def.h"
 #include "tempest/v1/cluster.pb.h"
 #include "worker/worker.h"
 
@@ -113,14 +115,43 @@ class WorkerProcess {
   const v1::WorkerHeartbeat& last_heartbeat() const { return beat_; }
 
  private:
+  // What Launch reads (and watches) in ZooKeeper.
+  struct ClusterState {
+    v1::StormBase base;
+    v1::Assignment assignment;
+  };
+  // What a re-read assignment says of the plan this worker runs.
+  enum class PlanCheck {
+    kConfirmed,    // read on this pass and unchanged
+    kUnconfirmed,  // not read, or unusable: the current plan stays
+    kChanged,
+    kRemoved,
+  };
+
   explicit WorkerProcess(WorkerProcessOptions options) : options_(std::move(options)) {}
+  // Start's work, in named steps: the session, the cluster state, the slot's
+  // plan, the topology, the worker.
   absl::Status Launch();
+  // Creates the ZooKeeper session and the listener that fences on a loss.
+  absl::Status OpenSession();
+  // A watch that only raises changed_: Run re-reads on its own thread.
+  coord::ZkWatchFn RaiseChanged() const;
+  absl::StatusOr<ClusterState> ReadClusterState();
+  // The stored topology as components see it: without secrets, with the
+  // cluster's defaults and the resources directory.
+  absl::StatusOr<core::TopologyDef> LoadTopology(const v1::StormBase& base);
+  // Builds and starts the worker, spouts running if `active`.
+  absl::Status StartWorker(WorkerPlan plan, bool active);
   // Writes the topology's resources under {worker_dir}/resources; returns
   // that directory.
   absl::StatusOr<std::string> FetchResources(const v1::StormBase& base);
   // Re-reads the assignment and status (re-arming the watches); returns the
   // reason to stop, if any.
   std::optional<WorkerExit> Sync();
+  // Sync's re-read of the assignment (re-arming its watch).
+  PlanCheck CheckAssignment(const coord::ZkCall& call);
+  // Follows the topology's status; `unfence` lifts the fence first.
+  void FollowTopologyStatus(const v1::StormBase& base, bool unfence);
   // Stops the spouts after a session loss (idempotent: one episode lasts
   // until Sync lifts the fence).
   void Fence();
@@ -128,6 +159,12 @@ class WorkerProcess {
   // worker is not fenced.
   void ApplySpoutState();
   void Heartbeat();
+  // The executors run here, into beat_ and returned.
+  std::vector<core::ExecutorInfo> DescribeLocalExecutors();
+  // beat_ to {worker_dir}/heartbeat, atomically.
+  absl::Status WriteLocalHeartbeat();
+  // beat_ to the workerbeat node, when the session is connected.
+  void WriteWorkerbeat();
   // The slot's running totals (the previous workers' plus this one's) and
   // restart count into beat_.
   void SetTotals(const LocalClusterStats& stats);

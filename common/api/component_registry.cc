@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/api/status_macros.h"
 #include "common/api/string_view_compat.h"
 
 namespace tempest::api {
@@ -159,7 +160,7 @@ ComponentRegistry& ComponentRegistry::Global() {
 }
 
 absl::Status ComponentRegistry::Add(std::string_view class_name, Entry entry) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto [it, inserted] = entries_.try_emplace(std::string(class_name), std::move(entry));
   if (!inserted) {
     return absl::AlreadyExistsError(absl::StrCat(
@@ -181,14 +182,14 @@ absl::Status ComponentRegistry::RegisterGrouping(std::string_view class_name,
 
 std::optional<ComponentRegistry::Kind> ComponentRegistry::KindOf(
     std::string_view class_name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(class_name);
   if (it == entries_.end()) return std::nullopt;
   return it->second.kind;
 }
 
 std::vector<std::string> ComponentRegistry::ClassNames(Kind kind) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<std::string> out;
   for (const auto& [name, e] : entries_) {
     if (e.kind == kind) out.push_back(name);
@@ -198,7 +199,7 @@ std::vector<std::string> ComponentRegistry::ClassNames(Kind kind) const {
 
 absl::StatusOr<ComponentRegistry::Entry> ComponentRegistry::Lookup(std::string_view class_name,
                                                                    Kind kind) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(class_name);
   if (it == entries_.end()) {
     return absl::NotFoundError(
@@ -214,23 +215,20 @@ absl::StatusOr<ComponentRegistry::Entry> ComponentRegistry::Lookup(std::string_v
 
 absl::StatusOr<std::unique_ptr<Spout>> ComponentRegistry::CreateSpout(
     const ComponentArgs& args) const {
-  absl::StatusOr<Entry> e = Lookup(args.class_name, Kind::kSpout);
-  if (!e.ok()) return e.status();
-  return CallFactory<Spout>(e->spout, args);
+  TEMPEST_ASSIGN_OR_RETURN(const Entry e, Lookup(args.class_name, Kind::kSpout));
+  return CallFactory<Spout>(e.spout, args);
 }
 
 absl::StatusOr<std::unique_ptr<Bolt>> ComponentRegistry::CreateBolt(
     const ComponentArgs& args) const {
-  absl::StatusOr<Entry> e = Lookup(args.class_name, Kind::kBolt);
-  if (!e.ok()) return e.status();
-  return CallFactory<Bolt>(e->bolt, args);
+  TEMPEST_ASSIGN_OR_RETURN(const Entry e, Lookup(args.class_name, Kind::kBolt));
+  return CallFactory<Bolt>(e.bolt, args);
 }
 
 absl::StatusOr<std::unique_ptr<CustomStreamGrouping>> ComponentRegistry::CreateGrouping(
     const ComponentArgs& args) const {
-  absl::StatusOr<Entry> e = Lookup(args.class_name, Kind::kGrouping);
-  if (!e.ok()) return e.status();
-  return CallFactory<CustomStreamGrouping>(e->grouping, args);
+  TEMPEST_ASSIGN_OR_RETURN(const Entry e, Lookup(args.class_name, Kind::kGrouping));
+  return CallFactory<CustomStreamGrouping>(e.grouping, args);
 }
 
 absl::Status ComponentRegistry::MergeFrom(const ComponentRegistry& other,
@@ -238,11 +236,11 @@ absl::Status ComponentRegistry::MergeFrom(const ComponentRegistry& other,
   if (&other == this) return absl::OkStatus();
   std::map<std::string, Entry, std::less<>> copy;
   {
-    std::lock_guard<std::mutex> lock(other.mu_);
+    absl::MutexLock lock(&other.mu_);
     copy = other.entries_;
   }
   std::vector<std::string> taken;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (auto& [name, entry] : copy) {
     if (entries_.contains(name)) {
       taken.push_back(name);
@@ -260,12 +258,12 @@ absl::Status ComponentRegistry::MergeFrom(const ComponentRegistry& other,
 }
 
 void ComponentRegistry::RecordRegistrationError(const absl::Status& status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   registration_errors_.emplace_back(status.message());
 }
 
 std::vector<std::string> ComponentRegistry::registration_errors() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return registration_errors_;
 }
 

@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,14 +13,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/api.h"
 #include "common/api/basic_bolt.h"
 #include "common/api/bolt.h"
 #include "common/api/custom_stream_grouping.h"
 #include "common/api/ids.h"
 #include "common/api/spout.h"
+#include "common/api/status_macros.h"
 #include "common/api/value.h"
 
 namespace tempest::api {
@@ -125,9 +127,9 @@ class ComponentRegistry {
   absl::Status Add(std::string_view class_name, Entry entry);
   absl::StatusOr<Entry> Lookup(std::string_view class_name, Kind kind) const;
 
-  mutable std::mutex mu_;
-  std::map<std::string, Entry, std::less<>> entries_;
-  std::vector<std::string> registration_errors_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> registration_errors_ ABSL_GUARDED_BY(mu_);
 };
 
 // InvalidArgument naming the class when `args.properties` holds a name that
@@ -158,15 +160,13 @@ namespace registry_internal {
 template <typename Base, typename T>
 absl::StatusOr<std::unique_ptr<Base>> Make(const ComponentArgs& args) {
   if constexpr (requires { T::kPropertyNames; }) {
-    absl::Status known = CheckKnownProperties(args, std::span<const std::string_view>(
-                                                        std::begin(T::kPropertyNames),
-                                                        std::end(T::kPropertyNames)));
-    if (!known.ok()) return known;
+    TEMPEST_RETURN_IF_ERROR(CheckKnownProperties(
+        args, std::span<const std::string_view>(std::begin(T::kPropertyNames),
+                                                std::end(T::kPropertyNames))));
   }
   if constexpr (requires { T::Create(args); }) {
-    absl::StatusOr<std::unique_ptr<T>> made = T::Create(args);
-    if (!made.ok()) return made.status();
-    return std::unique_ptr<Base>(std::move(*made));
+    TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<T> made, T::Create(args));
+    return std::unique_ptr<Base>(std::move(made));
   } else if constexpr (std::is_constructible_v<T, const ComponentArgs&>) {
     return std::unique_ptr<Base>(std::make_unique<T>(args));
   } else {
@@ -176,9 +176,8 @@ absl::StatusOr<std::unique_ptr<Base>> Make(const ComponentArgs& args) {
 
 template <typename T>
 absl::StatusOr<std::unique_ptr<Bolt>> MakeBasic(const ComponentArgs& args) {
-  absl::StatusOr<std::unique_ptr<BasicBolt>> basic = Make<BasicBolt, T>(args);
-  if (!basic.ok()) return basic.status();
-  return std::unique_ptr<Bolt>(std::make_unique<BasicBoltRunner>(std::move(*basic)));
+  TEMPEST_ASSIGN_OR_RETURN(std::unique_ptr<BasicBolt> basic, (Make<BasicBolt, T>(args)));
+  return std::unique_ptr<Bolt>(std::make_unique<BasicBoltRunner>(std::move(basic)));
 }
 
 inline bool Record(const absl::Status& status) {

@@ -144,23 +144,23 @@ const char* PrometheusType(MetricSample::Kind kind) {
 }  // namespace
 
 Counter& MetricsRegistry::GetCounter(const std::string& name, const MetricLabels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return GetOrCreate(counters_, name, labels);
 }
 
 Gauge& MetricsRegistry::GetGauge(const std::string& name, const MetricLabels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return GetOrCreate(gauges_, name, labels);
 }
 
 Histogram& MetricsRegistry::GetHistogram(const std::string& name, const MetricLabels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return GetOrCreate(histograms_, name, labels);
 }
 
 std::vector<MetricSample> MetricsRegistry::Snapshot() const {
   std::vector<MetricSample> out;
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [key, c] : counters_) {
     out.push_back({key.first, key.second, MetricSample::Kind::kCounter, c->Value()});
   }

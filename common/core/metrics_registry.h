@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tempest::core {
 
@@ -133,10 +135,10 @@ class MetricsRegistry {
 
  private:
   using Key = std::pair<std::string, MetricLabels>;
-  mutable std::mutex mu_;
-  std::map<Key, std::unique_ptr<Counter>> counters_;
-  std::map<Key, std::unique_ptr<Gauge>> gauges_;
-  std::map<Key, std::unique_ptr<Histogram>> histograms_;
+  mutable absl::Mutex mu_;
+  std::map<Key, std::unique_ptr<Counter>> counters_ ABSL_GUARDED_BY(mu_);
+  std::map<Key, std::unique_ptr<Gauge>> gauges_ ABSL_GUARDED_BY(mu_);
+  std::map<Key, std::unique_ptr<Histogram>> histograms_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tempest::core

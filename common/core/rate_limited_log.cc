@@ -4,7 +4,7 @@ namespace tempest::core {
 
 bool RateLimitedLog::Allow(uint64_t* suppressed) {
   const Clock::TimePoint now = clock_->Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (in_window_ == 0 || now - window_start_ >= interval_) {
     window_start_ = now;
     in_window_ = 0;
@@ -20,12 +20,12 @@ bool RateLimitedLog::Allow(uint64_t* suppressed) {
 }
 
 uint64_t RateLimitedLog::suppressed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return suppressed_;
 }
 
 void RateLimitedLog::Reset() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   in_window_ = 0;
 }
 

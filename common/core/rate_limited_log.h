@@ -2,7 +2,9 @@
 #define TEMPEST_COMMON_CORE_RATE_LIMITED_LOG_H_
 
 #include <cstdint>
-#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 #include "common/core/clock.h"
 
@@ -47,10 +49,10 @@ class RateLimitedLog {
   const int burst_;
   const Clock::Duration interval_;
   const Clock* const clock_;
-  mutable std::mutex mu_;
-  Clock::TimePoint window_start_{};  // guarded by mu_
-  int in_window_ = 0;                // guarded by mu_
-  uint64_t suppressed_ = 0;          // guarded by mu_
+  mutable absl::Mutex mu_;
+  Clock::TimePoint window_start_ ABSL_GUARDED_BY(mu_) = {};
+  int in_window_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t suppressed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tempest::core

@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/api/string_view_compat.h"
+#include "common/core/status_macros.h"
 #include "yaml-cpp/depthguard.h"
 
 namespace tempest::core {
@@ -114,7 +115,7 @@ class DocumentWalk {
                      absl::StrCat("the document is nested deeper than ", kMaxYamlDepth, " levels"));
       }
       if (node.IsScalar()) {
-        if (absl::Status s = CheckQuote(node); !s.ok()) return s;
+        RETURN_IF_ERROR(CheckQuote(node));
       } else if (node.IsSequence()) {
         for (const YAML::Node& e : node) stack.emplace_back(e, depth + 1);
       } else if (node.IsMap()) {
@@ -163,7 +164,7 @@ class DocumentWalk {
 }  // namespace
 
 absl::StatusOr<YAML::Node> LoadCheckedYaml(std::string_view text, std::string_view file) {
-  if (absl::Status s = CheckEncoding(text, file); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckEncoding(text, file));
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -182,7 +183,7 @@ absl::StatusOr<YAML::Node> LoadCheckedYaml(std::string_view text, std::string_vi
     return Error(file, 0, absl::StrCat("YAML error: ", e.what()));
   }
   try {
-    if (absl::Status s = DocumentWalk(text, file).Run(root); !s.ok()) return s;
+    RETURN_IF_ERROR(DocumentWalk(text, file).Run(root));
   } catch (const std::exception& e) {
     return Error(file, 0, absl::StrCat("malformed YAML document: ", e.what()));
   }

@@ -3,13 +3,13 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/strings/substitute.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::kafka {
 
 absl::StatusOr<ConfHandle> BuildConf(const Settings& settings, std::string_view error_format) {
   ConfHandle conf(rd_kafka_conf_new());
-  absl::Status applied = ApplySettings(*conf, settings, error_format);
-  if (!applied.ok()) return applied;
+  RETURN_IF_ERROR(ApplySettings(*conf, settings, error_format));
   return conf;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 
 namespace tempest::kafka {
@@ -49,9 +50,8 @@ absl::StatusOr<std::unique_ptr<DevKafkaCluster>> DevKafkaCluster::Create(
   }
   auto cluster = std::unique_ptr<DevKafkaCluster>(new DevKafkaCluster());
   // The host handle only carries the mock; keep its own logging quiet.
-  absl::StatusOr<ConfHandle> conf = BuildConf({{"log_level", "3"}});
-  if (!conf.ok()) return conf.status();
-  absl::StatusOr<ClientHandle> host = NewClient(ClientType::kProducer, *std::move(conf));
+  ASSIGN_OR_RETURN(ConfHandle conf, BuildConf({{"log_level", "3"}}));
+  absl::StatusOr<ClientHandle> host = NewClient(ClientType::kProducer, std::move(conf));
   if (!host.ok()) {
     return absl::InternalError(
         absl::StrCat("cannot create librdkafka handle: ", host.status().message()));
@@ -64,7 +64,7 @@ absl::StatusOr<std::unique_ptr<DevKafkaCluster>> DevKafkaCluster::Create(
   cluster->brokers_ = brokers;
   cluster->bootstrap_servers_ = rd_kafka_mock_cluster_bootstraps(cluster->mock_.get());
   for (const auto& topic : topics) {
-    if (auto s = cluster->CreateTopic(topic); !s.ok()) return s;
+    RETURN_IF_ERROR(cluster->CreateTopic(topic));
   }
   return cluster;
 }

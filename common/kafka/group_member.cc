@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 #include "common/os/limits.h"
 
@@ -85,11 +86,10 @@ absl::StatusOr<std::unique_ptr<KafkaGroupMember>> KafkaGroupMember::Join(
       {"log_level", "3"},
   };
   for (const auto& [k, v] : options.properties) props[k] = v;
-  absl::StatusOr<ConfHandle> conf = BuildConf(props, "Kafka property $0: $1");
-  if (!conf.ok()) return conf.status();
-  rd_kafka_conf_set_rebalance_cb(conf->get(), &RebalanceCallback);
-  rd_kafka_conf_set_opaque(conf->get(), member.get());
-  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, *std::move(conf));
+  ASSIGN_OR_RETURN(ConfHandle conf, BuildConf(props, "Kafka property $0: $1"));
+  rd_kafka_conf_set_rebalance_cb(conf.get(), &RebalanceCallback);
+  rd_kafka_conf_set_opaque(conf.get(), member.get());
+  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, std::move(conf));
   if (!client.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot create the consumer group member: ", client.status().message()));
@@ -118,7 +118,7 @@ KafkaGroupMember::~KafkaGroupMember() { Leave(std::chrono::seconds(5)); }
 uint64_t KafkaGroupMember::Commit(std::vector<GroupOffset> offsets) {
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     id = next_commit_id_++;
     commits_.push_back(CommitRequest{id, std::move(offsets)});
   }
@@ -127,7 +127,7 @@ uint64_t KafkaGroupMember::Commit(std::vector<GroupOffset> offsets) {
 }
 
 std::vector<GroupEvent> KafkaGroupMember::TakeEvents() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<GroupEvent> out;
   out.swap(events_);
   has_events_.store(false, std::memory_order_relaxed);
@@ -135,7 +135,7 @@ std::vector<GroupEvent> KafkaGroupMember::TakeEvents() {
 }
 
 void KafkaGroupMember::Push(GroupEvent event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   events_.push_back(std::move(event));
   has_events_.store(true, std::memory_order_release);
 }
@@ -143,7 +143,7 @@ void KafkaGroupMember::Push(GroupEvent event) {
 void KafkaGroupMember::Leave(std::chrono::milliseconds timeout) {
   std::call_once(left_, [this, timeout] {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stop_deadline_ = std::chrono::steady_clock::now() + timeout;
       stopping_.store(true);
     }
@@ -157,7 +157,7 @@ void KafkaGroupMember::Run() {
     CommitRequest request;
     bool have = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       const bool late = stopping_.load() && std::chrono::steady_clock::now() >= stop_deadline_;
       if (!commits_.empty() && !late) {
         request = std::move(commits_.front());

@@ -7,14 +7,16 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::once_flag
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/kafka/handles.h"
 #include "common/kafka/topic_partition.h"
 
@@ -110,13 +112,13 @@ class KafkaGroupMember {
   ClientHandle rk_;
   QueueHandle consumer_queue_;  // to wake the thread's poll
 
-  mutable std::mutex mu_;
-  std::deque<CommitRequest> commits_;
-  std::vector<GroupEvent> events_;
-  uint64_t next_commit_id_ = 1;
+  mutable absl::Mutex mu_;
+  std::deque<CommitRequest> commits_ ABSL_GUARDED_BY(mu_);
+  std::vector<GroupEvent> events_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_commit_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::atomic<bool> has_events_{false};
   std::atomic<bool> stopping_{false};
-  std::chrono::steady_clock::time_point stop_deadline_{};
+  std::chrono::steady_clock::time_point stop_deadline_ ABSL_GUARDED_BY(mu_) = {};
 
   // The member thread's own: the request whose outcome OnCommitted reports.
   const CommitRequest* sending_ = nullptr;

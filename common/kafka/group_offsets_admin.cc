@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 
 namespace tempest::kafka {
@@ -63,9 +64,8 @@ absl::StatusOr<rd_kafka_t*> GroupOffsetsAdmin::ClientFor(const std::string& grou
       {"allow.auto.create.topics", "false"},
       {"log_level", "3"},
   };
-  absl::StatusOr<ConfHandle> conf = BuildConf(props, "Kafka property $0: $1");
-  if (!conf.ok()) return conf.status();
-  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, *std::move(conf));
+  ASSIGN_OR_RETURN(ConfHandle conf, BuildConf(props, "Kafka property $0: $1"));
+  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, std::move(conf));
   if (!client.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot create a Kafka client: ", client.status().message()));
@@ -77,15 +77,14 @@ absl::StatusOr<rd_kafka_t*> GroupOffsetsAdmin::ClientFor(const std::string& grou
 
 absl::StatusOr<std::vector<CommittedGroupOffset>> GroupOffsetsAdmin::ReadCommitted(
     const std::string& group, const std::vector<TopicPartition>& partitions) {
-  absl::StatusOr<rd_kafka_t*> rk = ClientFor(group);
-  if (!rk.ok()) return rk.status();
+  ASSIGN_OR_RETURN(rd_kafka_t* rk, ClientFor(group));
   std::vector<CommittedGroupOffset> out;
   if (partitions.empty()) return out;
   PartitionListHandle list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
   for (const TopicPartition& tp : partitions) {
     rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
   }
-  const rd_kafka_resp_err_t err = rd_kafka_committed(*rk, list.get(), TimeoutMs(options_.timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_committed(rk, list.get(), TimeoutMs(options_.timeout));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     const std::string text = absl::StrCat("cannot read the committed offsets of consumer group ",
                                           group, ": ", rd_kafka_err2str(err));
@@ -120,8 +119,7 @@ absl::StatusOr<std::vector<CommittedGroupOffset>> GroupOffsetsAdmin::ReadCommitt
 absl::StatusOr<std::map<TopicPartition, int>> GroupOffsetsAdmin::SendCommit(
     const std::string& group, const std::map<TopicPartition, int64_t>& offsets,
     const std::string& metadata) {
-  absl::StatusOr<rd_kafka_t*> rk = ClientFor(group);
-  if (!rk.ok()) return rk.status();
+  ASSIGN_OR_RETURN(rd_kafka_t* rk, ClientFor(group));
   PartitionListHandle list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
   for (const auto& [tp, offset] : offsets) {
     if (offset < 0) {
@@ -139,8 +137,8 @@ absl::StatusOr<std::map<TopicPartition, int>> GroupOffsetsAdmin::SendCommit(
     }
   }
   // The answer comes back on our own queue, so the wait is bounded.
-  QueueHandle queue(rd_kafka_queue_new(*rk));
-  if (rd_kafka_resp_err_t err = rd_kafka_commit_queue(*rk, list.get(), queue.get(), nullptr,
+  QueueHandle queue(rd_kafka_queue_new(rk));
+  if (rd_kafka_resp_err_t err = rd_kafka_commit_queue(rk, list.get(), queue.get(), nullptr,
                                                       nullptr);
       err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(
@@ -182,11 +180,10 @@ absl::Status GroupOffsetsAdmin::Commit(const std::string& group,
                                        const std::map<TopicPartition, int64_t>& offsets,
                                        const std::string& metadata) {
   if (offsets.empty()) return absl::OkStatus();
-  absl::StatusOr<std::map<TopicPartition, int>> answer = SendCommit(group, offsets, metadata);
-  if (!answer.ok()) return answer.status();
+  ASSIGN_OR_RETURN(auto answer, SendCommit(group, offsets, metadata));
   std::vector<std::string> failed;
   bool refused = false;
-  for (const auto& [tp, code] : *answer) {
+  for (const auto& [tp, code] : answer) {
     const auto err = static_cast<rd_kafka_resp_err_t>(code);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
     refused = refused || RefusedAsOutsider(err);
@@ -204,12 +201,11 @@ absl::Status GroupOffsetsAdmin::Commit(const std::string& group,
 }
 
 absl::StatusOr<ConsumerGroupMembers> GroupOffsetsAdmin::Members(const std::string& group) {
-  absl::StatusOr<rd_kafka_t*> rk = ClientFor(group);
-  if (!rk.ok()) return rk.status();
+  ASSIGN_OR_RETURN(rd_kafka_t* rk, ClientFor(group));
   ConsumerGroupMembers out;
   const struct rd_kafka_group_list* groups = nullptr;
   const rd_kafka_resp_err_t err =
-      rd_kafka_list_groups(*rk, group.c_str(), &groups, TimeoutMs(options_.timeout));
+      rd_kafka_list_groups(rk, group.c_str(), &groups, TimeoutMs(options_.timeout));
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
     out.listed = true;
     for (int i = 0; i < groups->group_cnt; ++i) {

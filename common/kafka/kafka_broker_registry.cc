@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 #include "common/kafka/handles.h"
 
@@ -32,10 +33,9 @@ RegistryTopic TopicOf(const rd_kafka_metadata_topic_t& mt) {
 
 absl::StatusOr<BrokerLayout> ReadBrokerLayout(const std::string& bootstrap_servers,
                                               const std::vector<std::string>& topics) {
-  absl::StatusOr<ConfHandle> conf =
-      BuildConf({{"bootstrap.servers", bootstrap_servers}, {"log_level", "3"}});
-  if (!conf.ok()) return conf.status();
-  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kProducer, *std::move(conf));
+  ASSIGN_OR_RETURN(ConfHandle conf,
+                   BuildConf({{"bootstrap.servers", bootstrap_servers}, {"log_level", "3"}}));
+  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kProducer, std::move(conf));
   if (!client.ok()) {
     return absl::InternalError(absl::StrCat("Kafka client: ", client.status().message()));
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 
 namespace tempest::kafka {
@@ -66,9 +67,8 @@ absl::StatusOr<std::unique_ptr<KafkaReader>> KafkaReader::Create(
       {"log_level", "3"},
   };
   for (const auto& [k, v] : options.properties) props[k] = v;
-  absl::StatusOr<ConfHandle> conf = BuildConf(props, "Kafka property $0: $1");
-  if (!conf.ok()) return conf.status();
-  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, *std::move(conf));
+  ASSIGN_OR_RETURN(ConfHandle conf, BuildConf(props, "Kafka property $0: $1"));
+  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kConsumer, std::move(conf));
   if (!client.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot create Kafka consumer: ", client.status().message()));
@@ -101,11 +101,10 @@ absl::StatusOr<rd_kafka_topic_t*> KafkaReader::OpenTopic(const std::string& topi
 absl::Status KafkaReader::Start(const TopicPartition& partition, int64_t offset) {
   if (offset < 0) return absl::InvalidArgumentError("start offset must be >= 0");
   if (IsStarted(partition)) {
-    if (auto s = Stop(partition); !s.ok()) return s;
+    RETURN_IF_ERROR(Stop(partition));
   }
-  auto rkt = OpenTopic(partition.topic);
-  if (!rkt.ok()) return rkt.status();
-  if (rd_kafka_consume_start_queue(*rkt, partition.partition, offset, queue_.get()) == -1) {
+  ASSIGN_OR_RETURN(rd_kafka_topic_t* rkt, OpenTopic(partition.topic));
+  if (rd_kafka_consume_start_queue(rkt, partition.partition, offset, queue_.get()) == -1) {
     return KafkaError(absl::StrCat("start ", partition.topic, "/", partition.partition),
                       rd_kafka_last_error());
   }
@@ -210,9 +209,8 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaReader::CachedWatermarks(
 absl::StatusOr<int64_t> KafkaReader::OffsetForTime(const TopicPartition& partition, int64_t time,
                                                    std::chrono::milliseconds timeout) {
   if (time == -2 || time == -1) {
-    auto marks = Watermarks(partition, timeout);
-    if (!marks.ok()) return marks.status();
-    return time == -2 ? marks->first : marks->second;
+    ASSIGN_OR_RETURN(auto marks, Watermarks(partition, timeout));
+    return time == -2 ? marks.first : marks.second;
   }
   PartitionListHandle list(rd_kafka_topic_partition_list_new(1));
   rd_kafka_topic_partition_list_add(list.get(), partition.topic.c_str(), partition.partition)
@@ -225,9 +223,8 @@ absl::StatusOr<int64_t> KafkaReader::OffsetForTime(const TopicPartition& partiti
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("offsets for times", err);
   if (part_err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("offsets for times", part_err);
   if (offset < 0) {  // no record that late: the log end
-    auto marks = Watermarks(partition, timeout);
-    if (!marks.ok()) return marks.status();
-    return marks->second;
+    ASSIGN_OR_RETURN(auto marks, Watermarks(partition, timeout));
+    return marks.second;
   }
   return offset;
 }
@@ -236,11 +233,10 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
     const std::vector<std::string>& topics, std::chrono::milliseconds timeout) {
   std::vector<TopicPartition> out;
   for (const auto& topic : topics) {
-    auto rkt = OpenTopic(topic);
-    if (!rkt.ok()) return rkt.status();
+    ASSIGN_OR_RETURN(rd_kafka_topic_t* rkt, OpenTopic(topic));
     const rd_kafka_metadata_t* raw = nullptr;
     rd_kafka_resp_err_t err =
-        rd_kafka_metadata(rk_.get(), 0, *rkt, &raw, static_cast<int>(timeout.count()));
+        rd_kafka_metadata(rk_.get(), 0, rkt, &raw, static_cast<int>(timeout.count()));
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("metadata for " + topic, err);
     const MetadataHandle md(raw);
     absl::Status status = absl::OkStatus();
@@ -252,7 +248,7 @@ absl::StatusOr<std::vector<TopicPartition>> KafkaReader::Partitions(
       }
       for (int p = 0; p < mt.partition_cnt; ++p) out.push_back({mt.topic, mt.partitions[p].id});
     }
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(status);
   }
   std::sort(out.begin(), out.end());
   return out;

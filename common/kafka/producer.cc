@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/container/inlined_vector.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 
 namespace tempest::kafka {
@@ -34,9 +35,7 @@ absl::StatusOr<std::unique_ptr<Producer>> Producer::Create(ConfHandle conf,
   auto producer = std::unique_ptr<Producer>(new Producer(std::move(on_delivery)));
   rd_kafka_conf_set_dr_msg_cb(conf.get(), &Producer::OnDeliveryReport);
   rd_kafka_conf_set_opaque(conf.get(), producer.get());
-  absl::StatusOr<ClientHandle> client = NewClient(ClientType::kProducer, std::move(conf));
-  if (!client.ok()) return client.status();
-  producer->client_ = *std::move(client);
+  ASSIGN_OR_RETURN(producer->client_, NewClient(ClientType::kProducer, std::move(conf)));
   return producer;
 }
 
@@ -67,13 +66,12 @@ absl::StatusOr<rd_kafka_topic_t*> Producer::Topic(std::string_view topic) {
 absl::Status Producer::OpenTopic(const std::string& topic) { return Topic(topic).status(); }
 
 absl::Status Producer::Produce(const OutgoingRecord& record) {
-  absl::StatusOr<rd_kafka_topic_t*> topic = Topic(record.topic);
-  if (!topic.ok()) return topic.status();
+  ASSIGN_OR_RETURN(rd_kafka_topic_t* topic, Topic(record.topic));
   // At most topic, partition, flags, key, value, opaque and the headers.
   absl::InlinedVector<rd_kafka_vu_t, 10> fields(6 + record.headers.size());
   size_t n = 0;
   fields[n].vtype = RD_KAFKA_VTYPE_RKT;
-  fields[n++].u.rkt = *topic;
+  fields[n++].u.rkt = topic;
   fields[n].vtype = RD_KAFKA_VTYPE_PARTITION;
   fields[n++].u.i32 = record.partition;
   fields[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;

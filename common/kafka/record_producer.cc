@@ -1,6 +1,7 @@
 #include "common/kafka/record_producer.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/core/status_macros.h"
 #include "common/kafka/conf.h"
 
 namespace tempest::kafka {
@@ -8,24 +9,22 @@ namespace tempest::kafka {
 absl::StatusOr<std::unique_ptr<RecordProducer>> RecordProducer::Create(
     const std::string& bootstrap_servers) {
   auto record_producer = std::unique_ptr<RecordProducer>(new RecordProducer());
-  absl::StatusOr<ConfHandle> conf = BuildConf(
-      {
-          {"bootstrap.servers", bootstrap_servers},
-          {"enable.idempotence", "true"},
-          {"acks", "all"},
-          {"linger.ms", "2"},
-          // Long enough to ride out a broker outage of a study scenario.
-          {"message.timeout.ms", "120000"},
-          // Connection errors during a broker outage are expected and retried;
-          // a record that still fails is reported by Flush.
-          {"log_level", "2"},
-      },
-      "producer setting $0: $1");
-  if (!conf.ok()) return conf.status();
-  absl::StatusOr<std::unique_ptr<Producer>> producer =
-      Producer::Create(*std::move(conf), [self = record_producer.get()](const Delivery& d) {
-        self->OnDelivery(d);
-      });
+  ASSIGN_OR_RETURN(ConfHandle conf,
+                   BuildConf(
+                       {
+                           {"bootstrap.servers", bootstrap_servers},
+                           {"enable.idempotence", "true"},
+                           {"acks", "all"},
+                           {"linger.ms", "2"},
+                           // Long enough to ride out a broker outage of a study scenario.
+                           {"message.timeout.ms", "120000"},
+                           // Connection errors during a broker outage are expected and retried;
+                           // a record that still fails is reported by Flush.
+                           {"log_level", "2"},
+                       },
+                       "producer setting $0: $1"));
+  absl::StatusOr<std::unique_ptr<Producer>> producer = Producer::Create(
+      std::move(conf), [self = record_producer.get()](const Delivery& d) { self->OnDelivery(d); });
   if (!producer.ok()) {
     return absl::InternalError(
         absl::StrCat("cannot create a Kafka producer: ", producer.status().message()));

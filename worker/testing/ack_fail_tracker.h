@@ -2,9 +2,10 @@
 #define TEMPEST_WORKER_TESTING_ACK_FAIL_TRACKER_H_
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/value.h"
 
 namespace tempest::worker::testing {
@@ -15,27 +16,27 @@ namespace tempest::worker::testing {
 class AckFailTracker {
  public:
   void OnAck(const api::Value& id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     acked_.push_back(id);
   }
   void OnFail(const api::Value& id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     failed_.push_back(id);
   }
   std::vector<api::Value> acked() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return acked_;
   }
   std::vector<api::Value> failed() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return failed_;
   }
   size_t num_acked() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return acked_.size();
   }
   size_t num_failed() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return failed_.size();
   }
   bool IsAcked(const api::Value& id) const { return Contains(acked(), id); }
@@ -48,9 +49,9 @@ class AckFailTracker {
     }
     return false;
   }
-  mutable std::mutex mu_;
-  std::vector<api::Value> acked_;
-  std::vector<api::Value> failed_;
+  mutable absl::Mutex mu_;
+  std::vector<api::Value> acked_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::Value> failed_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tempest::worker::testing

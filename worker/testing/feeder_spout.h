@@ -3,9 +3,10 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/spout.h"
 #include "worker/testing/ack_fail_tracker.h"
 
@@ -19,30 +20,30 @@ namespace tempest::worker::testing {
 class Feeder {
  public:
   void Feed(api::Values values, api::Value message_id = api::Value()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.emplace_back(std::move(values), std::move(message_id));
   }
   void Finish() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     finished_ = true;
   }
 
  private:
   friend class FeederSpout;
   bool Pop(std::pair<api::Values, api::Value>& out) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (queue_.empty()) return false;
     out = std::move(queue_.front());
     queue_.pop_front();
     return true;
   }
   bool Drained() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return finished_ && queue_.empty();
   }
-  mutable std::mutex mu_;
-  std::deque<std::pair<api::Values, api::Value>> queue_;
-  bool finished_ = false;
+  mutable absl::Mutex mu_;
+  std::deque<std::pair<api::Values, api::Value>> queue_ ABSL_GUARDED_BY(mu_);
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Storm's FeederSpout: emits what the test feeds, on the default stream with

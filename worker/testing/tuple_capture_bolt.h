@@ -3,11 +3,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/bolt.h"
 
 namespace tempest::worker::testing {
@@ -26,22 +27,22 @@ struct CapturedTuple {
 class CaptureStore {
  public:
   void Add(CapturedTuple t) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     tuples_.push_back(std::move(t));
   }
   std::vector<CapturedTuple> All() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return tuples_;
   }
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return tuples_.size();
   }
   // Values received from `component` (on `stream`, or any stream if empty).
   std::vector<api::Values> Read(const std::string& component,
                                 const std::string& stream = "default") const {
     std::vector<api::Values> out;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const CapturedTuple& t : tuples_) {
       if (t.component == component && (stream.empty() || t.stream == stream)) {
         out.push_back(t.values);
@@ -51,8 +52,8 @@ class CaptureStore {
   }
 
  private:
-  mutable std::mutex mu_;
-  std::vector<CapturedTuple> tuples_;
+  mutable absl::Mutex mu_;
+  std::vector<CapturedTuple> tuples_ ABSL_GUARDED_BY(mu_);
 };
 
 // Records every input (ticks excluded) in a CaptureStore and acks it.

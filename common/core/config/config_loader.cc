@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "common/api/string_view_compat.h"
 #include "common/core/config/config_keys.h"
+#include "common/core/status_macros.h"
 #include "common/core/yaml_checks.h"
 #include "common/core/yaml_value.h"
 
@@ -24,9 +25,7 @@ absl::Status ParseError(std::string_view file, int line, std::string_view msg) {
 // Only the keys the YAML text sets (no defaults), and its warnings.
 absl::StatusOr<LoadedConfig> ParseOwnKeys(std::string_view yaml_text, std::string_view file_name) {
   LoadedConfig out;
-  absl::StatusOr<YAML::Node> parsed = LoadCheckedYaml(yaml_text, file_name);
-  if (!parsed.ok()) return parsed.status();
-  const YAML::Node& root = *parsed;
+  ASSIGN_OR_RETURN(const YAML::Node root, LoadCheckedYaml(yaml_text, file_name));
   if (root.IsNull()) return out;  // empty file
   if (!root.IsMap()) return ParseError(file_name, YamlLine(root), "expected a map of config keys");
   for (const auto& kv : root) {
@@ -122,26 +121,23 @@ bool ConfigLoader::IsKnownKey(std::string_view key) { return TempestAcceptsKey(k
 
 absl::StatusOr<LoadedConfig> ConfigLoader::Parse(std::string_view yaml_text,
                                                  std::string_view file_name) {
-  absl::StatusOr<LoadedConfig> own = ParseOwnKeys(yaml_text, file_name);
-  if (!own.ok()) return own.status();
+  ASSIGN_OR_RETURN(LoadedConfig own, ParseOwnKeys(yaml_text, file_name));
   LoadedConfig out;
   out.config = Defaults();
-  out.config.Merge(own->config);
-  out.warnings = std::move(own->warnings);
+  out.config.Merge(own.config);
+  out.warnings = std::move(own.warnings);
   return out;
 }
 
 absl::StatusOr<LoadedConfig> ConfigLoader::LoadFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadConfigFile(path);
-  if (!text.ok()) return text.status();
-  return Parse(*text, path);
+  ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(path));
+  return Parse(text, path);
 }
 
 absl::StatusOr<std::string> ConfigLoader::ApplyOverride(api::Config& config,
                                                         std::string_view key_equals_value) {
-  absl::StatusOr<std::pair<std::string, api::Value>> kv = ParseOverride(key_equals_value);
-  if (!kv.ok()) return kv.status();
-  auto& [key, value] = *kv;
+  ASSIGN_OR_RETURN(auto kv, ParseOverride(key_equals_value));
+  auto& [key, value] = kv;
   config.Set(key, std::move(value));
   if (!IsKnownKey(key)) return absl::StrCat("unknown config key '", key, "'");
   return std::string();
@@ -155,19 +151,16 @@ absl::StatusOr<EffectiveConfig> ConfigLoader::LoadEffective(
     out.origins[key] = std::string(kOriginDefault);
   }
   if (!config_file.empty()) {
-    absl::StatusOr<std::string> text = ReadConfigFile(config_file);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<LoadedConfig> own = ParseOwnKeys(*text, config_file);
-    if (!own.ok()) return own.status();
+    ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(config_file));
+    ASSIGN_OR_RETURN(LoadedConfig own, ParseOwnKeys(text, config_file));
     const std::string origin = FileOrigin(config_file);
-    for (const auto& [key, value] : own->config.entries()) out.origins[key] = origin;
-    out.config.Merge(own->config);
-    out.warnings = std::move(own->warnings);
+    for (const auto& [key, value] : own.config.entries()) out.origins[key] = origin;
+    out.config.Merge(own.config);
+    out.warnings = std::move(own.warnings);
   }
   for (const std::string& kv : overrides) {
-    absl::StatusOr<std::pair<std::string, api::Value>> parsed = ParseOverride(kv);
-    if (!parsed.ok()) return parsed.status();
-    auto& [key, value] = *parsed;
+    ASSIGN_OR_RETURN(auto parsed, ParseOverride(kv));
+    auto& [key, value] = parsed;
     if (!IsKnownKey(key)) out.warnings.push_back(absl::StrCat("unknown config key '", key, "'"));
     out.origins[key] = std::string(kOriginCommandLine);
     out.config.Set(key, std::move(value));

@@ -20,6 +20,40 @@ int LineAt(std::string_view text, size_t pos) {
   return line;
 }
 
+// The value of placeholder `key` (${key}): an ENV-NAME from the environment
+// (`env`, or the process's when null) once --env-filter is given, any other
+// key from the --filter properties; nullopt when it has none.
+std::optional<std::string> Lookup(const std::string& key,
+                                  const std::map<std::string, std::string>* props, bool env_filter,
+                                  const std::map<std::string, std::string>* env) {
+  if (key.starts_with("ENV-")) {
+    if (!env_filter) return std::nullopt;
+    const std::string name = key.substr(4);
+    if (env != nullptr) {
+      auto it = env->find(name);
+      if (it != env->end()) return it->second;
+    } else if (const char* v = std::getenv(name.c_str())) {
+      return v;
+    }
+    return std::nullopt;
+  }
+  if (props == nullptr) return std::nullopt;
+  auto it = props->find(key);
+  if (it == props->end()) return std::nullopt;
+  return it->second;
+}
+
+// Why placeholder `key` has no value, for the error.
+std::string_view UnresolvedHint(const std::string& key,
+                                const std::map<std::string, std::string>* props, bool env_filter) {
+  if (key.starts_with("ENV-") && !env_filter) {
+    return " (environment substitution needs --env-filter)";
+  }
+  if (key.starts_with("ENV-")) return " (environment variable not set)";
+  if (props == nullptr) return " (no --filter properties file given)";
+  return " (no such key in the --filter properties file)";
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -100,35 +134,12 @@ std::string Substitute(std::string_view text, const std::string& file,
       ++i;
       continue;
     }
-    std::string key(text.substr(i + 2, close - i - 2));
-    std::optional<std::string> replacement;
-    if (key.starts_with("ENV-")) {
-      if (env_filter) {
-        std::string name = key.substr(4);
-        if (env != nullptr) {
-          auto it = env->find(name);
-          if (it != env->end()) replacement = it->second;
-        } else if (const char* v = std::getenv(name.c_str())) {
-          replacement = v;
-        }
-      }
-    } else if (props != nullptr) {
-      auto it = props->find(key);
-      if (it != props->end()) replacement = it->second;
-    }
+    const std::string key(text.substr(i + 2, close - i - 2));
+    const std::optional<std::string> replacement = Lookup(key, props, env_filter, env);
     if (!replacement) {
-      std::string hint;
-      if (key.starts_with("ENV-") && !env_filter) {
-        hint = " (environment substitution needs --env-filter)";
-      } else if (key.starts_with("ENV-")) {
-        hint = " (environment variable not set)";
-      } else if (props == nullptr) {
-        hint = " (no --filter properties file given)";
-      } else {
-        hint = " (no such key in the --filter properties file)";
-      }
-      diag.Error(SourceLocation{file, LineAt(text, i)},
-                 absl::StrCat("unresolved ${", key, "}", hint));
+      diag.Error(
+          SourceLocation{file, LineAt(text, i)},
+          absl::StrCat("unresolved ${", key, "}", api::Sv(UnresolvedHint(key, props, env_filter))));
       out.append(text.substr(i, close - i + 1));
     } else {
       out.append(*replacement);

@@ -15,25 +15,24 @@ absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source) {
   if (source.flux_text.empty()) return absl::InvalidArgumentError("the Flux topology text is empty");
   const std::string file_name =
       source.file_name.empty() ? std::string("topology.yaml") : std::string(source.file_name);
-  absl::StatusOr<TopologyDef> def =
-      FluxLoader(source.flux != nullptr ? *source.flux : FluxOptions{})
-          .LoadString(std::string(source.flux_text), file_name);
-  if (!def.ok()) return def.status();
-  if (!source.name_override.empty()) def->name = std::string(source.name_override);
+  ASSIGN_OR_RETURN(TopologyDef def,
+                   FluxLoader(source.flux != nullptr ? *source.flux : FluxOptions{})
+                       .LoadString(std::string(source.flux_text), file_name));
+  if (!source.name_override.empty()) def.name = std::string(source.name_override);
 
   api::Config config = ConfigLoader::Defaults();
-  config.Merge(def->config);
+  config.Merge(def.config);
   if (source.config_overrides != nullptr) {
     for (const auto& [key, value] : *source.config_overrides) {
       TEMPEST_RETURN_IF_ERROR(ConfigLoader::ApplyOverride(config, absl::StrCat(key, "=", value)));
     }
   }
-  config.Set(api::kTopologyName, def->name);
+  config.Set(api::kTopologyName, def.name);
   if (source.config_origins != nullptr) {
     ConfigOrigins& origins = *source.config_origins;
     origins.clear();
     for (const auto& [key, value] : config.entries()) origins[key] = std::string(kOriginDefault);
-    for (const auto& [key, value] : def->config.entries()) {
+    for (const auto& [key, value] : def.config.entries()) {
       origins[key] = std::string(kTopologyOrigin);
     }
     origins[std::string(api::kTopologyName)] = std::string(kTopologyOrigin);
@@ -43,11 +42,11 @@ absl::StatusOr<TopologyDef> LoadTopologySource(const TopologySource& source) {
       }
     }
   }
-  def->config = config;
+  def.config = config;
 
   if (source.component_executors != nullptr) {
     for (const auto& [component, executors] : *source.component_executors) {
-      ComponentDef* c = def->FindMutableComponent(api::ComponentId(component));
+      ComponentDef* c = def.FindMutableComponent(api::ComponentId(component));
       if (c == nullptr) {
         return absl::InvalidArgumentError(
             absl::StrCat("the topology has no component '", component, "'"));

@@ -59,6 +59,13 @@ int64_t ReadLimit(const api::Config& config, std::string_view key, int64_t fallb
   return *i;
 }
 
+// "the topology has 12 tasks; at most 10 are allowed (key)", after `top`.
+std::string TooMany(std::string_view top, std::string_view what, int64_t n, int64_t max,
+                    std::string_view key) {
+  return absl::StrCat(Sv(top), "the topology has ", n, " ", Sv(what), "; at most ", max,
+                      " are allowed (", Sv(key), ")");
+}
+
 }  // namespace
 
 TopologyLimits TopologyLimits::FromConfig(const api::Config& config,
@@ -123,16 +130,15 @@ absl::Status CheckComponentOrStreamId(std::string_view what, std::string_view id
   return CheckName(what, id, ".$:");
 }
 
-std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
-  std::vector<std::string> errors;
+namespace {
+
+// Each check below adds its findings to `errors`, prefixed with where they
+// come from ("file:line: " when the topology was loaded from Flux).
+
+// The topology's name and its counts of components and streams.
+void CheckTopologyCounts(const TopologyDef& def, const TopologyLimits& limits,
+                         std::vector<std::string>& errors) {
   const std::string top = def.location.Prefix();
-  std::vector<std::string> config_errors;
-  const TopologyLimits limits = TopologyLimits::FromConfig(def.config, &config_errors);
-  for (const std::string& e : config_errors) errors.push_back(absl::StrCat(top, e));
-  auto too_many = [&](std::string_view what, int64_t n, int64_t max, std::string_view key) {
-    errors.push_back(absl::StrCat(top, "the topology has ", n, " ", Sv(what), "; at most ", max,
-                                  " are allowed (", Sv(key), ")"));
-  };
   if (!def.name.empty()) {
     if (absl::Status s = CheckTopologyName(def.name); !s.ok()) {
       errors.push_back(absl::StrCat(top, s.message()));
@@ -140,12 +146,20 @@ std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
   }
   const int64_t components = static_cast<int64_t>(def.spouts.size() + def.bolts.size());
   if (components > limits.max_components) {
-    too_many("components", components, limits.max_components, kTempestLimitsMaxComponents);
+    errors.push_back(
+        TooMany(top, "components", components, limits.max_components, kTempestLimitsMaxComponents));
   }
   const int64_t streams = static_cast<int64_t>(def.streams.size());
   if (streams > limits.max_streams) {
-    too_many("streams", streams, limits.max_streams, kTempestLimitsMaxStreams);
+    errors.push_back(
+        TooMany(top, "streams", streams, limits.max_streams, kTempestLimitsMaxStreams));
   }
+}
+
+// Each component's id, parallelism and tasks, then the topology's total of
+// tasks. Returns the total of executors.
+int64_t CheckComponents(const TopologyDef& def, const TopologyLimits& limits,
+                        std::vector<std::string>& errors) {
   int64_t total_tasks = 0;
   int64_t total_executors = 0;
   for (const ComponentDef* c : def.AllComponents()) {
@@ -172,25 +186,49 @@ std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
     total_executors += std::max(c->NumExecutors(), 0);
   }
   if (total_tasks > limits.max_tasks) {
-    too_many("tasks", total_tasks, limits.max_tasks, kTempestLimitsMaxTasks);
+    errors.push_back(TooMany(def.location.Prefix(), "tasks", total_tasks, limits.max_tasks,
+                             kTempestLimitsMaxTasks));
   }
+  return total_executors;
+}
+
+void CheckStreamIds(const TopologyDef& def, std::vector<std::string>& errors) {
   for (const StreamDef& s : def.streams) {
     if (s.stream.value().empty()) continue;  // reported by the validator
     if (absl::Status st = CheckComponentOrStreamId("stream id", s.stream.value()); !st.ok()) {
       errors.push_back(absl::StrCat(s.location.Prefix(), st.message()));
     }
   }
-  auto check_count = [&](std::string_view key, int64_t max, std::string_view limit_key) {
-    const api::Value* v = def.config.Find(key);
-    if (v == nullptr || v->is_nil()) return;
-    absl::StatusOr<int64_t> i = v->CoerceInt();
-    if (i.ok() && *i > max) {
-      errors.push_back(absl::StrCat(top, "config ", Sv(key), " is ", *i, "; at most ", max,
-                                    " are allowed (", Sv(limit_key), ")"));
-    }
-  };
-  check_count(api::kTopologyWorkers, limits.max_workers, kTempestLimitsMaxWorkers);
-  check_count(api::kTopologyAckerExecutors, limits.max_ackers, kTempestLimitsMaxAckers);
+}
+
+// A count the topology's config asks for (`key`, e.g. topology.workers)
+// against its limit.
+void CheckConfiguredCount(const TopologyDef& def, std::string_view key, int64_t max,
+                          std::string_view limit_key, std::vector<std::string>& errors) {
+  const api::Value* v = def.config.Find(key);
+  if (v == nullptr || v->is_nil()) return;
+  absl::StatusOr<int64_t> i = v->CoerceInt();
+  if (i.ok() && *i > max) {
+    errors.push_back(absl::StrCat(def.location.Prefix(), "config ", Sv(key), " is ", *i,
+                                  "; at most ", max, " are allowed (", Sv(limit_key), ")"));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> CheckTopologyLimits(const TopologyDef& def) {
+  std::vector<std::string> errors;
+  const std::string top = def.location.Prefix();
+  std::vector<std::string> config_errors;
+  const TopologyLimits limits = TopologyLimits::FromConfig(def.config, &config_errors);
+  for (const std::string& e : config_errors) errors.push_back(absl::StrCat(top, e));
+  CheckTopologyCounts(def, limits, errors);
+  const int64_t total_executors = CheckComponents(def, limits, errors);
+  CheckStreamIds(def, errors);
+  CheckConfiguredCount(def, api::kTopologyWorkers, limits.max_workers, kTempestLimitsMaxWorkers,
+                       errors);
+  CheckConfiguredCount(def, api::kTopologyAckerExecutors, limits.max_ackers,
+                       kTempestLimitsMaxAckers, errors);
   // Only when the counts themselves are within their limits: the message
   // would otherwise repeat theirs.
   if (errors.empty()) {

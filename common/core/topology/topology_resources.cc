@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/core/status_macros.h"
 
 namespace tempest::core {
 
@@ -77,7 +78,7 @@ absl::Status ValidateResources(const v1::TopologyResources& resources) {
 }
 
 absl::Status MaterializeResources(const v1::TopologyResources& resources, const std::string& dir) {
-  if (absl::Status s = ValidateResources(resources); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateResources(resources));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
