@@ -262,6 +262,10 @@ int ZkSession::Subscribe(Listener listener) {
 }
 
 void ZkSession::Unsubscribe(int id) {
+  // Ids start at 1; 0 is "never subscribed" (an owner that failed before
+  // subscribing, closing what it has), and also what running_listener_ holds
+  // when no listener runs, so it must not wait below.
+  if (id == 0) return;
   absl::MutexLock lock(&listeners_mu_);
   listeners_.erase(id);
   // A listener unsubscribing itself returns at once (its own call is the one
