@@ -162,6 +162,9 @@ int access(const char* path, int mode) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // libFuzzer learns the marker from the comparison in Check and writes it
+  // into inputs; an error quoting the input's own text is no leak.
+  if (text.find(kSecret) != std::string_view::npos) return 0;
   const std::string file_name = PlantedDir() + "/topology.yaml";
   LoadAsNimbus(text, file_name);
 
