@@ -12,54 +12,30 @@ mkdir -p "$scratch/common/kafka" "$scratch/spout"
 echo '#include <librdkafka/rdkafka.h>' > "$scratch/common/kafka/ok.cc"
 echo '#include "common/kafka/producer.h"' > "$scratch/spout/fine.cc"
 "$here/check_layers.sh" "$scratch" >/dev/null || { echo "clean tree rejected"; exit 1; }
-echo '#include <zookeeper/zookeeper.h>' > "$scratch/common/core/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "common/core including zookeeper.h was not caught"
-  exit 1
-fi
-rm "$scratch/common/core/bad.cc"
-mkdir -p "$scratch/common/multilang"
-echo '#include "spout/shell_spout.h"' > "$scratch/common/multilang/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "common/multilang including spout/ was not caught"
-  exit 1
-fi
-rm "$scratch/common/multilang/bad.cc"
-echo '#include <librdkafka/rdkafka.h>' > "$scratch/spout/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "spout/ including librdkafka was not caught"
-  exit 1
-fi
-rm "$scratch/spout/bad.cc"
-echo '#include "common/coord/zk_session.h"' > "$scratch/common/kafka/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "common/kafka including common/coord was not caught"
-  exit 1
-fi
-rm "$scratch/common/kafka/bad.cc"
-# The folders inside common/core and spout/.
-mkdir -p "$scratch/common/core/config" "$scratch/spout/kafka/offsets"
-echo '#include "common/core/flux/flux_loader.h"' > "$scratch/common/core/config/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "common/core/config including common/core/flux was not caught"
-  exit 1
-fi
-rm "$scratch/common/core/config/bad.cc"
-echo '#include "common/core/topology/topology_def.h"' > "$scratch/common/core/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "a file of common/core including its topology/ subfolder was not caught"
-  exit 1
-fi
-rm "$scratch/common/core/bad.cc"
-echo '#include "spout/kafka/kafka_spout.h"' > "$scratch/spout/kafka/offsets/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "spout/kafka/offsets including the KafkaSpout runtime was not caught"
-  exit 1
-fi
-rm "$scratch/spout/kafka/offsets/bad.cc"
-echo '#include "cli/offsets/offset_migration.h"' > "$scratch/spout/bad.cc"
-if "$here/check_layers.sh" "$scratch" >/dev/null; then
-  echo "spout/ including cli/offsets was not caught"
-  exit 1
-fi
+
+# expect_caught <file under the scratch tree> <include line> <what it is>:
+# plants the line, fails unless the checker rejects the tree, then removes it.
+expect_caught() {
+  local file=$scratch/$1
+  mkdir -p "$(dirname "$file")"
+  echo "$2" > "$file"
+  if "$here/check_layers.sh" "$scratch" >/dev/null; then
+    echo "$3 was not caught"
+    exit 1
+  fi
+  rm "$file"
+}
+
+expect_caught common/core/bad.cc '#include <zookeeper/zookeeper.h>' "common/core including zookeeper.h"
+expect_caught common/multilang/bad.cc '#include "spout/shell_spout.h"' "common/multilang including spout/"
+expect_caught spout/bad.cc '#include <librdkafka/rdkafka.h>' "spout/ including librdkafka"
+expect_caught common/kafka/bad.cc '#include "common/coord/zk_session.h"' "common/kafka including common/coord"
+# The folders inside common/core and spout/, and the CLI's own tools.
+expect_caught common/core/config/bad.cc '#include "common/core/flux/flux_loader.h"' \
+  "common/core/config including common/core/flux"
+expect_caught common/core/bad.cc '#include "common/core/topology/topology_def.h"' \
+  "a file of common/core including its topology/ subfolder"
+expect_caught spout/kafka/offsets/bad.cc '#include "spout/kafka/kafka_spout.h"' \
+  "spout/kafka/offsets including the KafkaSpout runtime"
+expect_caught spout/bad.cc '#include "cli/offsets/offset_migration.h"' "spout/ including cli/offsets"
 echo "checker catches violations"
