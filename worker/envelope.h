@@ -20,6 +20,9 @@ enum class MessageKind : uint8_t {
   kSpoutAck,    // acker -> spout task `task` (direct): tree `root` completed
   kSpoutFail,   // acker -> spout task: tree `root` failed
   kSpoutReset,  // acker -> spout task: restart the timeout of `root`
+  // Worker -> spout task `task`, never on the wire (EnvelopeCodec refuses
+  // it): another worker was lost, fail every pending tree now (PeerLossWatch).
+  kSpoutFailAll,
 };
 
 // One item of an executor receive queue or ack lane: a tuple for a task, or

@@ -202,6 +202,12 @@ int64_t SpoutExecutor::RunNextTuple(Task& task) {
 void SpoutExecutor::DrainLane() {
   if (!lane_->Drain(lane_items_)) return;
   for (Envelope& e : lane_items_) {
+    if (e.kind == MessageKind::kSpoutFailAll) {
+      // Posted by the worker, not sent by an executor: not counted as
+      // consumed, or LocalCluster's idle check would never balance.
+      if (Task* task = TaskById(e.task)) FailAllPending(*task);
+      continue;
+    }
     ++consumed_local_;
     Task* task = TaskById(e.task);
     if (task == nullptr) continue;
@@ -243,6 +249,12 @@ void SpoutExecutor::Rotate(Task& task) {
     p.route->failed.Inc();
     topology_failed_.Inc();
   }
+}
+
+void SpoutExecutor::FailAllPending(Task& task) {
+  // Rotating every bucket out expires every pending tree, each failed as a
+  // timeout fails it; acks that still arrive for them are ignored.
+  for (int i = 0; i < task.pending.num_buckets(); ++i) Rotate(task);
 }
 
 void SpoutExecutor::NoteStall(Task& task) {

@@ -104,6 +104,8 @@ class SpoutExecutor final : public Executor {
 
   void DrainLane();
   void Rotate(Task& task);
+  // Fails every pending tree of `task` at once (MessageKind::kSpoutFailAll).
+  void FailAllPending(Task& task);
   void SetActive(bool active);
   // Returns the number of emits it caused.
   int64_t RunNextTuple(Task& task);

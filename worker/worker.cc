@@ -202,6 +202,7 @@ void Worker::StopTransport() {
     stopping_ = true;  // wakes ResumeLoop: its condition now holds
   }
   if (resume_thread_.joinable()) resume_thread_.join();
+  if (peer_watch_thread_.joinable()) peer_watch_thread_.join();
   if (server_ != nullptr) server_->Stop();
   for (auto& c : clients_) c->Close();
 }
@@ -209,7 +210,27 @@ void Worker::StopTransport() {
 absl::Status Worker::Start(bool activate) {
   if (started_) return absl::FailedPreconditionError("worker already started");
   started_ = true;
+  if (!clients_.empty()) {
+    std::vector<PeerLossWatch::Peer> peers;
+    for (size_t i = 0; i < clients_.size(); ++i) {
+      peers.push_back({outboxes_[i]->peer(), clients_[i].get()});
+    }
+    peer_watch_ = std::make_unique<PeerLossWatch>(cluster_->context(), routes_, std::move(peers));
+    RETURN_IF_ERROR(os::StartThread(peer_watch_thread_, "the worker's peer watch",
+                                    &Worker::PeerWatchLoop, this));
+  }
   return cluster_->Start(activate);
+}
+
+void Worker::PeerWatchLoop() {
+  const absl::Duration interval = absl::FromChrono(options_.peer_watch_interval);
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) return;
+    }
+    peer_watch_->Poll();
+  }
 }
 
 void Worker::Activate() { cluster_->Activate(); }

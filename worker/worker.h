@@ -23,6 +23,7 @@
 #include "common/net/transport_server.h"
 #include "worker/envelope_codec.h"
 #include "worker/local_cluster.h"
+#include "worker/peer_loss.h"
 #include "worker/remote_outbox.h"
 #include "worker/remote_receiver.h"
 #include "worker/worker_context.h"
@@ -71,6 +72,11 @@ struct WorkerOptions {
   // workers, 50 us 2.0-2.3M (cluster_bench --only unacked). The timer thread
   // only runs while some connection is paused.
   std::chrono::microseconds resume_poll = std::chrono::microseconds(50);
+  // How often the connections to the other workers are looked at for a
+  // loss (PeerLossWatch): a lost worker's trees are failed within about
+  // this long of the transport noticing, instead of after the message
+  // timeout.
+  std::chrono::milliseconds peer_watch_interval = std::chrono::milliseconds(10);
   // Reconnect backoff towards other workers.
   std::chrono::milliseconds reconnect_initial = std::chrono::milliseconds(20);
   std::chrono::milliseconds reconnect_max = std::chrono::seconds(1);
@@ -89,7 +95,9 @@ struct WorkerOptions {
 //
 // Threads: one per local executor, one event-loop thread (all sockets, the
 // receive callback), one resume timer thread (idle unless an inbound
-// connection is paused). Create/Start/Activate/Deactivate/Kill from one
+// connection is paused), and, when there are other workers, one thread that
+// looks at their connections every `peer_watch_interval` and fails the trees
+// a lost worker took with it (PeerLossWatch). Create/Start/Activate/Deactivate/Kill from one
 // control thread; Stats(), port(), metrics() from any thread.
 //
 // Bad input on the port (garbage, wrong secret, oversized frames) closes
@@ -145,6 +153,8 @@ class Worker {
   // `config`: the topology's (plan.def has been moved into the cluster).
   absl::Status Listen(const WorkerPlan& plan, const api::Config& config);
   void ResumeLoop();
+  // Runs peer_watch_ until StopTransport.
+  void PeerWatchLoop();
   void StopTransport();
 
   WorkerOptions options_;
@@ -164,6 +174,8 @@ class Worker {
   // Ends ResumeLoop's waits (StopTransport).
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread resume_thread_;
+  std::unique_ptr<PeerLossWatch> peer_watch_;
+  std::thread peer_watch_thread_;
   bool started_ = false;
   bool killed_ = false;
 };

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -374,6 +375,37 @@ TEST_F(WorkerTest, RestartedWorkerIsReconnectedAndReplayLosesNothing) {
   EXPECT_EQ(r.unique, o.count);
   // The client reconnected at least once.
   EXPECT_GE(MetricSum(*a_, "tempest_net_reconnects_total"), 1);
+}
+
+// A worker that dies takes trees with it. With a message timeout far beyond
+// the test's deadlines, every one of them can only be replayed because A
+// failed its pending trees when the connection to B broke.
+TEST_F(WorkerTest, TreesOfALostWorkerAreFailedAtOnceNotAfterTheMessageTimeout) {
+  TopologyOptions o;
+  o.count = 6000;
+  o.rate = 2000;
+  o.timeout_secs = 600;
+  const WorkerPlan pb = StartWarmPair(o, 1000).second;
+  ASSERT_FALSE(HasFailure());
+  const auto lost_at = std::chrono::steady_clock::now();
+  b_.reset();
+  EXPECT_TRUE(Eventually([&] { return a_->Stats().failed > 0; }, seconds(60)))
+      << "no tree was failed after B went away";
+  // Printed, not asserted: the machine may be loaded.
+  std::printf("worker lost -> its trees failed at the spout: %.3f s (message timeout %lld s)\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - lost_at).count(),
+              static_cast<long long>(o.timeout_secs));
+  EXPECT_GE(MetricSum(*a_, "tempest_worker_peer_losses_total"), 1);
+  b_ = MakeWorker(pb, Options());
+  ASSERT_TRUE(b_);
+  ASSERT_TRUE(b_->Start().ok());
+  EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(90)))
+      << "acked " << a_->Stats().acked << ", failed " << a_->Stats().failed;
+  EXPECT_TRUE(a_->Kill(seconds(2)).ok());
+  EXPECT_TRUE(b_->Kill(seconds(2)).ok());
+  const bolts::VerificationReport r = Verify(Logs(o), o.count);
+  EXPECT_EQ(r.missing, 0);
+  EXPECT_EQ(r.unique, o.count);
 }
 
 // Connects to 127.0.0.1:port, writes `bytes`, and waits (bounded) for the

@@ -184,6 +184,17 @@ TEST_F(EnvelopeCodecTest, BadHeadersAreErrors) {
   long_string.push_back(static_cast<char>(spout_task_));
   long_string += std::string("\x01\x00\x01\x05\x40zz", 7);
   EXPECT_FALSE(codec_->Decode(long_string, 1, out).ok());
+  // The worker-local "fail every pending tree" order never comes from
+  // another worker: a well-formed acking message of that kind is refused.
+  Envelope fail;
+  fail.kind = MessageKind::kSpoutFail;
+  fail.task = spout_task_;
+  fail.root = 7;
+  fail.spout_task = spout_task_;
+  std::string local_only;
+  ASSERT_TRUE(codec_->Encode(fail, local_only).ok());
+  local_only[0] = static_cast<char>(MessageKind::kSpoutFailAll);
+  EXPECT_FALSE(codec_->Decode(local_only, spout_task_, out).ok());
 }
 
 TEST_F(EnvelopeCodecTest, NestingDepthIsBounded) {
