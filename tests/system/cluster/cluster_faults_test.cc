@@ -153,6 +153,46 @@ TEST_F(ClusterFaultsTest, WorkerSigkillIsRestartedAndAcksResume) {
   ExpectAllArrive(count);
 }
 
+// The worker without the spout is SIGKILLed. The trees in flight through it
+// (its acker's, and the tuples in its queues) cannot complete. With the
+// example's 30 s message timeout kept, the spout's worker fails them as soon
+// as its connection to the dead worker breaks, and the spout replays them;
+// nothing is missing in the end.
+TEST_F(ClusterFaultsTest, WorkerWithoutTheSpoutSigkilledItsTreesAreFailedAtOnce) {
+  StartCluster({});
+  ASSERT_FALSE(HasFatalFailure());
+  const int64_t count = 40000;
+  const std::string yaml = absl::StrReplaceAll(
+      PacedExample(count, 5000),
+      {{"topology.message.timeout.secs: 5", "topology.message.timeout.secs: 30"}});
+  const std::string id = Submit(yaml, "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  std::optional<WorkerSlot> spout_worker;
+  std::optional<WorkerSlot> victim;
+  ASSERT_TRUE(Eventually(seconds(90), [&] {
+    spout_worker = WorkerRunning(id, "generator");
+    if (!spout_worker.has_value() || spout_worker->beat->acked() < 1000) return false;
+    for (const WorkerSlot& w : WorkersOf(id)) {
+      if (w.pid != spout_worker->pid && w.beat.has_value()) victim = w;
+    }
+    return victim.has_value();
+  }, milliseconds(200))) << "the topology never ran in two workers";
+  const int64_t failed_before = spout_worker->beat->failed();
+  ASSERT_EQ(::kill(-victim->pid, SIGKILL), 0);
+  const auto killed_at = SteadyClock::now();
+  // Without the spout worker's own failing, nothing fails before 30 s.
+  std::optional<WorkerSlot> now;
+  EXPECT_TRUE(Eventually(seconds(20), [&] {
+    for (const WorkerSlot& w : WorkersOf(id)) {
+      if (w.pid == spout_worker->pid && w.beat.has_value()) now = w;
+    }
+    return now.has_value() && now->beat->failed() > failed_before;
+  }, milliseconds(50))) << "the spout failed nothing after its peer was killed";
+  std::printf("worker SIGKILL -> the spout's trees through it failed (heartbeat, 1 s resolution): "
+              "%.2f s (message timeout 30 s)\n", SecondsSince(killed_at));
+  ExpectAllArrive(count);
+}
+
 TEST_F(ClusterFaultsTest, SupervisorSigkillMovesItsExecutorsToTheOther) {
   StartCluster({});
   ASSERT_FALSE(HasFatalFailure());
