@@ -31,7 +31,8 @@
 // executor (the acker in the first), so shuffle sends (W-1)/W of the tuples
 // to another process; per run the same-run SPSC baseline (as engine_bench's),
 // the LocalCluster figures, then unacked, acked and latency at --load of the
-// W processes (counts gathered in memory shared across the forks).
+// W processes (counts gathered in memory shared across the forks);
+// --baseline-items N sets the SPSC baseline's length (default 20M).
 // --payload B sets the payload's bytes (default 100) in every measurement.
 // --sweep F1,F2,... after the runs paces the two-process acked topology at
 // each fraction F of the median two-process acked rate (Storm's
@@ -41,16 +42,14 @@
 // Usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F]
 //                      [--latency-secs S] [--flush-us U] [--resume-us U]
 //                      [--only unacked|acked] [--hosts 1] [--payload B]
-//                      [--workers W] [--sweep F1,F2,...]
+//                      [--workers W] [--baseline-items N] [--sweep F1,F2,...]
 // --only unacked|acked runs just that two-process measurement (profiling).
 // --flush-us overrides WorkerOptions::flush_interval (the transport's
 // coalescing delay), --resume-us WorkerOptions::resume_poll.
 // Not a test: it aborts if a tuple is corrupted or a run stalls.
 
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,7 +59,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <new>
@@ -69,6 +67,7 @@
 #include <vector>
 
 #include "bench/bench_components.h"
+#include "bench/bench_process.h"
 #include "common/api/component_registry.h"
 #include "devcluster/netns_hosts.h"
 #include "spdlog/spdlog.h"
@@ -98,6 +97,7 @@ struct Args {
   bool hosts = false;     // also measure across two network-namespace hosts
   int64_t payload = 100;
   int workers = 0;        // > 0: the W-process measurements instead of the default ones
+  int64_t baseline_items = 20'000'000;  // --workers: the SPSC baseline's items
   std::vector<double> sweep;  // fractions of the two-process acked rate; empty: none
 };
 Args g_args;
@@ -111,7 +111,11 @@ using bench::BaselineSpsc;
 using bench::BenchBolt;
 using bench::Counters;
 using bench::BenchSpout;
+using bench::FreePort;
 using bench::Median;
+using bench::ReadAll;
+using bench::TimedRate;
+using bench::WriteAll;
 using bench::ParseFlags;
 using bench::Shared;
 
@@ -147,24 +151,6 @@ core::TopologyDef Topology(bool acking, int64_t max_pending) {
 // A new run's Shared: the payload every measurement uses.
 void Configure(Shared& shared) { shared.payload_bytes = g_args.payload; }
 
-// Polls `counter` until it reaches `n`; the rate between n/8 and n.
-double TimedRate(const std::function<int64_t()>& counter, int64_t n, std::chrono::seconds limit) {
-  const int64_t from = n / 8;
-  const auto deadline = SteadyClock::now() + limit;
-  while (counter() < from) {
-    if (SteadyClock::now() > deadline) Die("stalled before n/8");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  const int64_t c0 = counter();
-  const auto t0 = SteadyClock::now();
-  while (counter() < n) {
-    if (SteadyClock::now() > deadline) Die("stalled before n");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  const double secs = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  return static_cast<double>(n - c0) / secs;
-}
-
 // ---- in-process baseline ----
 
 double LocalThroughput(bool acking, int64_t n, int64_t max_pending) {
@@ -187,20 +173,6 @@ double LocalThroughput(bool acking, int64_t n, int64_t max_pending) {
 }
 
 // ---- two processes ----
-
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Die("no free port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // Where the two workers run: both on loopback, or A on host a and B on host b.
 struct Placement {
@@ -278,20 +250,6 @@ std::unique_ptr<worker::Worker> MakeWorker(worker::WorkerPlan plan) {
   auto w = worker::Worker::Create(std::move(plan), options);
   if (!w.ok()) Die(w.status().ToString());
   return std::move(*w);
-}
-
-void WriteAll(int fd, const void* data, size_t n) {
-  if (::write(fd, data, n) != static_cast<ssize_t>(n)) Die("pipe write");
-}
-// Reads exactly `n` bytes (a pipe may return less per read).
-void ReadAll(int fd, void* data, size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    const ssize_t got = ::read(fd, p, n);
-    if (got <= 0) Die("pipe read");
-    p += got;
-    n -= static_cast<size_t>(got);
-  }
 }
 
 // The child: worker B. Signals readiness, reports the bolt's delivery rate
@@ -620,15 +578,15 @@ void RunWorkers(const Args& args) {
   std::vector<double> base, lu, la, wu, wa, lat_rate, p50, p99;
   const int w = args.workers;
   for (int run = 0; run < args.runs; ++run) {
-    const double b = BaselineSpsc(20'000'000);
+    const double b = BaselineSpsc(args.baseline_items);
     const double local_unacked = LocalThroughput(false, args.tuples, 0);
     const double local_acked = LocalThroughput(true, args.tuples / 2, args.max_pending);
     const SpreadResult u = Spread({w, args.tuples, 0, false, false, 0});
     const SpreadResult a = Spread({w, args.tuples / 2, 0, true, false, 0});
     const SpreadResult l = Spread({w, -1, a.rate * args.load, true, true, args.latency_secs});
     std::printf(
-        "run %d: baseline %.2fM/s | local unacked %.2fM/s acked %.2fM/s | %d workers unacked "
-        "%.2fM/s (%.2fx) acked %.2fM/s (%.2fx) | latency @%.0fk/s: p50 %lldus p99 %lldus\n",
+        "run %d: baseline %.3fM/s | local unacked %.3fM/s acked %.3fM/s | %d workers unacked "
+        "%.3fM/s (%.2fx) acked %.3fM/s (%.2fx) | latency @%.1fk/s: p50 %lldus p99 %lldus\n",
         run, b / 1e6, local_unacked / 1e6, local_acked / 1e6, w, u.rate / 1e6,
         u.rate / local_unacked, a.rate / 1e6, a.rate / local_acked, l.rate / 1e3,
         static_cast<long long>(l.p50_us), static_cast<long long>(l.p99_us));
@@ -666,7 +624,8 @@ Args ParseArgs(int argc, char** argv) {
   ParseFlags(argc, argv,
              "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
              "[--latency-secs S] [--latency-max-pending P] [--flush-us U] [--resume-us U] "
-             "[--only unacked|acked] [--hosts 1] [--payload B] [--workers W] [--sweep F1,F2,...]",
+             "[--only unacked|acked] [--hosts 1] [--payload B] [--workers W] [--baseline-items N] "
+             "[--sweep F1,F2,...]",
              [&](const std::string& flag, const char* value) {
                if (flag == "--runs") {
                  args.runs = std::atoi(value);
@@ -692,6 +651,8 @@ Args ParseArgs(int argc, char** argv) {
                  args.payload = std::atoll(value);
                } else if (flag == "--workers") {
                  args.workers = std::atoi(value);
+               } else if (flag == "--baseline-items") {
+                 args.baseline_items = std::atoll(value);
                } else if (flag == "--sweep") {
                  args.sweep = bench::ParseFractions("cluster_bench", value);
                } else {

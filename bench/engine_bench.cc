@@ -25,11 +25,13 @@
 //                        the paced acked topology at each fraction F of the
 //                        median acked rate, one "sweep:" line per step
 //                        (offered and achieved trees/s, p50, p99).
-// Settings other than the defaults are echoed on a second header line.
+//   --baseline-items N   the SPSC baseline's length [20000000] (smoke runs).
+// Settings other than the defaults are echoed on a second header line, and
+// each repetition on a second, unrounded "exact:" line.
 //
 // Usage: engine_bench [--reps R] [--tuples N] [--max-pending P] [--load F]
 //                     [--latency-secs S] [--payload B] [--grouping shuffle|fields]
-//                     [--keys K] [--executors E] [--sweep F1,F2,...]
+//                     [--keys K] [--executors E] [--baseline-items N] [--sweep F1,F2,...]
 // Not a test: it checks only that every tuple arrived (and aborts otherwise,
 // or when a run has not finished within 300 s).
 
@@ -68,6 +70,7 @@ struct Args {
   int64_t keys = 1'000'000;
   int executors = 1;
   std::vector<double> sweep;  // fractions of the acked rate; empty: no sweep
+  int64_t baseline_items = 20'000'000;
 };
 Args g_args;
 
@@ -209,7 +212,7 @@ Args ParseArgs(int argc, char** argv) {
   ParseFlags(argc, argv,
              "usage: engine_bench [--reps R] [--tuples N] [--max-pending P] [--load F] "
              "[--latency-secs S] [--payload B] [--grouping shuffle|fields] [--keys K] "
-             "[--executors E] [--sweep F1,F2,...]",
+             "[--executors E] [--baseline-items N] [--sweep F1,F2,...]",
              [&](const std::string& flag, const char* value) {
                if (flag == "--reps") {
                  args.reps = std::atoi(value);
@@ -229,6 +232,8 @@ Args ParseArgs(int argc, char** argv) {
                  args.keys = std::atoll(value);
                } else if (flag == "--executors") {
                  args.executors = std::atoi(value);
+               } else if (flag == "--baseline-items") {
+                 args.baseline_items = std::atoll(value);
                } else if (flag == "--sweep") {
                  args.sweep = bench::ParseFractions("engine_bench", value);
                } else {
@@ -269,7 +274,9 @@ int main(int argc, char** argv) {
   std::printf("engine_bench: reps=%d tuples=%lld max_pending=%lld load=%.2f latency_secs=%.1f\n",
               args.reps, static_cast<long long>(args.tuples),
               static_cast<long long>(args.max_pending), args.load, args.latency_secs);
-  if (args.payload != 100 || args.grouping != "shuffle" || args.executors != 1) {
+  const bool non_default = args.payload != 100 || args.grouping != "shuffle" ||
+                           args.executors != 1 || !args.sweep.empty();
+  if (non_default) {
     std::printf("engine_bench: payload=%lld grouping=%s keys=%lld executors=%d\n",
                 static_cast<long long>(args.payload), args.grouping.c_str(),
                 static_cast<long long>(args.grouping == "fields" ? args.keys : 0),
@@ -277,7 +284,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> base, unacked, acked, lat_rate, p50, p99, csw_un, csw_ack, csw_lat;
   for (int rep = 0; rep < args.reps; ++rep) {
-    const double b = BaselineSpsc(20'000'000);
+    const double b = BaselineSpsc(args.baseline_items);
     const Result u = Throughput(false, args.tuples, 0);
     const Result a = Throughput(true, args.tuples / 2, args.max_pending);
     const Result l = Latency(a.tuples_per_sec * args.load, args.latency_secs, args.max_pending);
@@ -287,6 +294,11 @@ int main(int argc, char** argv) {
         rep, b / 1e6, u.tuples_per_sec / 1e6, u.csw_per_1000, a.tuples_per_sec / 1e6,
         a.csw_per_1000, l.tuples_per_sec / 1e3, static_cast<long long>(l.p50_us),
         static_cast<long long>(l.p99_us), l.csw_per_1000);
+    if (non_default) {
+      // Unrounded, for scripts: a 10 KB payload's rate is a few hundredths of M/s.
+      std::printf("rep %d exact: baseline %.0f/s unacked %.0f/s acked %.0f/s latency @%.0f/s\n",
+                  rep, b, u.tuples_per_sec, a.tuples_per_sec, l.tuples_per_sec);
+    }
     std::fflush(stdout);
     base.push_back(b);
     unacked.push_back(u.tuples_per_sec);
