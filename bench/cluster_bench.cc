@@ -501,21 +501,9 @@ struct SpreadSpec {
   ::_exit(0);
 }
 
-struct SpreadResult {
-  double rate = 0;
-  int64_t p50_us = 0;
-  int64_t p99_us = 0;
-};
-
-// One W-process run: throughput to spec.count (timed from count/8), or with
-// time_trees a warm-up and a measured window of `secs` each.
-SpreadResult Spread(const SpreadSpec& spec) {
-  const double secs = spec.secs;
-  const core::TopologyDef def = SpreadTopology(spec.workers, spec.acking,
-                                               spec.time_trees ? g_args.latency_max_pending
-                                                               : g_args.max_pending);
-  const std::vector<worker::WorkerPlan> plans = SpreadPlans(def, spec.workers);
-  Counters* counters = FreshSharedCounters();
+// Forks one worker process per plan; each waits for the parent's go byte.
+std::vector<Remote> ForkSpread(const std::vector<worker::WorkerPlan>& plans,
+                               const SpreadSpec& spec, Counters* counters) {
   std::vector<Remote> children;
   for (const worker::WorkerPlan& plan : plans) {
     int report[2];
@@ -534,6 +522,24 @@ SpreadResult Spread(const SpreadSpec& spec) {
     ::close(go[0]);
     children.push_back(Remote{pid, report[0], go[1]});
   }
+  return children;
+}
+
+struct SpreadResult {
+  double rate = 0;
+  int64_t p50_us = 0;
+  int64_t p99_us = 0;
+};
+
+// One W-process run: throughput to spec.count (timed from count/8), or with
+// time_trees a warm-up and a measured window of `secs` each.
+SpreadResult Spread(const SpreadSpec& spec) {
+  const double secs = spec.secs;
+  const core::TopologyDef def = SpreadTopology(spec.workers, spec.acking,
+                                               spec.time_trees ? g_args.latency_max_pending
+                                                               : g_args.max_pending);
+  Counters* counters = FreshSharedCounters();
+  std::vector<Remote> children = ForkSpread(SpreadPlans(def, spec.workers), spec, counters);
   for (Remote& r : children) {
     char ready = 0;
     ReadAll(r.report_fd, &ready, 1);

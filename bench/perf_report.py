@@ -271,7 +271,7 @@ def sweep(rep, args, after):
     for name, argv in runs:
         quick = list(args.new_quick) if "engine" in argv[0] else []
         quick += ["--tuples", str(args.tuples)] if args.quick else []
-        text = rep.run("sweep-" + name.split()[0], argv + ["--latency-secs", str(args.sweep_latency_secs),
+        text = rep.run("sweep-" + ("local" if "engine" in argv[0] else "2-workers"), argv + ["--latency-secs", str(args.sweep_latency_secs),
                                         "--sweep", fractions] + quick)
         steps = [[float(x) for x in m.groups()] for m in SWEEP.finditer(text)]
         blocks.append((name, steps))
@@ -297,11 +297,14 @@ def plot(rep, names, dat):
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
     for i, name in enumerate(names):
         for col, pct, dash in ((5, "p99", 1), (4, "p50", 2)):
-            lines.append("'%s' index %d using ($3/1000):(%s > 0 ? $%d : 1/0) with linespoints "
-                         "lw 2 pt 7 ps 0.8 dt %d lc rgb '%s' title '%s, %s'" %
-                         (dat, i, "$%d" % col, col, dash, colors[i % len(colors)], name, pct))
+            # Points joined in order of achieved rate (smooth unique): past the peak
+            # the achieved rate stalls while latency climbs, and a noisy step
+            # must not draw a loop back across the plot.
+            lines.append("'%s' index %d using ($3/1000):($%d > 0 ? $%d : 1/0) smooth unique "
+                         "with linespoints lw 2 pt 7 ps 0.8 dt %d lc rgb '%s' title '%s, %s'" %
+                         (dat, i, col, col, dash, colors[i % len(colors)], name, pct))
     with open(plt, "w", encoding="utf-8") as f:
-        f.write("""set terminal pngcairo size 1000,640 enhanced font 'DejaVu Sans,11'
+        f.write("""set terminal pngcairo size 1000,680 enhanced font 'DejaVu Sans,11'
 set output '%s'
 set title "Tempest: complete latency against achieved throughput (acked, 1 acker, 100-byte tuples)\\n{/*0.8 %s}"
 set xlabel 'achieved throughput (thousand trees/s)'
@@ -309,7 +312,7 @@ set ylabel 'complete latency (µs, log scale)'
 set logscale y
 set format y '%%.0f'
 set grid xtics ytics mytics
-set key top left box opaque
+set key outside bottom center horizontal
 set xrange [0:*]
 plot %s
 """ % (png, rep.load(), ", \\\n     ".join(lines)))
