@@ -140,6 +140,7 @@ class BenchSpout final : public api::Spout {
     const int spouts = std::max(s_->spouts, 1);
     limit_ = s_->count < 0 ? -1 : s_->count / spouts;
     rate_ = s_->rate / spouts;
+    keys_ = s_->keys;
     first_key_ = static_cast<int64_t>(index_) * std::max<int64_t>(limit_, 0);
     return absl::OkStatus();
   }
@@ -151,8 +152,8 @@ class BenchSpout final : public api::Spout {
       if (static_cast<double>(next_) >= elapsed * rate_) return;
     }
     api::Values v;
-    v.reserve(s_->keys > 0 ? 2 : 1);
-    if (s_->keys > 0) v.push_back(api::Value((first_key_ + next_) % s_->keys));
+    v.reserve(keys_ > 0 ? 2 : 1);
+    if (keys_ > 0) v.push_back(api::Value((first_key_ + next_) % keys_));
     v.push_back(api::Value::OfBytes(payload_));
     if (s_->time_trees) {
       emit_ns_[next_ & kRingMask] = BenchClock::now().time_since_epoch().count();
@@ -187,6 +188,7 @@ class BenchSpout final : public api::Spout {
   int index_ = 0;
   int64_t limit_ = -1;
   double rate_ = 0;
+  int64_t keys_ = 0;  // Shared::keys, on this spout's own cache lines
   int64_t first_key_ = 0;
   int64_t next_ = 0;
 };
