@@ -26,17 +26,30 @@
 // instead of loopback: "2 hosts", with its ratio to the same run's loopback
 // two-process figure.
 //
+// --workers W (1..16) measures how cost grows with processes instead: W
+// forked worker processes on loopback, each with one spout and one bolt
+// executor (the acker in the first), so shuffle sends (W-1)/W of the tuples
+// to another process; per run the same-run SPSC baseline (as engine_bench's),
+// the LocalCluster figures, then unacked, acked and latency at --load of the
+// W processes (counts gathered in memory shared across the forks);
+// --baseline-items N sets the SPSC baseline's length (default 20M).
+// --payload B sets the payload's bytes (default 100) in every measurement.
+// --sweep F1,F2,... after the runs paces the two-process acked topology at
+// each fraction F of the median two-process acked rate (Storm's
+// ThroughputVsLatency): one "sweep:" line per step, offered and achieved
+// trees/s, p50, p99.
+//
 // Usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F]
 //                      [--latency-secs S] [--flush-us U] [--resume-us U]
-//                      [--only unacked|acked] [--hosts 1]
+//                      [--only unacked|acked] [--hosts 1] [--payload B]
+//                      [--workers W] [--baseline-items N] [--sweep F1,F2,...]
 // --only unacked|acked runs just that two-process measurement (profiling).
 // --flush-us overrides WorkerOptions::flush_interval (the transport's
 // coalescing delay), --resume-us WorkerOptions::resume_poll.
 // Not a test: it aborts if a tuple is corrupted or a run stalls.
 
-#include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,12 +59,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/bench_components.h"
+#include "bench/bench_process.h"
 #include "common/api/component_registry.h"
 #include "devcluster/netns_hosts.h"
 #include "spdlog/spdlog.h"
@@ -79,6 +95,10 @@ struct Args {
   int64_t resume_us = -1;  // -1: WorkerOptions default
   std::string only;       // "": everything; else one of unacked, acked (for profiling)
   bool hosts = false;     // also measure across two network-namespace hosts
+  int64_t payload = 100;
+  int workers = 0;        // > 0: the W-process measurements instead of the default ones
+  int64_t baseline_items = 20'000'000;  // --workers: the SPSC baseline's items
+  std::vector<double> sweep;  // fractions of the two-process acked rate; empty: none
 };
 Args g_args;
 
@@ -87,9 +107,15 @@ Args g_args;
   std::exit(1);
 }
 
+using bench::BaselineSpsc;
 using bench::BenchBolt;
+using bench::Counters;
 using bench::BenchSpout;
+using bench::FreePort;
 using bench::Median;
+using bench::ReadAll;
+using bench::TimedRate;
+using bench::WriteAll;
 using bench::ParseFlags;
 using bench::Shared;
 
@@ -122,28 +148,14 @@ core::TopologyDef Topology(bool acking, int64_t max_pending) {
   return b.Build();
 }
 
-// Polls `counter` until it reaches `n`; the rate between n/8 and n.
-double TimedRate(const std::atomic<int64_t>& counter, int64_t n, std::chrono::seconds limit) {
-  const int64_t from = n / 8;
-  const auto deadline = SteadyClock::now() + limit;
-  while (counter.load(std::memory_order_acquire) < from) {
-    if (SteadyClock::now() > deadline) Die("stalled before n/8");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  const int64_t c0 = counter.load(std::memory_order_acquire);
-  const auto t0 = SteadyClock::now();
-  while (counter.load(std::memory_order_acquire) < n) {
-    if (SteadyClock::now() > deadline) Die("stalled before n");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  const double secs = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  return static_cast<double>(n - c0) / secs;
-}
+// A new run's Shared: the payload every measurement uses.
+void Configure(Shared& shared) { shared.payload_bytes = g_args.payload; }
 
 // ---- in-process baseline ----
 
 double LocalThroughput(bool acking, int64_t n, int64_t max_pending) {
   Shared shared;
+  Configure(shared);
   shared.count = n;
   shared.reliable = acking;
   g_shared = &shared;
@@ -152,27 +164,15 @@ double LocalThroughput(bool acking, int64_t n, int64_t max_pending) {
   auto cluster = worker::LocalCluster::Create(Topology(acking, max_pending), options);
   if (!cluster.ok()) Die(cluster.status().ToString());
   if (!(*cluster)->Start().ok()) Die("local start");
-  const double rate = TimedRate(acking ? shared.acked : shared.received, n, std::chrono::seconds(300));
+  const Counters& c = *shared.counters;
+  const double rate = TimedRate([&] { return acking ? c.Acked() : c.Received(); }, n,
+                                std::chrono::seconds(300));
   (void)(*cluster)->Kill(std::chrono::milliseconds(0));
   g_shared = nullptr;
   return rate;
 }
 
 // ---- two processes ----
-
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Die("no free port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // Where the two workers run: both on loopback, or A on host a and B on host b.
 struct Placement {
@@ -182,8 +182,6 @@ struct Placement {
   int port_a = 0;
   int port_b = 0;
 };
-
-int FreePort();
 
 Placement Place(bool across_hosts) {
   Placement p;
@@ -254,25 +252,20 @@ std::unique_ptr<worker::Worker> MakeWorker(worker::WorkerPlan plan) {
   return std::move(*w);
 }
 
-void WriteAll(int fd, const void* data, size_t n) {
-  if (::write(fd, data, n) != static_cast<ssize_t>(n)) Die("pipe write");
-}
-void ReadAll(int fd, void* data, size_t n) {
-  if (::read(fd, data, n) != static_cast<ssize_t>(n)) Die("pipe read");
-}
-
 // The child: worker B. Signals readiness, reports the bolt's delivery rate
 // when `time_delivery` (acking off), and stops when the parent closes `stop`.
 [[noreturn]] void ChildMain(const worker::WorkerPlan& plan, int64_t n, bool time_delivery,
                             int report_fd, int stop_fd) {
   Shared shared;
+  Configure(shared);
   g_shared = &shared;
   std::unique_ptr<worker::Worker> w = MakeWorker(plan);
   if (!w->Start().ok()) Die("child start");
   const char ready = 'R';
   WriteAll(report_fd, &ready, 1);
   if (time_delivery) {
-    const double rate = TimedRate(shared.received, n, std::chrono::seconds(300));
+    const double rate = TimedRate([&] { return shared.counters->Received(); }, n,
+                                  std::chrono::seconds(300));
     WriteAll(report_fd, &rate, sizeof(rate));
   }
   char c;
@@ -327,6 +320,7 @@ double RemoteUnacked(int64_t n, bool across_hosts = false) {
   Remote child = ForkB(pb, n, /*time_delivery=*/true, across_hosts);
   OnHostA on_a(where);
   Shared shared;
+  Configure(shared);
   shared.count = n;
   g_shared = &shared;
   std::unique_ptr<worker::Worker> a = MakeWorker(pa);
@@ -348,6 +342,7 @@ double RemoteAcked(int64_t n, int64_t max_pending, bool across_hosts = false) {
   Remote child = ForkB(pb, n, false, across_hosts);
   OnHostA on_a(where);
   Shared shared;
+  Configure(shared);
   shared.count = n;
   shared.reliable = true;
   g_shared = &shared;
@@ -355,7 +350,8 @@ double RemoteAcked(int64_t n, int64_t max_pending, bool across_hosts = false) {
   if (!a->Start(false).ok()) Die("A start");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   a->Activate();
-  const double rate = TimedRate(shared.acked, n, std::chrono::seconds(300));
+  const double rate = TimedRate([&] { return shared.counters->Acked(); }, n,
+                                std::chrono::seconds(300));
   (void)a->Kill(std::chrono::milliseconds(0));
   Reap(child);
   g_shared = nullptr;
@@ -373,11 +369,12 @@ Latency RemoteLatency(double rate, double secs, int64_t max_pending) {
   auto [pa, pb] = Plans(def, Place(false));
   Remote child = ForkB(pb, 0, false);
   Shared shared;
+  Configure(shared);
   shared.count = -1;
   shared.reliable = true;
   shared.rate = rate;
   shared.time_trees = true;
-  shared.latencies_ns.reserve(static_cast<size_t>(rate * secs * 1.5) + 1024);
+  shared.latencies_ns[0].reserve(static_cast<size_t>(rate * secs * 1.5) + 1024);
   g_shared = &shared;
   std::unique_ptr<worker::Worker> a = MakeWorker(pa);
   if (!a->Start(false).ok()) Die("A start");
@@ -385,30 +382,256 @@ Latency RemoteLatency(double rate, double secs, int64_t max_pending) {
   a->Activate();
   const auto window = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
   std::this_thread::sleep_for(window);  // warm-up
-  const int64_t acked0 = shared.acked.load();
-  shared.measure = true;
+  const int64_t acked0 = shared.counters->Acked();
+  shared.counters->measure = true;
   std::this_thread::sleep_for(window);
-  shared.measure = false;
-  const int64_t acked = shared.acked.load() - acked0;
+  shared.counters->measure = false;
+  const int64_t acked = shared.counters->Acked() - acked0;
   (void)a->Kill(std::chrono::milliseconds(0));
   Reap(child);
   g_shared = nullptr;
   Latency l;
-  const bench::LatencyPercentiles p = bench::Percentiles(shared.latencies_ns);
+  std::vector<int64_t> latencies = shared.AllLatencies();
+  const bench::LatencyPercentiles p = bench::Percentiles(latencies);
   l.p50_us = p.p50_us;
   l.p99_us = p.p99_us;
   l.rate = static_cast<double>(acked) / secs;
   return l;
 }
 
-}  // namespace
+// ---- W worker processes, each with one spout and one bolt executor ----
 
-int main(int argc, char** argv) {
+// Counters every forked worker publishes into: a MAP_SHARED mapping made
+// before the forks, reset (constructed anew) for every run.
+Counters* FreshSharedCounters() {
+  static void* block = [] {
+    void* p = ::mmap(nullptr, sizeof(Counters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                     -1, 0);
+    if (p == MAP_FAILED) Die("mmap");
+    return p;
+  }();
+  return new (block) Counters();
+}
+
+// Spout and bolt with W executors each; W-th executors go to worker W, the
+// acker to the first.
+core::TopologyDef SpreadTopology(int workers, bool acking, int64_t max_pending) {
+  worker::testing::TopologyBuilder b(acking ? "spread-acked" : "spread-unacked");
+  b.Config(api::kTopologyAckerExecutors, acking ? 1 : 0);
+  if (acking && max_pending > 0) b.Config(api::kTopologyMaxSpoutPending, max_pending);
+  b.SetSpout("spout", "bench.Spout", workers);
+  b.SetBolt("bolt", "bench.Bolt", workers).ShuffleGrouping("spout");
+  return b.Build();
+}
+
+std::vector<worker::WorkerPlan> SpreadPlans(const core::TopologyDef& def, int workers) {
+  auto layout = core::TaskLayout::Create(def, core::TaskLayout::AckerExecutors(def.config));
+  if (!layout.ok()) Die(layout.status().ToString());
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> ranges(workers);
+  std::map<std::string, int> next;  // per component: the worker of its next executor
+  for (const core::ExecutorInfo& e : layout->executors()) {
+    const std::string& component = e.component.value();
+    const int w = component == "spout" || component == "bolt" ? next[component]++ % workers : 0;
+    ranges[w].emplace_back(e.start.value(), e.end.value());
+  }
+  std::vector<int> ports;
+  for (int i = 0; i < workers; ++i) ports.push_back(FreePort());
+  std::vector<worker::WorkerPlan> plans(workers);
+  for (int i = 0; i < workers; ++i) {
+    worker::WorkerPlan& p = plans[i];
+    p.topology_id = def.name + "-1-1";
+    p.def = def;
+    p.local_executors = ranges[i];
+    for (int j = 0; j < workers; ++j) {
+      if (j != i) p.remote_workers.push_back(worker::RemoteWorker{"127.0.0.1", ports[j], ranges[j]});
+    }
+    p.bind_host = "127.0.0.1";
+    p.port = ports[i];
+    p.secret = "cluster-bench-secret";
+  }
+  return plans;
+}
+
+// What each worker's spouts do in a W-process run.
+struct SpreadSpec {
+  int workers = 1;
+  int64_t count = 0;  // in all
+  double rate = 0;    // in all
+  bool acking = false;
+  bool time_trees = false;
+  double secs = 0;    // latency runs: the measured window
+};
+
+// A forked worker: runs `plan`, activates on the parent's first byte on
+// `go_fd`, stops when the parent closes it, then (latency runs) sends its
+// spout's latencies (a count, then the values) on `report_fd`.
+[[noreturn]] void SpreadChild(const worker::WorkerPlan& plan, const SpreadSpec& spec,
+                              Counters* counters, int report_fd, int go_fd) {
+  Shared shared;
+  Configure(shared);
+  shared.counters = counters;
+  shared.spouts = spec.workers;
+  shared.count = spec.count;
+  shared.rate = spec.rate;
+  shared.reliable = spec.acking;
+  shared.time_trees = spec.time_trees;
+  shared.publish_mask = spec.workers > 1 ? 0 : 1023;
+  if (spec.time_trees) {
+    // This process's spout has one of the first `workers` task indexes.
+    for (int i = 0; i < spec.workers; ++i) {
+      shared.latencies_ns[i].reserve(
+          static_cast<size_t>(spec.rate * spec.secs * 1.5 / spec.workers) + 1024);
+    }
+  }
+  g_shared = &shared;
+  std::unique_ptr<worker::Worker> w = MakeWorker(plan);
+  if (!w->Start(/*activate=*/false).ok()) Die("spread worker start");
+  const char ready = 'R';
+  WriteAll(report_fd, &ready, 1);
+  char c;
+  if (::read(go_fd, &c, 1) == 1) w->Activate();
+  while (::read(go_fd, &c, 1) > 0) {
+  }
+  (void)w->Kill(std::chrono::milliseconds(0));
+  const std::vector<int64_t> latencies = shared.AllLatencies();
+  const int64_t n = static_cast<int64_t>(latencies.size());
+  WriteAll(report_fd, &n, sizeof(n));
+  if (n > 0) WriteAll(report_fd, latencies.data(), latencies.size() * sizeof(int64_t));
+  std::fflush(stdout);
+  ::_exit(0);
+}
+
+// Forks one worker process per plan; each waits for the parent's go byte.
+std::vector<Remote> ForkSpread(const std::vector<worker::WorkerPlan>& plans,
+                               const SpreadSpec& spec, Counters* counters) {
+  std::vector<Remote> children;
+  for (const worker::WorkerPlan& plan : plans) {
+    int report[2];
+    int go[2];
+    if (::pipe(report) != 0 || ::pipe(go) != 0) Die("pipe");
+    std::fflush(stdout);
+    const pid_t pid = ::fork();
+    if (pid < 0) Die("fork");
+    if (pid == 0) {
+      ::close(report[0]);
+      ::close(go[1]);
+      for (const Remote& r : children) ::close(r.stop_fd);  // siblings' pipes
+      SpreadChild(plan, spec, counters, report[1], go[0]);
+    }
+    ::close(report[1]);
+    ::close(go[0]);
+    children.push_back(Remote{pid, report[0], go[1]});
+  }
+  return children;
+}
+
+struct SpreadResult {
+  double rate = 0;
+  int64_t p50_us = 0;
+  int64_t p99_us = 0;
+};
+
+// One W-process run: throughput to spec.count (timed from count/8), or with
+// time_trees a warm-up and a measured window of `secs` each.
+SpreadResult Spread(const SpreadSpec& spec) {
+  const double secs = spec.secs;
+  const core::TopologyDef def = SpreadTopology(spec.workers, spec.acking,
+                                               spec.time_trees ? g_args.latency_max_pending
+                                                               : g_args.max_pending);
+  Counters* counters = FreshSharedCounters();
+  std::vector<Remote> children = ForkSpread(SpreadPlans(def, spec.workers), spec, counters);
+  for (Remote& r : children) {
+    char ready = 0;
+    ReadAll(r.report_fd, &ready, 1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // connected
+  for (Remote& r : children) WriteAll(r.stop_fd, "G", 1);
+  SpreadResult result;
+  if (spec.time_trees) {
+    const auto window = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
+    std::this_thread::sleep_for(window);  // warm-up
+    const int64_t acked0 = counters->Acked();
+    counters->measure = true;
+    std::this_thread::sleep_for(window);
+    counters->measure = false;
+    result.rate = static_cast<double>(counters->Acked() - acked0) / secs;
+  } else {
+    result.rate = TimedRate([&] { return spec.acking ? counters->Acked() : counters->Received(); },
+                            spec.count, std::chrono::seconds(300));
+  }
+  for (Remote& r : children) ::close(r.stop_fd);  // all stop at once
+  std::vector<int64_t> latencies;
+  for (Remote& r : children) {
+    int64_t n = 0;
+    ReadAll(r.report_fd, &n, sizeof(n));
+    const size_t old = latencies.size();
+    latencies.resize(old + static_cast<size_t>(n));
+    if (n > 0) ReadAll(r.report_fd, latencies.data() + old, static_cast<size_t>(n) * 8);
+    ::close(r.report_fd);
+    int status = 0;
+    ::waitpid(r.pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("a worker process failed");
+  }
+  const bench::LatencyPercentiles p = bench::Percentiles(latencies);
+  result.p50_us = p.p50_us;
+  result.p99_us = p.p99_us;
+  return result;
+}
+
+// The --workers measurements: per run the SPSC baseline, the LocalCluster
+// figures and the W-process ones; then the medians.
+void RunWorkers(const Args& args) {
+  std::vector<double> base, lu, la, wu, wa, lat_rate, p50, p99;
+  const int w = args.workers;
+  for (int run = 0; run < args.runs; ++run) {
+    const double b = BaselineSpsc(args.baseline_items);
+    const double local_unacked = LocalThroughput(false, args.tuples, 0);
+    const double local_acked = LocalThroughput(true, args.tuples / 2, args.max_pending);
+    const SpreadResult u = Spread({w, args.tuples, 0, false, false, 0});
+    const SpreadResult a = Spread({w, args.tuples / 2, 0, true, false, 0});
+    const SpreadResult l = Spread({w, -1, a.rate * args.load, true, true, args.latency_secs});
+    std::printf(
+        "run %d: baseline %.3fM/s | local unacked %.3fM/s acked %.3fM/s | %d workers unacked "
+        "%.3fM/s (%.2fx) acked %.3fM/s (%.2fx) | latency @%.1fk/s: p50 %lldus p99 %lldus\n",
+        run, b / 1e6, local_unacked / 1e6, local_acked / 1e6, w, u.rate / 1e6,
+        u.rate / local_unacked, a.rate / 1e6, a.rate / local_acked, l.rate / 1e3,
+        static_cast<long long>(l.p50_us), static_cast<long long>(l.p99_us));
+    std::fflush(stdout);
+    base.push_back(b);
+    lu.push_back(local_unacked);
+    la.push_back(local_acked);
+    wu.push_back(u.rate);
+    wa.push_back(a.rate);
+    lat_rate.push_back(l.rate);
+    p50.push_back(static_cast<double>(l.p50_us));
+    p99.push_back(static_cast<double>(l.p99_us));
+  }
+  std::printf(
+      "median: baseline %.2fM/s | local unacked %.2fM/s acked %.2fM/s | %d workers unacked "
+      "%.2fM/s (%.2fx) acked %.2fM/s (%.2fx) | latency @%.0fk/s: p50 %.0fus p99 %.0fus\n",
+      Median(base) / 1e6, Median(lu) / 1e6, Median(la) / 1e6, w, Median(wu) / 1e6,
+      Median(wu) / Median(lu), Median(wa) / 1e6, Median(wa) / Median(la), Median(lat_rate) / 1e3,
+      Median(p50), Median(p99));
+}
+
+// The paced two-process acked topology at each fraction of `acked_rate`.
+void Sweep(const Args& args, double acked_rate) {
+  for (const double f : args.sweep) {
+    const Latency l = RemoteLatency(acked_rate * f, args.latency_secs, args.latency_max_pending);
+    std::printf("sweep: load %.2f offered %.0f/s achieved %.0f/s p50 %lldus p99 %lldus\n", f,
+                acked_rate * f, l.rate, static_cast<long long>(l.p50_us),
+                static_cast<long long>(l.p99_us));
+    std::fflush(stdout);
+  }
+}
+
+Args ParseArgs(int argc, char** argv) {
   Args args;
   ParseFlags(argc, argv,
              "usage: cluster_bench [--runs N] [--tuples N] [--max-pending P] [--load F] "
              "[--latency-secs S] [--latency-max-pending P] [--flush-us U] [--resume-us U] "
-             "[--only unacked|acked] [--hosts 1]",
+             "[--only unacked|acked] [--hosts 1] [--payload B] [--workers W] [--baseline-items N] "
+             "[--sweep F1,F2,...]",
              [&](const std::string& flag, const char* value) {
                if (flag == "--runs") {
                  args.runs = std::atoi(value);
@@ -430,11 +653,32 @@ int main(int argc, char** argv) {
                  args.flush_us = std::atoll(value);
                } else if (flag == "--hosts") {
                  args.hosts = std::string(value) != "0";
+               } else if (flag == "--payload") {
+                 args.payload = std::atoll(value);
+               } else if (flag == "--workers") {
+                 args.workers = std::atoi(value);
+               } else if (flag == "--baseline-items") {
+                 args.baseline_items = std::atoll(value);
+               } else if (flag == "--sweep") {
+                 args.sweep = bench::ParseFractions("cluster_bench", value);
                } else {
                  return false;
                }
                return true;
              });
+  if (args.payload < 0 || args.workers < 0 || args.workers > bench::kMaxExecutors) {
+    Die("bad --payload or --workers (1.." + std::to_string(bench::kMaxExecutors) + ")");
+  }
+  // The bolt publishes its count every 1024 tuples; W spouts split the count evenly.
+  const int64_t unit = 2048 * std::max(args.workers, 1);
+  args.tuples = std::max<int64_t>(args.tuples / unit * unit, unit);
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args = ParseArgs(argc, argv);
   g_args = args;
   std::unique_ptr<devcluster::NetnsHosts> hosts;
   if (args.hosts) {
@@ -448,13 +692,19 @@ int main(int argc, char** argv) {
   }
   // Connection warnings when a run's workers stop are expected.
   spdlog::set_level(spdlog::level::err);
-  // The bolt publishes its count every 1024 tuples.
-  args.tuples = std::max<int64_t>(args.tuples / 2048 * 2048, 2048);
   std::printf(
       "cluster_bench: runs=%d tuples=%lld max_pending=%lld load=%.2f latency_secs=%.1f "
       "latency_max_pending=%lld\n",
       args.runs, static_cast<long long>(args.tuples), static_cast<long long>(args.max_pending),
       args.load, args.latency_secs, static_cast<long long>(args.latency_max_pending));
+  if (args.payload != 100 || args.workers > 0) {
+    std::printf("cluster_bench: payload=%lld workers=%d\n", static_cast<long long>(args.payload),
+                args.workers);
+  }
+  if (args.workers > 0) {
+    RunWorkers(args);
+    return 0;
+  }
   std::vector<double> lu, la, ru, ra, hu, ha, lat_rate, p50, p99;
   if (!args.only.empty()) {
     // One two-process measurement alone, e.g. under `perf record -g`.
@@ -511,5 +761,6 @@ int main(int argc, char** argv) {
                 Median(hu) / 1e6, Median(hu) / Median(ru), Median(ha) / 1e6,
                 Median(ha) / Median(ra));
   }
+  if (!args.sweep.empty()) Sweep(args, Median(ra));
   return 0;
 }
