@@ -145,6 +145,10 @@ class Worker {
   // `config`: the topology's (plan.def has been moved into the cluster).
   absl::Status Listen(const WorkerPlan& plan, const api::Config& config);
   void ResumeLoop();
+  // ResumeLoop's wait condition while no connection is paused.
+  bool StoppingOrPaused() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The receive callback paused a connection: wakes ResumeLoop (loop thread).
+  void OnPaused() ABSL_LOCKS_EXCLUDED(mu_);
   void StopTransport();
 
   WorkerOptions options_;
