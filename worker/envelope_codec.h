@@ -61,6 +61,9 @@ class EnvelopeCodec {
  private:
   EnvelopeCodec() = default;
 
+  // The index of `t`'s stream among its component's declared streams.
+  absl::StatusOr<uint32_t> StreamIndex(const api::Tuple& t) const;
+
   struct StreamEntry {
     std::shared_ptr<const api::StreamSchema> schema;
   };
