@@ -344,9 +344,7 @@ absl::StatusOr<std::unique_ptr<EnvelopeCodec>> EnvelopeCodec::Create(
   return codec;
 }
 
-absl::StatusOr<uint32_t> EnvelopeCodec::StreamIndex(const api::Tuple& t) const {
-  auto it = index_by_schema_.find(t.schema().get());
-  if (it != index_by_schema_.end()) return it->second;
+absl::StatusOr<uint32_t> EnvelopeCodec::StreamIndexByName(const api::Tuple& t) const {
   auto by_name = index_by_name_.find(NameKey(t.source_component(), t.source_stream()));
   if (by_name == index_by_name_.end()) {
     return absl::InvalidArgumentError(absl::StrCat("envelope: undeclared stream ",
@@ -373,7 +371,12 @@ absl::Status EnvelopeCodec::Encode(const Envelope& e, std::string& out) const {
   if (source <= 0 || static_cast<size_t>(source) >= streams_by_task_.size()) {
     return absl::InvalidArgumentError("envelope: tuple without a layout source task");
   }
-  ASSIGN_OR_RETURN(const uint32_t index, StreamIndex(t));
+  uint32_t index = 0;
+  if (auto it = index_by_schema_.find(t.schema().get()); it != index_by_schema_.end()) {
+    index = it->second;  // the interned schema: every tuple the runtime builds
+  } else {
+    ASSIGN_OR_RETURN(index, StreamIndexByName(t));
+  }
   const api::TupleAnchors& anchors = t.anchors();
   const api::Values& values = t.values();
   size_t bound = 1 + 4 * kMaxVarint + 16 * anchors.size();
