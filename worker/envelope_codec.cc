@@ -1,5 +1,6 @@
 #include "worker/envelope_codec.h"
 
+#include <bit>
 #include <cstring>
 #include <utility>
 
@@ -34,22 +35,11 @@ std::string NameKey(const api::ComponentId& component, const api::StreamId& stre
 
 // ---- writing ----
 
-inline void PutVarint(std::string& out, uint64_t v) {
-  char buf[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
-  out.append(buf, n);
-}
-
-inline void PutFixed64(std::string& out, uint64_t v) {
-  char buf[8];
-  for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(v >> (8 * i));
-  out.append(buf, 8);
-}
+// Encode sizes its output once (an upper bound), then writes through a raw
+// pointer: appending field by field to a std::string checked the capacity
+// and moved the end pointer for every varint and tag, which was most of
+// Encode's cost for a small tuple.
+constexpr size_t kMaxVarint = 10;
 
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
@@ -58,53 +48,102 @@ inline int64_t UnZigZag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-inline void PutBlob(std::string& out, const std::string& s) {
-  PutVarint(out, s.size());
-  out.append(s);
-}
-
-void PutValue(std::string& out, const api::Value& v) {
+// At least as many bytes as PutValue writes for `v`.
+size_t MaxValueSize(const api::Value& v) {
   switch (v.type()) {
     case api::Value::Type::kNil:
-      out.push_back(static_cast<char>(kNil));
-      return;
     case api::Value::Type::kBool:
-      out.push_back(static_cast<char>(v.AsBool() ? kTrue : kFalse));
-      return;
+      return 1;
     case api::Value::Type::kInt:
-      out.push_back(static_cast<char>(kInt));
-      PutVarint(out, ZigZag(v.AsInt()));
-      return;
+      return 1 + kMaxVarint;
+    case api::Value::Type::kDouble:
+      return 1 + 8;
+    case api::Value::Type::kString:
+      return 1 + kMaxVarint + v.AsString().size();
+    case api::Value::Type::kBytes:
+      return 1 + kMaxVarint + v.AsBytes().size();
+    case api::Value::Type::kList: {
+      size_t n = 1 + kMaxVarint;
+      for (const api::Value& item : v.AsList()) n += MaxValueSize(item);
+      return n;
+    }
+    case api::Value::Type::kMap: {
+      size_t n = 1 + kMaxVarint;
+      for (const auto& [key, item] : v.AsMap()) n += kMaxVarint + key.size() + MaxValueSize(item);
+      return n;
+    }
+  }
+  return 0;
+}
+
+// Writes into memory the caller sized with MaxValueSize and friends.
+class Writer {
+ public:
+  explicit Writer(char* p) : p_(p) {}
+  char* end() const { return p_; }
+
+  void U8(uint8_t v) { *p_++ = static_cast<char>(v); }
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<char>(v);
+  }
+  void Fixed64(uint64_t v) {
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(p_, &v, 8);
+    } else {
+      for (int i = 0; i < 8; ++i) p_[i] = static_cast<char>(v >> (8 * i));
+    }
+    p_ += 8;
+  }
+  void Blob(const std::string& s) {
+    Varint(s.size());
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+
+ private:
+  char* p_;
+};
+
+void PutValue(Writer& w, const api::Value& v) {
+  switch (v.type()) {
+    case api::Value::Type::kNil:
+      return w.U8(kNil);
+    case api::Value::Type::kBool:
+      return w.U8(v.AsBool() ? kTrue : kFalse);
+    case api::Value::Type::kInt:
+      w.U8(kInt);
+      return w.Varint(ZigZag(v.AsInt()));
     case api::Value::Type::kDouble: {
-      out.push_back(static_cast<char>(kDouble));
+      w.U8(kDouble);
       uint64_t bits = 0;
       const double d = v.AsDouble();
       std::memcpy(&bits, &d, 8);
-      PutFixed64(out, bits);
-      return;
+      return w.Fixed64(bits);
     }
     case api::Value::Type::kString:
-      out.push_back(static_cast<char>(kString));
-      PutBlob(out, v.AsString());
-      return;
+      w.U8(kString);
+      return w.Blob(v.AsString());
     case api::Value::Type::kBytes:
-      out.push_back(static_cast<char>(kBytes));
-      PutBlob(out, v.AsBytes());
-      return;
+      w.U8(kBytes);
+      return w.Blob(v.AsBytes());
     case api::Value::Type::kList: {
-      out.push_back(static_cast<char>(kList));
+      w.U8(kList);
       const api::ValueList& list = v.AsList();
-      PutVarint(out, list.size());
-      for (const api::Value& item : list) PutValue(out, item);
+      w.Varint(list.size());
+      for (const api::Value& item : list) PutValue(w, item);
       return;
     }
     case api::Value::Type::kMap: {
-      out.push_back(static_cast<char>(kMap));
+      w.U8(kMap);
       const api::ValueMap& map = v.AsMap();
-      PutVarint(out, map.size());
+      w.Varint(map.size());
       for (const auto& [key, item] : map) {
-        PutBlob(out, key);
-        PutValue(out, item);
+        w.Blob(key);
+        PutValue(w, item);
       }
       return;
     }
@@ -120,12 +159,22 @@ class Reader {
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
   bool done() const { return p_ == end_; }
 
+  // The next byte, not consumed; false at the end.
+  bool Peek(uint8_t& v) const {
+    if (p_ == end_) return false;
+    v = static_cast<uint8_t>(*p_);
+    return true;
+  }
   bool U8(uint8_t& v) {
     if (p_ == end_) return false;
     v = static_cast<uint8_t>(*p_++);
     return true;
   }
   bool Varint(uint64_t& v) {
+    if (p_ != end_ && static_cast<uint8_t>(*p_) < 0x80) {  // most task ids and lengths
+      v = static_cast<uint8_t>(*p_++);
+      return true;
+    }
     uint64_t result = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (p_ == end_) return false;
@@ -141,7 +190,13 @@ class Reader {
   bool Fixed64(uint64_t& v) {
     if (remaining() < 8) return false;
     uint64_t r = 0;
-    for (int i = 0; i < 8; ++i) r |= static_cast<uint64_t>(static_cast<uint8_t>(p_[i])) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&r, p_, 8);
+    } else {
+      for (int i = 0; i < 8; ++i) {
+        r |= static_cast<uint64_t>(static_cast<uint8_t>(p_[i])) << (8 * i);
+      }
+    }
     p_ += 8;
     v = r;
     return true;
@@ -169,13 +224,32 @@ absl::Status Malformed(std::string_view what) {
 
 absl::Status GetValue(Reader& r, int depth, api::Value& out);
 
+// Decodes one value at the end of `into`. Strings and bytes (the bulk of
+// most tuples) are built in place instead of assigned over a default value.
+absl::Status AppendValue(Reader& r, int depth, api::ValueList& into) {
+  uint8_t tag = 0;
+  if (r.Peek(tag) && (tag == kString || tag == kBytes)) {
+    r.U8(tag);
+    std::string_view s;
+    if (!r.Blob(s)) return Malformed("string length beyond the buffer");
+    if (tag == kString) {
+      into.emplace_back(std::string(s));
+    } else {
+      into.push_back(api::Value::OfBytes(std::string(s)));
+    }
+    return absl::OkStatus();
+  }
+  return GetValue(r, depth, into.emplace_back());
+}
+
 // A list's items (after its tag), each a value one level deeper.
 absl::Status GetList(Reader& r, int depth, api::Value& out) {
   if (depth >= EnvelopeCodec::kMaxDepth) return Malformed("nesting too deep");
   uint64_t n = 0;
   if (!r.Count(n, 1)) return Malformed("list count beyond the buffer");
-  api::ValueList list(static_cast<size_t>(n));
-  for (api::Value& item : list) RETURN_IF_ERROR(GetValue(r, depth + 1, item));
+  api::ValueList list;
+  list.reserve(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) RETURN_IF_ERROR(AppendValue(r, depth + 1, list));
   out = api::Value(std::move(list));
   return absl::OkStatus();
 }
@@ -270,43 +344,56 @@ absl::StatusOr<std::unique_ptr<EnvelopeCodec>> EnvelopeCodec::Create(
   return codec;
 }
 
+absl::StatusOr<uint32_t> EnvelopeCodec::StreamIndexByName(const api::Tuple& t) const {
+  auto by_name = index_by_name_.find(NameKey(t.source_component(), t.source_stream()));
+  if (by_name == index_by_name_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("envelope: undeclared stream ",
+                                                   t.source_component().value(), ":",
+                                                   t.source_stream().value()));
+  }
+  return by_name->second;
+}
+
 absl::Status EnvelopeCodec::Encode(const Envelope& e, std::string& out) const {
-  out.push_back(static_cast<char>(e.kind));
+  const size_t start = out.size();
   if (e.kind != MessageKind::kTuple) {
-    PutFixed64(out, e.root);
-    PutFixed64(out, e.value);
-    PutVarint(out, static_cast<uint32_t>(e.spout_task));
+    out.resize(start + 1 + 8 + 8 + kMaxVarint);
+    Writer w(out.data() + start);
+    w.U8(static_cast<uint8_t>(e.kind));
+    w.Fixed64(e.root);
+    w.Fixed64(e.value);
+    w.Varint(static_cast<uint32_t>(e.spout_task));
+    out.resize(static_cast<size_t>(w.end() - out.data()));
     return absl::OkStatus();
   }
   const api::Tuple& t = e.tuple;
-  const int32_t source = t.source_task().value();
-  if (!t.valid() || source <= 0 || static_cast<size_t>(source) >= streams_by_task_.size()) {
+  const int32_t source = t.valid() ? t.source_task().value() : 0;
+  if (source <= 0 || static_cast<size_t>(source) >= streams_by_task_.size()) {
     return absl::InvalidArgumentError("envelope: tuple without a layout source task");
   }
   uint32_t index = 0;
-  auto it = index_by_schema_.find(t.schema().get());
-  if (it != index_by_schema_.end()) {
-    index = it->second;
+  if (auto it = index_by_schema_.find(t.schema().get()); it != index_by_schema_.end()) {
+    index = it->second;  // the interned schema: every tuple the runtime builds
   } else {
-    auto by_name = index_by_name_.find(NameKey(t.source_component(), t.source_stream()));
-    if (by_name == index_by_name_.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("envelope: undeclared stream ",
-                                                     t.source_component().value(), ":",
-                                                     t.source_stream().value()));
-    }
-    index = by_name->second;
+    ASSIGN_OR_RETURN(index, StreamIndexByName(t));
   }
-  PutVarint(out, static_cast<uint32_t>(source));
-  PutVarint(out, index);
   const api::TupleAnchors& anchors = t.anchors();
-  PutVarint(out, anchors.size());
-  for (const api::TupleAnchor& a : anchors) {
-    PutFixed64(out, a.root.value());
-    PutFixed64(out, a.edge.value());
-  }
   const api::Values& values = t.values();
-  PutVarint(out, values.size());
-  for (const api::Value& v : values) PutValue(out, v);
+  size_t bound = 1 + 4 * kMaxVarint + 16 * anchors.size();
+  for (const api::Value& v : values) bound += MaxValueSize(v);
+  out.resize(start + bound);
+  Writer w(out.data() + start);
+  w.U8(static_cast<uint8_t>(e.kind));
+  w.Varint(static_cast<uint32_t>(source));
+  w.Varint(index);
+  w.Varint(anchors.size());
+  for (const api::TupleAnchor& a : anchors) {
+    w.Fixed64(a.root.value());
+    w.Fixed64(a.edge.value());
+  }
+  w.Varint(values.size());
+  for (const api::Value& v : values) PutValue(w, v);
+  out.resize(static_cast<size_t>(w.end() - out.data()));
   return absl::OkStatus();
 }
 
@@ -356,8 +443,9 @@ absl::Status EnvelopeCodec::Decode(std::string_view bytes, int32_t task, Envelop
                                   schema->stream.value(), " has ", schema->fields.size(),
                                   " fields, message has ", n_values, " values"));
   }
-  api::Values values(static_cast<size_t>(n_values));
-  for (api::Value& v : values) RETURN_IF_ERROR(GetValue(r, 0, v));
+  api::Values values;
+  values.reserve(static_cast<size_t>(n_values));
+  for (uint64_t i = 0; i < n_values; ++i) RETURN_IF_ERROR(AppendValue(r, 0, values));
   if (!r.done()) return Malformed("trailing bytes");
   out.tuple = api::Tuple(schema, api::TaskId(static_cast<int32_t>(source)), std::move(values),
                          std::move(anchors));

@@ -61,6 +61,10 @@ class EnvelopeCodec {
  private:
   EnvelopeCodec() = default;
 
+  // The index of `t`'s stream among its component's declared streams, for a
+  // tuple whose schema was not interned (tests).
+  absl::StatusOr<uint32_t> StreamIndexByName(const api::Tuple& t) const;
+
   struct StreamEntry {
     std::shared_ptr<const api::StreamSchema> schema;
   };

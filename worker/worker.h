@@ -155,6 +155,10 @@ class Worker {
   void ResumeLoop();
   // Runs peer_watch_ until StopTransport.
   void PeerWatchLoop();
+  // ResumeLoop's wait condition while no connection is paused.
+  bool StoppingOrPaused() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The receive callback paused a connection: wakes ResumeLoop (loop thread).
+  void OnPaused() ABSL_LOCKS_EXCLUDED(mu_);
   void StopTransport();
 
   WorkerOptions options_;

@@ -122,10 +122,11 @@ size_t FrameCodec::BeginFrame(std::string* out) {
   return offset;
 }
 
-void FrameCodec::FinishFrame(std::string* out, size_t header_offset, uint32_t message_count,
-                             uint64_t seq, FrameMac* mac, uint8_t extra_flags) {
-  char* h = out->data() + header_offset;
-  const size_t payload_size = out->size() - header_offset - kHeaderSize;
+void FrameCodec::EncodeHeader(char* h, std::span<const std::string_view> payload,
+                              uint32_t message_count, uint64_t seq, FrameMac* mac,
+                              uint8_t extra_flags) {
+  size_t payload_size = 0;
+  for (std::string_view piece : payload) payload_size += piece.size();
   Store32(h, kMagic);
   h[4] = static_cast<char>(kVersion);
   h[5] = static_cast<char>(extra_flags | (mac != nullptr ? kFlagMac : 0));
@@ -134,12 +135,25 @@ void FrameCodec::FinishFrame(std::string* out, size_t header_offset, uint32_t me
   Store32(h + 8, static_cast<uint32_t>(payload_size));
   Store32(h + 12, message_count);
   if (mac != nullptr) {
-    const FrameMac::Tag tag =
-        ComputeTag(h, std::string_view(h + kHeaderSize, payload_size), seq, *mac);
+    uint8_t seq_bytes[8];
+    SeqBytes(seq, seq_bytes);
+    mac->Begin();
+    mac->Update(h, kMacOffset);
+    mac->Update(seq_bytes, sizeof(seq_bytes));
+    for (std::string_view piece : payload) mac->Update(piece.data(), piece.size());
+    const FrameMac::Tag tag = mac->Finish();
     std::memcpy(h + kMacOffset, tag.data(), tag.size());
   } else {
     std::memset(h + kMacOffset, 0, FrameMac::kTagSize);
   }
+}
+
+void FrameCodec::FinishFrame(std::string* out, size_t header_offset, uint32_t message_count,
+                             uint64_t seq, FrameMac* mac, uint8_t extra_flags) {
+  char* h = out->data() + header_offset;
+  const std::string_view payload(h + kHeaderSize, out->size() - header_offset - kHeaderSize);
+  EncodeHeader(h, std::span<const std::string_view>(&payload, 1), message_count, seq, mac,
+               extra_flags);
 }
 
 void FrameCodec::EncodeFrame(const Batch& batch, uint64_t seq, FrameMac* mac, std::string* out) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,12 @@ class FrameCodec {
   // its MAC; `extra_flags` may add kFlagHello.
   static void FinishFrame(std::string* out, size_t header_offset, uint32_t message_count,
                           uint64_t seq, FrameMac* mac, uint8_t extra_flags = 0);
+  // Writes the kHeaderSize-byte header of a frame whose payload is the
+  // concatenation of `payload` (so a sender can write the pieces where they
+  // lie, with one gather write). MAC as FinishFrame.
+  static void EncodeHeader(char* header, std::span<const std::string_view> payload,
+                           uint32_t message_count, uint64_t seq, FrameMac* mac,
+                           uint8_t extra_flags = 0);
   // Convenience: one batch → one frame appended to `out`.
   static void EncodeFrame(const Batch& batch, uint64_t seq, FrameMac* mac, std::string* out);
   // A hello frame carrying `nonce` (kNonceSize bytes): the server's challenge

@@ -60,8 +60,10 @@ struct TransportClientOptions {
 // Send() may be called from any thread. It never makes a syscall: it appends
 // the batch to the queue and wakes the loop thread only when the queue turns
 // non-empty or crosses `min_write_bytes`. The loop thread writes queued
-// batches as frames of up to `max_frame_payload_bytes`, one write per frame,
-// so small batches are coalesced.
+// batches as frames of up to `max_frame_payload_bytes`, one gather write per
+// frame straight from the batches' buffers, so small batches are coalesced
+// without a copy. Written batches' buffers are recycled: Send hands one back
+// (empty, with capacity) in place of the batch it queued.
 //
 // Full queue (the peer is slow, paused, or unreachable): Send blocks until
 // there is room or its timeout passes, then returns ResourceExhausted and
@@ -90,7 +92,7 @@ class TransportClient {
   TransportClient& operator=(const TransportClient&) = delete;
 
   // Queues `batch` for sending. OK: the batch was moved into the queue and
-  // `batch` is empty. ResourceExhausted: no room before the timeout; `batch`
+  // `batch` is empty (possibly holding a recycled buffer's capacity). ResourceExhausted: no room before the timeout; `batch`
   // is unchanged. InvalidArgument: the batch alone exceeds max_queued_bytes.
   // FailedPrecondition: the client was closed.
   absl::Status Send(Batch& batch, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));

@@ -213,6 +213,32 @@ TEST_F(TransportTest, SmallBatchesAreCoalescedIntoOneFrame) {
   EXPECT_EQ(metrics_.GetCounter("tempest_net_frames_sent_total").Value(), 1);
 }
 
+// Written batches' buffers come back to the sender: once a frame is out, the
+// next Send leaves `batch` empty but with a buffer it can refill without
+// regrowing; reused buffers carry no stale messages.
+TEST_F(TransportTest, SendHandsBackTheBufferOfAWrittenBatch) {
+  Sink sink;
+  auto server = StartServer(sink);
+  auto client = StartClient(server->port());
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return client->connected(); }));
+  Batch batch;
+  for (int64_t i = 0; i < 50; ++i) batch.Add(static_cast<int32_t>(i % 7), Payload(i, 100));
+  ASSERT_TRUE(client->Send(batch).ok());
+  client->Flush();
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.size() == 50; }));
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return client->queued_bytes() == 0; }));
+  for (int64_t i = 50; i < 100; ++i) batch.Add(static_cast<int32_t>(i % 7), Payload(i, 100));
+  ASSERT_TRUE(client->Send(batch).ok());
+  EXPECT_TRUE(batch.empty());
+  EXPECT_EQ(batch.payload_size(), 0u);
+  EXPECT_GE(batch.payload().capacity(), 50 * (100 + Batch::kPerMessageOverhead));
+  for (int64_t i = 100; i < 150; ++i) batch.Add(static_cast<int32_t>(i % 7), Payload(i, 100));
+  ASSERT_TRUE(client->Send(batch).ok());
+  client->Flush();
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.size() == 150; }));
+  ExpectInOrder(sink.received(), 150);
+}
+
 TEST_F(TransportTest, ReconnectsAfterServerRestartOnTheSamePort) {
   Sink first;
   auto server = StartServer(first);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/net/batch.h"
@@ -82,6 +83,40 @@ TEST(FrameCodecTest, ConcatenatedBatchesFormOneFrame) {
   ASSERT_EQ(r.kind, Kind::kFrame) << r.error;
   ASSERT_EQ(messages.size(), 3u);
   EXPECT_EQ(messages[2].bytes, "three");
+}
+
+// The gather write's header (payload left in the batches' buffers) is the
+// header FinishFrame writes over the same bytes laid out contiguously, MAC
+// included, so the receiver cannot tell them apart.
+TEST(FrameCodecTest, HeaderOverPayloadPiecesMatchesTheContiguousFrame) {
+  Batch a, b;
+  a.Add(1, "one");
+  b.Add(2, std::string(300, 'y'));
+  b.Add(3, "three");
+  const std::vector<std::string_view> pieces = {a.payload(), b.payload()};
+  for (bool maced : {false, true}) {
+    auto mac = Mac();
+    FrameMac* m = maced ? mac.get() : nullptr;
+    std::string contiguous;
+    const size_t header = FrameCodec::BeginFrame(&contiguous);
+    contiguous.append(a.payload());
+    contiguous.append(b.payload());
+    FrameCodec::FinishFrame(&contiguous, header, 3, 9, m);
+
+    char gathered[FrameCodec::kHeaderSize];
+    FrameCodec::EncodeHeader(gathered, pieces, 3, 9, m);
+    EXPECT_EQ(std::string(gathered, sizeof(gathered)),
+              contiguous.substr(0, FrameCodec::kHeaderSize));
+    std::string wire(gathered, sizeof(gathered));
+    wire.append(a.payload());
+    wire.append(b.payload());
+    std::vector<Message> messages;
+    const auto r = FrameCodec::Decode(wire, 9, *mac, 1 << 20, &messages);
+    ASSERT_EQ(r.kind, Kind::kFrame) << r.error;
+    EXPECT_EQ(r.flags & FrameCodec::kFlagMac, maced ? FrameCodec::kFlagMac : 0);
+    ASSERT_EQ(messages.size(), 3u);
+    EXPECT_EQ(messages[1].bytes, std::string(300, 'y'));
+  }
 }
 
 TEST(FrameCodecTest, EveryStrictPrefixNeedsMoreBytes) {
