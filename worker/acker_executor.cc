@@ -40,22 +40,41 @@ void AckerExecutor::Reply(MessageKind kind, uint64_t root, int32_t spout_task) {
   transfer_.PostToSpout(std::move(out));
 }
 
-void AckerExecutor::Process(Envelope& e) {
+void AckerExecutor::Stage(const Envelope& e) {
+  if (staged_count_ == kLookahead) {
+    Process(staged_[staged_head_]);
+    staged_head_ = (staged_head_ + 1) & (kLookahead - 1);
+    --staged_count_;
+  }
+  ledger_.Prefetch(e.root);
+  staged_[(staged_head_ + staged_count_) & (kLookahead - 1)] =
+      Message{e.root, e.value, e.spout_task, e.kind};
+  ++staged_count_;
+}
+
+void AckerExecutor::ProcessStaged() {
+  for (; staged_count_ > 0; --staged_count_) {
+    Process(staged_[staged_head_]);
+    staged_head_ = (staged_head_ + 1) & (kLookahead - 1);
+  }
+}
+
+void AckerExecutor::Process(const Message& m) {
   ++consumed_local_;
   core::AckResult result;
-  switch (e.kind) {
+  switch (m.kind) {
     case MessageKind::kAckInit:
-      result = ledger_.Init(e.root, e.value, e.spout_task);
+      result = ledger_.Init(m.root, m.value, m.spout_task);
       break;
     case MessageKind::kAckAck:
-      result = ledger_.Ack(e.root, e.value);
+      result = ledger_.Ack(m.root, m.value);
       break;
     case MessageKind::kAckFail:
-      result = ledger_.Fail(e.root);
+      result = ledger_.Fail(m.root);
       break;
     case MessageKind::kAckReset: {
-      std::optional<int32_t> spout = ledger_.ResetTimeout(e.root);
-      if (spout) Reply(MessageKind::kSpoutReset, e.root, *spout);
+      std::optional<int32_t> spout = ledger_.ResetTimeout(m.root);
+      if (spout) Reply(MessageKind::kSpoutReset, m.root, *spout);
       return;
     }
     default:
@@ -63,10 +82,10 @@ void AckerExecutor::Process(Envelope& e) {
   }
   if (result.outcome == core::AckOutcome::kCompleted) {
     completed_.Inc();
-    Reply(MessageKind::kSpoutAck, e.root, result.spout_task);
+    Reply(MessageKind::kSpoutAck, m.root, result.spout_task);
   } else if (result.outcome == core::AckOutcome::kFailed) {
     failed_.Inc();
-    Reply(MessageKind::kSpoutFail, e.root, result.spout_task);
+    Reply(MessageKind::kSpoutFail, m.root, result.spout_task);
   }
 }
 
@@ -74,7 +93,7 @@ void AckerExecutor::Loop() {
   const size_t max = ctx_.options.drain_batch;
   const auto max_park =
       std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
-  auto process = [this](Envelope& e) { Process(e); };
+  auto process = [this](Envelope& e) { Stage(e); };
   for (;;) {
     const core::Clock::TimePoint now = Now();
     const int ticks = ticks_.Due(now);
@@ -87,6 +106,7 @@ void AckerExecutor::Loop() {
       }
     }
     size_t got = queue_->TryDrain(max, process);
+    ProcessStaged();
     if (got == 0 && ticks == 0) {
       if (queue_->closed()) break;
       transfer_.Flush(/*idle=*/true);
@@ -97,6 +117,7 @@ void AckerExecutor::Loop() {
                             ? std::min<std::chrono::nanoseconds>(max_park, kOverflowRetry)
                             : max_park;
       got = queue_->Drain(max, process, ParkDeadline(ticks_, park));
+      ProcessStaged();
     }
     transfer_.Flush();
     completed_.Flush();

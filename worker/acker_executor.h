@@ -13,7 +13,9 @@ namespace tempest::worker {
 // Runs one acker task (system component "__acker"), Storm's Acker: an
 // AckLedger (XOR per root id, 3 rotating buckets) fed by `__ack_init` from
 // spouts and `__ack_ack` / `__ack_fail` / `__ack_reset_timeout` from bolts,
-// all arriving through its bounded receive queue. Completed and failed trees
+// all arriving through its bounded receive queue (processed a few messages
+// behind their arrival, so that each tree's ledger slot can be prefetched).
+// Completed and failed trees
 // are answered directly to the spout task through that spout executor's
 // unbounded AckLane, batched per loop iteration; resets are forwarded the
 // same way. The ledger rotates on a tick every topology.message.timeout.secs
@@ -35,10 +37,28 @@ class AckerExecutor final : public Executor {
   absl::Status Setup() override;
   void Loop() override;
   void Teardown() override;
-  void Process(Envelope& e);
+  // One acking message, as kept between arrival and processing.
+  struct Message {
+    uint64_t root = 0;
+    uint64_t value = 0;
+    int32_t spout_task = 0;
+    MessageKind kind = MessageKind::kAckInit;
+  };
+  // Messages are processed kLookahead behind their arrival: Stage()
+  // prefetches the ledger slot of each one as it arrives and processes the
+  // oldest staged one; ProcessStaged() finishes the rest (after every drain,
+  // so a batch's replies leave in the same iteration). Order is kept.
+  static constexpr size_t kLookahead = 8;
+  static_assert((kLookahead & (kLookahead - 1)) == 0);
+  void Stage(const Envelope& e);
+  void ProcessStaged();
+  void Process(const Message& m);
   void Reply(MessageKind kind, uint64_t root, int32_t spout_task);
 
   core::AckLedger ledger_;
+  Message staged_[kLookahead];
+  size_t staged_head_ = 0;
+  size_t staged_count_ = 0;
   TickTimer ticks_;
   LocalCounter completed_;
   LocalCounter failed_;

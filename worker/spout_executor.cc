@@ -43,7 +43,9 @@ SpoutExecutor::SpoutExecutor(WorkerContext& ctx, core::ExecutorInfo info)
               (static_cast<uint64_t>(info_.start.value()) << 32) ^
               static_cast<uint64_t>(
                   std::chrono::steady_clock::now().time_since_epoch().count())),
-      budget_(static_cast<size_t>(std::max(1, ctx_.options.spout_burst))) {}
+      budget_(static_cast<size_t>(std::max(1, ctx_.options.spout_burst))) {
+  next_root_ = random_.Next();
+}
 
 SpoutExecutor::~SpoutExecutor() = default;
 
@@ -144,7 +146,7 @@ void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values va
   const bool tracked = has_id && ctx_.acking();
   uint64_t root = 0;
   uint64_t xor_of_edges = 0;
-  if (tracked) root = random_.Next();
+  if (tracked) root = NextRoot(task);
   const size_t n = targets_.size();
   for (size_t i = 0; i < n; ++i) {
     api::TupleAnchors anchors;
@@ -163,24 +165,61 @@ void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values va
   }
   route->transferred.Inc(static_cast<int64_t>(n));
   if (tracked) {
-    PendingTuple p;
-    p.message_id = std::move(message_id);
-    p.route = route;
-    if ((sample_counter_++ & ((uint64_t{1} << ctx_.options.latency_sample_shift) - 1)) == 0) {
-      p.start_ns = ctx_.clock->Now().time_since_epoch().count();
-    }
-    task.pending.Put(root, std::move(p));
-    Envelope init;
-    init.kind = MessageKind::kAckInit;
-    init.root = root;
-    init.value = xor_of_edges;
-    init.spout_task = task.id.value();
-    transfer_.SendToAcker(std::move(init));
+    TrackTree(task, route, root, xor_of_edges, std::move(message_id));
   } else if (has_id) {
     // No ackers: Storm acks at emit time. We call Ack right after the
     // NextTuple that emitted it, not re-entrantly from inside Emit.
     ack_now_.push_back(AckNow{std::move(message_id), route});
   }
+}
+
+uint64_t SpoutExecutor::NextRoot(Task& task) {
+  const uint64_t root = next_root_;
+  next_root_ = random_.Next();
+  task.pending.Prefetch(next_root_);
+  return root;
+}
+
+void SpoutExecutor::TrackTree(Task& task, StreamRoute* route, uint64_t root,
+                              uint64_t xor_of_edges, api::MessageId message_id) {
+  PendingTuple p;
+  // A spout roots its trees on one or a few streams: a short scan.
+  while (p.route < task.routes.size() && task.routes[p.route] != route) ++p.route;
+  if (p.route == task.routes.size()) task.routes.push_back(route);
+  if (message_id.is_int()) {
+    p.id = static_cast<uint64_t>(message_id.AsInt());
+  } else {
+    uint32_t index = static_cast<uint32_t>(boxed_ids_.size());
+    if (free_boxed_ids_.empty()) {
+      boxed_ids_.push_back(std::move(message_id));
+    } else {
+      index = free_boxed_ids_.back();
+      free_boxed_ids_.pop_back();
+      boxed_ids_[index] = std::move(message_id);
+    }
+    p.id = index;
+    p.route |= kBoxedId;
+  }
+  if ((sample_counter_++ & ((uint64_t{1} << ctx_.options.latency_sample_shift) - 1)) == 0) {
+    const auto us = static_cast<uint32_t>(ctx_.clock->Now().time_since_epoch().count() / 1000);
+    p.start_us = us == 0 ? 1 : us;  // 0 means "not sampled"
+  }
+  task.pending.Put(root, p);
+  Envelope init;
+  init.kind = MessageKind::kAckInit;
+  init.root = root;
+  init.value = xor_of_edges;
+  init.spout_task = task.id.value();
+  transfer_.SendToAcker(std::move(init));
+}
+
+api::MessageId SpoutExecutor::TakeMessageId(const PendingTuple& p) {
+  if ((p.route & kBoxedId) == 0) return api::MessageId(static_cast<int64_t>(p.id));
+  const auto index = static_cast<uint32_t>(p.id);
+  api::MessageId id = std::move(boxed_ids_[index]);
+  boxed_ids_[index] = api::MessageId();
+  free_boxed_ids_.push_back(index);
+  return id;
 }
 
 int64_t SpoutExecutor::RunNextTuple(Task& task) {
@@ -201,7 +240,17 @@ int64_t SpoutExecutor::RunNextTuple(Task& task) {
 
 void SpoutExecutor::DrainLane() {
   if (!lane_->Drain(lane_items_)) return;
-  for (Envelope& e : lane_items_) {
+  // Each reply's pending entry was written about max.spout.pending trees ago
+  // and is cold by now: start loading the entries a few replies ahead.
+  constexpr size_t kAhead = 8;
+  const size_t n = lane_items_.size();
+  auto prefetch = [this](const Envelope& e) {
+    if (Task* task = TaskById(e.task)) task->pending.Prefetch(e.root);
+  };
+  for (size_t i = 0; i < std::min(n, kAhead); ++i) prefetch(lane_items_[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) prefetch(lane_items_[i + kAhead]);
+    const Envelope& e = lane_items_[i];
     if (e.kind == MessageKind::kSpoutFailAll) {
       // Posted by the worker, not sent by an executor: not counted as
       // consumed, or LocalCluster's idle check would never balance.
@@ -209,44 +258,51 @@ void SpoutExecutor::DrainLane() {
       continue;
     }
     ++consumed_local_;
-    Task* task = TaskById(e.task);
-    if (task == nullptr) continue;
-    if (e.kind == MessageKind::kSpoutReset) {
-      task->pending.Touch(e.root);
-      continue;
-    }
-    std::optional<PendingTuple> p = task->pending.Remove(e.root);
-    if (!p) continue;  // Already timed out (or a duplicate): Storm ignores it.
-    if (e.kind == MessageKind::kSpoutAck) {
-      if (p->start_ns != 0) {
-        const int64_t us =
-            (ctx_.clock->Now().time_since_epoch().count() - p->start_ns) / 1000;
-        p->route->complete_latency->Record(us);
-        topology_complete_latency_->Record(us);
-      }
-      absl::Status s = CallUser("Spout::Ack", [&] { task->spout->Ack(p->message_id); });
-      if (!s.ok()) ReportError(*task, s);
-      p->route->acked.Inc();
-      topology_acked_.Inc();
-    } else {
-      absl::Status s = CallUser("Spout::Fail", [&] { task->spout->Fail(p->message_id); });
-      if (!s.ok()) ReportError(*task, s);
-      p->route->failed.Inc();
-      topology_failed_.Inc();
-    }
+    if (Task* task = TaskById(e.task)) HandleReply(*task, e);
   }
   lane_items_.clear();
 }
 
+void SpoutExecutor::HandleReply(Task& task, const Envelope& e) {
+  if (e.kind == MessageKind::kSpoutReset) {
+    task.pending.Touch(e.root);
+    return;
+  }
+  const std::optional<PendingTuple> p = task.pending.Remove(e.root);
+  if (!p) return;  // Already timed out (or a duplicate): Storm ignores it.
+  StreamRoute* route = RouteOf(task, *p);
+  const api::MessageId id = TakeMessageId(*p);
+  if (e.kind == MessageKind::kSpoutAck) {
+    if (p->start_us != 0) {
+      const auto now_us =
+          static_cast<uint32_t>(ctx_.clock->Now().time_since_epoch().count() / 1000);
+      // Mod 2^32 µs: right for any tree younger than 71 minutes.
+      const int64_t us = static_cast<uint32_t>(now_us - p->start_us);
+      route->complete_latency->Record(us);
+      topology_complete_latency_->Record(us);
+    }
+    absl::Status s = CallUser("Spout::Ack", [&] { task.spout->Ack(id); });
+    if (!s.ok()) ReportError(task, s);
+    route->acked.Inc();
+    topology_acked_.Inc();
+  } else {
+    absl::Status s = CallUser("Spout::Fail", [&] { task.spout->Fail(id); });
+    if (!s.ok()) ReportError(task, s);
+    route->failed.Inc();
+    topology_failed_.Inc();
+  }
+}
+
 void SpoutExecutor::Rotate(Task& task) {
-  auto expired = task.pending.Rotate();
-  for (auto& entry : expired) {
+  for (const auto& entry : task.pending.Rotate()) {
     // Not a structured binding: clang (the thread-safety check) does not let
     // a lambda capture one.
-    PendingTuple& p = entry.second;
-    absl::Status s = CallUser("Spout::Fail", [&] { task.spout->Fail(p.message_id); });
+    const PendingTuple& p = entry.second;
+    StreamRoute* route = RouteOf(task, p);
+    const api::MessageId id = TakeMessageId(p);
+    absl::Status s = CallUser("Spout::Fail", [&] { task.spout->Fail(id); });
     if (!s.ok()) ReportError(task, s);
-    p.route->failed.Inc();
+    route->failed.Inc();
     topology_failed_.Inc();
   }
 }

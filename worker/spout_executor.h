@@ -57,11 +57,19 @@ class SpoutExecutor final : public Executor {
 
  private:
   class Collector;
+  // A tracked tree, 16 bytes so that a pending-map slot is 32: the map is
+  // touched once per emit and once per ack, ~max.spout.pending trees apart,
+  // so each touch is a cache miss and the slot size sets how many there are.
   struct PendingTuple {
-    api::MessageId message_id;
-    StreamRoute* route = nullptr;  // the stream the tree is rooted on
-    int64_t start_ns = 0;          // 0: not sampled for complete latency
+    // The message id itself when it is an integer (the common case; the
+    // Value is rebuilt for Ack/Fail), else its index in boxed_ids_.
+    uint64_t id = 0;
+    // Index in Task::routes of the stream the tree is rooted on, with
+    // kBoxedId set when `id` is an index into boxed_ids_.
+    uint32_t route = 0;
+    uint32_t start_us = 0;  // Clock time in µs mod 2^32; 0: not sampled
   };
+  static constexpr uint32_t kBoxedId = 1u << 31;
   struct AckNow {
     api::MessageId message_id;
     StreamRoute* route = nullptr;
@@ -72,7 +80,8 @@ class SpoutExecutor final : public Executor {
     std::unique_ptr<api::TopologyContext> context;
     std::unique_ptr<TaskRouter> router;
     std::unique_ptr<Collector> collector;
-    core::RotatingMap<uint64_t, PendingTuple> pending{2};
+    core::RotatingIdMap<PendingTuple> pending{2};
+    std::vector<StreamRoute*> routes;  // PendingTuple::route indexes this
     std::optional<int64_t> max_pending;
     bool stalled = false;
     // The first stall, then at most one line per 10 s (executor clock).
@@ -103,9 +112,23 @@ class SpoutExecutor final : public Executor {
   void ParkIdle(const WaitStrategy& idle_wait, bool all_stalled);
 
   void DrainLane();
+  // One acker reply (ack, fail or reset) for a tree of `task`.
+  void HandleReply(Task& task, const Envelope& e);
   void Rotate(Task& task);
   // Fails every pending tree of `task` at once (MessageKind::kSpoutFailAll).
   void FailAllPending(Task& task);
+  // Pending-map entries: records a tree emitted with `message_id` (and
+  // sends its init to the acker), and takes the id back out of one.
+  void TrackTree(Task& task, StreamRoute* route, uint64_t root, uint64_t xor_of_edges,
+                 api::MessageId message_id);
+  api::MessageId TakeMessageId(const PendingTuple& p);
+  StreamRoute* RouteOf(Task& task, const PendingTuple& p) const {
+    return task.routes[p.route & ~kBoxedId];
+  }
+  // The root id for the next tracked emit of `task`; draws the one after it
+  // now and prefetches its pending-map slot, so the next Put does not stall
+  // on the miss.
+  uint64_t NextRoot(Task& task);
   void SetActive(bool active);
   // Returns the number of emits it caused.
   int64_t RunNextTuple(Task& task);
@@ -130,6 +153,10 @@ class SpoutExecutor final : public Executor {
   FastRandom random_;
   std::vector<api::TaskId> targets_;       // scratch
   std::vector<Envelope> lane_items_;       // scratch
+  uint64_t next_root_ = 0;                 // see NextRoot()
+  // Non-integer message ids of pending trees, and the free indexes in it.
+  std::vector<api::MessageId> boxed_ids_;
+  std::vector<uint32_t> free_boxed_ids_;
   std::vector<AckNow> ack_now_;            // ackers = 0: ack after NextTuple
   static constexpr int kShortIdlePasses = 100;
   static constexpr std::chrono::nanoseconds kShortIdlePark{50'000};

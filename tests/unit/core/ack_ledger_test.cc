@@ -249,5 +249,16 @@ TEST(AckLedgerTest, MatchesReferenceModelUnderChurnAndTicks) {
   EXPECT_EQ(ledger.size(), 0u);
 }
 
+TEST(AckLedgerTest, PrefetchChangesNothing) {
+  AckLedger ledger;
+  ledger.Prefetch(5);  // Absent root, empty table.
+  EXPECT_EQ(ledger.Init(5, 0x10, 2), kPending);
+  ledger.Prefetch(5);
+  ledger.Prefetch(6);
+  EXPECT_EQ(ledger.size(), 1u);
+  EXPECT_EQ(ledger.Ack(5, 0x10), Completed(2));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
 }  // namespace
 }  // namespace tempest::core
