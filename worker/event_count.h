@@ -44,7 +44,9 @@ class EventCount {
   void Wait(Key key, std::optional<Deadline> deadline = std::nullopt);
 
   // Wakes the waiter if one is parking; a fence and one load otherwise.
-  void Notify();
+  // Returns true if this call found the waiter parking and woke it (callers
+  // that adapt their batching read that as "the other side was idle").
+  bool Notify();
 
   // futex waits entered (parks) and futex wakes issued (wakes).
   uint64_t parks() const { return parks_.load(std::memory_order_relaxed); }

@@ -181,7 +181,7 @@ TEST(ReceiveQueueTest, ConsumerParksWhenEmptyAndWakesOnBatch) {
 }
 
 // Each publish notifies at most once, so a parked consumer gets at most one
-// wake per batch, never one per item.
+// wake per published batch; while it stays awake batches grow back to the cap.
 TEST(ReceiveQueueTest, WakesAtMostOncePerBatch) {
   constexpr uint64_t kItems = 200'000;
   constexpr size_t kBatch = 100;
@@ -201,8 +201,72 @@ TEST(ReceiveQueueTest, WakesAtMostOncePerBatch) {
   thread.join();
   EXPECT_EQ(received, kItems);
   const ReceiveQueueStats stats = queue->Stats();
-  // 2000 publishes, each notifying at most once.
-  EXPECT_LE(stats.consumer_wakes, kItems / kBatch);
+  // Each publish notifies at most once.
+  EXPECT_LE(stats.consumer_wakes, stats.producer_publishes);
+  EXPECT_GE(stats.producer_publishes, kItems / kBatch);
+  EXPECT_LE(stats.producer_publishes, kItems);
+}
+
+// Parks the consumer in PopBatch on a thread, publishes one batch from
+// `producer` (which must wake it), and returns once the consumer has it.
+void PublishToParkedConsumer(ReceiveQueue<Item>& queue, ReceiveQueue<Item>::Producer& producer,
+                             uint64_t& seq) {
+  const uint64_t parks = queue.Stats().consumer_parks;
+  std::atomic<size_t> got{0};
+  std::thread consumer([&] {
+    Item out[256];
+    got = queue.PopBatch(out, 256);
+  });
+  ASSERT_TRUE(Eventually(kPatience, [&] { return queue.Stats().consumer_parks > parks; }));
+  const size_t batch = producer.batch_limit();
+  for (size_t i = 0; i < batch; ++i) ASSERT_TRUE(producer.Push({0, seq++}).ok());
+  consumer.join();
+  EXPECT_EQ(got.load(), batch);
+}
+
+// AIMD: a publish that wakes a parked consumer halves the producer's batch
+// (down to one item); publishes that find it awake grow the batch by
+// batch_size/16 per publish back up to batch_size.
+TEST(ReceiveQueueTest, BatchHalvesOnWakeAndGrowsWhileConsumerIsAwake) {
+  ReceiveQueueOptions options;
+  options.ring_capacity = 1024;
+  options.batch_size = 64;
+  options.consumer_wait = WaitOptions{.spin_iterations = 0, .yield_iterations = 0};
+  auto queue = *ReceiveQueue<Item>::Create(options);
+  auto* producer = *queue->RegisterProducer();
+  EXPECT_EQ(producer->batch_limit(), 64u);  // starts at the cap
+  uint64_t seq = 0;
+  for (size_t expected : {32u, 16u, 8u, 4u, 2u, 1u, 1u}) {
+    PublishToParkedConsumer(*queue, *producer, seq);
+    EXPECT_EQ(producer->batch_limit(), expected);
+  }
+  // Nobody parked: each publish adds 64/16 = 4.
+  Item out[256];
+  for (size_t expected : {5u, 9u, 13u}) {
+    ASSERT_TRUE(producer->Push({0, seq++}).ok());
+    ASSERT_TRUE(producer->Flush().ok());
+    EXPECT_EQ(producer->batch_limit(), expected);
+  }
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(producer->Push({0, seq++}).ok());
+    ASSERT_TRUE(producer->Flush().ok());
+    while (queue->TryPopBatch(out, 256) > 0) {
+    }
+  }
+  EXPECT_EQ(producer->batch_limit(), 64u);  // capped
+  // A batch is still published whole at the limit, not before.
+  for (int i = 0; i < 63; ++i) ASSERT_TRUE(producer->Push({0, seq++}).ok());
+  EXPECT_EQ(producer->staged(), 63u);
+  ASSERT_TRUE(producer->Push({0, seq++}).ok());
+  EXPECT_EQ(producer->staged(), 0u);
+  EXPECT_EQ(queue->TryPopBatch(out, 256), 64u);
+}
+
+// The cap is the ring when batch_size exceeds it.
+TEST(ReceiveQueueTest, BatchCapIsAtMostTheRing) {
+  auto queue = MakeQueue(16, 1000);
+  auto* producer = *queue->RegisterProducer();
+  EXPECT_EQ(producer->batch_limit(), 16u);
 }
 
 TEST(ReceiveQueueTest, PopBatchUntilReturnsZeroAtDeadline) {
