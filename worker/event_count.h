@@ -48,6 +48,11 @@ class EventCount {
   // that adapt their batching read that as "the other side was idle").
   bool Notify();
 
+  // True while a waiter is parking or parked: a hint (relaxed load, may be
+  // stale) for callers that act sooner when the other side sleeps; only
+  // Notify() is needed for correctness.
+  bool parking() const { return (state_.load(std::memory_order_relaxed) & kParkingBit) != 0; }
+
   // futex waits entered (parks) and futex wakes issued (wakes).
   uint64_t parks() const { return parks_.load(std::memory_order_relaxed); }
   uint64_t wakes() const { return wakes_.load(std::memory_order_relaxed); }

@@ -62,15 +62,18 @@ struct ReceiveQueueStats {
 // and frees each ring's slots with one index store.
 //
 // Adaptive batch (AIMD, as Storm 3's dynamic producer batch): each producer
-// keeps its own limit in [1, batch_size]. A publish that finds the consumer
-// parked (its Notify() had to wake it) halves the limit: the consumer is idle,
-// so items held back only add latency, and publishing the next ones sooner
-// starts the ~10 µs wake-up while the producer is still producing. A publish
-// that finds the consumer awake adds batch_size/16 (at least 1): the consumer
-// is busy or spinning, so bigger batches cost it no latency and save index
-// stores, fences and cache-line transfers. Under load the limit sits at the
-// cap; at low rates it falls to a few items. The rule needs no clock and no
-// shared state beyond what Notify() already reads.
+// keeps its own limit in [batch_size/8, batch_size]. A publish that finds the
+// consumer parked (its Notify() had to wake it) halves the limit: the
+// consumer is idle, so items held back only add latency. A publish that finds
+// it awake adds batch_size/16 (at least 1): it is busy or spinning, so bigger
+// batches cost it no latency and save index stores, fences and cache-line
+// transfers. Under load the limit sits at the cap; at low rates it falls to
+// the floor, which bounds the futex wakes to one per batch_size/8 items (each
+// costs both sides ~10 µs; a wake per item is what makes Storm's batch=1
+// slow). Wake-early: the first item of a batch is published at once when the
+// consumer is parked, so its wake-up runs while the producer stages the rest
+// (one wake either way; the consumer finds what was published meanwhile).
+// No clock and no shared state beyond the consumer's parking word.
 //
 // Waiting (WaitStrategy + EventCount): a full ring blocks its producer (spin,
 // yield, then futex park) until the consumer has freed at least a batch worth
@@ -112,7 +115,7 @@ class ReceiveQueue {
         const bool staged = ring_.TryStage(std::move(item));
         (void)staged;  // There is room: we just waited for it.
       }
-      if (ring_.staged() >= limit_) PublishAndNotify();
+      PublishIfDue();
       return absl::OkStatus();
     }
 
@@ -125,7 +128,7 @@ class ReceiveQueue {
         PublishAndNotify();
         return false;
       }
-      if (ring_.staged() >= limit_) PublishAndNotify();
+      PublishIfDue();
       return true;
     }
 
@@ -140,8 +143,8 @@ class ReceiveQueue {
     // Items pushed but not yet published.
     size_t staged() const { return ring_.staged(); }
 
-    // The current adaptive publish batch, in [1, batch_size]. Producer thread
-    // only (tests and diagnostics).
+    // The current adaptive publish batch, in [batch_size/8, batch_size].
+    // Producer thread only (tests and diagnostics).
     size_t batch_limit() const { return limit_; }
 
    private:
@@ -151,11 +154,19 @@ class ReceiveQueue {
         : queue_(queue),
           ring_(capacity),
           cap_(std::min(queue->options_.batch_size, ring_.capacity())),
+          floor_(std::max<size_t>(1, cap_ / 8)),
           step_(std::max<size_t>(1, cap_ / 16)),
           limit_(cap_) {}
 
     static absl::Status ClosedError() {
       return absl::FailedPreconditionError("receive queue is closed");
+    }
+
+    // After staging: publishes a full batch, or the first item of one when
+    // the consumer sleeps (wake-early, see the class comment).
+    void PublishIfDue() {
+      const size_t staged = ring_.staged();
+      if (staged >= limit_ || (staged == 1 && queue_->not_empty_.parking())) PublishAndNotify();
     }
 
     void PublishAndNotify() {
@@ -166,7 +177,7 @@ class ReceiveQueue {
       // AIMD (see the class comment): halve after waking a parked consumer,
       // grow by one step otherwise.
       if (queue_->not_empty_.Notify()) {
-        limit_ = std::max<size_t>(1, limit_ / 2);
+        limit_ = std::max(floor_, limit_ / 2);
       } else {
         limit_ = std::min(cap_, limit_ + step_);
       }
@@ -175,6 +186,7 @@ class ReceiveQueue {
     ReceiveQueue* const queue_;
     SpscRing<T> ring_;
     const size_t cap_;   // batch_size, at most the ring's capacity
+    const size_t floor_;  // smallest limit: cap_/8, at least 1
     const size_t step_;  // additive increase per publish to an awake consumer
     size_t limit_;       // current publish batch; producer thread only
     std::atomic<uint64_t> publishes_{0};
