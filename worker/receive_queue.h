@@ -25,8 +25,8 @@ struct ReceiveQueueOptions {
   size_t ring_capacity = 1024;
   // The most items a producer stages before it makes them visible (and wakes
   // a parked consumer); Flush() publishes sooner. Each producer adapts its
-  // actual batch between 1 and this cap to the consumer (see "Batching"
-  // below), so this is a ceiling, not a setting to tune per load.
+  // actual batch between batch_size/8 and this cap to the consumer (see
+  // "Adaptive batch" below), so this is a ceiling, not a per-load setting.
   size_t batch_size = 128;
   // Producers that may ever register (fixed so the consumer can poll a plain
   // array).
@@ -37,10 +37,10 @@ struct ReceiveQueueOptions {
 
 // Park/wake counts of a ReceiveQueue, for metrics and benchmarks.
 struct ReceiveQueueStats {
-  uint64_t consumer_parks = 0;  // consumer found the queue empty and slept
-  uint64_t consumer_wakes = 0;  // producers woke it (≤ one per producer batch)
-  uint64_t producer_parks = 0;  // a producer found its ring full and slept
-  uint64_t producer_wakes = 0;  // the consumer woke a producer (≤ one per drain)
+  uint64_t consumer_parks = 0;      // consumer found the queue empty and slept
+  uint64_t consumer_wakes = 0;      // producers woke it (≤ one per producer batch)
+  uint64_t producer_parks = 0;      // a producer found its ring full and slept
+  uint64_t producer_wakes = 0;      // the consumer woke a producer (≤ one per drain)
   uint64_t producer_publishes = 0;  // batches producers made visible
 };
 
@@ -172,8 +172,7 @@ class ReceiveQueue {
     void PublishAndNotify() {
       ring_.Publish();
       // Single writer: a plain load and store, no locked instruction.
-      publishes_.store(publishes_.load(std::memory_order_relaxed) + 1,
-                       std::memory_order_relaxed);
+      publishes_.store(publishes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       // AIMD (see the class comment): halve after waking a parked consumer,
       // grow by one step otherwise.
       if (queue_->not_empty_.Notify()) {
@@ -185,10 +184,10 @@ class ReceiveQueue {
 
     ReceiveQueue* const queue_;
     SpscRing<T> ring_;
-    const size_t cap_;   // batch_size, at most the ring's capacity
+    const size_t cap_;    // batch_size, at most the ring's capacity
     const size_t floor_;  // smallest limit: cap_/8, at least 1
-    const size_t step_;  // additive increase per publish to an awake consumer
-    size_t limit_;       // current publish batch; producer thread only
+    const size_t step_;   // additive increase per publish to an awake consumer
+    size_t limit_;        // current publish batch; producer thread only
     std::atomic<uint64_t> publishes_{0};
     // The consumer notifies this after freeing slots in `ring_`; on its own
     // line so the consumer's check of it does not share the line the

@@ -40,7 +40,7 @@ struct ExecutorOptions {
   size_t ring_capacity = 1024;
   // Cap on a producer's publish batch: it publishes (and may wake the
   // consumer) once per batch or at the end of its loop iteration, whichever
-  // comes first. The batch itself adapts between 1 and this cap (AIMD in
+  // comes first. The batch itself adapts between 1/8 of this and this (AIMD in
   // ReceiveQueue; docs/adr/0029-adaptive-batching.md).
   size_t batch_size = 64;
   // Most items a consumer takes per drain.
