@@ -60,19 +60,21 @@ void EventCount::Wait(Key key, std::optional<Deadline> deadline) {
   CancelWait(key);
 }
 
-void EventCount::Notify() {
+bool EventCount::Notify() {
   // Orders the caller's publishing store before the load of the bit (pairs
   // with the fence in PrepareWait()).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   uint32_t state = state_.load(std::memory_order_relaxed);
-  if ((state & kParkingBit) == 0) return;
+  if ((state & kParkingBit) == 0) return false;
   // Only the notifier that wins this exchange wakes; the others see the bit
   // already cleared.
   if (state_.compare_exchange_strong(state, (state + kEpochStep) & ~kParkingBit,
                                      std::memory_order_seq_cst)) {
     wakes_.fetch_add(1, std::memory_order_relaxed);
     FutexWakeAll(&state_);
+    return true;
   }
+  return false;
 }
 
 }  // namespace tempest::worker

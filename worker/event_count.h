@@ -44,7 +44,14 @@ class EventCount {
   void Wait(Key key, std::optional<Deadline> deadline = std::nullopt);
 
   // Wakes the waiter if one is parking; a fence and one load otherwise.
-  void Notify();
+  // Returns true if this call found the waiter parking and woke it (callers
+  // that adapt their batching read that as "the other side was idle").
+  bool Notify();
+
+  // True while a waiter is parking or parked: a hint (relaxed load, may be
+  // stale) for callers that act sooner when the other side sleeps; only
+  // Notify() is needed for correctness.
+  bool parking() const { return (state_.load(std::memory_order_relaxed) & kParkingBit) != 0; }
 
   // futex waits entered (parks) and futex wakes issued (wakes).
   uint64_t parks() const { return parks_.load(std::memory_order_relaxed); }

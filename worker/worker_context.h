@@ -38,8 +38,10 @@ using ExecutorQueue = ReceiveQueue<Envelope>;
 struct ExecutorOptions {
   // Slots of each producer's ring in a receive queue (per upstream executor).
   size_t ring_capacity = 1024;
-  // A producer publishes (and may wake the consumer) once per this many items
-  // or at the end of its loop iteration, whichever comes first.
+  // Cap on a producer's publish batch: it publishes (and may wake the
+  // consumer) once per batch or at the end of its loop iteration, whichever
+  // comes first. The batch itself adapts between 1/8 of this and this (AIMD in
+  // ReceiveQueue; docs/adr/0029-adaptive-batching.md).
   size_t batch_size = 64;
   // Most items a consumer takes per drain.
   size_t drain_batch = 256;

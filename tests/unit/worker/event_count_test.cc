@@ -16,7 +16,7 @@ using tempest::testing::Eventually;
 
 TEST(EventCountTest, NotifyWithoutWaiterIssuesNoWake) {
   EventCount event;
-  for (int i = 0; i < 100; ++i) event.Notify();
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(event.Notify());
   EXPECT_EQ(event.wakes(), 0u);
   EXPECT_EQ(event.parks(), 0u);
 }
@@ -25,7 +25,7 @@ TEST(EventCountTest, CancelledWaitIssuesNoWake) {
   EventCount event;
   const EventCount::Key key = event.PrepareWait();
   event.CancelWait(key);
-  event.Notify();
+  EXPECT_FALSE(event.Notify());
   EXPECT_EQ(event.wakes(), 0u);
 }
 
@@ -41,7 +41,8 @@ TEST(EventCountTest, ParkedWaiterIsWokenByNotify) {
   ASSERT_TRUE(Eventually(milliseconds(10'000), [&] { return event.parks() >= 1; }));
   EXPECT_FALSE(done.load());
   flag.store(true, std::memory_order_release);
-  event.Notify();
+  // The waiter is parked, so this Notify() is the one that wakes it.
+  EXPECT_TRUE(event.Notify());
   waiter.join();
   EXPECT_TRUE(done.load());
   EXPECT_GE(event.wakes(), 1u);

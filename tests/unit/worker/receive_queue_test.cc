@@ -156,7 +156,10 @@ TEST(ReceiveQueueTest, BlockedProducerResumesWhenConsumerDrains) {
   EXPECT_GE(queue->Stats().producer_parks, 1u);
 }
 
-TEST(ReceiveQueueTest, ConsumerParksWhenEmptyAndWakesOnBatch) {
+// Wake-early: with the consumer parked, the first item of a batch is
+// published at once (its wake-up overlaps the rest of the batch); with the
+// consumer awake, items wait for the batch.
+TEST(ReceiveQueueTest, ParkedConsumerIsWokenByFirstItemAwakeOneByBatch) {
   ReceiveQueueOptions options;
   options.batch_size = 4;
   options.consumer_wait = WaitOptions{.spin_iterations = 0, .yield_iterations = 0};
@@ -168,20 +171,25 @@ TEST(ReceiveQueueTest, ConsumerParksWhenEmptyAndWakesOnBatch) {
     got = queue->PopBatch(out, 16);
   });
   ASSERT_TRUE(Eventually(kPatience, [&] { return queue->Stats().consumer_parks >= 1; }));
-  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(producer->Push({0, i}).ok());
-  // Three staged items are not a batch: no wake yet.
-  EXPECT_EQ(queue->Stats().consumer_wakes, 0u);
-  EXPECT_EQ(got.load(), 0u);
-  ASSERT_TRUE(producer->Push({0, 3}).ok());
+  ASSERT_TRUE(producer->Push({0, 0}).ok());
+  EXPECT_EQ(producer->staged(), 0u);  // published at once
   consumer.join();
-  EXPECT_EQ(got.load(), 4u);
-  // One batch, at most one futex wake (none if the consumer happened to be
-  // between two parks when the batch was published).
-  EXPECT_LE(queue->Stats().consumer_wakes, 1u);
+  EXPECT_EQ(got.load(), 1u);
+  EXPECT_EQ(queue->Stats().consumer_wakes, 1u);
+  // Nobody parked now: items wait for a whole batch (4 halved by the wake).
+  const size_t limit = producer->batch_limit();
+  EXPECT_EQ(limit, 2u);
+  for (uint64_t i = 1; i < limit; ++i) ASSERT_TRUE(producer->Push({0, i}).ok());
+  EXPECT_EQ(producer->staged(), limit - 1);
+  Item out[16];
+  EXPECT_EQ(queue->TryPopBatch(out, 16), 0u);
+  ASSERT_TRUE(producer->Push({0, limit}).ok());
+  EXPECT_EQ(queue->TryPopBatch(out, 16), limit);
+  EXPECT_EQ(queue->Stats().consumer_wakes, 1u);
 }
 
 // Each publish notifies at most once, so a parked consumer gets at most one
-// wake per batch, never one per item.
+// wake per published batch; while it stays awake batches grow back to the cap.
 TEST(ReceiveQueueTest, WakesAtMostOncePerBatch) {
   constexpr uint64_t kItems = 200'000;
   constexpr size_t kBatch = 100;
@@ -201,8 +209,72 @@ TEST(ReceiveQueueTest, WakesAtMostOncePerBatch) {
   thread.join();
   EXPECT_EQ(received, kItems);
   const ReceiveQueueStats stats = queue->Stats();
-  // 2000 publishes, each notifying at most once.
-  EXPECT_LE(stats.consumer_wakes, kItems / kBatch);
+  // Each publish notifies at most once.
+  EXPECT_LE(stats.consumer_wakes, stats.producer_publishes);
+  EXPECT_GE(stats.producer_publishes, kItems / kBatch);
+  EXPECT_LE(stats.producer_publishes, kItems);
+}
+
+// Parks the consumer in PopBatch on a thread, pushes one item from
+// `producer` (published at once, waking it), and returns once the consumer
+// has it.
+void PublishToParkedConsumer(ReceiveQueue<Item>& queue, ReceiveQueue<Item>::Producer& producer,
+                             uint64_t& seq) {
+  const uint64_t parks = queue.Stats().consumer_parks;
+  std::atomic<size_t> got{0};
+  std::thread consumer([&] {
+    Item out[256];
+    got = queue.PopBatch(out, 256);
+  });
+  ASSERT_TRUE(Eventually(kPatience, [&] { return queue.Stats().consumer_parks > parks; }));
+  ASSERT_TRUE(producer.Push({0, seq++}).ok());
+  consumer.join();
+  EXPECT_EQ(got.load(), 1u);
+}
+
+// AIMD: a publish that wakes a parked consumer halves the producer's batch
+// (down to batch_size/8); publishes that find it awake grow the batch by
+// batch_size/16 per publish back up to batch_size.
+TEST(ReceiveQueueTest, BatchHalvesOnWakeAndGrowsWhileConsumerIsAwake) {
+  ReceiveQueueOptions options;
+  options.ring_capacity = 1024;
+  options.batch_size = 64;
+  options.consumer_wait = WaitOptions{.spin_iterations = 0, .yield_iterations = 0};
+  auto queue = *ReceiveQueue<Item>::Create(options);
+  auto* producer = *queue->RegisterProducer();
+  EXPECT_EQ(producer->batch_limit(), 64u);  // starts at the cap
+  uint64_t seq = 0;
+  for (size_t expected : {32u, 16u, 8u, 8u}) {
+    PublishToParkedConsumer(*queue, *producer, seq);
+    EXPECT_EQ(producer->batch_limit(), expected);
+  }
+  // Nobody parked: each publish adds 64/16 = 4.
+  Item out[256];
+  for (size_t expected : {12u, 16u, 20u}) {
+    ASSERT_TRUE(producer->Push({0, seq++}).ok());
+    ASSERT_TRUE(producer->Flush().ok());
+    EXPECT_EQ(producer->batch_limit(), expected);
+  }
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(producer->Push({0, seq++}).ok());
+    ASSERT_TRUE(producer->Flush().ok());
+    while (queue->TryPopBatch(out, 256) > 0) {
+    }
+  }
+  EXPECT_EQ(producer->batch_limit(), 64u);  // capped
+  // A batch is still published whole at the limit, not before.
+  for (int i = 0; i < 63; ++i) ASSERT_TRUE(producer->Push({0, seq++}).ok());
+  EXPECT_EQ(producer->staged(), 63u);
+  ASSERT_TRUE(producer->Push({0, seq++}).ok());
+  EXPECT_EQ(producer->staged(), 0u);
+  EXPECT_EQ(queue->TryPopBatch(out, 256), 64u);
+}
+
+// The cap is the ring when batch_size exceeds it.
+TEST(ReceiveQueueTest, BatchCapIsAtMostTheRing) {
+  auto queue = MakeQueue(16, 1000);
+  auto* producer = *queue->RegisterProducer();
+  EXPECT_EQ(producer->batch_limit(), 16u);
 }
 
 TEST(ReceiveQueueTest, PopBatchUntilReturnsZeroAtDeadline) {
