@@ -93,6 +93,8 @@ absl::Status IdentityBolt::Prepare(const api::Config& config, const api::Topolog
         options_.fields.begin());
   }
   fail_values_ = {options_.fail_values.begin(), options_.fail_values.end()};
+  faults_configured_ = options_.delay_micros > 0 || !fail_values_.empty() ||
+                       options_.fail_fraction > 0;
   return absl::OkStatus();
 }
 
@@ -153,7 +155,7 @@ void IdentityBolt::Execute(const api::Tuple& input) {
     collector_->Ack(input);
     return;
   }
-  if (FaultsOn() && InjectFault(input)) return;
+  if (faults_configured_ && FaultsOn() && InjectFault(input)) return;
   if (!options_.fields.empty() && input.size() != static_cast<int>(options_.fields.size())) {
     ++mismatches_;
     uint64_t held = 0;

@@ -108,6 +108,9 @@ class IdentityBolt final : public api::Bolt {
   // name in each input (pass-through mode).
   int fail_field_index_ = 0;
   std::set<std::string> fail_values_;
+  // Any of delay_micros, fail_values, fail_fraction set; without, the
+  // per-input fault checks (and the switch file's) are skipped.
+  bool faults_configured_ = false;
   int64_t injected_failures_ = 0;
   int64_t mismatches_ = 0;
   // Rate-limited but never silenced: a steady count says it goes on.

@@ -65,6 +65,15 @@ absl::Status SequenceSpout::Open(const api::Config& config, const api::TopologyC
   (void)context;
   collector_ = &collector;
   max_pending_ = config.GetOptionalInt(api::kTopologyMaxSpoutPending);
+  // Unreliable emits are never pending, so their count needs no check.
+  if (!options_.reliable) max_pending_.reset();
+  // The key strings, made once when there are few: formatting one per tuple
+  // is a noticeable share of an emit.
+  key_names_.clear();
+  if (options_.keys <= kMaxKeyNames) {
+    key_names_.reserve(static_cast<size_t>(options_.keys));
+    for (int64_t k = 0; k < options_.keys; ++k) key_names_.push_back(absl::StrCat("k", k));
+  }
   // A recognisable, position-dependent pattern (not zeros) so a corrupted
   // payload would be visible when debugging serialization.
   payload_.resize(static_cast<size_t>(options_.payload_bytes));
@@ -123,7 +132,12 @@ bool SequenceSpout::EmitOne() {
   api::Values values;
   values.reserve(3);
   values.emplace_back(seq);
-  values.emplace_back(absl::StrCat("k", seq % options_.keys));
+  const int64_t key = seq % options_.keys;
+  if (key_names_.empty()) {
+    values.emplace_back(absl::StrCat("k", key));
+  } else {
+    values.emplace_back(key_names_[static_cast<size_t>(key)]);
+  }
   values.emplace_back(api::Value::OfBytes(payload_));
   if (options_.reliable) {
     in_flight_.insert(seq);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -82,6 +83,9 @@ class SequenceSpout final : public api::Spout {
   api::SpoutOutputCollector* collector_ = nullptr;
   std::optional<int64_t> max_pending_;
   std::string payload_;
+  // "k0".."k{keys-1}" when keys <= kMaxKeyNames; empty: format per tuple.
+  static constexpr int64_t kMaxKeyNames = 1 << 16;
+  std::vector<std::string> key_names_;
 
   int64_t next_seq_ = 0;
   int64_t acked_ = 0;

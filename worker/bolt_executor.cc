@@ -179,7 +179,7 @@ bool BoltExecutor::PollTasks() {
 }
 
 void BoltExecutor::Emit(Task& task, const api::StreamId& stream,
-                        std::span<const api::Tuple> anchors, api::Values values,
+                        std::span<const api::Tuple> anchors, api::Values&& values,
                         std::vector<api::TaskId>* task_ids, std::optional<api::TaskId> direct) {
   absl::StatusOr<StreamRoute*> routed = RouteEmit(*task.router, stream, values, direct, targets_);
   if (!routed.ok()) {

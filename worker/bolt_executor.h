@@ -90,7 +90,7 @@ class BoltExecutor final : public Executor {
 
   // Collector entry points.
   void Emit(Task& task, const api::StreamId& stream, std::span<const api::Tuple> anchors,
-            api::Values values, std::vector<api::TaskId>* task_ids,
+            api::Values&& values, std::vector<api::TaskId>* task_ids,
             std::optional<api::TaskId> direct);
   void Ack(Task& task, const api::Tuple& input);
   void Fail(Task& task, const api::Tuple& input);

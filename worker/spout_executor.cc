@@ -128,8 +128,8 @@ void SpoutExecutor::ReportError(Task& task, const absl::Status& error) {
   ctx_.errors->Report(info_.component, task.id.value(), error);
 }
 
-void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values values,
-                         api::MessageId message_id, std::vector<api::TaskId>* task_ids,
+void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values&& values,
+                         api::MessageId&& message_id, std::vector<api::TaskId>* task_ids,
                          std::optional<api::TaskId> direct) {
   absl::StatusOr<StreamRoute*> routed = RouteEmit(*task.router, stream, values, direct, targets_);
   if (!routed.ok()) {

@@ -136,8 +136,10 @@ class SpoutExecutor final : public Executor {
   void FlushMetrics();
 
   // Collector entry points.
-  void Emit(Task& task, const api::StreamId& stream, api::Values values,
-            api::MessageId message_id, std::vector<api::TaskId>* task_ids,
+  // Rvalue references: the collector's by-value arguments are handed down
+  // without another move of each (per tuple).
+  void Emit(Task& task, const api::StreamId& stream, api::Values&& values,
+            api::MessageId&& message_id, std::vector<api::TaskId>* task_ids,
             std::optional<api::TaskId> direct);
   void ReportError(Task& task, const absl::Status& error);
 

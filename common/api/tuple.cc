@@ -12,11 +12,6 @@ const StreamId& DefaultStreamId() {
   return *kId;
 }
 
-Tuple::Tuple(std::shared_ptr<const StreamSchema> schema, TaskId source_task, Values values,
-             TupleAnchors anchors)
-    : body_(std::make_shared<Body>(
-          Body{std::move(schema), source_task, std::move(values), std::move(anchors), 0})) {}
-
 Tuple Tuple::MakeTick(int64_t freq_secs) {
   static const auto* const kSchema =
       new std::shared_ptr<const StreamSchema>(std::make_shared<const StreamSchema>(
@@ -44,7 +39,7 @@ const Value& Tuple::GetByField(std::string_view field) const {
   return *v;
 }
 
-bool Tuple::IsTick() const {
+bool Tuple::IsTickSchema() const {
   return source_component().value() == kSystemComponentName &&
          source_stream().value() == kTickStreamName;
 }

@@ -76,7 +76,9 @@ class Tuple {
   const StreamId& source_stream() const { return body_->schema->stream; }
   TaskId source_task() const { return body_->source_task; }
   const std::shared_ptr<const StreamSchema>& schema() const { return body_->schema; }
-  bool IsTick() const;
+  // Every bolt asks this of every input: the task id settles it for all but
+  // the rare tuple from the system task, without touching the schema.
+  bool IsTick() const { return source_task().value() == kSystemTaskId && IsTickSchema(); }
 
   // Runtime-only acking metadata (opaque to components): the trees this
   // tuple belongs to, and the XOR of edge ids of tuples anchored to it.
@@ -88,7 +90,15 @@ class Tuple {
   std::string DebugString() const;
 
  private:
+  bool IsTickSchema() const;
+
   struct Body {
+    Body(std::shared_ptr<const StreamSchema>&& s, TaskId task, Values&& v, TupleAnchors&& a)
+        : schema(std::move(s)), source_task(task), values(std::move(v)) {
+      // Untracked tuples (the common case) have none: skip the move, which
+      // also keeps GCC from warning about an empty vector's unset storage.
+      if (!a.empty()) anchors = std::move(a);
+    }
     std::shared_ptr<const StreamSchema> schema;
     TaskId source_task;
     Values values;
@@ -97,6 +107,13 @@ class Tuple {
   };
   std::shared_ptr<Body> body_;
 };
+
+// Inline, as every emit builds one: the by-value arguments are then moved
+// straight into the body, which is built in place (one allocation).
+inline Tuple::Tuple(std::shared_ptr<const StreamSchema> schema, TaskId source_task, Values values,
+                    TupleAnchors anchors)
+    : body_(std::make_shared<Body>(std::move(schema), source_task, std::move(values),
+                                   std::move(anchors))) {}
 
 }  // namespace tempest::api
 

@@ -1,6 +1,8 @@
 #include "common/api/tuple.h"
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "common/api/fields.h"
 #include "gtest/gtest.h"
@@ -67,6 +69,30 @@ TEST(TupleTest, TickTuple) {
   EXPECT_EQ(tick.source_component().value(), "__system");
   EXPECT_EQ(tick.source_stream().value(), "__tick");
   EXPECT_EQ(tick.GetInt(0), 30);
+}
+
+TEST(TupleTest, OnlyTheSystemTasksTickStreamIsATick) {
+  // The system task on another stream, and a component's task on the tick
+  // stream's name: neither is a tick.
+  auto other_stream = std::make_shared<const StreamSchema>(
+      StreamSchema{ComponentId("__system"), StreamId("__metrics"), Fields({"v"})});
+  auto tick_named = std::make_shared<const StreamSchema>(
+      StreamSchema{ComponentId("__system"), StreamId("__tick"), Fields({"v"})});
+  EXPECT_FALSE(Tuple(other_stream, TaskId(-1), {Value(1)}).IsTick());
+  EXPECT_TRUE(Tuple(tick_named, TaskId(-1), {Value(1)}).IsTick());
+  EXPECT_FALSE(Tuple(tick_named, TaskId(3), {Value(1)}).IsTick());
+}
+
+TEST(TupleTest, ValuesAndAnchorsAreMovedIntoTheBody) {
+  TupleAnchors anchors{{RootId(7), EdgeId(9)}, {RootId(8), EdgeId(10)}};
+  Values values{Value::OfBytes(std::string(100, 'p')), Value(int64_t{3})};
+  Tuple t(WordSchema(), TaskId(2), std::move(values), std::move(anchors));
+  ASSERT_EQ(t.size(), 2);
+  EXPECT_EQ(t.GetBytes(0), std::string(100, 'p'));
+  ASSERT_EQ(t.anchors().size(), 2u);
+  EXPECT_EQ(t.anchors()[1].root, RootId(8));
+  EXPECT_EQ(t.ack_val(), 0u);
+  EXPECT_TRUE(Tuple(WordSchema(), TaskId(2), {Value(1)}).anchors().empty());
 }
 
 TEST(StrongIdTest, ComparesWithinTypeOnly) {

@@ -251,6 +251,20 @@ TEST(IdentityBoltTest, WithoutSwitchFileFaultsAlwaysApplyAndNothingIsChecked) {
   EXPECT_EQ(bolt->fault_switch_checks(), 0);
 }
 
+TEST(IdentityBoltTest, SwitchFileWithoutFaultsIsNeverChecked) {
+  FakeClock clock;
+  FakeOutputCollector out;
+  auto bolt = PreparedWithClock({{"faultSwitchFile", "/tmp/no-such-switch"}}, clock, out);
+  ASSERT_NE(bolt, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    bolt->Execute(Seq(i));
+    clock.Advance(IdentityBolt::kFaultSwitchRecheck);
+  }
+  EXPECT_EQ(bolt->fault_switch_checks(), 0);
+  EXPECT_EQ(out.acked.size(), 3u);
+  EXPECT_EQ(out.emitted.size(), 3u);
+}
+
 TEST(IdentityBoltTest, UnstattableSwitchFileMeansOffAndIsReportedOnce) {
   FakeClock clock;
   FakeOutputCollector out;

@@ -58,6 +58,16 @@ TEST_F(SequenceSpoutTest, EmitsSeqKeyPayloadWithSeqAsMessageId) {
   EXPECT_EQ(d.streams().at(api::DefaultStreamId()).fields, api::Fields({"seq", "key", "payload"}));
 }
 
+TEST_F(SequenceSpoutTest, KeysAreTheSameWithManyKeysAsWithFew) {
+  // Above the precomputed table's size the keys are formatted per tuple.
+  const int64_t many = 100000;
+  auto spout = Open({{"count", many + 3}, {"keys", many}, {"payloadBytes", 0}});
+  Drain(*spout);
+  ASSERT_EQ(collector_.emitted.size(), static_cast<size_t>(many + 3));
+  EXPECT_EQ(collector_.emitted[99999].values[1].AsString(), "k99999");
+  EXPECT_EQ(collector_.emitted[static_cast<size_t>(many) + 2].values[1].AsString(), "k2");
+}
+
 TEST_F(SequenceSpoutTest, DefaultsAreSixteenKeysAndHundredBytePayload) {
   auto spout = Open({{"count", 17}});
   Drain(*spout);
