@@ -197,6 +197,7 @@ def headline(rep, args, before, after):
             str(args.reps), "--tuples", str(args.local_tuples), "--markdown", md]
     for label, d in builds:
         argv += ["--tempest", "%s=%s" % (label, os.path.join(d, "cli/tempest"))]
+    argv += ["--engine-bench", os.path.join(builds[-1][1], "bench/engine_bench")]
     rep.run("tempest-local", argv)
     rep.md.append("`tempest local` (the product path, whole process; bench/tempest_local_bench.py: "
                   "tuples/s = N / (wall(N) - median wall(0 tuples)), %d tuples, acked runs "

@@ -20,11 +20,14 @@ none failed and no errors.
 
 With several --tempest binaries they run alternately (A, B, A, B, ...), and
 the table gives each one's median, range, and the median of the per-round
-ratios to the first binary.
+ratios to the first binary. With --engine-bench, every round first measures
+the machine's SPSC hand-off of 100-byte items (engine_bench's baseline, 5M
+items) and the table adds each rate's median ratio to its round's hand-off.
 
   bench/tempest_local_bench.py --tempest before=/path/cli/tempest \\
       --tempest after=build/release/cli/tempest [--reps 5] [--tuples 10000000]
-      [--modes unacked,acked] [--markdown OUT.md]
+      [--modes unacked,acked] [--engine-bench build/release/bench/engine_bench]
+      [--markdown OUT.md]
 """
 
 import argparse
@@ -59,6 +62,21 @@ def run_once(binary, mode, count):
     return wall
 
 
+BASELINE = re.compile(r"^rep 0: baseline ([0-9.]+)([kM])/s", re.M)
+
+
+def spsc_baseline(engine_bench):
+    """The same-run yardstick: engine_bench's SPSC hand-off of 100-byte items, items/s."""
+    proc = subprocess.run([engine_bench, "--reps", "1", "--tuples", "100000", "--latency-secs",
+                           "1", "--baseline-items", "5000000"], capture_output=True, text=True,
+                          timeout=RUN_LIMIT_SECS, check=False)
+    m = BASELINE.search(proc.stdout)
+    if proc.returncode != 0 or not m:
+        sys.exit("tempest_local_bench: %s gave no baseline (exit %d):\n%s%s" %
+                 (engine_bench, proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
+    return float(m.group(1)) * (1e6 if m.group(2) == "M" else 1e3)
+
+
 def fmt_rate(r):
     return "%.2fM/s" % (r / 1e6) if r >= 1e6 else "%.0fk/s" % (r / 1e3)
 
@@ -71,6 +89,8 @@ def main():
     ap.add_argument("--tuples", type=int, default=10_000_000,
                     help="tuples per unacked run; acked runs use half")
     ap.add_argument("--modes", default="unacked,acked")
+    ap.add_argument("--engine-bench", help="engine_bench binary: measure the same-run SPSC "
+                    "hand-off each round and report each rate's ratio to it")
     ap.add_argument("--markdown", help="also write the table to this file")
     args = ap.parse_args()
     binaries = []
@@ -79,7 +99,10 @@ def main():
         binaries.append((label or path, os.path.abspath(path)))
     modes = args.modes.split(",")
     walls = {}  # (label, mode, count) -> [wall]
+    spsc = []  # per round, items/s
     for rep in range(args.reps):
+        if args.engine_bench:
+            spsc.append(spsc_baseline(args.engine_bench))
         for mode in modes:
             n = args.tuples if mode == "unacked" else args.tuples // 2
             for label, path in binaries:
@@ -90,8 +113,9 @@ def main():
                       (rep, label, mode, n, walls[(label, mode, n)][-1],
                        walls[(label, mode, 0)][-1]), flush=True)
     lines = ["| tempest | mode | tuples/s median | range | rounds | vs %s (median of per-round "
-             "ratios) | start-up+stop (0 tuples) |" % binaries[0][0],
-             "|---|---|---|---|---|---|---|"]
+             "ratios) | start-up+stop (0 tuples) |%s" %
+             (binaries[0][0], " ratio to same-run SPSC (median) |" if spsc else ""),
+             "|---|---|---|---|---|---|---|%s" % ("---|" if spsc else "")]
     for mode in modes:
         n = args.tuples if mode == "unacked" else args.tuples // 2
         rates = {}
@@ -102,10 +126,13 @@ def main():
         for label, _ in binaries:
             r = rates[label]
             ratio = statistics.median([a / b for a, b in zip(r, first)])
-            lines.append("| %s | %s | %s | %s–%s | %d | %.2fx | %.3fs |" %
-                         (label, mode, fmt_rate(statistics.median(r)), fmt_rate(min(r)),
-                          fmt_rate(max(r)), len(r), ratio,
-                          statistics.median(walls[(label, mode, 0)])))
+            line = "| %s | %s | %s | %s–%s | %d | %.2fx | %.3fs |" % (
+                label, mode, fmt_rate(statistics.median(r)), fmt_rate(min(r)), fmt_rate(max(r)),
+                len(r), ratio, statistics.median(walls[(label, mode, 0)]))
+            if spsc:
+                line += " %.2fx (SPSC %s) |" % (statistics.median(
+                    [a / b for a, b in zip(r, spsc)]), fmt_rate(statistics.median(spsc)))
+            lines.append(line)
     table = "\n".join(lines) + "\n"
     print(table, end="")
     if args.markdown:
