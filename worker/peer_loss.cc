@@ -17,12 +17,12 @@ namespace {
 std::set<api::ComponentId> Reachable(const core::TopologyDef& def,
                                      const api::ComponentId& spout) {
   std::set<api::ComponentId> seen;
-  std::deque<api::ComponentId> todo{spout};
-  while (!todo.empty()) {
-    const api::ComponentId from = todo.front();
-    todo.pop_front();
+  std::deque<api::ComponentId> frontier{spout};
+  while (!frontier.empty()) {
+    const api::ComponentId from = frontier.front();
+    frontier.pop_front();
     for (const core::StreamDef& s : def.streams) {
-      if (s.from == from && seen.insert(s.to).second) todo.push_back(s.to);
+      if (s.from == from && seen.insert(s.to).second) frontier.push_back(s.to);
     }
   }
   return seen;
