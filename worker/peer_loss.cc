@@ -28,12 +28,11 @@ std::set<api::ComponentId> Reachable(const core::TopologyDef& def,
   return seen;
 }
 
-// The peers (outbox indexes) that run any of `tasks`.
-void MarkPeersOf(const std::vector<api::TaskId>& tasks, const RemoteRoutes& routes,
-                 std::vector<bool>& peers) {
-  for (api::TaskId t : tasks) {
-    const int peer = routes.WorkerOf(t.value());
-    if (peer >= 0 && static_cast<size_t>(peer) < peers.size()) peers[static_cast<size_t>(peer)] = true;
+// Marks the peer (outbox index) that runs `task`, if another worker does.
+void MarkPeerOf(int32_t task, const RemoteRoutes& routes, std::vector<bool>& peers) {
+  const int peer = routes.WorkerOf(task);
+  if (peer >= 0 && static_cast<size_t>(peer) < peers.size()) {
+    peers[static_cast<size_t>(peer)] = true;
   }
 }
 
@@ -55,16 +54,13 @@ std::vector<std::vector<SpoutTaskLane>> SpoutTasksByPeer(const WorkerContext& ct
   std::vector<std::vector<SpoutTaskLane>> by_peer(num_peers);
   if (!ctx.acking() || ctx.def == nullptr || ctx.layout == nullptr) return by_peer;
   std::vector<bool> acker_peers(num_peers, false);
-  for (int32_t t : ctx.acker_tasks) {
-    const int peer = routes.WorkerOf(t);
-    if (peer >= 0 && static_cast<size_t>(peer) < num_peers) acker_peers[static_cast<size_t>(peer)] = true;
-  }
+  for (int32_t t : ctx.acker_tasks) MarkPeerOf(t, routes, acker_peers);
   for (size_t t = 1; t < ctx.executor_by_task.size(); ++t) {
     Executor* e = ctx.executor_by_task[t];
     if (e == nullptr || e->kind() != Executor::Kind::kSpout || e->lane() == nullptr) continue;
     std::vector<bool> peers = acker_peers;
     for (const api::ComponentId& c : Reachable(*ctx.def, e->info().component)) {
-      MarkPeersOf(ctx.layout->TasksOf(c), routes, peers);
+      for (api::TaskId task : ctx.layout->TasksOf(c)) MarkPeerOf(task.value(), routes, peers);
     }
     for (size_t p = 0; p < num_peers; ++p) {
       if (peers[p]) by_peer[p].push_back(SpoutTaskLane{e->lane(), static_cast<int32_t>(t)});
