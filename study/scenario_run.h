@@ -85,6 +85,10 @@ class ScenarioRun final : private FaultTargets {
   double Now() const override;
   std::vector<StudyWorld::Worker> SpoutWorkers() const override;
   absl::Status KillTopologies() override;
+  // The kill after a run, for cleaning up: as KillTopologies, and a kill
+  // refused because the nimbus does not list the name yet is tried again, on
+  // its own, for up to 30 s.
+  absl::Status KillTopologiesAfterRun();
   absl::Status SubmitTopologies() override;
   void HoldProduction(bool held) override { producer_->Hold(held); }
   void ProduceBigRecords() override { producer_->UseBigKeys(); }
