@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/core/probe_table.h"
+
 namespace tempest::core {
 
 // What an acker must do after applying one message to the ledger.
@@ -60,7 +62,8 @@ struct ExpiredRoot {
 // entry stamped with the rotation epoch it was created in. Every message is
 // then a single probe that usually touches one cache line, and a rotation is
 // one sequential scan of the table (once per message timeout, 30 s by
-// default). Erasure uses backward shifting, so there are no tombstones.
+// default). Erasure uses backward shifting, so there are no tombstones
+// (core::ProbeTable, shared with the spout's RotatingIdMap).
 // The table grows at half load and never shrinks (the number of trees in
 // flight is bounded by topology.max.spout.pending).
 //
@@ -91,24 +94,16 @@ class AckLedger {
   std::vector<ExpiredRoot> Rotate();
 
   // Trees currently tracked.
-  size_t size() const { return size_; }
+  size_t size() const { return table_.size(); }
 
   // Starts loading the slot a later call for `root` will most likely touch:
   // an acker that sees a few messages ahead hides the cache miss of each
   // new tree's slot (its first message lands on a random line).
-  void Prefetch(uint64_t root) const {
-    const Slot* slot = &slots_[Home(root)];
-#if defined(__x86_64__)
-    // Not __builtin_prefetch: GCC may delete a loop whose only effect is it.
-    asm volatile("prefetcht0 %0" : : "m"(*slot));
-#else
-    __builtin_prefetch(slot);
-#endif
-  }
+  void Prefetch(uint64_t root) const { table_.Prefetch(root); }
 
  private:
   struct Slot {
-    uint64_t root;
+    uint64_t key;  // the tree's root id
     uint64_t value;
     int32_t spout_task;
     uint16_t epoch;  // Rotation count (mod 2^16) when created or last reset.
@@ -119,25 +114,10 @@ class AckLedger {
 
   // The slot of `root`, inserted (value 0, task unknown) if absent.
   size_t FindOrInsert(uint64_t root);
-  // The slot of `root`, or kNotFound.
-  size_t Find(uint64_t root) const;
   // Reports the tree in `index` if decided, and then erases it.
   AckResult SettleAt(size_t index);
-  void EraseAt(size_t index);
-  void Allocate(size_t capacity);
-  void Grow();
-  size_t Home(uint64_t root) const {
-    // Fibonacci hashing: root ids are random already, but a multiply keeps
-    // sequential ids (tests, custom spouts) from clustering.
-    return static_cast<size_t>((root * 0x9E3779B97F4A7C15ull) >> shift_);
-  }
 
-  static constexpr size_t kNotFound = ~size_t{0};
-
-  std::unique_ptr<Slot[]> slots_;
-  size_t mask_ = 0;
-  int shift_ = 64;
-  size_t size_ = 0;
+  ProbeTable<Slot> table_;
   uint16_t epoch_ = 0;
   const uint16_t buckets_;
 };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/core/probe_table.h"
 
 namespace tempest::core {
 
@@ -173,7 +174,7 @@ class RotatingMap {
 // RotatingMap's with the same number of buckets: an entry put or touched
 // expires on the `num_buckets`-th Rotate() after that.
 //
-// Storage (the same scheme as AckLedger): one open-addressing table with
+// Storage (core::ProbeTable, shared with AckLedger): one open-addressing table with
 // linear probing, key, value and the rotation epoch in one 32-byte slot, so
 // each operation is one probe that usually touches one cache line, where N
 // absl maps cost a control-byte line plus a slot line per bucket probed (and
@@ -193,69 +194,45 @@ class RotatingIdMap {
   explicit RotatingIdMap(int num_buckets = 2)
       : buckets_(static_cast<uint16_t>(std::max(num_buckets, 2))) {
     assert(num_buckets >= 2 && num_buckets < 0xffff);
-    Allocate(kInitialCapacity);
   }
 
   int num_buckets() const { return buckets_; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  size_t size() const { return table_.size(); }
+  bool empty() const { return table_.size() == 0; }
 
   // Inserts or replaces `key`; either way its timeout restarts.
   void Put(uint64_t key, const V& value) {
-    size_t i = Home(key);
-    for (; slots_[i].used; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) {
-        slots_[i].value = value;
-        slots_[i].epoch = epoch_;
-        return;
-      }
-    }
-    if ((size_ + 1) * 2 > mask_ + 1) {
-      Grow();
-      i = Home(key);
-      while (slots_[i].used) i = (i + 1) & mask_;
-    }
-    slots_[i] = Slot{key, value, epoch_, 1};
-    ++size_;
+    Slot& slot = table_.at(table_.FindOrInsert(key, Slot{}).first);
+    slot.value = value;
+    slot.epoch = epoch_;
   }
 
   // The value for `key`, or nullptr. Valid until the next modification.
   V* Find(uint64_t key) {
-    const size_t i = IndexOf(key);
-    return i == kNotFound ? nullptr : &slots_[i].value;
+    const size_t i = table_.IndexOf(key);
+    return i == Table::kNotFound ? nullptr : &table_.at(i).value;
   }
-  bool Contains(uint64_t key) const {
-    return const_cast<RotatingIdMap*>(this)->IndexOf(key) != kNotFound;
-  }
+  bool Contains(uint64_t key) const { return table_.IndexOf(key) != Table::kNotFound; }
 
   // Restarts `key`'s timeout. Returns false if absent.
   bool Touch(uint64_t key) {
-    const size_t i = IndexOf(key);
-    if (i == kNotFound) return false;
-    slots_[i].epoch = epoch_;
+    const size_t i = table_.IndexOf(key);
+    if (i == Table::kNotFound) return false;
+    table_.at(i).epoch = epoch_;
     return true;
   }
 
   // Removes `key` and returns its value, or nullopt if absent.
   std::optional<V> Remove(uint64_t key) {
-    const size_t i = IndexOf(key);
-    if (i == kNotFound) return std::nullopt;
-    const V value = slots_[i].value;
-    EraseAt(i);
+    const size_t i = table_.IndexOf(key);
+    if (i == Table::kNotFound) return std::nullopt;
+    const V value = table_.at(i).value;
+    table_.EraseAt(i);
     return value;
   }
 
   // Starts loading the slot a later call for `key` will most likely touch.
-  void Prefetch(uint64_t key) const {
-    const Slot* slot = &slots_[Home(key)];
-#if defined(__x86_64__)
-    // Not __builtin_prefetch: GCC deletes a loop whose only effect is that
-    // builtin (and drops write prefetches without -mprfchw).
-    asm volatile("prefetcht0 %0" : : "m"(*slot));
-#else
-    __builtin_prefetch(slot);
-#endif
-  }
+  void Prefetch(uint64_t key) const { table_.Prefetch(key); }
 
   // A tick: removes and returns (key, value) of every entry put or touched
   // `num_buckets` rotations ago. The caller acts on them after the scan, so
@@ -263,28 +240,15 @@ class RotatingIdMap {
   std::vector<std::pair<uint64_t, V>> Rotate() {
     ++epoch_;
     std::vector<std::pair<uint64_t, V>> expired;
-    // Ages are taken mod 2^16; every entry is removed once its age reaches
-    // buckets_ (< 2^16), so no age ever wraps.
-    for (size_t i = 0; i <= mask_;) {
-      const Slot& slot = slots_[i];
-      if (slot.used && static_cast<uint16_t>(epoch_ - slot.epoch) >= buckets_) {
-        expired.emplace_back(slot.key, slot.value);
-        // Backward shifting may move a not-yet-scanned entry into slot i
-        // (never behind it), so look at slot i again.
-        EraseAt(i);
-        continue;
-      }
-      ++i;
-    }
+    table_.EraseExpired(epoch_, buckets_,
+                        [&](const Slot& slot) { expired.emplace_back(slot.key, slot.value); });
     return expired;
   }
 
   // Calls fn(key, value) for every entry (in table order).
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    for (size_t i = 0; i <= mask_; ++i) {
-      if (slots_[i].used) fn(slots_[i].key, slots_[i].value);
-    }
+    table_.ForEachSlot([&](const Slot& slot) { fn(slot.key, slot.value); });
   }
 
  private:
@@ -295,55 +259,9 @@ class RotatingIdMap {
     uint8_t used;
   };
   static_assert(sizeof(Slot) <= 32);
-  static constexpr size_t kInitialCapacity = 1024;
-  static constexpr size_t kNotFound = ~size_t{0};
+  using Table = ProbeTable<Slot>;
 
-  size_t Home(uint64_t key) const {
-    // Fibonacci hashing: keeps sequential keys (tests, custom ids) spread.
-    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
-  }
-  size_t IndexOf(uint64_t key) {
-    for (size_t i = Home(key); slots_[i].used; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return i;
-    }
-    return kNotFound;
-  }
-  void EraseAt(size_t index) {
-    size_t hole = index;
-    for (size_t j = (index + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
-      const size_t home = Home(slots_[j].key);
-      // Entry j may move to `hole` unless its home lies cyclically in (hole, j].
-      if (((j - home) & mask_) >= ((j - hole) & mask_)) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
-    }
-    slots_[hole].used = 0;
-    --size_;
-  }
-  void Allocate(size_t capacity) {
-    slots_ = std::make_unique<Slot[]>(capacity);  // Value-initialised: all unused.
-    mask_ = capacity - 1;
-    shift_ = 64 - std::countr_zero(capacity);
-    size_ = 0;
-  }
-  void Grow() {
-    std::unique_ptr<Slot[]> old = std::move(slots_);
-    const size_t old_capacity = mask_ + 1;
-    Allocate(old_capacity * 2);
-    for (size_t i = 0; i < old_capacity; ++i) {
-      if (!old[i].used) continue;
-      size_t j = Home(old[i].key);
-      while (slots_[j].used) j = (j + 1) & mask_;
-      slots_[j] = old[i];
-      ++size_;
-    }
-  }
-
-  std::unique_ptr<Slot[]> slots_;
-  size_t mask_ = 0;
-  int shift_ = 64;
-  size_t size_ = 0;
+  Table table_;
   uint16_t epoch_ = 0;
   const uint16_t buckets_;
 };
