@@ -227,6 +227,22 @@ class WorkerTest : public ::testing::Test {
     return plans;
   }
 
+  // Starts B again on its plan (after the test took it away), waits until
+  // A's spout saw every tree acked, stops both and expects every seq in the
+  // verifier's log.
+  void RestartBAndExpectNothingLost(const WorkerPlan& pb, const TopologyOptions& o) {
+    b_ = MakeWorker(pb, Options());
+    ASSERT_TRUE(b_);
+    ASSERT_TRUE(b_->Start().ok());
+    EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(90)))
+        << "acked " << a_->Stats().acked << ", failed " << a_->Stats().failed;
+    EXPECT_TRUE(a_->Kill(seconds(2)).ok());
+    EXPECT_TRUE(b_->Kill(seconds(2)).ok());
+    const bolts::VerificationReport r = Verify(Logs(o), o.count);
+    EXPECT_EQ(r.missing, 0);
+    EXPECT_EQ(r.unique, o.count);
+  }
+
   std::vector<std::string> Logs(const TopologyOptions& o) {
     std::vector<std::string> logs;
     auto layout = core::TaskLayout::Create(MakeTopology(o, ""), o.ackers);
@@ -363,16 +379,7 @@ TEST_F(WorkerTest, RestartedWorkerIsReconnectedAndReplayLosesNothing) {
   // comes back on the same port.
   b_.reset();
   std::this_thread::sleep_for(milliseconds(300));
-  b_ = MakeWorker(pb, Options());
-  ASSERT_TRUE(b_);
-  ASSERT_TRUE(b_->Start().ok());
-  EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(90)))
-      << "acked " << a_->Stats().acked;
-  EXPECT_TRUE(a_->Kill(seconds(2)).ok());
-  EXPECT_TRUE(b_->Kill(seconds(2)).ok());
-  const bolts::VerificationReport r = Verify(Logs(o), o.count);
-  EXPECT_EQ(r.missing, 0);
-  EXPECT_EQ(r.unique, o.count);
+  RestartBAndExpectNothingLost(pb, o);
   // The client reconnected at least once.
   EXPECT_GE(MetricSum(*a_, "tempest_net_reconnects_total"), 1);
 }
@@ -396,16 +403,7 @@ TEST_F(WorkerTest, TreesOfALostWorkerAreFailedAtOnceNotAfterTheMessageTimeout) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - lost_at).count(),
               static_cast<long long>(o.timeout_secs));
   EXPECT_GE(MetricSum(*a_, "tempest_worker_peer_losses_total"), 1);
-  b_ = MakeWorker(pb, Options());
-  ASSERT_TRUE(b_);
-  ASSERT_TRUE(b_->Start().ok());
-  EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(90)))
-      << "acked " << a_->Stats().acked << ", failed " << a_->Stats().failed;
-  EXPECT_TRUE(a_->Kill(seconds(2)).ok());
-  EXPECT_TRUE(b_->Kill(seconds(2)).ok());
-  const bolts::VerificationReport r = Verify(Logs(o), o.count);
-  EXPECT_EQ(r.missing, 0);
-  EXPECT_EQ(r.unique, o.count);
+  RestartBAndExpectNothingLost(pb, o);
 }
 
 // Connects to 127.0.0.1:port, writes `bytes`, and waits (bounded) for the
