@@ -33,6 +33,7 @@ CommandSet RegisterCommands(CLI::App& app, GlobalOptions& globals) {
   RegisterWorkerCommand(app, set, globals);
   RegisterSupervisorCommand(app, set, globals);
   RegisterTopologyCommands(app, set, globals);
+  RegisterUpgradeCommand(app, set, globals);
   RegisterMonitorCommand(app, set, globals);
   RegisterStudyCommand(app, set);
   RegisterStormVerbs(app, set, globals);

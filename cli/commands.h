@@ -60,6 +60,8 @@ void RegisterWorkerCommand(CLI::App& app, CommandSet& set, GlobalOptions& global
 void RegisterNimbusCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterSupervisorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterTopologyCommands(CLI::App& app, CommandSet& set, GlobalOptions& globals);
+// `upgrade OLD NEW.yaml` (upgrade_command.cc).
+void RegisterUpgradeCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 // Storm's `monitor` (monitor_command.cc).
 void RegisterMonitorCommand(CLI::App& app, CommandSet& set, GlobalOptions& globals);
 void RegisterStudyCommand(CLI::App& app, CommandSet& set);

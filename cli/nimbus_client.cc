@@ -257,11 +257,34 @@ void NimbusClient::MarkNotReady(absl::Status& status) {
   status.SetPayload(kNotReadyPayload, absl::Cord("1"));
 }
 
-absl::StatusOr<std::string> NimbusClient::IdOf(const std::string& name) const {
+absl::StatusOr<std::optional<std::string>> NimbusClient::ListedId(const std::string& name) const {
   ASSIGN_OR_RETURN(const json summary, Get("/api/v1/topology/summary"));
   if (summary.contains("topologies") && summary["topologies"].is_array()) {
     for (const json& t : summary["topologies"]) {
-      if (t.value("name", "") == name) return t.value("id", "");
+      if (t.value("name", "") == name) return std::optional<std::string>(t.value("id", ""));
+    }
+  }
+  return std::optional<std::string>();
+}
+
+absl::StatusOr<std::string> NimbusClient::IdOf(const std::string& name) const {
+  ASSIGN_OR_RETURN(const std::optional<std::string> id, ListedId(name));
+  if (id.has_value()) return *id;
+  // A nimbus that has just rejoined the cluster (after a partition or a
+  // restart) answers reads from a view that may still be catching up; the
+  // leader's is the one a kill or rebalance acts on, so a name this one
+  // does not list is looked up there before it is called unknown.
+  absl::StatusOr<json> nimbuses = Get("/api/v1/nimbus/summary");
+  if (nimbuses.ok() && nimbuses->contains("nimbuses") && (*nimbuses)["nimbuses"].is_array()) {
+    for (const json& n : (*nimbuses)["nimbuses"]) {
+      if (!n.is_object() || n.value("status", "") != "Leader") continue;
+      const std::string host = n.value("host", "");
+      const int port = n.value("port", 0);
+      if (host.empty() || port <= 0 || absl::StrCat(host, ":", port) == address_) break;
+      absl::StatusOr<std::optional<std::string>> at_leader =
+          NimbusClient(host, port, token_, token_source_).ListedId(name);
+      if (at_leader.ok() && at_leader->has_value()) return **at_leader;
+      break;
     }
   }
   return absl::NotFoundError(absl::StrCat("no topology named '", name, "' on nimbus ", address_));

@@ -1,6 +1,7 @@
 #ifndef TEMPEST_CLI_NIMBUS_CLIENT_H_
 #define TEMPEST_CLI_NIMBUS_CLIENT_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,7 +51,8 @@ class NimbusClient {
   absl::StatusOr<nlohmann::json> Get(std::string_view path) const;
   absl::StatusOr<nlohmann::json> Post(std::string_view path, const nlohmann::json& body) const;
 
-  // The id of the topology called `name` (NotFound if none).
+  // The id of the topology called `name` (NotFound if none), as this nimbus
+  // lists it or, if it does not, as the leader does.
   absl::StatusOr<std::string> IdOf(const std::string& name) const;
 
   const std::string& address() const { return address_; }
@@ -62,6 +64,8 @@ class NimbusClient {
   static bool NotReady(const absl::Status& status);
 
  private:
+  // The id this nimbus's topology summary lists for `name`, if any.
+  absl::StatusOr<std::optional<std::string>> ListedId(const std::string& name) const;
   static constexpr char kNotReadyPayload[] = "tempest.cli/nimbus-not-ready";
   static void MarkNotReady(absl::Status& status);
 

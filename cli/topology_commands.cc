@@ -24,6 +24,7 @@
 #include "cli/cli_text.h"
 #include "cli/commands.h"
 #include "cli/nimbus_client.h"
+#include "cli/topology_submit.h"
 #include "common/api/component_registry.h"
 #include "common/core/flux/flux_loader.h"
 #include "common/core/log_text.h"
@@ -40,24 +41,7 @@ using json = nlohmann::json;
 // Upper bounds of the counts a user gives (workers, executors per component).
 constexpr int kMaxParallelism = 100000;
 
-struct SubmitOptions {
-  std::string topology;
-  std::string name;
-  bool inactive = false;
-  bool until_running = false;
-  int until_running_timeout_secs = 120;
-  int wait_for_nimbus_secs = 30;
-  std::string resources;  // directory shipped to the workers
-  std::string filter;     // --filter PROPS
-  bool env_filter = false;
-};
-
-// What one poll of a long wait saw: whether the wait is over, and a progress
-// text for the terminal.
-struct WaitPoll {
-  bool done = false;
-  std::string progress;
-};
+}  // namespace
 
 // Polls every 500 ms until `poll` says done, fails, or `timeout` passes. On
 // a terminal the progress text is shown on one stderr line that rewrites
@@ -94,6 +78,8 @@ absl::Status WaitWithProgress(std::chrono::seconds timeout,
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }
+
+namespace {
 
 // A worker that failed this many times in a row is not going to start by
 // itself: `submit --until-running` stops waiting for it.
@@ -154,6 +140,8 @@ absl::StatusOr<WaitPoll> PollRunning(const NimbusClient& client, const std::stri
   p.progress = RunningWaitReason(progress);
   return p;
 }
+
+}  // namespace
 
 // `submit --until-running`: polls every 500 ms for at most `timeout`,
 // printing why it waits each time the reason changes (one line each, on
@@ -303,6 +291,8 @@ json SubmitBody(const SubmitOptions& opts, const nimbus::SubmitRequest& request)
   return body;
 }
 
+namespace {
+
 int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
   nimbus::SubmitRequest request;
   if (int rc = ReadSubmitRequest(opts, globals, request); rc != 0) return rc;
@@ -328,6 +318,31 @@ int RunSubmit(const SubmitOptions& opts, const GlobalOptions& globals) {
 }
 
 int RunListWorkers(bool as_json, const NimbusClient& client, const json& topologies);
+
+// "~ NAME: rebalancing to assignment v3: 1 of 2 workers run it (kept 4,
+// moved 0, started 2, stopped 1 executors)" while some assigned worker does
+// not run the topology's newest assignment yet; empty otherwise.
+std::string ChangeInProgressLine(const json& t) {
+  const int applying = t.value("workersApplying", 0);
+  const int total = t.value("workersTotal", 0);
+  if (applying <= 0 || total <= 0) return "";
+  const json& change = t.contains("lastAssignmentChange") && t["lastAssignmentChange"].is_object()
+                           ? t["lastAssignmentChange"]
+                           : json::object();
+  const std::string reason = change.value("reason", "");
+  const char* doing = reason == "first"       ? "starting on"
+                      : reason == "rebalance" ? "rebalancing to"
+                                              : "moving executors to";
+  std::string line = absl::StrCat("~ ", t.value("name", ""), ": ", doing, " assignment v",
+                                  t.value("assignmentVersion", int64_t{0}), ": ",
+                                  total - applying, " of ", total, " workers run it");
+  if (!change.empty()) {
+    absl::StrAppend(&line, " (kept ", change.value("kept", 0), ", moved ", change.value("moved", 0),
+                    ", started ", change.value("started", 0), ", stopped ",
+                    change.value("stopped", 0), " executors)");
+  }
+  return line;
+}
 
 int RunList(bool as_json, bool workers, const GlobalOptions& globals) {
   absl::StatusOr<NimbusClient> client = NimbusClient::FromGlobals(globals);
@@ -366,6 +381,11 @@ int RunList(bool as_json, bool workers, const GlobalOptions& globals) {
                 t.value("name", "").c_str(), failing, failing == 1 ? "worker" : "workers",
                 static_cast<long long>(t.value("workerRestarts", int64_t{0})));
   }
+  // A rebalance or a move in progress, until every worker runs it.
+  for (const json& t : topologies) {
+    const std::string line = ChangeInProgressLine(t);
+    if (!line.empty()) std::printf("%s\n", line.c_str());
+  }
   return 0;
 }
 
@@ -374,7 +394,16 @@ struct WorkerRow {
   std::string host, supervisor, uptime = "-", state = "starting";
   int64_t pid = 0;  // 0: no worker beats on the slot
   int64_t restarts = 0;
+  int64_t assignment_version = 0;  // what the worker runs; 0: unknown
 };
+
+// "v3", or "v2 (applying v3)" while the worker has not taken the
+// topology's newest assignment yet (ADR 0031); "-" when unknown.
+std::string VersionCell(int64_t worker, int64_t topology) {
+  if (worker <= 0) return "-";
+  if (topology > worker) return absl::StrCat("v", worker, " (applying v", topology, ")");
+  return absl::StrCat("v", worker);
+}
 
 // The topology page's slots: every assigned one (executorStats), the beating
 // workers' pids and uptimes (workers) and the supervisors' records of the
@@ -393,6 +422,7 @@ std::map<std::pair<std::string, int>, WorkerRow> WorkerRowsOf(const json& page) 
     it->second.pid = w.value("pid", int64_t{0});
     it->second.uptime = w.value("uptime", "-");
     it->second.restarts = w.value("restarts", int64_t{0});
+    it->second.assignment_version = w.value("assignmentVersion", int64_t{0});
     it->second.state = "running";
   }
   for (const json& f : page.value("workerFailures", json::array())) {
@@ -417,11 +447,15 @@ int RunListWorkers(bool as_json, const NimbusClient& client, const json& topolog
     absl::StatusOr<json> page = client.Get(absl::StrCat("/api/v1/topology/", id));
     if (absl::IsNotFound(page.status())) continue;  // removed since the summary
     if (!page.ok()) return Fail(std::string(page.status().message()));
+    const int64_t version = page->value("assignmentVersion", int64_t{0});
     for (const auto& [slot, w] : WorkerRowsOf(*page)) {
       out.push_back(json{{"topology", t.value("name", "")}, {"topologyId", id},
                          {"host", w.host}, {"supervisorId", w.supervisor},
                          {"port", slot.second}, {"pid", w.pid > 0 ? json(w.pid) : json(nullptr)},
-                         {"uptime", w.uptime}, {"restarts", w.restarts}, {"state", w.state}});
+                         {"uptime", w.uptime}, {"restarts", w.restarts}, {"state", w.state},
+                         {"assignmentVersion", w.assignment_version > 0
+                                                   ? json(w.assignment_version)
+                                                   : json(nullptr)}});
       // The table keeps a line per worker; --json has the whole state.
       constexpr size_t kStateChars = 100;
       std::string state = w.state.size() > kStateChars
@@ -429,7 +463,8 @@ int RunListWorkers(bool as_json, const NimbusClient& client, const json& topolog
                               : w.state;
       rows.push_back({t.value("name", ""), w.host, w.supervisor.substr(0, 8),
                       absl::StrCat(slot.second), w.pid > 0 ? absl::StrCat(w.pid) : "-", w.uptime,
-                      absl::StrCat(w.restarts), std::move(state)});
+                      absl::StrCat(w.restarts), VersionCell(w.assignment_version, version),
+                      std::move(state)});
     }
   }
   if (as_json) {
@@ -442,7 +477,7 @@ int RunListWorkers(bool as_json, const NimbusClient& client, const json& topolog
     return 0;
   }
   std::fputs(FormatTable({"Topology_name", "Host", "Supervisor", "Port", "Pid", "Uptime",
-                          "Restarts", "State"},
+                          "Restarts", "Assignment", "State"},
                          rows)
                  .c_str(),
              stdout);

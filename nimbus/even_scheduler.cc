@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "nimbus/rebalance_plan.h"
+
 namespace tempest::nimbus {
 
 std::vector<WorkerSlot> SortSlots(std::vector<WorkerSlot> slots) {
@@ -57,6 +59,20 @@ ExecutorSlots ScheduleTopologyEvenly(const std::vector<ExecutorId>& executors, i
   return result;
 }
 
+namespace {
+
+// A stored placement that names ranges the topology no longer has was made
+// before a rebalance that changed its executors (applied by a leader that
+// did not live to write the assignment): it is planned as a rebalance too,
+// or its new ranges would wait for a free slot.
+bool PlannedAsRebalance(const TopologySchedulingInput& t, const std::set<ExecutorId>& known) {
+  if (t.rebalanced) return true;
+  return std::any_of(t.current.begin(), t.current.end(),
+                     [&](const auto& entry) { return !known.contains(entry.first); });
+}
+
+}  // namespace
+
 std::map<std::string, ExecutorSlots> ScheduleCluster(
     const std::vector<TopologySchedulingInput>& topologies,
     const std::vector<SupervisorSlots>& supervisors) {
@@ -68,14 +84,19 @@ std::map<std::string, ExecutorSlots> ScheduleCluster(
   for (const auto& t : topologies) order.push_back(&t);
   std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->id < b->id; });
 
-  // Alive part of each assignment: executors of the topology on live slots.
+  // Alive part of each assignment: executors of the topology on live slots
+  // (for a rebalance, the ranges before it: the planner needs them to keep
+  // tasks in their worker).
   std::map<std::string, ExecutorSlots> alive;
+  std::set<std::string> rebalanced;
   std::set<WorkerSlot> used;
   for (const auto* t : order) {
     const std::set<ExecutorId> known(t->executors.begin(), t->executors.end());
+    const bool rebalance = t->schedulable && PlannedAsRebalance(*t, known);
+    if (rebalance) rebalanced.insert(t->id);
     ExecutorSlots& a = alive[t->id];
     for (const auto& [executor, slot] : t->current) {
-      if (known.contains(executor) && all_slots.contains(slot)) {
+      if ((rebalance || known.contains(executor)) && all_slots.contains(slot)) {
         a[executor] = slot;
         used.insert(slot);
       }
@@ -88,7 +109,8 @@ std::map<std::string, ExecutorSlots> ScheduleCluster(
     const ExecutorSlots& a = alive[t->id];
     std::set<WorkerSlot> slots_in_use;
     for (const auto& [executor, slot] : a) slots_in_use.insert(slot);
-    const bool needs = a.size() < t->executors.size() ||
+    const bool rebalance = rebalanced.contains(t->id);
+    const bool needs = rebalance || a.size() < t->executors.size() ||
                        static_cast<int>(slots_in_use.size()) < t->num_workers;
     ExecutorSlots next = a;
     if (needs) {
@@ -96,7 +118,11 @@ std::map<std::string, ExecutorSlots> ScheduleCluster(
       for (const WorkerSlot& slot : all_slots) {
         if (!used.contains(slot)) free.push_back(slot);
       }
-      next = ScheduleTopologyEvenly(t->executors, t->num_workers, a, free);
+      // The slots a rebalance gives up stay in `used` for this round: a
+      // damaged record may name a slot another topology holds too, and
+      // freeing it here would hand it out twice. The next round offers them.
+      next = rebalance ? PlanRebalance(t->executors, t->num_workers, a, free, t->bolts)
+                       : ScheduleTopologyEvenly(t->executors, t->num_workers, a, free);
       for (const auto& [executor, slot] : next) used.insert(slot);
     }
     if (next != t->current) changed[t->id] = std::move(next);

@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ struct TopologySchedulingInput {
   std::vector<ExecutorId> executors;
   int num_workers = 1;
   ExecutorSlots current;  // the stored assignment (possibly on dead slots)
+  // The leader applied a rebalance of it this round: `current` is the
+  // placement before it, and PlanRebalance (rebalance_plan.h) places the
+  // executors as a change of it instead of anew.
+  bool rebalanced = false;
+  // Its bolt executors (not spouts, not ackers): a rebalance onto new
+  // workers moves these first (PlanRebalance).
+  std::set<ExecutorId> bolts;
   // false (a KILLED topology): its live slots stay taken, but it is never
   // scheduled and never reported as changed.
   bool schedulable = true;
@@ -62,8 +70,11 @@ struct SupervisorSlots {
 // the even scheduler): entries of current assignments on slots that no
 // longer exist are dropped, slots still in use stay taken, and every
 // topology that has unassigned executors or fewer workers than requested is
-// scheduled in id order over the slots left free. Returns only the
-// topologies whose assignment changed, with their whole new assignment.
+// scheduled in id order over the slots left free. A rebalanced topology (or
+// one whose stored placement names ranges it no longer has: a rebalance
+// applied by a leader that did not write its assignment) keeps its live
+// slots and is placed by PlanRebalance. Returns only the topologies whose
+// assignment changed, with their whole new assignment.
 std::map<std::string, ExecutorSlots> ScheduleCluster(
     const std::vector<TopologySchedulingInput>& topologies,
     const std::vector<SupervisorSlots>& supervisors);

@@ -57,13 +57,19 @@ bool KafkaLagCache::Fresh(const Entry& entry, core::Clock::TimePoint now) const 
   return now - entry.at < options_.ttl * (AnyFailed(entry.lag) ? kFailedTtlFactor : 1);
 }
 
-absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopology& topology) {
+absl::StatusOr<std::vector<spout::SpoutLagTarget>> KafkaLagCache::Targets(
+    const StoredTopology& topology) const {
   // Parsing the stored definition touches neither Kafka nor ZooKeeper.
   ASSIGN_OR_RETURN(core::TopologyDef def, core::LoadStoredTopology(topology.base));
   // As a worker resolves it: a spout naming no ZooKeeper keeps its offsets
   // in the cluster's.
   def.config.Set(api::kTempestClusterZookeeperConnect, options_.zk_connect);
-  Job job{topology.version, spout::KafkaSpoutsOf(def)};
+  return spout::KafkaSpoutsOf(def);
+}
+
+absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLagCache::Get(const StoredTopology& topology) {
+  ASSIGN_OR_RETURN(std::vector<spout::SpoutLagTarget> found, Targets(topology));
+  Job job{topology.version, std::move(found)};
   if (job.targets.empty()) return std::vector<spout::SpoutLag>{};
 
   absl::MutexLock lock(&mu_);

@@ -68,6 +68,9 @@ class KafkaLagCache {
   // One entry per KafkaSpout of `topology` (none: it has no KafkaSpout).
   // An error only when its stored definition does not load.
   absl::StatusOr<std::vector<spout::SpoutLag>> Get(const StoredTopology& topology);
+  // Each KafkaSpout of `topology` as its stored definition configures it,
+  // resolved as a worker resolves it; measures nothing.
+  absl::StatusOr<std::vector<spout::SpoutLagTarget>> Targets(const StoredTopology& topology) const;
 
  private:
   explicit KafkaLagCache(Options options);

@@ -230,6 +230,11 @@ absl::StatusOr<std::vector<spout::SpoutLag>> Nimbus::KafkaLag(const StoredTopolo
   return lag_cache_->Get(topology);
 }
 
+absl::StatusOr<std::vector<spout::SpoutLagTarget>> Nimbus::KafkaSpouts(
+    const StoredTopology& topology) {
+  return lag_cache_->Targets(topology);
+}
+
 absl::StatusOr<std::vector<NimbusPeer>> Nimbus::Nimbuses() {
   ASSIGN_OR_RETURN(std::vector<std::string> ids, session_->Children(store_->paths().Nimbuses()));
   std::sort(ids.begin(), ids.end());

@@ -139,7 +139,8 @@ class Nimbus {
   absl::StatusOr<v1::StormBase> Kill(const std::string& id, std::optional<int> wait_secs);
   // Storm's rebalance: REBALANCING now; after the wait (default: the
   // message timeout) the new worker/executor counts are applied, the
-  // topology is rescheduled from scratch and its previous status restored.
+  // executors are placed as a change of the current assignment
+  // (PlanRebalance) and the previous status is restored.
   absl::StatusOr<v1::StormBase> Rebalance(const std::string& id, const RebalanceRequest& request);
 
   // --- reads (any nimbus) ---
@@ -156,6 +157,8 @@ class Nimbus {
   absl::StatusOr<std::vector<NimbusPeer>> Nimbuses();
   // Each KafkaSpout's lag, measured from the log end (kafka_lag_cache.h).
   absl::StatusOr<std::vector<spout::SpoutLag>> KafkaLag(const StoredTopology& topology);
+  // Each KafkaSpout as its stored definition configures it (measures nothing).
+  absl::StatusOr<std::vector<spout::SpoutLagTarget>> KafkaSpouts(const StoredTopology& topology);
   int64_t launch_time_secs() const { return launch_time_secs_; }
   core::Clock& clock() const { return *options_.clock; }
   const net::HttpAuthPolicy& api_auth() const { return options_.api_auth; }
@@ -200,10 +203,10 @@ class Nimbus {
   // A round `event` calls for (unless stopping); a failure is logged.
   void ReconcileAfter(std::string_view event);
   // Removes a killed topology whose wait is over, or applies a due
-  // rebalance (adding it to `scratch`). False when `t` is gone.
+  // rebalance (adding it to `rebalanced`). False when `t` is gone.
   absl::StatusOr<bool> ApplyDueTransition(StoredTopology& t, int64_t now_secs,
-                                          std::set<std::string>* scratch);
-  absl::StatusOr<bool> FinishDueRebalance(StoredTopology& t, std::set<std::string>* scratch);
+                                          std::set<std::string>* rebalanced);
+  absl::StatusOr<bool> FinishDueRebalance(StoredTopology& t, std::set<std::string>* rebalanced);
   // Feeds the round's beats to the statistics windows.
   void RecordStatistics(const std::vector<StoredTopology>& topologies,
                         const std::map<std::string, v1::Assignment>& assignments,
@@ -217,13 +220,13 @@ class Nimbus {
   // Monitors liveness and schedules; fills the assignment of every
   // topology after the round and the beats it read.
   absl::Status Schedule(const std::vector<StoredTopology>& topologies,
-                        const std::set<std::string>& scratch,
+                        const std::set<std::string>& rebalanced,
                         std::map<std::string, v1::Assignment>* final_assignments,
                         std::map<std::string, std::vector<StoredBeat>>* beats);
   // One topology's scheduler input; records its assignment, dead slots and
   // beats in `round` and `beats`.
   absl::StatusOr<TopologySchedulingInput> ReadSchedulingInput(
-      const StoredTopology& t, bool from_scratch, SchedulingRound& round,
+      const StoredTopology& t, bool rebalanced, SchedulingRound& round,
       std::map<std::string, std::vector<StoredBeat>>* beats);
   // Liveness of one topology's executors (Storm's HeartbeatCache): adds the
   // slots that hold a dead executor to `dead_slots`.
@@ -232,13 +235,18 @@ class Nimbus {
                      int64_t now_secs, std::set<WorkerSlot>* dead_slots);
   // Stores the assignment of every topology the scheduler `changed` (and a
   // secret in a kept one that has none); fills `final_assignments`.
+  // `rebalanced`: the topologies whose rebalance this round applied (the
+  // reason their change records).
   absl::Status WriteAssignments(const std::vector<StoredTopology>& topologies,
                                 const std::map<std::string, v1::Assignment>& current,
                                 const std::map<std::string, ExecutorSlots>& changed,
+                                const std::set<std::string>& rebalanced,
                                 const std::map<std::string, std::string>& hosts, int64_t now_secs,
                                 std::map<std::string, v1::Assignment>* final_assignments);
   // A topology's stored assignment the scheduler left alone, given the
   // transport secret it should carry (and stored again if that changed it).
+  // Its version and last_change stay: no executor moved, so workers have
+  // nothing new to apply.
   absl::StatusOr<v1::Assignment> KeepAssignment(const StoredTopology& t,
                                                 const v1::Assignment& stored);
   // Deletes the workerbeats and published errors of topologies that no

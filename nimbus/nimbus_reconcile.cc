@@ -63,14 +63,14 @@ absl::Status Nimbus::Reconcile() {
   ASSIGN_OR_RETURN(std::vector<StoredTopology> topologies, store_->List());
   const int64_t now_secs = options_.clock->WallMillis() / 1000;
   std::vector<StoredTopology> remaining;
-  std::set<std::string> scratch;
+  std::set<std::string> rebalanced;
   for (StoredTopology& t : topologies) {
-    ASSIGN_OR_RETURN(const bool kept, ApplyDueTransition(t, now_secs, &scratch));
+    ASSIGN_OR_RETURN(const bool kept, ApplyDueTransition(t, now_secs, &rebalanced));
     if (kept) remaining.push_back(std::move(t));
   }
   std::map<std::string, v1::Assignment> assignments;
   std::map<std::string, std::vector<StoredBeat>> beats;
-  absl::Status scheduled = Schedule(remaining, scratch, &assignments, &beats);
+  absl::Status scheduled = Schedule(remaining, rebalanced, &assignments, &beats);
   if (scheduled.ok()) {
     if (absl::Status s = CleanWorkerBeats(remaining, assignments, beats); !s.ok()) {
       spdlog::warn("nimbus {}: cleaning workerbeats: {}", id_, std::string(s.message()));
@@ -82,7 +82,7 @@ absl::Status Nimbus::Reconcile() {
 }
 
 absl::StatusOr<bool> Nimbus::ApplyDueTransition(StoredTopology& t, int64_t now_secs,
-                                                std::set<std::string>* scratch) {
+                                                std::set<std::string>* rebalanced) {
   if (t.base.status() == v1::KILLED && t.base.remove_at_secs() <= now_secs) {
     RETURN_IF_ERROR(store_->Remove(t.id));
     cache_.ForgetTopology(t.id);
@@ -90,12 +90,13 @@ absl::StatusOr<bool> Nimbus::ApplyDueTransition(StoredTopology& t, int64_t now_s
     return false;
   }
   if (t.base.status() == v1::REBALANCING && t.base.rebalance_at_secs() <= now_secs) {
-    return FinishDueRebalance(t, scratch);
+    return FinishDueRebalance(t, rebalanced);
   }
   return true;
 }
 
-absl::StatusOr<bool> Nimbus::FinishDueRebalance(StoredTopology& t, std::set<std::string>* scratch) {
+absl::StatusOr<bool> Nimbus::FinishDueRebalance(StoredTopology& t,
+                                                std::set<std::string>* rebalanced) {
   absl::StatusOr<v1::StormBase> done = FinishRebalance(t.base);
   if (!done.ok()) {
     // Validated when requested, so this means a damaged record: give
@@ -111,7 +112,7 @@ absl::StatusOr<bool> Nimbus::FinishDueRebalance(StoredTopology& t, std::set<std:
   absl::Status s = store_->Update(t.id, *done, t.version);
   if (s.ok()) {
     t.base = *std::move(done);
-    scratch->insert(t.id);
+    rebalanced->insert(t.id);
     spdlog::info("nimbus {}: rebalanced {}: {} workers, {} executors", id_, t.id,
                  t.base.num_workers(), t.base.num_executors());
   } else if (absl::IsNotFound(s)) {

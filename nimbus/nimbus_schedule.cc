@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/api/ids.h"
 #include "common/core/status_macros.h"
 #include "common/net/transport_secret.h"
 #include "nimbus/even_scheduler.h"
 #include "nimbus/nimbus.h"
+#include "nimbus/rebalance_plan.h"
 #include "nimbus/transport_secrets.h"
 #include "spdlog/spdlog.h"
 #include "tempest/v1/cluster.pb.h"
@@ -34,16 +36,62 @@ namespace {
 
 std::string SlotName(const WorkerSlot& slot) { return absl::StrCat(slot.node, ":", slot.port); }
 
+// Where each executor of a stored assignment runs.
+ExecutorSlots PlacementOf(const v1::Assignment& a) {
+  ExecutorSlots placement;
+  for (const v1::ExecutorAssignment& e : a.executors()) {
+    placement[ExecutorId{e.start_task(), e.end_task()}] = WorkerSlot{e.node(), e.port()};
+  }
+  return placement;
+}
+
+// Why an assignment is written: "first" for a topology without one,
+// "rebalance" when the leader applied a rebalance of it this round or the
+// stored one names ranges the topology no longer has (a rebalance another
+// leader applied but did not assign), otherwise "reassignment" (dead
+// slots, vanished supervisors, slots that became free).
+std::string ChangeReason(const StoredTopology& t, const v1::Assignment* stored,
+                         bool rebalanced) {
+  if (stored == nullptr) return "first";
+  if (rebalanced) return "rebalance";
+  std::set<ExecutorId> known;
+  for (const v1::ExecutorRange& e : t.base.executors()) {
+    known.insert(ExecutorId{e.start_task(), e.end_task()});
+  }
+  for (const v1::ExecutorAssignment& e : stored->executors()) {
+    if (!known.contains(ExecutorId{e.start_task(), e.end_task()})) return "rebalance";
+  }
+  return "reassignment";
+}
+
+// The version and last_change of an assignment written over `stored`: one
+// more than the stored version (one written before versions existed counts
+// as 0), and the executors it keeps, moves, starts and stops.
+void SetVersionAndChange(const v1::Assignment* stored, const ExecutorSlots& placed,
+                         const std::string& reason, int64_t now_secs, v1::Assignment& next) {
+  next.set_version((stored != nullptr ? stored->version() : 0) + 1);
+  const PlacementDiff diff =
+      DiffPlacements(stored != nullptr ? PlacementOf(*stored) : ExecutorSlots{}, placed);
+  v1::AssignmentChange* change = next.mutable_last_change();
+  change->set_time_secs(now_secs);
+  change->set_reason(reason);
+  change->set_kept(diff.kept);
+  change->set_moved(diff.moved);
+  change->set_started(diff.started);
+  change->set_stopped(diff.stopped);
+}
+
 // The assignment of topology `id` the scheduler placed as `placed`:
 // executors that stay on their slot keep their start time, and the secret
 // is the one ReplacementTransportSecret settles on (kept by reassignment,
-// rebalance and another leader).
+// rebalance and another leader); its version and last_change follow
+// SetVersionAndChange.
 absl::StatusOr<v1::Assignment> NextAssignment(const std::string& id,
                                               const std::string& cluster_secret,
                                               const ExecutorSlots& placed,
                                               const v1::Assignment* stored,
                                               const std::map<std::string, std::string>& hosts,
-                                              int64_t now_secs) {
+                                              const std::string& reason, int64_t now_secs) {
   std::map<std::pair<ExecutorId, WorkerSlot>, int64_t> started;
   if (stored != nullptr) {
     for (const v1::ExecutorAssignment& e : stored->executors()) {
@@ -67,6 +115,7 @@ absl::StatusOr<v1::Assignment> NextAssignment(const std::string& id,
   ASSIGN_OR_RETURN(const std::optional<std::string> secret,
                    ReplacementTransportSecret(cluster_secret, id, next.transport_secret()));
   if (secret.has_value()) next.set_transport_secret(*secret);
+  SetVersionAndChange(stored, placed, reason, now_secs, next);
   return next;
 }
 
@@ -89,7 +138,7 @@ std::vector<SupervisorSlots> OfferedSlots(const std::vector<v1::SupervisorInfo>&
 }  // namespace
 
 absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
-                              const std::set<std::string>& scratch,
+                              const std::set<std::string>& rebalanced,
                               std::map<std::string, v1::Assignment>* final_assignments,
                               std::map<std::string, std::vector<StoredBeat>>* beats_out) {
   ASSIGN_OR_RETURN(const std::vector<v1::SupervisorInfo> supervisors, store_->ListSupervisors());
@@ -105,7 +154,7 @@ absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
   std::vector<TopologySchedulingInput> inputs;
   for (const StoredTopology& t : topologies) {
     ASSIGN_OR_RETURN(TopologySchedulingInput in,
-                     ReadSchedulingInput(t, scratch.contains(t.id), round, beats_out));
+                     ReadSchedulingInput(t, rebalanced.contains(t.id), round, beats_out));
     inputs.push_back(std::move(in));
   }
   const std::vector<SupervisorSlots> slots =
@@ -116,19 +165,27 @@ absl::Status Nimbus::Schedule(const std::vector<StoredTopology>& topologies,
                    options_.liveness.supervisor_timeout.count());
     }
   }
-  return WriteAssignments(topologies, round.current, ScheduleCluster(inputs, slots), hosts,
-                          round.now_secs, final_assignments);
+  return WriteAssignments(topologies, round.current, ScheduleCluster(inputs, slots), rebalanced,
+                          hosts, round.now_secs, final_assignments);
 }
 
 absl::StatusOr<TopologySchedulingInput> Nimbus::ReadSchedulingInput(
-    const StoredTopology& t, bool from_scratch, SchedulingRound& round,
+    const StoredTopology& t, bool rebalanced, SchedulingRound& round,
     std::map<std::string, std::vector<StoredBeat>>* beats_out) {
   TopologySchedulingInput in;
   in.id = t.id;
   in.num_workers = t.base.num_workers();
   in.schedulable = t.base.status() != v1::KILLED;
+  in.rebalanced = rebalanced;
+  std::set<std::string> spouts;
+  for (const v1::ComponentSummary& c : t.base.components()) {
+    if (c.spout()) spouts.insert(c.id());
+  }
   for (const v1::ExecutorRange& e : t.base.executors()) {
     in.executors.push_back(ExecutorId{e.start_task(), e.end_task()});
+    if (e.component() != api::kAckerComponentName && !spouts.contains(e.component())) {
+      in.bolts.insert(in.executors.back());
+    }
   }
   absl::StatusOr<std::optional<v1::Assignment>> a = store_->GetAssignment(t.id);
   if (absl::IsDataLoss(a.status())) {
@@ -137,17 +194,14 @@ absl::StatusOr<TopologySchedulingInput> Nimbus::ReadSchedulingInput(
   }
   RETURN_IF_ERROR(a.status());
   ASSIGN_OR_RETURN(std::vector<StoredBeat> beats, store_->ListWorkerBeats(t.id));
-  // Rebalance: the old assignment is ignored, so all its slots are free
-  // and every executor is placed again.
+  // A rebalanced topology's assignment is read as any other: the planner
+  // places its executors around it, and its dead slots move as in a
+  // reassignment.
   if (a->has_value()) {
     round.current[t.id] = **a;
-    if (!from_scratch) {
-      for (const v1::ExecutorAssignment& e : (*a)->executors()) {
-        in.current[ExecutorId{e.start_task(), e.end_task()}] = WorkerSlot{e.node(), e.port()};
-      }
-      if (in.schedulable) {
-        FindDeadSlots(t.id, **a, beats, round.now, round.now_secs, &round.dead_slots);
-      }
+    in.current = PlacementOf(**a);
+    if (in.schedulable) {
+      FindDeadSlots(t.id, **a, beats, round.now, round.now_secs, &round.dead_slots);
     }
   }
   (*beats_out)[t.id] = std::move(beats);
@@ -185,6 +239,7 @@ void Nimbus::FindDeadSlots(const std::string& topology_id, const v1::Assignment&
 absl::Status Nimbus::WriteAssignments(const std::vector<StoredTopology>& topologies,
                                       const std::map<std::string, v1::Assignment>& current,
                                       const std::map<std::string, ExecutorSlots>& changed,
+                                      const std::set<std::string>& rebalanced,
                                       const std::map<std::string, std::string>& hosts,
                                       int64_t now_secs,
                                       std::map<std::string, v1::Assignment>* final_assignments) {
@@ -198,11 +253,17 @@ absl::Status Nimbus::WriteAssignments(const std::vector<StoredTopology>& topolog
       (*final_assignments)[t.id] = std::move(kept);
       continue;
     }
-    ASSIGN_OR_RETURN(v1::Assignment next, NextAssignment(t.id, options_.cluster_secret, ch->second,
-                                                         stored, hosts, now_secs));
+    ASSIGN_OR_RETURN(
+        v1::Assignment next,
+        NextAssignment(t.id, options_.cluster_secret, ch->second, stored, hosts,
+                       ChangeReason(t, stored, rebalanced.contains(t.id)), now_secs));
     RETURN_IF_ERROR(store_->PutAssignment(t.id, next));
-    spdlog::info("nimbus {}: assigned {} of {} executors of {}", id_, next.executors_size(),
-                 t.base.num_executors(), t.id);
+    const v1::AssignmentChange& c = next.last_change();
+    spdlog::info(
+        "nimbus {}: assigned {} (version {}, {}): {} executors kept, {} moved, {} started, {} "
+        "stopped; {} of {} placed",
+        id_, t.id, next.version(), c.reason(), c.kept(), c.moved(), c.started(), c.stopped(),
+        next.executors_size(), t.base.num_executors());
     (*final_assignments)[t.id] = std::move(next);
   }
   return absl::OkStatus();

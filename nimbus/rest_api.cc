@@ -199,8 +199,12 @@ HttpResponse ClusterConfiguration(const Nimbus& nimbus, const HttpRequest& req) 
 }
 
 HttpResponse TopologyDetail(Nimbus& nimbus, const HttpRequest& req, const std::string& id) {
-  return StatsPage(nimbus, req, id, [&nimbus](const TopologyView& view) {
+  return StatsPage(nimbus, req, id, [&nimbus](const TopologyView& read) {
     const ClusterConfigRef cluster{&nimbus.config(), &nimbus.config_origins()};
+    TopologyView view = read;
+    // A definition that does not load has no spouts to show.
+    absl::StatusOr<std::vector<spout::SpoutLagTarget>> spouts = nimbus.KafkaSpouts(view.topology);
+    if (spouts.ok()) view.kafka_spouts = *std::move(spouts);
     return HttpResponse::Json(200, RenderTopologyDetail(view, NowSecs(nimbus), cluster));
   });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +29,38 @@ int FailingWorkers(const TopologyView& view) {
   for (const StoredWorkerFailure* f : CurrentFailures(view)) n += f->failing ? 1 : 0;
   return n;
 }
+
+// Assigned slots whose worker does not report running the newest
+// assignment yet: no beat (starting or restarting) or an older version.
+int WorkersApplying(const TopologyView& view) {
+  if (!view.assignment.has_value()) return 0;
+  std::set<std::pair<std::string, int>> behind;  // supervisor id, port
+  for (const auto& e : view.assignment->executors()) behind.insert({e.node(), e.port()});
+  for (const StoredBeat* b : CurrentBeats(view)) {
+    if (b->beat.assignment_version() >= view.assignment->version()) {
+      behind.erase({b->slot.node, b->slot.port});
+    }
+  }
+  return static_cast<int>(behind.size());
+}
+
+// assignmentVersion (0 before the first assignment), workersApplying, and
+// lastAssignmentChange: what its last write changed (null without one).
+void AddAssignmentFields(const TopologyView& view, json& body) {
+  body["assignmentVersion"] = view.assignment.has_value() ? view.assignment->version() : 0;
+  body["workersApplying"] = WorkersApplying(view);
+  if (!view.assignment.has_value() || !view.assignment->has_last_change()) {
+    body["lastAssignmentChange"] = nullptr;
+    return;
+  }
+  const v1::AssignmentChange& c = view.assignment->last_change();
+  body["lastAssignmentChange"] = json{{"time", c.time_secs() * 1000},
+                                      {"reason", c.reason()},
+                                      {"kept", c.kept()},
+                                      {"moved", c.moved()},
+                                      {"started", c.started()},
+                                      {"stopped", c.stopped()}};
+}
 }  // namespace
 
 json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
@@ -43,7 +76,7 @@ json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
                          {"failed", totals.failed},
                          {"completeLatency", LatencyMs(totals.p99_us)},
                          {"completeLatencyP99Us", totals.p99_us}};
-  return json{{"id", t.id},
+  json row{{"id", t.id},
               {"name", t.base.name()},
               {"status", std::string(TopologyStatusName(t.base.status()))},
               {"uptime", PrettyUptime(uptime)},
@@ -63,6 +96,8 @@ json TopologyTotalsJson(const TopologyView& view, int64_t now_secs) {
               {"workerRestarts", TopologyRestarts(view)},
               {"failingWorkers", FailingWorkers(view)},
               {"topologyStats", json::array({all_time})}};
+  AddAssignmentFields(view, row);
+  return row;
 }
 
 std::string PrettyUptime(int64_t secs) {

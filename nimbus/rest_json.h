@@ -26,7 +26,9 @@ std::string PrettyUptime(int64_t secs);
 // The fields a topology's row and page share: id, name, status, uptime,
 // counts of tasks, executors and workers, owner, and the running totals
 // of its current workers' slots (emitted, acked, failed, p99 complete
-// latency, workerRestarts, and topologyStats with their all-time window).
+// latency, workerRestarts, and topologyStats with their all-time window),
+// and the assignment: assignmentVersion, workersApplying (assigned workers
+// not running it yet) and lastAssignmentChange.
 nlohmann::json TopologyTotalsJson(const TopologyView& view, int64_t now_secs);
 
 }  // namespace tempest::nimbus

@@ -38,6 +38,9 @@ struct TopologyView {
   // Each KafkaSpout's lag as nimbus measured it (Nimbus::KafkaLag); filled
   // for the lag page and /metrics.
   std::vector<spout::SpoutLag> kafka_lag;
+  // Each KafkaSpout as its definition configures it (Nimbus::KafkaSpouts);
+  // filled for the topology page, where `tempest upgrade` reads them.
+  std::vector<spout::SpoutLagTarget> kafka_spouts;
 };
 
 // The cluster as the summaries and /metrics read it. `supervisors` and each

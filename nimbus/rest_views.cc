@@ -303,6 +303,9 @@ json WorkersJson(const TopologyView& view, const std::vector<const StoredBeat*>&
              {"executors", ex},
              // The worker's own pid, from its beat (for `tempest list --workers`).
              {"pid", b->beat.pid()},
+             // The assignment version it runs: an operator sees which workers
+             // have applied a change (0: a worker older than versions).
+             {"assignmentVersion", b->beat.assignment_version()},
              {"emitted", b->beat.emitted()},
              {"acked", b->beat.acked()},
              {"failed", b->beat.failed()},
@@ -372,6 +375,22 @@ void AddDebugFields(const json& configuration, json& body) {
   body["samplingPct"] = debug ? 100 : 0;
 }
 
+// kafkaSpouts: where each KafkaSpout reads and keeps its offsets.
+json KafkaSpoutsJson(const TopologyView& view) {
+  json out = json::array();
+  for (const spout::SpoutLagTarget& t : view.kafka_spouts) {
+    const spout::KafkaSpoutConfig& c = t.config;
+    json s = {{"spoutId", t.component},        {"topics", c.topics},
+              {"offsetsIn", c.offsets_in_kafka() ? "kafka" : "zookeeper"},
+              {"zkConnect", t.zk_connect},     {"zkRoot", c.zk_root},
+              {"id", c.id},                    {"groupId", c.group_id},
+              {"bootstrapServers", c.bootstrap_servers}};
+    if (!t.status.ok()) s["errorInfo"] = std::string(t.status.message());
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
@@ -390,6 +409,7 @@ std::string RenderTopologyDetail(const TopologyView& view, int64_t now_secs,
   body["executorStats"] = ExecutorStatsJson(view);
   body["workers"] = WorkersJson(view, beats, now_secs);
   body["workerFailures"] = WorkerFailuresJson(view, now_secs);
+  body["kafkaSpouts"] = KafkaSpoutsJson(view);
   AddStateFields(view.topology.base, now_secs, body);
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -86,6 +86,10 @@ absl::Status FaultInjector::Inject() {
       return RevokeOffsetAcls();
     case FaultKind::kZkMisconfigured:
       return Misconfigure();
+    case FaultKind::kRebalance:
+      return targets_.RebalanceTopologies(kRebalancedExecutors);
+    case FaultKind::kUpgrade:
+      return targets_.UpgradeTopologies();
     default:  // the partitions (NeedsHosts), injected above
       break;
   }
@@ -363,8 +367,11 @@ absl::Status FaultInjector::Undo() {
       break;
     case FaultKind::kZkAclRevoked:
       return RestoreOffsetAcls();
+    case FaultKind::kRebalance:
+      return targets_.RebalanceTopologies(1);
     case FaultKind::kKillWorker:
     case FaultKind::kRestartTopology:
+    case FaultKind::kUpgrade:
     case FaultKind::kZkMisconfigured:  // nothing left to undo
     default:                           // the partitions: HealPartition
       break;

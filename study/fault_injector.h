@@ -66,6 +66,13 @@ class FaultTargets {
   virtual absl::Status WaitSpoutsRunning(std::chrono::seconds timeout) = 0;
   // Partitions: every worker of the scenario's topologies (spouts or not).
   virtual std::vector<StudyWorld::Worker> TopologyWorkers() const = 0;
+  // rebalance: `tempest rebalance NAME -w 0 -e transform=EXECUTORS` for
+  // every topology, then waits until each one's workers run the new
+  // assignment (PipelineRebalancer).
+  virtual absl::Status RebalanceTopologies(int executors) = 0;
+  // upgrade: `tempest upgrade NAME COPY.yaml` for every topology at once
+  // (PipelineUpgrader); from then on the topologies are the copies.
+  virtual absl::Status UpgradeTopologies() = 0;
 };
 
 // What a partition fault cut, for the scenario to measure against: the hosts
@@ -86,7 +93,7 @@ struct PartitionCut {
 // signals and restarts the world's child processes). `world` is not touched
 // by the faults that only switch the transform or the topologies
 // (bolt-failures, slow-bolt, restart-topology, retention, kill-worker,
-// zk-misconfigured), so it may be null for those.
+// zk-misconfigured, rebalance, upgrade), so it may be null for those.
 class FaultInjector {
  public:
   FaultInjector(StudyWorld* world, FaultKind kind, const FaultPlan& plan,

@@ -46,6 +46,7 @@ std::string ConfigYaml(const PipelineSpec& spec) {
 
 // The KafkaSpout reading the scenario's topic under the pipeline's guarantee.
 std::string SpoutYaml(const PipelineSpec& spec) {
+  const std::string& spout_id = spec.spout_id.empty() ? spec.name : spec.spout_id;
   std::string zk_servers;
   for (const std::string& s : spec.zk_servers) {
     absl::StrAppend(&zk_servers, zk_servers.empty() ? "" : ", ", YamlQuoted(s));
@@ -61,7 +62,7 @@ std::string SpoutYaml(const PipelineSpec& spec) {
       "      - {name: topics, value: ", YamlQuoted(spec.topic), "}\n",
       "      - {name: zkServers, value: [", zk_servers, "]}\n",
       "      - {name: zkRoot, value: ", YamlQuoted(spec.zk_root), "}\n",
-      "      - {name: id, value: ", YamlQuoted(spec.name), "}\n",
+      "      - {name: id, value: ", YamlQuoted(spout_id), "}\n",
       "      - {name: processingGuarantee, value: ", SpoutGuarantee(spec.guarantee), "}\n",
       "      - {name: startOffsetTime, value: -2}\n"
       "      - {name: stateUpdateIntervalMs, value: 500}\n");
@@ -74,7 +75,8 @@ std::string BoltsYaml(const PipelineSpec& spec) {
       "bolts:\n"
       "  - id: transform\n"
       "    className: tempest.IdentityBolt\n"
-      "    parallelism: 1\n"
+      "    parallelism: 1\n",
+      spec.transform_tasks > 0 ? absl::StrCat("    numTasks: ", spec.transform_tasks, "\n") : "",
       "    properties:\n"
       "      - {name: fields, value: [topic, partition, offset, key, value]}\n"
       "      - {name: failFraction, value: ",
@@ -133,6 +135,7 @@ PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
   if (scenario.fault == FaultKind::kBoltFailures) spec.fail_fraction = scenario.fail_fraction;
   if (scenario.fault == FaultKind::kSlowBolt) spec.delay_micros = scenario.delay_ms * 1000;
   if (scenario.fault == FaultKind::kZkAclRevoked) spec.zk_auth_payload = site.spout_credentials;
+  if (scenario.fault == FaultKind::kRebalance) spec.transform_tasks = kRebalancedExecutors;
   return spec;
 }
 

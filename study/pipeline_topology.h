@@ -31,6 +31,12 @@ struct PipelineSpec {
   std::string fault_switch_file;
   double fail_fraction = 0;
   int64_t delay_micros = 0;
+  // The transform's tasks (0: one per executor). rebalance gives it
+  // kRebalancedExecutors tasks on one executor, so that it can be split.
+  int transform_tasks = 0;
+  // The spout's id (its offsets' node under zk_root); empty: `name`. An
+  // upgrade's copy keeps the original's, so its offsets stay in place.
+  std::string spout_id;
   uint64_t seed = 1;
   // storm.zookeeper.session.timeout of the topology, so that the spout's
   // own ZooKeeper session times out like the world's daemons (0: not set).
@@ -56,7 +62,8 @@ struct PipelineSite {
 // ("study-<scenario>-alo"), its sink logs under site.dir/<guarantee>/ (the
 // at-least-once one also feeds an effectively-once sink), and the transform's
 // fault settings for bolt-failures and slow-bolt; under zk-acl-revoked the
-// spout authenticates with site.spout_credentials. Pure; any thread.
+// spout authenticates with site.spout_credentials; under rebalance the
+// transform has kRebalancedExecutors tasks. Pure; any thread.
 PipelineSpec PipelineFor(const Scenario& scenario, const std::string& guarantee,
                          const PipelineSite& site);
 

@@ -200,12 +200,42 @@ void AppendCommitPath(const StudyResults& r, std::string& md) {
   md.append("\n");
 }
 
-// The partition scenarios' figures against their bounds, one row per run,
-// each bounded cell "value (bound) pass|FAIL", an unbounded one its value.
+// A bounds table's header: scenario, guarantee and one column per figure.
+template <size_t N>
+void AppendBoundHeader(const char* const (&figures)[N], std::string& md) {
+  md.append("| scenario | guarantee |");
+  for (const char* f : figures) absl::StrAppend(&md, " ", f, " |");
+  md.append("\n|---|---|");
+  for (size_t i = 0; i < N; ++i) md.append("---|");
+  md.append("\n");
+}
+
+// One run's row of a bounds table: each bounded cell "value (bound)
+// pass|FAIL", an unbounded one its value, a figure the run lacks empty.
+template <size_t N>
+void AppendBoundRow(const RunResult& run, const char* const (&figures)[N], std::string& md) {
+  absl::StrAppend(&md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee), " |");
+  for (const char* f : figures) {
+    auto b = std::find_if(run.bounds.begin(), run.bounds.end(),
+                          [&](const BoundCheck& c) { return c.figure == f; });
+    if (b == run.bounds.end()) {
+      md.append("  |");
+    } else if (b->bound == "none" || b->bound == "n/a") {
+      absl::StrAppend(&md, " ", Cell(b->value), " |");
+    } else {
+      absl::StrAppend(&md, " ", Cell(b->value), " (", Cell(b->bound), ") ",
+                      b->pass ? "pass" : "**FAIL**", " |");
+    }
+  }
+  md.append("\n");
+}
+
+// The partition scenarios' figures against their bounds, one row per run.
 void AppendBounds(const StudyResults& r, std::string& md) {
-  const bool any = std::any_of(r.runs.begin(), r.runs.end(),
-                               [](const RunResult& run) { return !run.bounds.empty(); });
-  if (!any) return;
+  auto partition = [](const RunResult& run) {
+    return !run.bounds.empty() && !run.rebalance.has_value() && !run.upgrade.has_value();
+  };
+  if (std::none_of(r.runs.begin(), r.runs.end(), partition)) return;
   md.append(
       "## Bounds (partition scenarios)\n\n"
       "Each figure of a multi-host run against its bound: lost (at-least-once: none), "
@@ -218,27 +248,73 @@ void AppendBounds(const StudyResults& r, std::string& md) {
   static constexpr const char* kFigures[] = {
       "lost", "duplicated", "effectively-once lost", "effectively-once duplicated",
       "zombie commits", "time to fence (s)", "time to recover (s)", "old leader's writes"};
-  md.append("| scenario | guarantee |");
-  for (const char* f : kFigures) absl::StrAppend(&md, " ", f, " |");
-  md.append("\n|---|---|");
-  for (size_t i = 0; i < std::size(kFigures); ++i) md.append("---|");
-  md.append("\n");
+  AppendBoundHeader(kFigures, md);
   for (const RunResult& run : r.runs) {
-    if (run.bounds.empty()) continue;
-    absl::StrAppend(&md, "| ", Cell(run.scenario), " | ", Cell(run.guarantee), " |");
-    for (const char* f : kFigures) {
-      auto b = std::find_if(run.bounds.begin(), run.bounds.end(),
-                            [&](const BoundCheck& c) { return c.figure == f; });
-      if (b == run.bounds.end()) {
-        md.append("  |");
-      } else if (b->bound == "none" || b->bound == "n/a") {
-        absl::StrAppend(&md, " ", Cell(b->value), " |");
-      } else {
-        absl::StrAppend(&md, " ", Cell(b->value), " (", Cell(b->bound), ") ",
-                        b->pass ? "pass" : "**FAIL**", " |");
-      }
-    }
-    md.append("\n");
+    if (!partition(run)) continue;
+    AppendBoundRow(run, kFigures, md);
+  }
+  md.append("\n");
+}
+
+// rebalance-under-load's figures against their bounds, one row per run.
+void AppendRebalance(const StudyResults& r, std::string& md) {
+  auto rebalanced = [](const RunResult& run) { return run.rebalance.has_value(); };
+  if (std::none_of(r.runs.begin(), r.runs.end(), rebalanced)) return;
+  md.append(
+      "## Rebalance under load\n\n"
+      "Each run's figures against their bounds while its transform was rebalanced from 1 to 2 "
+      "executors and back (`tempest rebalance -w 0`): lost (none), duplicated (at-most-once: "
+      "none; otherwise at most what the spout read above its last commit), the "
+      "effectively-once sink's lost and duplicated (none), zombie commits (none), both "
+      "rebalances applied, every worker kept and none restarted (the transform's worker "
+      "regroups it in place); each rebalance's settling time and the longest output gap, "
+      "overall and after each rebalance, are reported. "
+      "See docs/study-guide.md, "
+      "\"rebalance-under-load\".\n\n");
+  static constexpr const char* kFigures[] = {"lost",
+                                             "duplicated",
+                                             "effectively-once lost",
+                                             "effectively-once duplicated",
+                                             "zombie commits",
+                                             "rebalances applied",
+                                             "settle (s)",
+                                             "workers kept",
+                                             "workers restarted",
+                                             "longest output gap (s)",
+                                             "output gap per rebalance (s)"};
+  AppendBoundHeader(kFigures, md);
+  for (const RunResult& run : r.runs) {
+    if (!rebalanced(run)) continue;
+    AppendBoundRow(run, kFigures, md);
+  }
+  md.append("\n");
+}
+
+// upgrade-under-load's figures against their bounds, one row per run.
+void AppendUpgrade(const StudyResults& r, std::string& md) {
+  auto upgraded = [](const RunResult& run) { return run.upgrade.has_value(); };
+  if (std::none_of(r.runs.begin(), r.runs.end(), upgraded)) return;
+  md.append(
+      "## Upgrade under load\n\n"
+      "Each run's figures against their bounds while `tempest upgrade` replaced its pipeline by "
+      "a copy of itself under another name: lost (none), duplicated (at-most-once: none; "
+      "otherwise at most what the spout read above its last commit), the effectively-once "
+      "sink's lost and duplicated (none), zombie commits (none: one owner per partition), the "
+      "upgrade applied; the command's own output gap and the old topology's drain within it, "
+      "and the longest output gap the sink saw from the upgrade on, are reported. See "
+      "docs/study-guide.md, \"upgrade-under-load\".\n\n");
+  static constexpr const char* kFigures[] = {"lost",
+                                             "duplicated",
+                                             "effectively-once lost",
+                                             "effectively-once duplicated",
+                                             "zombie commits",
+                                             "upgrades applied",
+                                             "command's output gap (s)",
+                                             "old topology's drain (s)",
+                                             "longest output gap (s)"};
+  AppendBoundHeader(kFigures, md);
+  for (const RunResult& run : r.runs) {
+    if (upgraded(run)) AppendBoundRow(run, kFigures, md);
   }
   md.append("\n");
 }
@@ -346,6 +422,8 @@ std::string ReportMarkdown(const StudyResults& r, const std::vector<std::string>
   AppendRanges(r, md);
   AppendCommitPath(r, md);
   AppendBounds(r, md);
+  AppendRebalance(r, md);
+  AppendUpgrade(r, md);
   AppendViolations(r, verdict, md);
   AppendNotTested(r, verdict, md);
   AppendCharts(charts, charts_error, timeline_of, md);

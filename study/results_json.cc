@@ -77,6 +77,34 @@ Json CommitPathToJson(const std::optional<CommitPathFigures>& commit_path) {
               {"readings", c.readings}};
 }
 
+// rebalance-under-load's workers, moves and output gap.
+Json RebalanceToJson(const RebalanceFigures& f) {
+  Json settle = Json::array();
+  for (double s : f.settle_s) settle.push_back(Number(s));
+  Json moved = Json::array();
+  for (double s : f.moved_at_s) moved.push_back(Number(s));
+  Json gaps = Json::array();
+  for (double g : f.gaps_s) gaps.push_back(Number(g));
+  return Json{{"workers_before", f.workers_before},
+              {"restarted", f.restarted},
+              {"kept", f.kept},
+              {"applied", f.applied},
+              {"settle_s", std::move(settle)},
+              {"moved_at_s", std::move(moved)},
+              {"gaps_s", std::move(gaps)},
+              {"output_gap_s", OptionalNumber(f.output_gap_s)}};
+}
+
+// upgrade-under-load's command and output gap.
+Json UpgradeToJson(const UpgradeFigures& f) {
+  return Json{{"applied", f.applied},
+              {"at_s", Number(f.at_s)},
+              {"took_s", Number(f.took_s)},
+              {"command_gap_s", OptionalNumber(f.command_gap_s)},
+              {"drain_s", OptionalNumber(f.drain_s)},
+              {"output_gap_s", OptionalNumber(f.output_gap_s)}};
+}
+
 // A partition scenario's fence, recovery and bounds, appended to `j`.
 void AddPartitionFigures(const RunResult& run, Json& j) {
   j["fence_expected"] = run.fence_expected;
@@ -129,6 +157,8 @@ Json RunToJson(const RunResult& run) {
   j["quiesced"] = run.quiesced;
   j["dedup_sink"] = DedupSinkToJson(run.dedup_sink);
   j["commit_path"] = CommitPathToJson(run.commit_path);
+  if (run.rebalance.has_value()) j["rebalance"] = RebalanceToJson(*run.rebalance);
+  if (run.upgrade.has_value()) j["upgrade"] = UpgradeToJson(*run.upgrade);
   // Partition scenarios (multi-host) only: their fence, recovery and bounds.
   if (!run.bounds.empty()) AddPartitionFigures(run, j);
   j["not_tested"] = run.not_tested;
@@ -373,6 +403,66 @@ absl::Status ReadDedupSink(const Json& j, const std::string& where, RunResult& r
   return absl::OkStatus();
 }
 
+// A list of numbers under `key` of `j` (read through `d`); absent: none.
+void ReadNumbers(const Json& j, FieldReader& d, const char* key, std::vector<double>* out) {
+  if (!j.contains(key)) return;
+  const Json* list = d.Array(key);
+  if (list == nullptr) return;
+  for (const Json& v : *list) {
+    if (!v.is_number()) {
+      d.Fail(absl::StrCat("\"", key, "\" must hold numbers, got ", FieldReader::Describe(v)));
+      return;
+    }
+    out->push_back(v.get<double>());
+  }
+}
+
+// `rebalance`: an object, or null or absent (every scenario but
+// rebalance-under-load).
+absl::Status ReadRebalance(const Json& j, const std::string& where, RunResult& run) {
+  auto it = j.find("rebalance");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"rebalance\" must be an object or null, got ", FieldReader::Describe(*it)));
+  }
+  RebalanceFigures f;
+  FieldReader d(*it, absl::StrCat(where, ": rebalance"));
+  d.Int("workers_before", &f.workers_before);
+  d.Int("restarted", &f.restarted);
+  d.Int("kept", &f.kept);
+  d.Int("applied", &f.applied);
+  d.OptionalDouble("output_gap_s", &f.output_gap_s);
+  ReadNumbers(*it, d, "settle_s", &f.settle_s);
+  ReadNumbers(*it, d, "moved_at_s", &f.moved_at_s);
+  ReadNumbers(*it, d, "gaps_s", &f.gaps_s);
+  RETURN_IF_ERROR(d.status());
+  run.rebalance = std::move(f);
+  return absl::OkStatus();
+}
+
+// `upgrade`: an object, or null or absent (every scenario but
+// upgrade-under-load).
+absl::Status ReadUpgrade(const Json& j, const std::string& where, RunResult& run) {
+  auto it = j.find("upgrade");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"upgrade\" must be an object or null, got ", FieldReader::Describe(*it)));
+  }
+  UpgradeFigures f;
+  FieldReader d(*it, absl::StrCat(where, ": upgrade"));
+  d.Int("applied", &f.applied);
+  d.Double("at_s", &f.at_s);
+  d.Double("took_s", &f.took_s);
+  d.OptionalDouble("command_gap_s", &f.command_gap_s);
+  d.OptionalDouble("drain_s", &f.drain_s);
+  d.OptionalDouble("output_gap_s", &f.output_gap_s);
+  RETURN_IF_ERROR(d.status());
+  run.upgrade = std::move(f);
+  return absl::OkStatus();
+}
+
 // `commit_path`: an object, or null or absent.
 absl::Status ReadCommitPath(const Json& j, const std::string& where, RunResult& run) {
   auto it = j.find("commit_path");
@@ -562,6 +652,8 @@ absl::StatusOr<RunResult> RunFromJson(const Json& j, size_t index) {
   RETURN_IF_ERROR(f.status());
   RETURN_IF_ERROR(ReadDedupSink(j, where, run));
   RETURN_IF_ERROR(ReadCommitPath(j, where, run));
+  RETURN_IF_ERROR(ReadRebalance(j, where, run));
+  RETURN_IF_ERROR(ReadUpgrade(j, where, run));
   ReadViolations(f, run);
   RETURN_IF_ERROR(ReadRanges(j, where, run));
   RETURN_IF_ERROR(ReadPartitionFigures(j, where, run));

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -375,6 +376,42 @@ int64_t ReplayBound(const RunResult& run) {
   return bound;
 }
 
+std::vector<BoundCheck> DeliveryBounds(const RunResult& run) {
+  std::vector<BoundCheck> out;
+  auto exact = [&](std::string figure, int64_t value, int64_t bound) {
+    out.push_back(
+        {std::move(figure), absl::StrCat(value), absl::StrCat("= ", bound), value == bound});
+  };
+  exact("lost", run.lost, run.expected_loss);
+  if (run.guarantee == "at-most-once") {
+    exact("duplicated", run.duplicated, 0);
+  } else {
+    const int64_t bound = ReplayBound(run);
+    out.push_back({"duplicated", absl::StrCat(run.duplicated), absl::StrCat("<= ", bound),
+                   bound >= 0 && run.duplicated <= bound});
+  }
+  if (run.dedup_sink.has_value()) {
+    exact("effectively-once lost", run.dedup_sink->lost, run.dedup_sink->expected_loss);
+    exact("effectively-once duplicated", run.dedup_sink->duplicated, 0);
+  }
+  exact("zombie commits", run.zombie_commits, 0);
+  return out;
+}
+
+std::vector<std::string> ViolationsNotReportedElsewhere(const RunResult& run,
+                                                        const std::vector<BoundCheck>& checks) {
+  std::vector<std::string> v;
+  for (const BoundCheck& b : checks) {
+    if (b.pass) continue;
+    const bool reported = b.figure == "zombie commits" ||
+                          b.figure.rfind("effectively-once", 0) == 0 ||
+                          (b.figure == "lost" && run.guarantee == "at-least-once") ||
+                          (b.figure == "duplicated" && run.guarantee == "at-most-once");
+    if (!reported) v.push_back(absl::StrCat(b.figure, " ", b.value, ", bound ", b.bound));
+  }
+  return v;
+}
+
 namespace {
 
 // Sections of docs/study-guide.md ("The why column") by mechanism.
@@ -428,6 +465,13 @@ std::string ReplayCause(std::optional<FaultKind> kind) {
       return "the spout's commits were refused while the ACL was revoked";
     case FaultKind::kZkMisconfigured:
       return "the topologies were killed and submitted again with another zkServers";
+    case FaultKind::kRebalance:
+      return "the rebalance regrouped the transform's executors; had its worker restarted "
+             "instead of regrouping in place, the trees that crossed it failed (and the spout "
+             "restarted if it ran there)";
+    case FaultKind::kUpgrade:
+      return "the upgrade stopped the old topology, whose trees still in flight after the kill "
+             "wait were not committed";
     case FaultKind::kPartitionWorkerPair:
       return "the tuple trees crossing the cut between two workers timed out";
     case FaultKind::kPartitionSpoutZk:
@@ -479,6 +523,10 @@ std::string InFlightCause(std::optional<FaultKind> kind) {
       return "the ACL was revoked";
     case FaultKind::kZkMisconfigured:
       return "the topologies were killed";
+    case FaultKind::kRebalance:
+      return "the transform was rebalanced";
+    case FaultKind::kUpgrade:
+      return "the old topology was stopped";
     case FaultKind::kPartitionWorkerPair:
       return "two workers were cut from each other";
     case FaultKind::kPartitionSpoutZk:
@@ -559,10 +607,14 @@ void ExplainDuplication(const RunResult& run, std::optional<FaultKind> kind,
         kind == FaultKind::kSlowBolt
             ? absl::StrCat(ReplayCause(kind),
                            ", so it replayed them while the originals were still on their way")
-        : kind == FaultKind::kBoltFailures
-            ? ReplayCause(kind)
+        : kind == FaultKind::kBoltFailures ? ReplayCause(kind)
+        : kind == FaultKind::kRebalance
+            ? absl::StrCat(ReplayCause(kind),
+                           ", so the spout replayed what it had read above its last commit")
             : absl::StrCat(ReplayCause(kind),
-                           ", so the spout re-read from its last committed offset");
+                           kind == FaultKind::kUpgrade
+                               ? ", so the copy's spout re-read from that last committed offset"
+                               : ", so the spout re-read from its last committed offset");
     const std::string since = one_by_one ? "the records read above the committed offset"
                                          : "the records read since that commit";
     if (bound >= 0 && run.duplicated <= bound) {

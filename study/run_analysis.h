@@ -82,6 +82,19 @@ void MarkNotTested(RunResult& run);
 // so one replay duplicates at most this many records. -1 without samples.
 int64_t ReplayBound(const RunResult& run);
 
+// The delivery bounds a graceful change (a rebalance, an upgrade) is held
+// to under every guarantee: lost as expected (0), duplicated 0 for
+// at-most-once and at most ReplayBound otherwise, the effectively-once
+// sink's lost as expected and duplicated 0, and no zombie commits.
+std::vector<BoundCheck> DeliveryBounds(const RunResult& run);
+
+// The failed `checks` as violation lines ("lost 4, bound = 0"), leaving out
+// those CheckExpectations already reports (zombie commits, the
+// effectively-once sink's figures, loss under at-least-once, duplicates
+// under at-most-once).
+std::vector<std::string> ViolationsNotReportedElsewhere(const RunResult& run,
+                                                        const std::vector<BoundCheck>& checks);
+
 // Why a run lost or duplicated what it did, in one sentence naming the
 // mechanism and its measured bound ("the spout's session expired, so it
 // re-read from its last committed offset; duplicates are bounded by the

@@ -64,6 +64,10 @@ constexpr KindInfo kKinds[] = {
      "duration_s"},
     {FaultKind::kZkMisconfigured, "zk-misconfigured", World::kAny, Window::kOptional,
      "resubmit with a zkServers chroot that does not exist, then with a dead server in zkServers"},
+    {FaultKind::kRebalance, "rebalance", World::kAny, Window::kOptional,
+     "rebalance -w 0 the transform from 1 to 2 executors; back to 1 after duration_s"},
+    {FaultKind::kUpgrade, "upgrade", World::kAny, Window::kOptional,
+     "tempest upgrade every topology to a copy of itself under another name"},
     {FaultKind::kPartitionWorkerPair, "partition-worker-pair", World::kHosts, Window::kRequired,
      "each pipeline's two workers' hosts cannot reach each other for duration_s (--hosts)"},
     {FaultKind::kPartitionSpoutZk, "partition-spout-zk", World::kHosts, Window::kRequired,
@@ -162,6 +166,23 @@ scenarios:
       The topologies are resubmitted with a zkServers chroot that does not exist
       (the spouts must refuse to open), then with an unreachable server in front
       of the valid ones (they must work through the others).
+  - name: rebalance-under-load
+    fault: rebalance
+    duration_s: 8
+    description: >-
+      While records flow, the transform bolt is rebalanced from one executor
+      to two (tempest rebalance -w 0 -e transform=2) and, 8 s later, back
+      to one, each time waiting for the new assignment to settle. Only the
+      worker that runs the transform restarts (after draining); the
+      pipeline's other worker is left alone and switches its routes in place.
+  - name: upgrade-under-load
+    fault: upgrade
+    description: >-
+      While records flow, every pipeline is replaced by a copy of itself under
+      another name with tempest upgrade (the copy submitted inactive, the old
+      one killed with a 5 s wait and waited out until no partition has an
+      owner, the copy activated). Its offsets stay in place, so the copy reads
+      on from the old one's last commits.
 # The partition scenarios run on the multi-host world (tempest study --hosts).
   - name: partition-worker-pair
     fault: partition-worker-pair

@@ -32,6 +32,10 @@ enum class FaultKind {
                   // `duration`
   kZkMisconfigured,  // resubmit with a chroot that does not exist, then with a dead server in
                      // zkServers
+  kRebalance,  // `tempest rebalance -w 0` the transform to kRebalancedExecutors executors while
+               // records flow; back to one after `duration_s`
+  kUpgrade,    // `tempest upgrade NAME` to a copy of each topology (NAME + kUpgradedSuffix, the
+               // same spout id, so its offsets stay in place) while records flow
   // Network partitions; these need the multi-host world (`tempest study --hosts`).
   kPartitionWorkerPair,      // each pipeline's two workers cannot reach each other (their hosts
                              // are cut pairwise); all still reach ZooKeeper, nimbus and Kafka
@@ -44,6 +48,19 @@ enum class FaultKind {
                              // must move to the majority
   kLossyNetwork,             // a host running a spout drops loss_percent of its packets
 };
+
+// rebalance: the bolt it rebalances and how many executors it splits it
+// into. The study's transform runs as one executor over this many tasks
+// (pipeline_topology.cc), so the split keeps every task in the worker that
+// ran it and leaves the pipeline's other worker alone.
+inline constexpr char kRebalancedBolt[] = "transform";
+inline constexpr int kRebalancedExecutors = 2;
+
+// upgrade: the name of each topology's copy is its name and this suffix
+// (so the copy's workers still match "NAME-"), and the seconds its kill
+// wait gives the old topology's trees in flight.
+inline constexpr char kUpgradedSuffix[] = "-v2";
+inline constexpr int kUpgradeWaitSecs = 5;
 
 // True for the kinds that only run in the multi-host world.
 bool NeedsHosts(FaultKind kind);

@@ -209,7 +209,9 @@ absl::Status ScenarioRun::Prepare() {
 
 std::vector<std::string> ScenarioRun::OurTopologies() const {
   std::vector<std::string> names;
-  for (const Pipeline& p : pipelines_) names.push_back(p.spec.name);
+  for (const Pipeline& p : pipelines_) {
+    names.push_back(p.upgraded ? p.spec.name + kUpgradedSuffix : p.spec.name);
+  }
   return names;
 }
 
@@ -415,6 +417,31 @@ absl::Status ScenarioRun::SubmitTopologiesWith(ZkServers servers) {
     runs.push_back({"submit", path});
   }
   return RunTogether(world_, runs);
+}
+
+absl::Status ScenarioRun::RebalanceTopologies(int executors) {
+  if (rebalancer_ == nullptr) {
+    std::vector<std::string> names;
+    for (const Pipeline& p : pipelines_) names.push_back(p.spec.name);
+    rebalancer_ =
+        std::make_unique<PipelineRebalancer>(world_, std::move(names), [this] { return Now(); });
+  }
+  progress_.Phase(absl::StrCat("rebalancing ", kRebalancedBolt, " to ", executors, " executors"));
+  return rebalancer_->Rebalance(executors, seconds(60), options_.stop_requested);
+}
+
+absl::Status ScenarioRun::UpgradeTopologies() {
+  std::vector<PipelineUpgrader::Target> targets;
+  for (const Pipeline& p : pipelines_) {
+    ASSIGN_OR_RETURN(std::string copy, WriteUpgradeCopy(p.spec, p.yaml_path));
+    targets.push_back({p.spec.name, std::move(copy)});
+  }
+  upgrader_ =
+      std::make_unique<PipelineUpgrader>(world_, std::move(targets), [this] { return Now(); });
+  progress_.Phase("upgrading every topology to its copy");
+  absl::Status s = upgrader_->Upgrade(seconds(kUpgradeWaitSecs + 180));
+  for (Pipeline& p : pipelines_) p.upgraded = upgrader_->Figures(p.spec.name).applied > 0;
+  return s;
 }
 
 absl::Status ScenarioRun::WaitWorkerLogs(std::string_view needle, std::chrono::seconds timeout) {
@@ -728,6 +755,18 @@ RunResult ScenarioRun::AnalysePipeline(const Pipeline& p, size_t index, coord::Z
   r.violations = CheckExpectations(r);
   for (std::string& v : CheckFaultExpectations(r)) r.violations.push_back(std::move(v));
   if (NeedsHosts(scenario_.fault)) FillPartitionFigures(p, r);
+  if (rebalancer_ != nullptr) {
+    r.rebalance = rebalancer_->Figures(p.spec.name);
+    FillOutputGaps(r.samples, *r.rebalance);
+    r.bounds = CheckRebalanceBounds(r);
+    for (std::string& v : RebalanceViolations(r)) r.violations.push_back(std::move(v));
+  }
+  if (upgrader_ != nullptr) {
+    r.upgrade = upgrader_->Figures(p.spec.name);
+    r.upgrade->output_gap_s = LongestOutputGap(r.samples, r.upgrade->at_s);
+    r.bounds = CheckUpgradeBounds(r);
+    for (std::string& v : UpgradeViolations(r)) r.violations.push_back(std::move(v));
+  }
   r.violations.insert(r.violations.end(), problems.begin(), problems.end());
   r.violations.insert(r.violations.end(), notes_.begin(), notes_.end());
   return r;

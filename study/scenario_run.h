@@ -19,12 +19,14 @@
 #include "study/paced_producer.h"
 #include "study/pipeline_topology.h"
 #include "study/progress.h"
+#include "study/rebalance_run.h"
 #include "study/run_analysis.h"
 #include "study/sampler.h"
 #include "study/scenario.h"
 #include "study/study_options.h"
 #include "study/study_results.h"
 #include "study/study_world.h"
+#include "study/upgrade_run.h"
 
 namespace tempest::study {
 
@@ -58,6 +60,7 @@ class ScenarioRun final : private FaultTargets {
     // The spout workers' commit metrics, latest per worker.
     std::map<pid_t, std::map<std::string, int64_t>> commit_metrics;
     CommitPathFigures commit_maxima;  // gauges and histograms: their largest values
+    bool upgraded = false;  // upgrade: the topology is now its copy, spec.name + kUpgradedSuffix
   };
 
   absl::Status Prepare();
@@ -101,6 +104,8 @@ class ScenarioRun final : private FaultTargets {
     return WaitSpoutsReady(timeout);
   }
   std::vector<StudyWorld::Worker> TopologyWorkers() const override;
+  absl::Status RebalanceTopologies(int executors) override;
+  absl::Status UpgradeTopologies() override;
   // Reads the spout workers' commit metrics into each pipeline's
   // commit_path (about once a second; main thread).
   void ReadCommitMetrics();
@@ -141,6 +146,8 @@ class ScenarioRun final : private FaultTargets {
   std::chrono::steady_clock::time_point next_metrics_read_{};
   std::unique_ptr<PacedProducer> producer_;
   std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<PipelineRebalancer> rebalancer_;  // rebalance: made by its first move
+  std::unique_ptr<PipelineUpgrader> upgrader_;      // upgrade: made by the upgrade
   absl::Status world_broken_;
   // Fence watch: per pipeline name, the fence lines logged before the cut
   // and the time the first new one appeared; the old nimbus leader's too.

@@ -75,6 +75,39 @@ struct BoundCheck {
   bool pass = true;
 };
 
+// rebalance-under-load: what the two rebalances of the pipeline did to its
+// workers and its output (study/rebalance_figures.h).
+struct RebalanceFigures {
+  int64_t workers_before = 0;    // the pipeline's workers before the first rebalance
+  int64_t restarted = 0;         // of those, the ones whose process was gone at the end
+  int64_t kept = 0;              // ... still the same process at the end
+  int64_t applied = 0;           // rebalances whose assignment every worker came to run (of 2)
+  std::vector<double> settle_s;  // per rebalance: from the command until every worker ran it
+  std::vector<double> moved_at_s;  // per rebalance: when its command ran (s since production began)
+  // Per rebalance: the longest output gap from its command until the next
+  // one's (the last: until the end).
+  std::vector<double> gaps_s;
+  // The longest time the sink received nothing while produced records
+  // waited for it, from the first rebalance on; absent without samples or
+  // without a rebalance.
+  std::optional<double> output_gap_s;
+};
+
+// upgrade-under-load: what `tempest upgrade` to the pipeline's copy did.
+struct UpgradeFigures {
+  int64_t applied = 0;  // 1 once the command finished and the copy was activated
+  double at_s = 0;      // when the command ran (s since production began)
+  double took_s = 0;    // how long the command ran
+  // The command's own figures from its last line: the output gap it
+  // reports (from the old topology's kill to the copy's activation) and the
+  // drain within it; absent when it did not finish.
+  std::optional<double> command_gap_s;
+  std::optional<double> drain_s;
+  // The longest time the sink received nothing while produced records
+  // waited for it, from the upgrade on; absent without samples.
+  std::optional<double> output_gap_s;
+};
+
 // One scenario under one delivery guarantee.
 struct RunResult {
   std::string scenario;
@@ -123,12 +156,15 @@ struct RunResult {
   // partition-nimbus-leader: state changes (assigned, removed, rebalanced)
   // the old leader logged after it had lost leadership.
   std::optional<int64_t> leader_writes_after_loss;
-  std::vector<BoundCheck> bounds;  // empty for the single-host scenarios
+  // partition scenarios, rebalance-under-load and upgrade-under-load only
+  std::vector<BoundCheck> bounds;
 
   int64_t expected_loss = 0;  // retention-past-offset: the deleted, unprocessed range
   bool quiesced = true;       // everything settled before the run's deadline
   std::optional<DedupSinkResult> dedup_sink;  // at-least-once runs only
   std::optional<CommitPathFigures> commit_path;  // absent when no worker metrics were read
+  std::optional<RebalanceFigures> rebalance;     // rebalance-under-load only
+  std::optional<UpgradeFigures> upgrade;         // upgrade-under-load only
   // A run that is no evidence either way: the fault fired before any record
   // had reached the sink, or nothing was measured (no samples, nothing
   // produced or delivered). Its figures hold vacuously, so the study's

@@ -89,9 +89,12 @@ void AddUnrunScenario(const StudyOptions& options, const Scenario& scenario,
 std::string RunLine(const RunResult& r) {
   return absl::StrCat(
       r.scenario, " ", r.guarantee, ": lost ", r.lost, ", duplicated ", r.duplicated,
-      r.dedup_sink.has_value()
-          ? absl::StrCat(" (effectively-once sink: lost ", r.dedup_sink->lost, ", duplicated ",
-                         r.dedup_sink->duplicated, ")")
+      r.dedup_sink.has_value() ? absl::StrCat(" (effectively-once sink: lost ", r.dedup_sink->lost,
+                                              ", duplicated ", r.dedup_sink->duplicated, ")")
+                               : "",
+      r.rebalance.has_value()
+          ? absl::StrCat("; workers restarted ", r.rebalance->restarted, ", kept ",
+                         r.rebalance->kept, " of ", r.rebalance->workers_before)
           : "",
       r.violations.empty() ? "" : absl::StrCat("; ", r.violations.size(), " violation(s)"),
       r.not_tested ? absl::StrCat("; not tested: ", r.not_tested_reason) : "");

@@ -308,6 +308,7 @@ std::vector<StudyWorld::Worker> StudyWorld::Workers() const {
           supervisor::ParseWorkerHeartbeat(ReadOrEmpty(supervisor::HeartbeatPath(wdir)));
       if (beat.ok() && beat->pid() == w.pid) {
         w.kafka_partitions = beat->kafka_partitions_size();
+        w.assignment_version = beat->assignment_version();
         if (w.kafka_partitions > 0) w.commit_metrics = CommitMetrics(*beat);
       }
       out.push_back(w);

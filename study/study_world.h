@@ -68,6 +68,8 @@ class StudyWorld {
     pid_t pid = 0;
     std::string topology_id;
     int kafka_partitions = 0;  // partitions its spouts read (0: no KafkaSpout)
+    // The assignment version it runs, from its heartbeat (0: not beating yet).
+    int64_t assignment_version = 0;
     // Its offset-commit metrics from its heartbeat file: tempest_kafka_spout_*
     // and tempest_zk_* counters and gauges summed over labels, and each
     // histogram's largest value as NAME_max.

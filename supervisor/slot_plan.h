@@ -64,8 +64,9 @@ bool IsFailure(StopReason reason);
 struct WorkerRecord {
   pid_t pid = 0;
   std::string topology_id;
-  // What it was launched with; nullopt for a worker adopted after a restart
-  // (its executors are whatever the assignment says).
+  // What it was launched with, then what its heartbeats say it runs (a
+  // worker changes its executors in place); nullopt for a worker adopted
+  // after a restart (its executors are whatever the assignment says).
   std::optional<std::vector<ExecutorSpan>> executors;
   bool adopted = false;
   // Linux start time of the process (ProcessStartTime), to tell an adopted

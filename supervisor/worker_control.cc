@@ -206,6 +206,18 @@ void WorkerControl::ReadHeartbeat(int port, WorkerRecord& worker) {
   if (!HeartbeatBelongsTo(*beat, worker.topology_id, port, worker.pid)) return;
   const int64_t beat_ms = beat->time_secs() * 1000;
   if (!worker.last_beat_ms || beat_ms > *worker.last_beat_ms) worker.last_beat_ms = beat_ms;
+  // A worker changes its executors in place (docs/adr/0034-*, 0035-*) and
+  // beats what it runs now: that, not what it was launched with, is what
+  // the slot's assignment must match, or it would be stopped as unassigned
+  // after the exit grace. An adopted worker stays matched to anything.
+  if (worker.executors.has_value() && beat->executors_size() > 0) {
+    std::vector<ExecutorSpan> runs;
+    for (const v1::ExecutorRange& e : beat->executors()) {
+      runs.emplace_back(e.start_task(), e.end_task());
+    }
+    std::sort(runs.begin(), runs.end());
+    worker.executors = std::move(runs);
+  }
   // Parsed anyway; kept whole for /metrics (the registry is in it).
   beats_[port] = std::make_shared<const v1::WorkerHeartbeat>(*std::move(beat));
 }

@@ -19,26 +19,31 @@ constexpr std::chrono::nanoseconds kStatsFlushInterval = std::chrono::seconds(1)
 // The collector handed to one bolt task; forwards to the executor.
 class BoltExecutor::Collector final : public api::OutputCollector {
  public:
-  Collector(BoltExecutor& executor, Task& task) : executor_(executor), task_(task) {}
-  void Ack(const api::Tuple& input) override { executor_.Ack(task_, input); }
-  void Fail(const api::Tuple& input) override { executor_.Fail(task_, input); }
-  void ResetTimeout(const api::Tuple& input) override { executor_.ResetTimeout(task_, input); }
-  void ReportError(const absl::Status& error) override { executor_.ReportError(task_, error); }
+  Collector(BoltExecutor& executor, Task& task) : executor_(&executor), task_(task) {}
+  void Ack(const api::Tuple& input) override { executor_->Ack(task_, input); }
+  void Fail(const api::Tuple& input) override { executor_->Fail(task_, input); }
+  void ResetTimeout(const api::Tuple& input) override { executor_->ResetTimeout(task_, input); }
+  void ReportError(const absl::Status& error) override { executor_->ReportError(task_, error); }
+  // The task was handed to `executor` (control thread, neither running).
+  void Rebind(BoltExecutor& executor) { executor_ = &executor; }
 
  protected:
   void DoEmit(const api::StreamId& stream, std::span<const api::Tuple> anchors,
               api::Values values, std::vector<api::TaskId>* task_ids) override {
-    executor_.Emit(task_, stream, anchors, std::move(values), task_ids, std::nullopt);
+    executor_->Emit(task_, stream, anchors, std::move(values), task_ids, std::nullopt);
   }
   void DoEmitDirect(api::TaskId task, const api::StreamId& stream,
                     std::span<const api::Tuple> anchors, api::Values values) override {
-    executor_.Emit(task_, stream, anchors, std::move(values), nullptr, task);
+    executor_->Emit(task_, stream, anchors, std::move(values), nullptr, task);
   }
 
  private:
-  BoltExecutor& executor_;
+  BoltExecutor* executor_;
   Task& task_;
 };
+
+BoltExecutor::Task::Task() = default;
+BoltExecutor::Task::~Task() = default;
 
 BoltExecutor::BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info)
     : Executor(ctx, std::move(info), Kind::kBolt),
@@ -54,6 +59,7 @@ absl::Status BoltExecutor::Build() {
   if (def == nullptr) return absl::NotFoundError("unknown bolt " + info_.component.value());
   const core::MetricLabels component_labels{{"component", info_.component.value()}};
   tick_counter_ = &ctx_.metrics->GetCounter("tempest_ticks_total", component_labels);
+  if (adopted_ != nullptr) return AdoptTasks();
   for (int32_t id = info_.start.value(); id <= info_.end.value(); ++id) {
     auto task = std::make_unique<Task>();
     task->id = api::TaskId(id);
@@ -67,11 +73,37 @@ absl::Status BoltExecutor::Build() {
   return absl::OkStatus();
 }
 
+absl::Status BoltExecutor::AdoptTasks() {
+  for (int32_t id = info_.start.value(); id <= info_.end.value(); ++id) {
+    auto it = adopted_->find(id);
+    if (it == adopted_->end()) {
+      return absl::InternalError(absl::StrCat("no executor handed over task ", id, " of ",
+                                              info_.component.value()));
+    }
+    it->second->collector->Rebind(*this);
+    tasks_.push_back(std::move(it->second));
+    adopted_->erase(it);
+  }
+  adopted_ = nullptr;
+  prepared_ = true;
+  return absl::OkStatus();
+}
+
+void BoltExecutor::TakeTasks(TaskPool& pool) {
+  for (auto& task : tasks_) {
+    const int32_t id = task->id.value();
+    pool[id] = std::move(task);
+  }
+  tasks_.clear();
+  polled_tasks_.clear();
+}
+
 std::vector<api::TaskId> BoltExecutor::Downstream() const { return DownstreamOf(tasks_); }
 
 absl::Status BoltExecutor::Setup() {
   for (auto& task : tasks_) {
     if (queue_ != nullptr) task->bolt->SetPollWaker([queue = queue_.get()] { queue->Wake(); });
+    if (prepared_) continue;  // handed over by a regrouping: same object, same state
     absl::Status s = CallUser("Bolt::Prepare", [&] {
       return task->bolt->Prepare(task->context->config(), *task->context, *task->collector);
     });
@@ -94,6 +126,11 @@ absl::Status BoltExecutor::Setup() {
 }
 
 void BoltExecutor::Teardown() {
+  if (handing_over_.load(std::memory_order_acquire)) {
+    // The tasks live on in the executor that adopts them.
+    FlushMetrics();
+    return;
+  }
   for (auto& task : tasks_) {
     absl::Status s = CallUser("Bolt::Cleanup", [&] { task->bolt->Cleanup(); });
     if (!s.ok()) ReportError(*task, s);

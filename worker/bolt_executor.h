@@ -1,7 +1,9 @@
 #ifndef TEMPEST_WORKER_BOLT_EXECUTOR_H_
 #define TEMPEST_WORKER_BOLT_EXECUTOR_H_
 
+#include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,13 +47,35 @@ namespace tempest::worker {
 // a sampled tuple, whenever kStatsFlushInterval passed since the last time,
 // so they reach the heartbeat at least about once a second however slow the
 // bolt (see IterationBudget).
+//
+// Hand-over (LocalCluster::Regroup, docs/adr/0034-executors-regrouped-in-place.md):
+// StopForHandOver() ends the loop like RequestStop (what was published to
+// the queue is executed first) but skips Cleanup; TakeTasks() then gives
+// each task's bolt object, context, router, collector and counters to an
+// executor built with them as `adopted`, which does not Prepare them again,
+// so the bolt's state survives a regrouping.
 class BoltExecutor final : public Executor {
  public:
+  struct Task;
+  // Tasks handed over by stopped executors, by task id.
+  using TaskPool = std::map<int32_t, std::unique_ptr<Task>>;
+
   BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info);
   ~BoltExecutor() override;
 
   absl::Status Build() override;
   std::vector<api::TaskId> Downstream() const override;
+
+  // Control thread: stop after draining the queue, without Cleanup.
+  void StopForHandOver() {
+    handing_over_.store(true, std::memory_order_release);
+    RequestStop();
+  }
+  // Control thread, after Join() of a StopForHandOver: moves the tasks out.
+  void TakeTasks(TaskPool& pool);
+  // Control thread, before Build: Build takes the range's tasks from `pool`
+  // (they must all be there) instead of creating and preparing new bolts.
+  void Adopt(TaskPool& pool) { adopted_ = &pool; }
 
  private:
   class Collector;
@@ -66,7 +90,11 @@ class BoltExecutor final : public Executor {
     core::Histogram* execute_latency = nullptr;
     core::Histogram* process_latency = nullptr;
   };
+
+ public:
   struct Task {
+    Task();
+    ~Task();  // out of line: Collector is complete only in the .cc
     api::TaskId id;
     std::unique_ptr<api::Bolt> bolt;
     std::unique_ptr<api::TopologyContext> context;
@@ -75,6 +103,8 @@ class BoltExecutor final : public Executor {
     std::vector<std::unique_ptr<InputCounters>> inputs;
     InputCounters* last_input = nullptr;
   };
+
+ private:
 
   absl::Status Setup() override;
   void Loop() override;
@@ -87,6 +117,8 @@ class BoltExecutor final : public Executor {
   // The counters of `input`'s stream, registered on first sight.
   InputCounters& InputOf(Task& task, const api::Tuple& input);
   void FlushMetrics();
+  // Build's step for an executor built with adopted tasks.
+  absl::Status AdoptTasks();
 
   // Collector entry points.
   void Emit(Task& task, const api::StreamId& stream, std::span<const api::Tuple> anchors,
@@ -120,6 +152,9 @@ class BoltExecutor final : public Executor {
   // even in the middle of a batch: a bolt that turns slow mid-batch.
   int64_t stats_due_ns_ = 0;
   IterationBudget budget_;
+  TaskPool* adopted_ = nullptr;  // Build's source of tasks, if any
+  bool prepared_ = false;        // the tasks were adopted: Prepare ran already
+  std::atomic<bool> handing_over_{false};
 };
 
 }  // namespace tempest::worker

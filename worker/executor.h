@@ -104,6 +104,8 @@ class Executor {
   bool quiet() const { return quiet_.load(std::memory_order_acquire); }
   // The clock reading of the executor's latest loop iteration (ns).
   int64_t observed_clock_ns() const { return observed_ns_.load(std::memory_order_acquire); }
+  // The LocalRoutes version its Transfer sends by (LocalCluster::Regroup).
+  int64_t local_version() const { return transfer_.local_version(); }
   // Tracked spout tuples not yet acked or failed.
   virtual int64_t pending() const { return 0; }
   // Spouts: every task's spout says it is exhausted.

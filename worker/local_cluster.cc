@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -13,22 +14,10 @@
 #include "spdlog/spdlog.h"
 #include "worker/acker_executor.h"
 #include "worker/bolt_executor.h"
+#include "worker/poll_until.h"
 #include "worker/spout_executor.h"
 
 namespace tempest::worker {
-namespace {
-
-template <typename Pred>
-bool PollUntil(std::chrono::milliseconds timeout, Pred&& pred) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (std::chrono::steady_clock::now() >= until) return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(core::TopologyDef def,
                                                                    LocalClusterOptions options) {
@@ -57,8 +46,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::CreatePart(
 }
 
 int64_t LocalCluster::RemoteSent() const {
+  absl::MutexLock lock(&executors_mu_);
   int64_t total = 0;
   for (const auto& e : executors_) total += e->remote_sent();
+  for (const auto& e : retired_) total += e->remote_sent();
   return total;
 }
 
@@ -112,7 +103,7 @@ absl::StatusOr<std::vector<core::ExecutorInfo>> LocalCluster::LocalExecutors() {
                                                      " is not an executor of the task layout"));
     }
   }
-  context_->remote = part_.remote;
+  context_->remote.store(part_.remote, std::memory_order_release);
   return part_.local;
 }
 
@@ -143,7 +134,17 @@ absl::Status LocalCluster::CreateExecutors(const std::vector<core::ExecutorInfo>
     }
     executors_.push_back(std::move(executor));
   }
+  PublishLocalRoutes();
   return absl::OkStatus();
+}
+
+int64_t LocalCluster::PublishLocalRoutes() {
+  auto routes = std::make_unique<LocalRoutes>();
+  routes->version = local_routes_.empty() ? 0 : local_routes_.back()->version + 1;
+  routes->executor_by_task = context_->executor_by_task;
+  local_routes_.push_back(std::move(routes));
+  context_->local.store(local_routes_.back().get(), std::memory_order_release);
+  return local_routes_.back()->version;
 }
 
 absl::Status LocalCluster::WireExecutors() {
@@ -159,7 +160,8 @@ absl::Status LocalCluster::WireExecutors() {
     }
   }
   for (auto& e : executors_) {
-    RETURN_IF_ERROR(e->CreateInbound(producers[e.get()].size() + part_.extra_producers));
+    RETURN_IF_ERROR(e->CreateInbound(producers[e.get()].size() + part_.extra_producers +
+                                     part_.regroup_producers));
   }
   for (auto& e : executors_) RETURN_IF_ERROR(e->Connect());
   return absl::OkStatus();
@@ -250,14 +252,7 @@ absl::Status LocalCluster::Kill(std::chrono::milliseconds wait) {
   if (killed_) return absl::OkStatus();
   killed_ = true;
   if (!started_) return absl::OkStatus();
-  Deactivate();
-  if (wait.count() > 0) {
-    PollUntil(wait, [this] {
-      int64_t pending = 0;
-      for (const auto& e : executors_) pending += e->pending();
-      return pending == 0 && Idle();
-    });
-  }
+  DeactivateAndDrain(wait);
   for (Executor* e : ShutdownOrder()) {
     e->RequestStop();
     e->Join();
@@ -265,38 +260,52 @@ absl::Status LocalCluster::Kill(std::chrono::milliseconds wait) {
   return absl::OkStatus();
 }
 
-bool LocalCluster::Idle() const {
-  struct Reading {
-    int64_t consumed = 0;
-    int64_t sent = 0;
-    size_t depth = 0;
-    bool quiet = true;
-    bool operator==(const Reading&) const = default;
-  };
-  auto read = [this] {
-    Reading r;
-    for (const auto& e : executors_) r.consumed += e->consumed();
-    for (const auto& e : executors_) r.sent += e->sent();
-    if (part_.delivered != nullptr) r.sent += part_.delivered->load(std::memory_order_acquire);
-    for (const auto& e : executors_) {
-      r.quiet = r.quiet && e->quiet();
-      r.depth += e->queue_depth();
+bool LocalCluster::DeactivateAndDrain(std::chrono::milliseconds wait) {
+  Deactivate();
+  return PollUntil(wait, [this] {
+    int64_t pending = 0;
+    {
+      absl::MutexLock lock(&executors_mu_);
+      for (const auto& e : executors_) pending += e->pending();
     }
-    return r;
-  };
-  const Reading a = read();
+    return pending == 0 && Idle();
+  });
+}
+
+LocalCluster::ProgressReading LocalCluster::ReadProgress() const {
+  ProgressReading r;
+  // A retired executor's final counts still balance what others sent it
+  // and what it sent them.
+  for (const auto& e : executors_) r.consumed += e->consumed();
+  for (const auto& e : retired_) r.consumed += e->consumed();
+  for (const auto& e : executors_) r.sent += e->sent();
+  for (const auto& e : retired_) r.sent += e->sent();
+  if (part_.delivered != nullptr) r.sent += part_.delivered->load(std::memory_order_acquire);
+  for (const auto& e : executors_) {
+    r.quiet = r.quiet && e->quiet();
+    r.depth += e->queue_depth();
+  }
+  return r;
+}
+
+bool LocalCluster::Idle() const {
+  absl::MutexLock lock(&executors_mu_);
+  const ProgressReading a = ReadProgress();
   if (!a.quiet || a.depth != 0 || a.consumed != a.sent) return false;
   std::this_thread::sleep_for(std::chrono::microseconds(200));
-  const Reading b = read();
+  const ProgressReading b = ReadProgress();
   return a == b;
 }
 
 bool LocalCluster::Finished() const {
   int64_t pending = 0;
-  for (const auto& e : executors_) {
-    if (e->kind() != Executor::Kind::kSpout) continue;
-    if (!e->exhausted()) return false;
-    pending += e->pending();
+  {
+    absl::MutexLock lock(&executors_mu_);
+    for (const auto& e : executors_) {
+      if (e->kind() != Executor::Kind::kSpout) continue;
+      if (!e->exhausted()) return false;
+      pending += e->pending();
+    }
   }
   return pending == 0 && Idle();
 }
@@ -310,6 +319,7 @@ bool LocalCluster::WaitFinished(std::chrono::milliseconds timeout) const {
 }
 
 int64_t LocalCluster::SpoutEmitted() const {
+  absl::MutexLock lock(&executors_mu_);
   int64_t total = 0;
   for (const auto& e : executors_) {
     if (e->kind() == Executor::Kind::kSpout) {
@@ -327,6 +337,7 @@ bool LocalCluster::TrackedWait(int64_t n, std::chrono::milliseconds timeout) {
 bool LocalCluster::WaitForClock(std::chrono::milliseconds timeout) const {
   const int64_t target = context_->clock->Now().time_since_epoch().count();
   return PollUntil(timeout, [&] {
+    absl::MutexLock lock(&executors_mu_);
     for (const auto& e : executors_) {
       if (e->observed_clock_ns() < target) return false;
     }
@@ -351,6 +362,7 @@ LocalClusterStats LocalCluster::Stats() const {
       }
     }
   }
+  absl::MutexLock lock(&executors_mu_);
   for (const auto& e : executors_) {
     stats.pending += e->pending();
     stats.max_queue_depth = std::max(stats.max_queue_depth, e->queue_depth());
@@ -366,6 +378,207 @@ LocalClusterStats LocalCluster::Stats() const {
   }
   stats.errors = errors_.count();
   return stats;
+}
+
+std::vector<core::ExecutorInfo> LocalCluster::Executors() const {
+  absl::MutexLock lock(&executors_mu_);
+  std::vector<core::ExecutorInfo> infos;
+  for (const auto& e : executors_) infos.push_back(e->info());
+  std::sort(infos.begin(), infos.end(), [](const core::ExecutorInfo& a,
+                                           const core::ExecutorInfo& b) {
+    return a.start.value() < b.start.value();
+  });
+  return infos;
+}
+
+absl::Status LocalCluster::PlanRegroup(const std::vector<core::ExecutorInfo>& local,
+                                       bool tasks_may_leave,
+                                       std::vector<BoltExecutor*>& leaving,
+                                       std::vector<core::ExecutorInfo>& arriving) const {
+  std::set<int32_t> leaving_tasks;
+  std::set<int32_t> arriving_tasks;
+  auto refuse = [](const core::ExecutorInfo& e, const char* why) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "executor [", e.start.value(), ", ", e.end.value(), "] of ", e.component.value(), " ",
+        why, ": only bolt executors are regrouped in place"));
+  };
+  for (const auto& e : executors_) {
+    if (std::find(local.begin(), local.end(), e->info()) != local.end()) continue;
+    if (e->kind() != Executor::Kind::kBolt) return refuse(e->info(), "would stop");
+    leaving.push_back(static_cast<BoltExecutor*>(e.get()));
+    for (int32_t t = e->info().start.value(); t <= e->info().end.value(); ++t) {
+      leaving_tasks.insert(t);
+    }
+  }
+  for (const core::ExecutorInfo& info : local) {
+    const bool runs = std::any_of(executors_.begin(), executors_.end(),
+                                  [&](const auto& e) { return e->info() == info; });
+    if (runs) continue;
+    const core::ComponentDef* c = def_.FindComponent(info.component);
+    if (c == nullptr || c->kind != core::ComponentDef::Kind::kBolt) {
+      return refuse(info, "would start");
+    }
+    for (int32_t t = info.start.value(); t <= info.end.value(); ++t) {
+      const api::ComponentId* owner = layout_.ComponentOf(api::TaskId(t));
+      if (owner == nullptr || *owner != info.component || !arriving_tasks.insert(t).second) {
+        return refuse(info, "names tasks that are not its component's or twice");
+      }
+    }
+    arriving.push_back(info);
+  }
+  // Tasks leave only whole executors, and then none arrive (ADR 0035).
+  const bool leave = tasks_may_leave && arriving.empty();
+  if (leaving_tasks != arriving_tasks && !leave) {
+    return absl::FailedPreconditionError(
+        "the new executors do not run the same tasks as the ones they replace");
+  }
+  // Every new executor registers a producer on the queues it sends to.
+  for (const auto& e : executors_) {
+    if (e->queue() != nullptr && e->queue()->free_producer_slots() < arriving.size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the queue of ", e->info().component.value(), " has no room for more producers"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool LocalCluster::WaitLocalVersion(int64_t version, std::chrono::milliseconds wait) const {
+  // A parked executor follows when it wakes: wake them all now.
+  for (const auto& e : executors_) {
+    if (e->queue() != nullptr) e->queue()->Wake();
+    if (e->lane() != nullptr) e->lane()->event().Notify();
+  }
+  return PollUntil(wait, [&] {
+    for (const auto& e : executors_) {
+      if (e->local_version() < version) return false;
+    }
+    return true;
+  });
+}
+
+absl::Status LocalCluster::Regroup(const std::vector<core::ExecutorInfo>& local,
+                                   const std::function<void()>& follow_others,
+                                   std::chrono::milliseconds wait,
+                                   const std::function<absl::Status()>& publish_remote) {
+  if (!started_ || killed_) {
+    return absl::FailedPreconditionError("only a running cluster regroups its executors");
+  }
+  std::vector<BoltExecutor*> leaving;
+  std::vector<core::ExecutorInfo> arriving;
+  RETURN_IF_ERROR(PlanRegroup(local, publish_remote != nullptr, leaving, arriving));
+  if (leaving.empty()) return absl::OkStatus();
+  if (arriving.empty() && publish_remote != nullptr) {
+    return LetLeave(leaving, follow_others, wait, publish_remote);
+  }
+  // The new queues exist before any producer is told of them; producers are
+  // every executor (the leaving ones too, during their last drain), the
+  // network thread, and later regroupings' executors.
+  std::vector<std::unique_ptr<BoltExecutor>> fresh;
+  for (const core::ExecutorInfo& info : arriving) {
+    auto e = std::make_unique<BoltExecutor>(*context_, info);
+    RETURN_IF_ERROR(e->CreateInbound(executors_.size() + arriving.size() +
+                                     part_.extra_producers + part_.regroup_producers));
+    for (int32_t t = info.start.value(); t <= info.end.value(); ++t) {
+      context_->executor_by_task[static_cast<size_t>(t)] = e.get();
+    }
+    fresh.push_back(std::move(e));
+  }
+  const int64_t version = PublishLocalRoutes();
+  follow_others();
+  if (!WaitLocalVersion(version, wait)) {
+    // Their sends to a leaving executor after it stopped are dropped and
+    // counted; the trees fail and replay as after a restart.
+    spdlog::warn("topology {}: not every executor followed the regrouping within {} ms",
+                 topology_id(), wait.count());
+  }
+  return HandOver(leaving, fresh);
+}
+
+absl::Status LocalCluster::HandOver(const std::vector<BoltExecutor*>& leaving,
+                                    std::vector<std::unique_ptr<BoltExecutor>>& fresh) {
+  // No one sends to the leaving executors now: each executes what is in its
+  // queue, stops without Cleanup, and gives its tasks up; only then do the
+  // new executors (whose queues may already hold those tasks' next tuples)
+  // start, so each task sees its tuples in order.
+  for (BoltExecutor* e : leaving) e->StopForHandOver();
+  BoltExecutor::TaskPool pool;
+  for (BoltExecutor* e : leaving) {
+    e->Join();
+    e->TakeTasks(pool);
+  }
+  std::vector<std::future<absl::Status>> ready;
+  absl::Status first;
+  for (auto& e : fresh) {
+    e->Adopt(pool);
+    absl::Status s = e->Build();
+    if (s.ok()) s = e->Connect();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  if (first.ok()) {
+    for (auto& e : fresh) ready.push_back(e->Start());
+    for (auto& f : ready) {
+      absl::Status s = f.get();
+      if (!s.ok() && first.ok()) first = s;
+    }
+  }
+  absl::MutexLock lock(&executors_mu_);
+  Retire(leaving);
+  // Even after a failure: the executors that started must be stopped by Kill.
+  for (auto& e : fresh) executors_.push_back(std::move(e));
+  return first;
+}
+
+void LocalCluster::Retire(const std::vector<BoltExecutor*>& stopped) {
+  for (BoltExecutor* e : stopped) {
+    // Its queue is empty and gone from Stats(): its depth series says so.
+    const core::ExecutorInfo& info = e->info();
+    const core::MetricLabels labels{
+        {"component", info.component.value()},
+        {"executor", absl::StrCat(info.start.value(), "-", info.end.value())}};
+    context_->metrics->GetGauge("tempest_receive_queue_depth", labels).Set(0);
+    auto it = std::find_if(executors_.begin(), executors_.end(),
+                           [&](const auto& x) { return x.get() == e; });
+    retired_.push_back(std::move(*it));
+    executors_.erase(it);
+  }
+}
+
+absl::Status LocalCluster::LetLeave(const std::vector<BoltExecutor*>& leaving,
+                                    const std::function<void()>& follow_others,
+                                    std::chrono::milliseconds wait,
+                                    const std::function<absl::Status()>& publish_remote) {
+  // First the routes that name the tasks' new worker: once the local ones
+  // no longer name the leaving executors, every producer sends there.
+  RETURN_IF_ERROR(publish_remote());
+  for (BoltExecutor* e : leaving) {
+    for (int32_t t = e->info().start.value(); t <= e->info().end.value(); ++t) {
+      context_->executor_by_task[static_cast<size_t>(t)] = nullptr;
+    }
+  }
+  const int64_t version = PublishLocalRoutes();
+  follow_others();
+  if (!WaitLocalVersion(version, wait)) {
+    spdlog::warn("topology {}: not every executor followed the leaving tasks within {} ms",
+                 topology_id(), wait.count());
+  }
+  // No one sends to them now. Their last input is executed and its output
+  // sent before the stop, which would make a full connection's sends give
+  // up; the stop then runs Cleanup on each task, whose object does not
+  // travel to the new worker.
+  const bool drained = PollUntil(wait, [&] {
+    return std::all_of(leaving.begin(), leaving.end(), [](BoltExecutor* e) {
+      return e->queue_depth() == 0 && e->quiet();
+    });
+  });
+  if (!drained) {
+    spdlog::warn("topology {}: the leaving executors did not drain within {} ms", topology_id(),
+                 wait.count());
+  }
+  for (BoltExecutor* e : leaving) e->RequestStop();
+  for (BoltExecutor* e : leaving) e->Join();
+  absl::MutexLock lock(&executors_mu_);
+  Retire(leaving);
+  return absl::OkStatus();
 }
 
 }  // namespace tempest::worker

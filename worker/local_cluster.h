@@ -1,15 +1,18 @@
 #ifndef TEMPEST_WORKER_LOCAL_CLUSTER_H_
 #define TEMPEST_WORKER_LOCAL_CLUSTER_H_
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/api/component_registry.h"
 #include "common/core/clock.h"
 #include "common/core/metrics_registry.h"
@@ -20,6 +23,8 @@
 #include "worker/worker_context.h"
 
 namespace tempest::worker {
+
+class BoltExecutor;
 
 struct LocalClusterOptions {
   // Where component classes are looked up.
@@ -63,6 +68,9 @@ struct ClusterPart {
   // Items the network thread delivered into local queues and lanes (they
   // count as "sent" for Idle()); nullptr when there is none.
   const std::atomic<int64_t>* delivered = nullptr;
+  // Room in every receive queue for this many more producers, taken by the
+  // executors a Regroup adds (a queue's producer slots are never reused).
+  size_t regroup_producers = 0;
 };
 
 // Runs one topology in this process (Storm's LocalCluster, minus nimbus and
@@ -102,6 +110,36 @@ class LocalCluster {
   void Deactivate();
   // Clean shutdown (see class comment). Idempotent.
   absl::Status Kill(std::chrono::milliseconds wait);
+  // Kill's first half: deactivates the spouts and waits up to `wait` until
+  // no tracked tree is pending and Idle(); whether that happened. The
+  // executors keep running (Worker stops its senders in between).
+  bool DeactivateAndDrain(std::chrono::milliseconds wait);
+
+  // Regroups this part's tasks into the executors `local` without stopping
+  // the others (docs/adr/0034-executors-regrouped-in-place.md): the same
+  // tasks, only bolt executors may differ. Builds the new executors' queues,
+  // publishes a LocalRoutes naming them, calls `follow_others` (which must
+  // make the producers outside the executors, the Worker's receiver, follow
+  // it before returning), waits up to `wait` for every executor's Transfer
+  // to follow it, stops the leaving executors after they executed what was
+  // queued for them (no Cleanup), and starts the new ones with the leaving
+  // ones' bolt objects. FailedPrecondition (nothing changed) for a
+  // regrouping it cannot do in place. Control thread, after Start.
+  //
+  // With `publish_remote` (which must publish RemoteRoutes naming where the
+  // leaving tasks run now), whole bolt executors may instead leave: `local`
+  // is a subset of the executors run now and nothing arrives
+  // (docs/adr/0035-tasks-leave-a-worker-in-place.md). Then, after the same
+  // check: `publish_remote`; a LocalRoutes without the leaving tasks, so
+  // every producer sends them to their new worker; `follow_others` and the
+  // wait as above; the leaving executors execute what was queued for them,
+  // and stop with Cleanup.
+  absl::Status Regroup(const std::vector<core::ExecutorInfo>& local,
+                       const std::function<void()>& follow_others,
+                       std::chrono::milliseconds wait,
+                       const std::function<absl::Status()>& publish_remote = nullptr);
+  // The executors run now, sorted by start task (any thread).
+  std::vector<core::ExecutorInfo> Executors() const;
 
   LocalClusterStats Stats() const;
   // Nothing in flight: every executor's last pass did nothing, every message
@@ -143,6 +181,37 @@ class LocalCluster {
   ClusterPart part_;
   bool partial_ = false;
   std::vector<Executor*> ShutdownOrder() const;
+  // Publishes the current executor_by_task as the next LocalRoutes.
+  int64_t PublishLocalRoutes();
+  // Regroup's check: which executors leave and which ranges arrive.
+  // `tasks_may_leave`: the leaving executors' tasks may go without any
+  // arriving (Regroup with publish_remote).
+  absl::Status PlanRegroup(const std::vector<core::ExecutorInfo>& local, bool tasks_may_leave,
+                           std::vector<BoltExecutor*>& leaving,
+                           std::vector<core::ExecutorInfo>& arriving) const;
+  // Regroup's wait: every running executor follows LocalRoutes `version`.
+  bool WaitLocalVersion(int64_t version, std::chrono::milliseconds wait) const;
+  // Regroup's last step: `fresh` take over from `leaving`.
+  absl::Status HandOver(const std::vector<BoltExecutor*>& leaving,
+                        std::vector<std::unique_ptr<BoltExecutor>>& fresh);
+  // Regroup's case of tasks leaving for another worker (see there).
+  absl::Status LetLeave(const std::vector<BoltExecutor*>& leaving,
+                        const std::function<void()>& follow_others,
+                        std::chrono::milliseconds wait,
+                        const std::function<absl::Status()>& publish_remote);
+  // Moves the stopped executors from executors_ to retired_.
+  void Retire(const std::vector<BoltExecutor*>& stopped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(executors_mu_);
+
+  // One look at the executors' progress counters, for Idle().
+  struct ProgressReading {
+    int64_t consumed = 0;
+    int64_t sent = 0;
+    size_t depth = 0;
+    bool quiet = true;
+    bool operator==(const ProgressReading&) const = default;
+  };
+  ProgressReading ReadProgress() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(executors_mu_);
 
   core::TopologyDef def_;
   core::ComponentStreams streams_;
@@ -151,7 +220,15 @@ class LocalCluster {
   std::unique_ptr<core::MetricsRegistry> owned_metrics_;
   ErrorLog errors_;
   std::unique_ptr<WorkerContext> context_;
+  // Changed only by Regroup (control thread) under executors_mu_; readers
+  // on other threads (Stats, Idle, Finished, RemoteSent) hold it.
+  mutable absl::Mutex executors_mu_;
   std::vector<std::unique_ptr<Executor>> executors_;
+  // Executors a Regroup replaced: stopped, kept because their counters stay
+  // in Idle()'s sums and a late producer may still hold their queue.
+  std::vector<std::unique_ptr<Executor>> retired_ ABSL_GUARDED_BY(executors_mu_);
+  // Every LocalRoutes published, the newest current (WorkerContext::local).
+  std::vector<std::unique_ptr<LocalRoutes>> local_routes_;
   bool started_ = false;
   bool killed_ = false;
   int64_t tracked_base_ = 0;

@@ -293,6 +293,10 @@ class ReceiveQueue {
   }
 
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  // How many more producers RegisterProducer() would accept.
+  size_t free_producer_slots() const {
+    return options_.max_producers - num_producers_.load(std::memory_order_acquire);
+  }
 
   // Makes a blocking Drain() return (0 when nothing was published) once,
   // now or at its next wait, so the consumer can do work that arrived

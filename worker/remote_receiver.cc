@@ -1,10 +1,12 @@
 #include "worker/remote_receiver.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/core/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/executor.h"
+#include "worker/remote_outbox.h"
 
 namespace tempest::worker {
 
@@ -18,35 +20,68 @@ RemoteReceiver::RemoteReceiver(WorkerContext& ctx, const EnvelopeCodec& codec,
       malformed_(&ctx.metrics->GetCounter("tempest_worker_remote_malformed_total",
                                           {{"topology", ctx.topology_id}})),
       pauses_(&ctx.metrics->GetCounter("tempest_worker_remote_pauses_total",
-                                       {{"topology", ctx.topology_id}})) {}
+                                       {{"topology", ctx.topology_id}})),
+      forwarded_(&ctx.metrics->GetCounter("tempest_worker_messages_forwarded_total",
+                                          {{"topology", ctx.topology_id}})) {}
 
 absl::StatusOr<std::unique_ptr<RemoteReceiver>> RemoteReceiver::Create(
     WorkerContext& ctx, const EnvelopeCodec& codec, std::atomic<int64_t>* delivered) {
   std::unique_ptr<RemoteReceiver> r(new RemoteReceiver(ctx, codec, delivered));
-  const size_t n = ctx.executor_by_task.size();
-  r->producer_by_task_.assign(n, nullptr);
-  r->lane_by_task_.assign(n, -1);
-  std::map<Executor*, ExecutorQueue::Producer*> by_executor;
+  RETURN_IF_ERROR(r->Resolve());
+  return r;
+}
+
+absl::Status RemoteReceiver::Resolve() {
+  local_routes_ = ctx_.local.load(std::memory_order_acquire);
+  if (local_routes_ == nullptr) return absl::InternalError("no local routes published");
+  const std::vector<Executor*>& executor_by_task = local_routes_->executor_by_task;
+  const size_t n = executor_by_task.size();
+  left_.resize(n, false);
+  for (size_t t = 1; t < n; ++t) {
+    const bool ran = (t < producer_by_task_.size() && producer_by_task_[t] != nullptr) ||
+                     (t < lane_by_task_.size() && lane_by_task_[t] >= 0);
+    if (executor_by_task[t] != nullptr) {
+      left_[t] = false;
+    } else if (ran) {
+      left_[t] = true;
+    }
+  }
+  producer_by_task_.assign(n, nullptr);
+  lane_by_task_.assign(n, -1);
+  lanes_.clear();
+  producers_.clear();
   std::map<AckLane*, int> lanes;
   for (size_t t = 1; t < n; ++t) {
-    Executor* e = ctx.executor_by_task[t];
+    Executor* e = executor_by_task[t];
     if (e == nullptr) continue;
     if (e->lane() != nullptr) {
-      auto [it, inserted] = lanes.emplace(e->lane(), static_cast<int>(r->lanes_.size()));
-      if (inserted) r->lanes_.push_back(Lane{e->lane(), {}});
-      r->lane_by_task_[t] = it->second;
+      auto [it, inserted] = lanes.emplace(e->lane(), static_cast<int>(lanes_.size()));
+      if (inserted) lanes_.push_back(Lane{e->lane(), {}});
+      lane_by_task_[t] = it->second;
       continue;
     }
     if (e->queue() == nullptr) continue;
-    auto it = by_executor.find(e);
-    if (it == by_executor.end()) {
-      ASSIGN_OR_RETURN(ExecutorQueue::Producer* p, e->queue()->RegisterProducer());
-      it = by_executor.emplace(e, p).first;
-      r->producers_.push_back(p);
+    auto it = by_executor_.find(e);
+    if (it == by_executor_.end()) {
+      ASSIGN_OR_RETURN(ExecutorQueue::Producer * p, e->queue()->RegisterProducer());
+      it = by_executor_.emplace(e, p).first;
     }
-    r->producer_by_task_[t] = it->second;
+    if (std::find(producers_.begin(), producers_.end(), it->second) == producers_.end()) {
+      producers_.push_back(it->second);
+    }
+    producer_by_task_[t] = it->second;
   }
-  return r;
+  local_version_.store(local_routes_->version, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+void RemoteReceiver::SwitchLocal() {
+  // Between frames: FlushOutputs published everything staged and posted
+  // every lane batch, so nothing is left for the old executors.
+  if (absl::Status s = Resolve(); !s.ok()) {
+    spdlog::error("worker {}: cannot follow the regrouped executors: {}", ctx_.topology_id,
+                  s.ToString());
+  }
 }
 
 void RemoteReceiver::NoteBad(const char* what, int32_t task, const absl::Status& why) {
@@ -72,7 +107,7 @@ RemoteReceiver::Result RemoteReceiver::Deliver(Envelope& e) {
     }
     if (ExecutorQueue::Producer* p = producer_by_task_[t]; p != nullptr) {
       if (!p->TryPush(e)) {
-        if (p->staged() == 0 && ctx_.executor_by_task[t]->queue()->closed()) {
+        if (p->staged() == 0 && local_routes_->executor_by_task[t]->queue()->closed()) {
           return Result::kSkipped;  // shutting down
         }
         return Result::kFull;
@@ -81,9 +116,47 @@ RemoteReceiver::Result RemoteReceiver::Deliver(Envelope& e) {
       return Result::kDelivered;
     }
   }
+  if (e.task > 0 && t < left_.size() && left_[t]) return Forward(e);
   unknown_task_->Add(1);
   NoteBad("unroutable", e.task, absl::NotFoundError("this worker does not run that task"));
   return Result::kSkipped;
+}
+
+RemoteReceiver::Result RemoteReceiver::Forward(Envelope& e) {
+  const RemoteRoutes* routes = ctx_.remote.load(std::memory_order_acquire);
+  const int worker = routes != nullptr ? routes->WorkerOf(e.task) : -1;
+  if (worker < 0) {
+    unknown_task_->Add(1);
+    NoteBad("unroutable", e.task, absl::NotFoundError("the task left and has no worker now"));
+    return Result::kSkipped;
+  }
+  const size_t w = static_cast<size_t>(worker);
+  if (forward_.size() <= w) forward_.resize(routes->outboxes.size());
+  // A full batch goes first; with no room for it, this message waits in
+  // the connection's backlog (the connection pauses).
+  if (forward_[w].payload_size() >= routes->outboxes[w]->max_batch_bytes() &&
+      !SendForward(*routes, w)) {
+    return Result::kFull;
+  }
+  scratch_.clear();
+  if (absl::Status s = codec_.Encode(e, scratch_); !s.ok()) {
+    malformed_->Add(1);
+    NoteBad("unencodable", e.task, s);
+    return Result::kSkipped;
+  }
+  forward_[w].Add(e.task, scratch_);
+  forwarded_->Add(1);
+  return Result::kDelivered;
+}
+
+bool RemoteReceiver::SendForward(const RemoteRoutes& routes, size_t worker) {
+  net::Batch& batch = forward_[worker];
+  if (batch.empty()) return true;
+  RemoteOutbox& outbox = *routes.outboxes[worker];
+  if (!outbox.TrySend(batch)) return false;
+  batch.Clear();
+  outbox.Kick();
+  return true;
 }
 
 void RemoteReceiver::FlushOutputs() {
@@ -95,9 +168,17 @@ void RemoteReceiver::FlushOutputs() {
     if (!lane.batch.empty()) lane.lane->Post(lane.batch);
   }
   delivered_->store(delivered_local_, std::memory_order_release);
+  if (forward_.empty()) return;
+  // A snapshot at least as new as the one each batch was staged under:
+  // outbox indices are stable, and outboxes are only added.
+  const RemoteRoutes* routes = ctx_.remote.load(std::memory_order_acquire);
+  bool waiting = false;
+  for (size_t w = 0; w < forward_.size(); ++w) waiting = !SendForward(*routes, w) || waiting;
+  forward_waiting_.store(waiting, std::memory_order_release);
 }
 
 bool RemoteReceiver::OnFrame(net::ConnectionId id, std::span<const net::Message> messages) {
+  FollowLocal();
   for (size_t i = 0; i < messages.size(); ++i) {
     Envelope e;
     if (absl::Status s = codec_.Decode(messages[i].bytes, messages[i].task_id, e); !s.ok()) {
@@ -130,6 +211,7 @@ bool RemoteReceiver::OnFrame(net::ConnectionId id, std::span<const net::Message>
 }
 
 void RemoteReceiver::RetryPaused(net::TransportServer& server) {
+  FollowLocal();
   for (auto it = backlog_.begin(); it != backlog_.end();) {
     std::vector<Envelope>& backlog = it->second;
     size_t done = 0;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -33,17 +34,27 @@ inline constexpr size_t kFalseSharingRange = 128;
 // batch; TryStage()/Publish() let a producer fill slots in place and make
 // them visible later, which is how ReceiveQueue batches without a second copy.
 //
-// T must be default-constructible and move-assignable: slots are
-// default-constructed up front, written by move-assignment and moved out of
-// on pop (a moved-from value stays in the slot until overwritten).
+// T must be move-constructible and move-assignable. The slots are raw memory
+// until the producer's first lap reaches them: a slot is move-constructed on
+// its first write and move-assigned after that, and moved out of on pop (a
+// moved-from value stays in the slot until overwritten). So a ring costs
+// only the memory its traffic has touched: an idle worker's queues, sized
+// for bursts, stay untouched pages.
 template <typename T>
 class SpscRing {
-  static_assert(std::is_default_constructible_v<T> && std::is_move_assignable_v<T>);
+  static_assert(std::is_move_constructible_v<T> && std::is_move_assignable_v<T>);
 
  public:
   explicit SpscRing(size_t min_capacity)
       : mask_(std::bit_ceil(std::max<size_t>(min_capacity, 2)) - 1),
-        slots_(std::make_unique<T[]>(mask_ + 1)) {}
+        slots_(static_cast<T*>(::operator new(sizeof(T) * (mask_ + 1),
+                                              std::align_val_t{alignof(T)}))) {}
+
+  ~SpscRing() {
+    // Both sides are done (the owner outlives its threads): the slots of the
+    // first lap are the constructed ones.
+    std::destroy_n(slots_.get(), static_cast<size_t>(std::min<uint64_t>(write_, capacity())));
+  }
 
   SpscRing(const SpscRing&) = delete;
   SpscRing& operator=(const SpscRing&) = delete;
@@ -56,7 +67,7 @@ class SpscRing {
   // consumer. Moves from `item` only on success; false if the ring is full.
   bool TryStage(T&& item) {
     if (!HasRoomFor(1)) return false;
-    slots_[write_ & mask_] = std::move(item);
+    Put(write_, std::move(item));
     ++write_;
     return true;
   }
@@ -91,7 +102,7 @@ class SpscRing {
       room = capacity() - static_cast<size_t>(write_ - cached_head_);
     }
     const size_t count = std::min(room, n);
-    for (size_t i = 0; i < count; ++i) slots_[(write_ + i) & mask_] = std::move(items[i]);
+    for (size_t i = 0; i < count; ++i) Put(write_ + i, std::move(items[i]));
     write_ += count;
     if (count > 0) Publish();
     return count;
@@ -117,7 +128,7 @@ class SpscRing {
       available = static_cast<size_t>(cached_tail_ - head);
     }
     const size_t count = std::min(available, max);
-    for (size_t i = 0; i < count; ++i) fn(slots_[(head + i) & mask_]);
+    for (size_t i = 0; i < count; ++i) fn(slots_.get()[(head + i) & mask_]);
     if (count > 0) head_.store(head + count, std::memory_order_release);
     return count;
   }
@@ -146,9 +157,24 @@ class SpscRing {
     return write_ - cached_head_ + n <= capacity();
   }
 
+  // Writes the slot of producer position `index`: constructs it on the
+  // first lap (raw memory until then), assigns it afterwards.
+  void Put(uint64_t index, T&& item) {
+    T* slot = slots_.get() + (index & mask_);
+    if (index <= mask_) {
+      std::construct_at(slot, std::move(item));
+    } else {
+      *slot = std::move(item);
+    }
+  }
+
+  struct ReleaseStorage {
+    void operator()(T* p) const { ::operator delete(p, std::align_val_t{alignof(T)}); }
+  };
+
   // Read-only after construction; shared by both sides.
   alignas(kFalseSharingRange) const size_t mask_;
-  const std::unique_ptr<T[]> slots_;
+  const std::unique_ptr<T, ReleaseStorage> slots_;
 
   // Consumer line: its own index (read by the producer when its copy is
   // stale) and its copy of the producer index.

@@ -1,5 +1,6 @@
 #include "worker/transfer.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -12,57 +13,94 @@
 namespace tempest::worker {
 
 absl::Status Transfer::AddTarget(api::TaskId task) {
+  const std::vector<Executor*>& executor_by_task = local_routes_->executor_by_task;
   const size_t t = static_cast<size_t>(task.value());
-  if (task.value() <= 0 || t >= ctx_.executor_by_task.size()) {
+  if (task.value() <= 0 || t >= executor_by_task.size()) {
     return absl::InvalidArgumentError(absl::StrCat("no executor runs task ", task.value()));
   }
   if (by_task_.size() <= t) by_task_.resize(t + 1);
   Target& target = by_task_[t];
   if (target.producer != nullptr || target.self || target.remote >= 0) return absl::OkStatus();
-  if (ctx_.executor_by_task[t] == nullptr) {
-    const int worker = ctx_.remote != nullptr ? ctx_.remote->WorkerOf(task.value()) : -1;
+  Executor* owner = executor_by_task[t];
+  if (owner == nullptr) {
+    const int worker = routes_ != nullptr ? routes_->WorkerOf(task.value()) : -1;
     if (worker < 0) {
       return absl::InvalidArgumentError(absl::StrCat("no executor runs task ", task.value()));
     }
     target.remote = worker;
     return absl::OkStatus();
   }
-  Executor* owner = ctx_.executor_by_task[t];
   if (owner == self_) {
     target.self = true;
     return absl::OkStatus();
-  }
-  // One producer per (this executor, target executor): reuse it for the
-  // target's other tasks.
-  for (size_t other = 0; other < by_task_.size(); ++other) {
-    if (by_task_[other].producer != nullptr && ctx_.executor_by_task[other] == owner) {
-      target.producer = by_task_[other].producer;
-      return absl::OkStatus();
-    }
   }
   if (owner->queue() == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("task ", task.value(), " runs in an executor without a receive queue"));
   }
-  ASSIGN_OR_RETURN(target.producer, owner->queue()->RegisterProducer());
-  producers_.push_back(target.producer);
+  ASSIGN_OR_RETURN(target.producer, ProducerFor(owner));
+  if (std::find(producers_.begin(), producers_.end(), target.producer) == producers_.end()) {
+    producers_.push_back(target.producer);
+  }
   return absl::OkStatus();
 }
 
+absl::StatusOr<ExecutorQueue::Producer*> Transfer::ProducerFor(Executor* owner) {
+  // One producer per (this executor, target executor): reused for the
+  // target's other tasks.
+  for (const auto& [executor, producer] : registered_) {
+    if (executor == owner) return producer;
+  }
+  ASSIGN_OR_RETURN(ExecutorQueue::Producer * producer, owner->queue()->RegisterProducer());
+  registered_.emplace_back(owner, producer);
+  return producer;
+}
+
+void Transfer::FollowLocal() {
+  const LocalRoutes* now = ctx_.local.load(std::memory_order_acquire);
+  if (now == local_routes_ || now == nullptr) return;
+  // Flush published everything staged on the old producers: from here on
+  // nothing of this executor enters a queue the old snapshot named and the
+  // new one does not.
+  // Tasks that left this worker (ADR 0035) are routed remotely by the
+  // RemoteRoutes published before this snapshot: this acquire load of
+  // `local` makes that one visible, though Flush's earlier look at `remote`
+  // may have missed it.
+  FollowRoutes();
+  local_routes_ = now;
+  producers_.clear();
+  for (size_t t = 1; t < by_task_.size(); ++t) {
+    Target& target = by_task_[t];
+    if (target.producer == nullptr && !target.self) continue;
+    target = Target{};
+    if (absl::Status s = AddTarget(api::TaskId(static_cast<int32_t>(t))); !s.ok()) {
+      spdlog::error("transfer: the new local routes leave task {} without a route: {}", t,
+                    s.ToString());
+    }
+  }
+  local_version_.store(now->version, std::memory_order_release);
+}
+
 absl::Status Transfer::Connect(const std::vector<api::TaskId>& tasks, bool to_spout_lanes) {
-  by_task_.assign(ctx_.executor_by_task.size(), Target{});
-  if (ctx_.remote != nullptr) remote_.resize(ctx_.remote->outboxes.size());
+  local_routes_ = ctx_.local.load(std::memory_order_acquire);
+  if (local_routes_ == nullptr) return absl::InternalError("no local routes published");
+  local_version_.store(local_routes_->version, std::memory_order_release);
+  const std::vector<Executor*>& executor_by_task = local_routes_->executor_by_task;
+  by_task_.assign(executor_by_task.size(), Target{});
+  routes_ = ctx_.remote.load(std::memory_order_acquire);
+  if (routes_ != nullptr) remote_.resize(routes_->outboxes.size());
   for (api::TaskId task : tasks) {
     RETURN_IF_ERROR(AddTarget(task));
   }
   for (int32_t acker : ctx_.acker_tasks) {
     RETURN_IF_ERROR(AddTarget(api::TaskId(acker)));
   }
-  lane_by_task_.assign(ctx_.executor_by_task.size(), -1);
+  // Spout executors are never regrouped in place, so the lanes stay.
+  lane_by_task_.assign(executor_by_task.size(), -1);
   if (to_spout_lanes) {
     std::map<AckLane*, int> index;
-    for (size_t t = 1; t < ctx_.executor_by_task.size(); ++t) {
-      Executor* e = ctx_.executor_by_task[t];
+    for (size_t t = 1; t < executor_by_task.size(); ++t) {
+      Executor* e = executor_by_task[t];
       if (e == nullptr || e->lane() == nullptr) continue;
       auto [it, inserted] = index.emplace(e->lane(), static_cast<int>(lanes_.size()));
       if (inserted) lanes_.push_back(Lane{e->lane(), {}});
@@ -100,9 +138,38 @@ void Transfer::Send(Envelope&& e) {
   --sent_;
 }
 
+bool Transfer::FollowRoutes() {
+  const RemoteRoutes* now = ctx_.remote.load(std::memory_order_acquire);
+  if (now == routes_) return false;
+  // Only where other workers' tasks run has changed (this worker's
+  // executors, and so every local target, are the same). Outbox indices
+  // are stable across snapshots, so batches staged under the old routes
+  // still go where they were meant to.
+  routes_ = now;
+  remote_.resize(routes_->outboxes.size());
+  for (size_t t = 0; t < by_task_.size(); ++t) {
+    Target& target = by_task_[t];
+    if (target.remote < 0) continue;
+    target.remote = routes_->WorkerOf(static_cast<int32_t>(t));
+    if (target.remote < 0) {
+      spdlog::error("transfer: the new routes have no worker for task {}", t);
+    }
+  }
+  return true;
+}
+
 void Transfer::SendRemote(int worker, Envelope&& e) {
+  if (FollowRoutes()) {
+    // Checked per remote message, not per Flush: an executor that was
+    // parked through the change sends its first tuple before it flushes.
+    worker = by_task_[static_cast<size_t>(e.task)].remote;
+    if (worker < 0) {
+      ++dropped_;
+      return;
+    }
+  }
   scratch_.clear();
-  if (absl::Status s = ctx_.remote->codec->Encode(e, scratch_); !s.ok()) {
+  if (absl::Status s = routes_->codec->Encode(e, scratch_); !s.ok()) {
     spdlog::error("transfer: cannot encode a message for task {}: {}", e.task, s.ToString());
     ++dropped_;
     return;
@@ -110,19 +177,19 @@ void Transfer::SendRemote(int worker, Envelope&& e) {
   ++remote_sent_;
   Remote& r = remote_[worker];
   r.data.Add(e.task, scratch_);
-  if (r.data.payload_size() >= ctx_.remote->outboxes[worker]->max_batch_bytes()) {
+  if (r.data.payload_size() >= routes_->outboxes[worker]->max_batch_bytes()) {
     FlushRemoteData(r, worker);
   }
 }
 
 void Transfer::FlushRemoteData(Remote& r, int worker) {
-  if (!ctx_.remote->outboxes[worker]->SendBlocking(r.data, self_->stop_flag())) ++dropped_;
+  if (!routes_->outboxes[worker]->SendBlocking(r.data, self_->stop_flag())) ++dropped_;
   r.data.Clear();
   r.unkicked = true;
 }
 
 void Transfer::FlushRemoteReplies(Remote& r, int worker) {
-  RemoteOutbox& outbox = *ctx_.remote->outboxes[worker];
+  RemoteOutbox& outbox = *routes_->outboxes[worker];
   if (!r.replies.empty()) {
     if (r.overflow.empty() && outbox.TrySend(r.replies)) {
       r.replies.Clear();
@@ -150,20 +217,21 @@ size_t Transfer::remote_overflow() const {
 void Transfer::PostToSpout(Envelope&& e) {
   const size_t t = static_cast<size_t>(e.task);
   if (t >= lane_by_task_.size() || lane_by_task_[t] < 0) {
-    const int worker = ctx_.remote != nullptr ? ctx_.remote->WorkerOf(e.task) : -1;
+    if (routes_ != nullptr) FollowRoutes();
+    const int worker = routes_ != nullptr ? routes_->WorkerOf(e.task) : -1;
     if (worker < 0 || static_cast<size_t>(worker) >= remote_.size()) {
       ++dropped_;
       return;
     }
     scratch_.clear();
-    if (!ctx_.remote->codec->Encode(e, scratch_).ok()) {
+    if (!routes_->codec->Encode(e, scratch_).ok()) {
       ++dropped_;
       return;
     }
     ++remote_sent_;
     Remote& r = remote_[worker];
     r.replies.Add(e.task, scratch_);
-    if (r.replies.payload_size() >= ctx_.remote->outboxes[worker]->max_batch_bytes()) {
+    if (r.replies.payload_size() >= routes_->outboxes[worker]->max_batch_bytes()) {
       r.overflow.push_back(std::move(r.replies));
       r.replies = net::Batch();
     }
@@ -186,10 +254,14 @@ void Transfer::Flush(bool idle) {
     if (!r.data.empty()) FlushRemoteData(r, static_cast<int>(w));
     if (!r.replies.empty() || !r.overflow.empty()) FlushRemoteReplies(r, static_cast<int>(w));
     if (idle && r.unkicked) {
-      ctx_.remote->outboxes[w]->Kick();
+      routes_->outboxes[w]->Kick();
       r.unkicked = false;
     }
   }
+  // After the flush above, so nothing staged waits for the switch.
+  if (routes_ != nullptr) FollowRoutes();
+  // One acquire load per flush; the switch itself is rare.
+  if (ctx_.local.load(std::memory_order_acquire) != local_routes_) FollowLocal();
 }
 
 }  // namespace tempest::worker

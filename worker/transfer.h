@@ -1,7 +1,9 @@
 #ifndef TEMPEST_WORKER_TRANSFER_H_
 #define TEMPEST_WORKER_TRANSFER_H_
 
+#include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,6 +41,13 @@ namespace tempest::worker {
 // (PostToSpout) go into a separate batch that is sent without ever waiting:
 // a refused batch joins an unbounded overflow retried on every Flush(), so
 // an acker never blocks (docs/adr/0010-worker-data-plane.md).
+//
+// Routes that change while running (Worker::UpdateRemoteWorkers): the
+// Transfer follows a new RemoteRoutes snapshot on its own thread, at the
+// next remote send or Flush, after publishing what it had staged. Likewise
+// a new LocalRoutes snapshot (local tasks regrouped into other executors,
+// LocalCluster::Regroup), at the end of the next Flush; local_version()
+// then says it no longer sends to the executors the old one named.
 //
 // Threads: Connect() on the control thread before the executor starts;
 // everything else on the owning executor's thread only.
@@ -82,6 +91,8 @@ class Transfer {
   // Items lost because their target queue had closed (shutdown only).
   int64_t dropped() const { return dropped_; }
   std::vector<Envelope>& local() { return local_; }
+  // Any thread: the LocalRoutes version this Transfer sends by.
+  int64_t local_version() const { return local_version_.load(std::memory_order_acquire); }
 
   // A remote data batch is handed over early once it holds this many bytes.
   static constexpr size_t kRemoteBatchBytes = 64 << 10;
@@ -99,6 +110,9 @@ class Transfer {
     bool unkicked = false;             // handed data over since the last idle flush
   };
   void SendRemote(int worker, Envelope&& e);
+  // Switches to the worker's current RemoteRoutes snapshot if it changed;
+  // true if it did (remote targets re-resolved).
+  bool FollowRoutes();
   void FlushRemoteData(Remote& r, int worker);
   void FlushRemoteReplies(Remote& r, int worker);
   struct Lane {
@@ -106,14 +120,27 @@ class Transfer {
     std::vector<Envelope> batch;
   };
   absl::Status AddTarget(api::TaskId task);
+  // This Transfer's producer on `owner`'s queue, registered on first use.
+  absl::StatusOr<ExecutorQueue::Producer*> ProducerFor(Executor* owner);
+  // Re-resolves the local targets by the current LocalRoutes (Flush, after
+  // publishing what was staged) and acknowledges its version.
+  void FollowLocal();
 
   WorkerContext& ctx_;
   Executor* const self_;
   std::vector<Target> by_task_;  // index: task id
-  std::vector<ExecutorQueue::Producer*> producers_;
+  std::vector<ExecutorQueue::Producer*> producers_;  // the ones by_task_ uses
+  // Every producer registered, by target executor (kept across regroupings:
+  // a queue takes a bounded number of producers).
+  std::vector<std::pair<Executor*, ExecutorQueue::Producer*>> registered_;
+  const LocalRoutes* local_routes_ = nullptr;
+  std::atomic<int64_t> local_version_{0};
   std::vector<Lane> lanes_;
   std::vector<int> lane_by_task_;  // index: task id; -1 none
   std::vector<Envelope> local_;
+  // The routes snapshot this Transfer follows (WorkerContext::remote when
+  // it last looked; nullptr when every task is local).
+  const RemoteRoutes* routes_ = nullptr;
   std::vector<Remote> remote_;  // index: RemoteRoutes::outboxes
   std::string scratch_;         // one encoded envelope
   int64_t sent_ = 0;

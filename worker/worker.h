@@ -121,9 +121,42 @@ class Worker {
   void Activate();
   void Deactivate();
   // Clean shutdown: deactivate the local spouts, wait up to `wait` for their
-  // pending trees and the local queues to drain, stop the executors
-  // (upstream first), then close the transport. Idempotent.
+  // pending trees and the local queues to drain; then (wait > 0) say goodbye
+  // to the workers that send here, so they stop at a frame boundary and hold
+  // the rest for this slot's next worker, and deliver what they sent before
+  // (1 to 5 s more); stop the executors (upstream first), let their last
+  // output leave (up to 1 s), then close the transport. Idempotent.
   absl::Status Kill(std::chrono::milliseconds wait);
+
+  // Where the other workers of the topology run changed, and this worker's
+  // own executors did not (a rebalance or a reassignment elsewhere):
+  // switches the executors to the new routes without stopping them.
+  // `remote_workers` must, with this worker's executors, cover the
+  // layout's tasks exactly once; their ranges may group tasks differently
+  // from this worker's layout (a rebalance regrouped another component). Connections to new workers open lazily;
+  // a worker that runs nothing any more is retired (PeerLossWatch): its
+  // connection closes once it is down or after the message timeout, and
+  // the trees that may have crossed it are failed then. Control thread,
+  // after Start.
+  absl::Status UpdateRemoteWorkers(const std::vector<RemoteWorker>& remote_workers);
+
+  // This worker's own tasks were regrouped into other executors (a
+  // rebalance split or merged a bolt whose tasks stay here), and the other
+  // workers may have changed as well: regroups the executors in place
+  // (LocalCluster::Regroup: the bolts' objects and state carry over, no
+  // tree is failed) and then takes `remote_workers` as UpdateRemoteWorkers
+  // does. Bolt executors may also leave for other workers, with no task
+  // arriving (a rebalance onto more workers): the new routes are taken
+  // first, then the leaving executors execute what was queued for them and
+  // stop with Cleanup, and messages still sent here for their tasks are
+  // forwarded (docs/adr/0035-tasks-leave-a-worker-in-place.md).
+  // FailedPrecondition, with nothing changed, when tasks would arrive or a
+  // spout or acker executor would change: that needs a restart. Control
+  // thread, after Start.
+  absl::Status RegroupExecutors(const std::vector<std::pair<int32_t, int32_t>>& local,
+                                const std::vector<RemoteWorker>& remote_workers);
+  // The executors this worker runs now (any thread).
+  std::vector<core::ExecutorInfo> Executors() const { return cluster_->Executors(); }
 
   LocalClusterStats Stats() const;
   int port() const { return server_ != nullptr ? server_->port() : 0; }
@@ -141,6 +174,8 @@ class Worker {
   // Received messages skipped: unknown task / undecodable.
   int64_t RemoteUnknownTask() const { return receiver_->unknown_task(); }
   int64_t RemoteMalformed() const { return receiver_->malformed(); }
+  // Received messages for tasks that left, sent on to their new worker.
+  int64_t RemoteForwarded() const { return receiver_->forwarded(); }
   size_t connection_count() const { return server_->connection_count(); }
   std::vector<std::string> RecentErrors() const { return cluster_->RecentErrors(); }
   std::vector<ComponentError> TakeUnpublishedErrors() { return cluster_->TakeUnpublishedErrors(); }
@@ -149,6 +184,12 @@ class Worker {
   Worker() = default;
   // One client and outbox per other worker of the plan (Create's step).
   absl::Status ConnectRemoteWorkers(const WorkerPlan& plan);
+  // The outbox (index into outboxes_) for `rw`: the existing one, unless
+  // its client was closed, else a new client and outbox.
+  absl::StatusOr<int> OutboxFor(const RemoteWorker& rw);
+  // Every client, index for index with outboxes_.
+  std::vector<PeerLossWatch::Peer> WatchedPeers() const;
+  absl::Status StartPeerWatch();
   // The receiver and the transport server on the plan's port (Create's step).
   // `config`: the topology's (plan.def has been moved into the cluster).
   absl::Status Listen(const WorkerPlan& plan, const api::Config& config);
@@ -166,8 +207,14 @@ class Worker {
   std::unique_ptr<EnvelopeCodec> codec_;
   std::unique_ptr<net::EventLoop> loop_;
   std::vector<std::unique_ptr<net::TransportClient>> clients_;
+  // Append-only (an index names one peer for the worker's life), so
+  // batches staged under older routes still reach the right peer.
   std::vector<std::unique_ptr<RemoteOutbox>> outboxes_;
-  RemoteRoutes routes_;
+  // Every routes snapshot published; the newest is current.
+  std::vector<std::unique_ptr<RemoteRoutes>> routes_;
+  std::vector<std::pair<int32_t, int32_t>> local_executors_;
+  std::string secret_;
+  size_t max_frame_bytes_ = 0;
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<RemoteReceiver> receiver_;
   // Messages the receiver put into local queues/lanes (ClusterPart::delivered).

@@ -30,6 +30,18 @@ namespace tempest::worker {
 class Executor;
 struct RemoteRoutes;
 
+// Which local executor runs each task. A worker that regroups its own tasks
+// into other executors without stopping (LocalCluster::Regroup) publishes a
+// new snapshot with the next version; every producer into local queues (each
+// Transfer, the RemoteReceiver) switches to it at its next flush, after
+// publishing what it staged under the old one, and then stores the version
+// it follows, so the control thread knows when no one sends to a leaving
+// executor any more (docs/adr/0034-executors-regrouped-in-place.md).
+struct LocalRoutes {
+  int64_t version = 0;
+  std::vector<Executor*> executor_by_task;  // index: task id; nullptr: not local
+};
+
 // An executor's bounded data queue.
 using ExecutorQueue = ReceiveQueue<Envelope>;
 
@@ -114,10 +126,18 @@ struct WorkerContext {
   // Tasks in this worker (local-or-shuffle prefers them).
   absl::flat_hash_set<api::TaskId> local_tasks;
   // Executor running each task, indexed by task id (nullptr: not local).
+  // The control thread's copy of the current `local` snapshot; producers
+  // read the snapshot instead, since a regrouping changes this one.
   std::vector<Executor*> executor_by_task;
+  // The current LocalRoutes (owned by the LocalCluster, which keeps every
+  // snapshot it published until it is destroyed).
+  std::atomic<const LocalRoutes*> local{nullptr};
   // Tasks of other workers (nullptr: every task is local, as in
-  // LocalCluster). Owned by the Worker.
-  const RemoteRoutes* remote = nullptr;
+  // LocalCluster). Owned by the Worker, which publishes a new snapshot when
+  // the other workers change while this worker's own executors stay
+  // (Worker::UpdateRemoteWorkers); every snapshot lives as long as the
+  // Worker, so a reader may keep using the one it loaded.
+  std::atomic<const RemoteRoutes*> remote{nullptr};
   // Message timeouts (topology.enable.message.timeouts and
   // topology.message.timeout.secs).
   bool timeouts_enabled = true;

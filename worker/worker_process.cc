@@ -30,6 +30,25 @@
 #include "worker/executor_stats.h"
 
 namespace tempest::worker {
+
+// The part of an assignment one worker's plan is built from, in a canonical
+// text form: comparing two of them tells whether anything changed for the
+// worker, and comparing the local keys whether it must restart (its own
+// executors, its address or its secret changed) or can take the new routes
+// to the other workers in place; else the addresses and tasks tell whether
+// tasks were only regrouped or only left (in place: RegroupExecutors).
+struct SlotPlan {
+  std::vector<std::pair<int32_t, int32_t>> local;
+  std::map<std::pair<std::string, int>, RemoteWorker> remote;  // (host, port)
+  std::string bind_host;
+  std::string secret;
+  std::string local_key;
+  std::string address_key;  // bind host and secret: a change restarts the worker
+  std::set<int32_t> tasks;  // the tasks run here
+  std::string key;
+  int64_t version = 0;  // Assignment.version
+};
+
 namespace {
 
 // The deadline of Sync's reads (see there).
@@ -46,16 +65,6 @@ int64_t WallSecs() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// The part of an assignment one worker's plan is built from, in a canonical
-// text form: comparing two of them tells whether the worker must restart.
-struct SlotPlan {
-  std::vector<std::pair<int32_t, int32_t>> local;
-  std::map<std::pair<std::string, int>, RemoteWorker> remote;  // (host, port)
-  std::string bind_host;
-  std::string secret;
-  std::string key;
-};
 
 absl::StatusOr<SlotPlan> PlanFromAssignment(const v1::Assignment& assignment,
                                             const std::string& supervisor_id, int port) {
@@ -89,8 +98,14 @@ absl::StatusOr<SlotPlan> PlanFromAssignment(const v1::Assignment& assignment,
     ASSIGN_OR_RETURN(plan.bind_host, host_of(supervisor_id));
   }
   plan.secret = assignment.transport_secret();
-  plan.key = absl::StrCat("bind=", plan.bind_host, ";secret=", plan.secret, ";local=");
-  for (const auto& [s, e] : plan.local) absl::StrAppend(&plan.key, s, "-", e, ",");
+  plan.version = assignment.version();
+  plan.address_key = absl::StrCat("bind=", plan.bind_host, ";secret=", plan.secret);
+  plan.local_key = absl::StrCat(plan.address_key, ";local=");
+  for (const auto& [s, e] : plan.local) {
+    absl::StrAppend(&plan.local_key, s, "-", e, ",");
+    for (int32_t t = s; t <= e; ++t) plan.tasks.insert(t);
+  }
+  plan.key = plan.local_key;
   for (const auto& [where, remote] : plan.remote) {
     absl::StrAppend(&plan.key, ";", where.first, ":", where.second, "=");
     for (const auto& [s, e] : remote.executors) absl::StrAppend(&plan.key, s, "-", e, ",");
@@ -272,7 +287,10 @@ absl::Status WorkerProcess::Launch() {
   spout_ids_.clear();
   for (const core::ComponentDef& spout : def.spouts) spout_ids_.insert(spout.id.value());
   plan_key_ = slot.key;
-  for (const auto& [start, end] : slot.local) local_starts_.insert(start);
+  local_key_ = slot.local_key;
+  address_key_ = slot.address_key;
+  tasks_ = slot.tasks;
+  assignment_version_ = slot.version;
   RETURN_IF_ERROR(StartWorker(MakeWorkerPlan(options_, std::move(def), slot),
                               state.base.status() == v1::ACTIVE));
   Heartbeat();
@@ -364,6 +382,12 @@ absl::Status WorkerProcess::StartWorker(WorkerPlan plan, bool active) {
   const core::MetricLabels labels{{"topology", options_.topology_id}};
   fenced_gauge_ = &worker_->metrics().GetGauge("tempest_worker_fenced", labels);
   fences_total_ = &worker_->metrics().GetCounter("tempest_worker_fences_total", labels);
+  applied_in_place_ =
+      &worker_->metrics().GetCounter("tempest_worker_assignments_applied_in_place_total", labels);
+  regrouped_in_place_ =
+      &worker_->metrics().GetCounter("tempest_worker_executors_regrouped_in_place_total", labels);
+  left_in_place_ =
+      &worker_->metrics().GetCounter("tempest_worker_executors_left_in_place_total", labels);
   active_ = active;
   spouts_running_ = active_;
   RETURN_IF_ERROR(worker_->Start(active_));
@@ -420,7 +444,63 @@ WorkerProcess::PlanCheck WorkerProcess::CheckAssignment(const coord::ZkCall& cal
     spdlog::error("ignoring an unusable assignment: {}", slot.status().ToString());
     return PlanCheck::kUnconfirmed;
   }
-  return slot->key != plan_key_ ? PlanCheck::kChanged : PlanCheck::kConfirmed;
+  if (slot->key == plan_key_) return PlanCheck::kConfirmed;
+  return ApplyInPlace(*slot) ? PlanCheck::kConfirmed : PlanCheck::kChanged;
+}
+
+bool WorkerProcess::ApplyInPlace(const SlotPlan& slot) {
+  if (slot.local_key != local_key_) {
+    // The same tasks regrouped (ADR 0034), or some leaving and none
+    // arriving (ADR 0035); the worker refuses the rest and this one restarts.
+    return slot.address_key == address_key_ &&
+           std::includes(tasks_.begin(), tasks_.end(), slot.tasks.begin(), slot.tasks.end()) &&
+           RegroupInPlace(slot);
+  }
+  std::vector<RemoteWorker> remote;
+  for (const auto& [where, worker] : slot.remote) remote.push_back(worker);
+  const auto began = std::chrono::steady_clock::now();
+  if (absl::Status s = worker_->UpdateRemoteWorkers(remote); !s.ok()) {
+    spdlog::warn("worker {}:{} cannot take assignment version {} in place ({}); restarting",
+                 options_.supervisor_id, options_.port, slot.version, s.ToString());
+    return false;
+  }
+  spdlog::info("worker {}:{} applied assignment version {} in place in {} us: its executors stay",
+               options_.supervisor_id, options_.port, slot.version,
+               std::chrono::duration_cast<std::chrono::microseconds>(
+                   std::chrono::steady_clock::now() - began)
+                   .count());
+  plan_key_ = slot.key;
+  assignment_version_ = slot.version;
+  applied_in_place_->Add();
+  return true;
+}
+
+bool WorkerProcess::RegroupInPlace(const SlotPlan& slot) {
+  std::vector<RemoteWorker> remote;
+  for (const auto& [where, worker] : slot.remote) remote.push_back(worker);
+  const size_t executors_before = worker_->Executors().size();
+  const auto began = std::chrono::steady_clock::now();
+  if (absl::Status s = worker_->RegroupExecutors(slot.local, remote); !s.ok()) {
+    spdlog::warn("worker {}:{} cannot regroup its executors in place for assignment version {} "
+                 "({}); restarting", options_.supervisor_id, options_.port, slot.version,
+                 s.ToString());
+    return false;
+  }
+  const auto ms = (std::chrono::steady_clock::now() - began) / std::chrono::milliseconds(1);
+  const bool leave = slot.tasks != tasks_;  // counted by tasks: the rest may be regrouped too
+  const std::string what = leave ? absl::StrCat("let ", tasks_.size() - slot.tasks.size(),
+                                                " task(s) leave (", executors_before, " -> ",
+                                                slot.local.size(), " executors)")
+                                 : "regrouped executors";
+  spdlog::info("worker {}:{} {} in place for assignment version {} in {} ms: {} executor(s), {}",
+               options_.supervisor_id, options_.port, what, slot.version, ms, slot.local.size(),
+               leave ? "the tasks that left run elsewhere" : "the same tasks and bolt objects");
+  (leave ? left_in_place_ : regrouped_in_place_)->Add();
+  plan_key_ = slot.key;
+  local_key_ = slot.local_key;
+  tasks_ = slot.tasks;
+  assignment_version_ = slot.version;
+  return true;
 }
 
 void WorkerProcess::FollowTopologyStatus(const v1::StormBase& base, bool unfence) {
@@ -515,6 +595,7 @@ void WorkerProcess::Heartbeat() {
                             std::chrono::steady_clock::now() - started_)
                             .count());
   beat_.set_pid(static_cast<int32_t>(::getpid()));
+  beat_.set_assignment_version(assignment_version_);
   const std::vector<core::ExecutorInfo> local = DescribeLocalExecutors();
   SetTotals(stats);
   beat_.set_complete_latency_p99_us(stats.complete_latency_p99_us);
@@ -539,10 +620,10 @@ void WorkerProcess::Heartbeat() {
 
 std::vector<core::ExecutorInfo> WorkerProcess::DescribeLocalExecutors() {
   beat_.clear_executors();
-  std::vector<core::ExecutorInfo> local;
-  for (const core::ExecutorInfo& e : worker_->layout().executors()) {
-    if (!local_starts_.contains(e.start.value())) continue;
-    local.push_back(e);
+  // What runs now: after a regrouping in place the ranges differ from the
+  // layout's.
+  std::vector<core::ExecutorInfo> local = worker_->Executors();
+  for (const core::ExecutorInfo& e : local) {
     v1::ExecutorRange* r = beat_.add_executors();
     r->set_start_task(e.start.value());
     r->set_end_task(e.end.value());

@@ -24,6 +24,8 @@
 
 namespace tempest::worker {
 
+struct SlotPlan;  // worker_process.cc
+
 // What `tempest worker` is told by its supervisor, plus the config keys it
 // reads (see FromConfig).
 struct WorkerProcessOptions {
@@ -150,6 +152,14 @@ class WorkerProcess {
   std::optional<WorkerExit> Sync();
   // Sync's re-read of the assignment (re-arming its watch).
   PlanCheck CheckAssignment(const coord::ZkCall& call);
+  // Takes a changed assignment without a restart when only the other
+  // workers changed, or only how this worker's own tasks are grouped into
+  // bolt executors, or only bolt executors leave it for other workers;
+  // false when this worker must restart.
+  bool ApplyInPlace(const SlotPlan& slot);
+  // ApplyInPlace's cases of the same tasks in other executors, and of bolt
+  // executors that leave.
+  bool RegroupInPlace(const SlotPlan& slot);
   // Follows the topology's status; `unfence` lifts the fence first.
   void FollowTopologyStatus(const v1::StormBase& base, bool unfence);
   // Stops the spouts after a session loss (idempotent: one episode lasts
@@ -186,7 +196,10 @@ class WorkerProcess {
   std::unique_ptr<coord::ZkSession> session_;
   std::unique_ptr<Worker> worker_;
   std::string plan_key_;  // what of the assignment this worker depends on
-  std::set<int32_t> local_starts_;  // start tasks of the executors run here
+  std::string local_key_;  // the part of it that needs a restart to change
+  int64_t assignment_version_ = 0;  // the Assignment.version running
+  std::string address_key_;  // bind host and secret
+  std::set<int32_t> tasks_;  // the tasks run here
   std::set<std::string> spout_ids_;  // the topology's spout components
   bool active_ = false;  // the topology's status is ACTIVE
   bool fenced_ = false;  // session lost, assignment not read again since
@@ -202,6 +215,9 @@ class WorkerProcess {
   std::atomic<bool> fence_announced_{false};
   core::Gauge* fenced_gauge_ = nullptr;    // tempest_worker_fenced
   core::Counter* fences_total_ = nullptr;  // tempest_worker_fences_total
+  core::Counter* applied_in_place_ = nullptr;
+  core::Counter* regrouped_in_place_ = nullptr;
+  core::Counter* left_in_place_ = nullptr;  // tempest_worker_executors_left_in_place_total
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   v1::WorkerHeartbeat beat_;
   LocalClusterStats carried_;  // totals of the slot's earlier workers (counts only)

@@ -54,7 +54,8 @@ std::optional<FrameCodec::DecodeResult> CheckFixedFields(std::string_view buffer
     return Error("bad_version",
                  absl::StrCat("unsupported frame version ", static_cast<uint8_t>(buffer[4])));
   }
-  constexpr uint8_t kKnownFlags = FrameCodec::kFlagMac | FrameCodec::kFlagHello;
+  constexpr uint8_t kKnownFlags =
+      FrameCodec::kFlagMac | FrameCodec::kFlagHello | FrameCodec::kFlagGoodbye;
   if (buffer.size() >= 8 && ((static_cast<uint8_t>(buffer[5]) & ~kKnownFlags) != 0 ||
                              buffer[6] != 0 || buffer[7] != 0)) {
     return Error("bad_flags", "frame has unknown flags or non-zero reserved bytes");
@@ -169,6 +170,11 @@ void FrameCodec::EncodeHello(std::string_view nonce, uint64_t seq, FrameMac* mac
   FinishFrame(out, offset, 0, seq, mac, kFlagHello);
 }
 
+void FrameCodec::EncodeGoodbye(uint64_t seq, FrameMac* mac, std::string* out) {
+  const size_t offset = BeginFrame(out);
+  FinishFrame(out, offset, 0, seq, mac, kFlagGoodbye);
+}
+
 FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t seq, FrameMac& mac,
                                             size_t max_payload_bytes,
                                             std::vector<Message>* messages) {
@@ -193,10 +199,20 @@ FrameCodec::DecodeResult FrameCodec::Decode(std::string_view buffer, uint64_t se
   result.flags = flags;
   result.payload = payload;
   messages->clear();
+  if ((flags & kFlagHello) != 0 && (flags & kFlagGoodbye) != 0) {
+    return Error("bad_flags", "frame is both a hello and a goodbye", result.frame_size);
+  }
   if ((flags & kFlagHello) != 0) {
     if (count != 0 || payload_size != kNonceSize) {
       return Error("malformed_payload", "hello frame must carry exactly one nonce",
                    result.frame_size);
+    }
+    result.kind = DecodeResult::Kind::kFrame;
+    return result;
+  }
+  if ((flags & kFlagGoodbye) != 0) {
+    if (count != 0 || payload_size != 0) {
+      return Error("malformed_payload", "goodbye frame must be empty", result.frame_size);
     }
     result.kind = DecodeResult::Kind::kFrame;
     return result;

@@ -22,7 +22,8 @@ namespace tempest::net {
 //   offset size  field
 //   0      4     magic          "TMPF" (0x46504D54 read as LE uint32)
 //   4      1     version        1
-//   5      1     flags          kFlagMac | kFlagHello; unknown bits are rejected
+//   5      1     flags          kFlagMac | kFlagHello | kFlagGoodbye; unknown bits are
+//                               rejected
 //   6      2     reserved       0
 //   8      4     payload length bytes after the 48-byte header
 //   12     4     message count
@@ -40,6 +41,13 @@ namespace tempest::net {
 // first frame (seq 0) is a hello frame echoing the nonce with a MAC. After
 // that, data frames carry a MAC only if the client is configured to (and the
 // server may require it); otherwise they are length- and structure-checked.
+//
+// Goodbye (a graceful stop, ADR 0033): a server whose worker stops sends a
+// goodbye frame (empty, count 0, no MAC) on each connection. The client
+// finishes the frame it is writing, answers with a goodbye frame of its own
+// (its next seq, MAC'd like its data frames) and writes nothing more on that
+// connection; what it still has queued waits for its next connection. The
+// server has then read every frame the client will send it, and closes.
 class FrameCodec {
  public:
   static constexpr uint32_t kMagic = 0x46504D54;  // bytes "TMPF"
@@ -49,6 +57,7 @@ class FrameCodec {
   static constexpr size_t kDefaultMaxPayloadBytes = 64u << 20;
   static constexpr uint8_t kFlagMac = 0x01;
   static constexpr uint8_t kFlagHello = 0x02;
+  static constexpr uint8_t kFlagGoodbye = 0x04;
   static constexpr size_t kNonceSize = 32;
 
   // Appends a header placeholder to `out` and returns its offset; append the
@@ -71,6 +80,9 @@ class FrameCodec {
   // A hello frame carrying `nonce` (kNonceSize bytes): the server's challenge
   // (mac == nullptr) or the client's answer (mac set, seq 0).
   static void EncodeHello(std::string_view nonce, uint64_t seq, FrameMac* mac, std::string* out);
+  // A goodbye frame: the server's notice (mac == nullptr) or the client's
+  // answer (its next seq; mac set if it MACs its data frames).
+  static void EncodeGoodbye(uint64_t seq, FrameMac* mac, std::string* out);
 
   struct DecodeResult {
     enum class Kind { kNeedMore, kFrame, kError };

@@ -11,10 +11,15 @@
 
 namespace tempest::net {
 
-// HMAC-SHA256 keyed with the per-topology secret, computed with OpenSSL's
-// EVP_MAC API (docs/adr/0002-openssl-for-frame-mac.md). Owns an OpenSSL MAC
-// context. Not thread-safe: each connection (always on the event-loop
-// thread) or each test owns its own instance.
+// HMAC-SHA256 (RFC 2104) keyed with the per-topology secret. The hash is
+// OpenSSL's SHA-256 (libcrypto's low-level SHA256_* functions, with the
+// CPU's SHA extensions); the two-pass HMAC construction around it is ours,
+// because OpenSSL's EVP_MAC route loads its provider machinery, about 2 MB
+// of resident memory in every worker (docs/adr/0002-openssl-for-frame-mac.md,
+// docs/adr/0036-frame-mac-without-openssl-providers.md). The key's inner and
+// outer pads are hashed once, at Create, so a MAC costs only its message.
+// Not thread-safe: each connection (always on the event-loop thread) or each
+// test owns its own instance.
 //
 // Usage: Begin(); Update(...) for every piece; Finish() → 32-byte tag.
 class FrameMac {
@@ -35,15 +40,16 @@ class FrameMac {
 
   // Constant-time comparison, so a peer cannot learn a tag byte by byte.
   static bool Equal(const uint8_t* a, const uint8_t* b);
-  // `size` bytes from OpenSSL's CSPRNG (handshake nonces).
+  // `size` bytes from the kernel's CSPRNG (getrandom(2); handshake nonces,
+  // tokens).
   static std::string RandomBytes(size_t size);
 
  private:
-  FrameMac() = default;
+  struct Pads;  // SHA-256 states after the key's inner and outer pads; the running state
 
-  std::string secret_;
-  void* mac_ = nullptr;  // EVP_MAC*
-  void* ctx_ = nullptr;  // EVP_MAC_CTX*
+  FrameMac();
+
+  std::unique_ptr<Pads> pads_;
 };
 
 }  // namespace tempest::net

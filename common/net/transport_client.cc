@@ -40,6 +40,7 @@ struct ClientMetrics {
         messages_sent(r.GetCounter("tempest_net_messages_sent_total")),
         messages_dropped(r.GetCounter("tempest_net_messages_dropped_total")),
         reconnects(r.GetCounter("tempest_net_reconnects_total")),
+        goodbyes(r.GetCounter("tempest_net_peer_goodbyes_total")),
         send_queue_full(r.GetCounter("tempest_net_send_queue_full_total")) {}
 
   core::Counter& Error(const std::string& reason) {
@@ -53,6 +54,7 @@ struct ClientMetrics {
   core::Counter& messages_sent;
   core::Counter& messages_dropped;
   core::Counter& reconnects;
+  core::Counter& goodbyes;
   core::Counter& send_queue_full;
 };
 
@@ -65,6 +67,10 @@ uint64_t SeedOrRandom(uint64_t seed) {
 }  // namespace
 
 constexpr size_t kMaxSpares = 8;
+// After a peer's goodbye, reconnect this often for this long (its slot's
+// next worker takes a second or so to listen), then back off as usual.
+constexpr std::chrono::milliseconds kRestartRetryInterval(50);
+constexpr std::chrono::seconds kRestartRetryWindow(30);
 constexpr size_t kMaxSpareBytes = 256 << 10;
 
 // Socket, timers and write state live on the loop thread; the queue (and
@@ -259,35 +265,85 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     connected_.store(true, std::memory_order_release);
     logged_failure_ = false;
     spdlog::debug("transport: connected to {}", peer_);
-    WatchForClose(gen);
+    goodbye_received_ = answered_goodbye_ = false;
+    WatchServer(gen);
     MaybeWrite(/*force=*/false);
   }
 
-  // The server never sends; a completed read means it closed (or broke the
-  // protocol). Detecting it here lets an idle client reconnect early.
-  void WatchForClose(uint64_t gen) {
+  // The server sends one thing after the challenge: a goodbye frame when its
+  // worker stops gracefully (FrameCodec, "Goodbye"). Anything else, or a
+  // closed socket, is a broken connection; noticing it here lets an idle
+  // client reconnect early.
+  void WatchServer(uint64_t gen) {
     auto self = shared_from_this();
-    socket_.async_read_some(asio::buffer(&probe_, 1),
-                            [self, gen](const boost::system::error_code& ec, size_t) {
-                              if (gen != self->gen_ || self->loop_closed_) return;
-                              if (!ec) {
-                                self->Failed("protocol", "server sent unexpected bytes");
-                              } else if (ec == asio::error::eof) {
-                                self->Failed("closed_by_peer", "server closed the connection");
-                              } else {
-                                self->Failed("io_error", ec.message());
-                              }
-                            });
+    asio::async_read(socket_, asio::buffer(from_server_),
+                     [self, gen](const boost::system::error_code& ec, size_t) {
+                       if (gen != self->gen_ || self->loop_closed_) return;
+                       if (ec == asio::error::eof) {
+                         self->Failed("closed_by_peer", "server closed the connection");
+                       } else if (ec) {
+                         self->Failed("io_error", ec.message());
+                       } else {
+                         self->OnServerFrame(gen);
+                       }
+                     });
+  }
+
+  void OnServerFrame(uint64_t gen) {
+    std::vector<Message> unused;
+    const auto frame = FrameCodec::Decode(std::string_view(from_server_.data(), from_server_.size()),
+                                          0, *mac_, 0, &unused);
+    if (frame.kind != FrameCodec::DecodeResult::Kind::kFrame ||
+        (frame.flags & FrameCodec::kFlagGoodbye) == 0 || goodbye_received_) {
+      Failed("protocol", "server sent unexpected bytes");
+      return;
+    }
+    goodbye_received_ = true;
+    goodbye_at_ = std::chrono::steady_clock::now();
+    spdlog::info("transport: {} is stopping gracefully; holding what is queued for it", peer_);
+    if (!writing_) WriteGoodbyeAnswer(gen);  // else OnWrite answers after the frame
+    WatchServer(gen);  // the server closes once it has read the answer
+  }
+
+  // Our last frame on this connection: the server has read everything we
+  // wrote before it. The queue stays for the next connection.
+  void WriteGoodbyeAnswer(uint64_t gen) {
+    goodbye_answer_.clear();
+    FrameCodec::EncodeGoodbye(seq_++, options_.mac_every_frame ? mac_.get() : nullptr,
+                              &goodbye_answer_);
+    writing_ = true;
+    auto self = shared_from_this();
+    asio::async_write(socket_, asio::buffer(goodbye_answer_),
+                      [self, gen](const boost::system::error_code& ec, size_t n) {
+                        if (gen != self->gen_ || self->loop_closed_) return;
+                        if (ec) {
+                          self->Failed("io_error", ec.message());
+                          return;
+                        }
+                        self->metrics_.bytes_sent.Add(static_cast<int64_t>(n));
+                        // writing_ stays set: nothing more goes on this
+                        // connection; Failed() clears it when the server closes.
+                        self->answered_goodbye_ = true;
+                      });
   }
 
   void Failed(const char* reason, const std::string& detail) {
     if (loop_closed_) return;
-    metrics_.Error(reason).Add();
-    // One log line per outage, not one per reconnect attempt.
-    if (!logged_failure_) {
-      spdlog::warn("transport: connection to {} failed: {} ({}); reconnecting", peer_, detail,
-                   reason);
-      logged_failure_ = true;
+    const bool after_goodbye = answered_goodbye_;
+    answered_goodbye_ = goodbye_received_ = false;
+    if (after_goodbye) {
+      // The close that ends a goodbye: nothing was lost, nothing to warn
+      // about. The peer's next worker is usually up within a second.
+      writing_ = false;
+      metrics_.goodbyes.Add();
+    } else {
+      metrics_.Error(reason).Add();
+      // One log line per outage, not one per reconnect attempt.
+      if (!logged_failure_) {
+        spdlog::warn("transport: connection to {} failed: {} ({}); reconnecting", peer_, detail,
+                     reason);
+        logged_failure_ = true;
+      }
     }
     ++gen_;  // handlers of the old socket become no-ops
     connected_.store(false, std::memory_order_release);
@@ -306,7 +362,11 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
       in_flight_messages_ = 0;
       taken_.clear();
     }
-    const auto delay = backoff_.Next();
+    // After a goodbye the peer's slot restarts within a second or so: retry
+    // at a short, fixed pace for a while rather than backing off to seconds.
+    const bool peer_restarting =
+        std::chrono::steady_clock::now() - goodbye_at_ < kRestartRetryWindow;
+    const auto delay = peer_restarting ? kRestartRetryInterval : backoff_.Next();
     auto self = shared_from_this();
     const uint64_t gen = gen_;
     reconnect_timer_.expires_after(delay);
@@ -325,7 +385,7 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
   }
 
   void MaybeWrite(bool force) {
-    if (loop_closed_ || !connected() || writing_) return;
+    if (loop_closed_ || !connected() || writing_ || goodbye_received_) return;
     size_t pending;
     {
       absl::MutexLock lock(&mu_);
@@ -420,6 +480,10 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
     if (notify) cv_.SignalAll();
     in_flight_bytes_ = 0;
     in_flight_messages_ = 0;
+    if (goodbye_received_) {
+      WriteGoodbyeAnswer(gen);
+      return;
+    }
     MaybeWrite(/*force=*/false);
   }
 
@@ -463,7 +527,12 @@ class FrameWriterConnection : public std::enable_shared_from_this<FrameWriterCon
   std::string hello_;  // the challenge being read, then our answer being written
   size_t in_flight_bytes_ = 0;
   int64_t in_flight_messages_ = 0;
-  char probe_ = 0;
+  // Read from the server after the handshake: a goodbye frame's header.
+  std::array<char, FrameCodec::kHeaderSize> from_server_{};
+  bool goodbye_received_ = false;  // on this connection; no new frames start
+  bool answered_goodbye_ = false;  // our answer is written; the close is expected
+  std::string goodbye_answer_;
+  std::chrono::steady_clock::time_point goodbye_at_{};  // the last goodbye
 
   // Any thread.
   std::atomic<bool> connected_{false};

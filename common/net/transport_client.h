@@ -74,7 +74,11 @@ struct TransportClientOptions {
 // under `secret` before any data is written (FrameCodec describes the
 // handshake). Connection loss: the client reconnects with bounded jittered
 // backoff.
-// Queued batches wait for the new connection. Batches that were being
+// Queued batches wait for the new connection. A server that stops
+// gracefully says goodbye first (FrameCodec, "Goodbye"): the client finishes
+// the frame it is writing, answers, and keeps the rest queued for the
+// peer's next worker, retrying every 50 ms for 30 s before backing off as
+// usual; nothing is dropped. Batches that were being
 // written when the connection broke are dropped and counted in
 // `tempest_net_messages_dropped_total`: the transport is at-most-once per
 // batch and never resends, because a duplicated ack would corrupt the XOR

@@ -98,6 +98,7 @@ class FrameAcceptor : public std::enable_shared_from_this<FrameAcceptor> {
   void Resume(ConnectionId id);
   void ResumeAll();
   void Stop();
+  void SayGoodbye();
   void Remove(ConnectionId id);
 
   const TransportServerOptions& options() const { return options_; }
@@ -163,6 +164,22 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
     if (!paused_ || closed_) return;
     paused_ = false;
     ProcessBuffer();
+  }
+
+  // Graceful stop: a connection still in its handshake is closed, an
+  // authenticated one gets a goodbye frame and closes when the answer is
+  // read (Deliver).
+  void SayGoodbye() {
+    if (closed_ || goodbye_sent_) return;
+    if (!authenticated_) {
+      CloseAndForget();
+      return;
+    }
+    goodbye_sent_ = true;
+    FrameCodec::EncodeGoodbye(0, nullptr, &goodbye_);
+    auto self = shared_from_this();
+    asio::async_write(socket_, asio::buffer(goodbye_),
+                      [self](const boost::system::error_code&, size_t) {});
   }
 
   // Closes a connection still in its handshake to make room for a new one.
@@ -347,6 +364,16 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
       Fail("unauthenticated", "frame without MAC, but this server requires one on every frame");
       return false;
     }
+    if ((frame.flags & FrameCodec::kFlagGoodbye) != 0) {
+      if (!goodbye_sent_) {
+        Fail("protocol", "goodbye answer, but this server said no goodbye");
+        return false;
+      }
+      // The client's last frame: everything before it has been delivered.
+      spdlog::debug("transport: connection {} from {} answered the goodbye", id_, peer_);
+      CloseAndForget();
+      return false;
+    }
     metrics_.frames_received.Add();
     metrics_.messages_received.Add(static_cast<int64_t>(messages_.size()));
     if (!callback_(id_, std::span<const Message>(messages_))) {
@@ -388,6 +415,8 @@ class FrameReaderConnection : public std::enable_shared_from_this<FrameReaderCon
   uint64_t seq_ = 0;
   std::vector<Message> messages_;
   std::string challenge_;  // the hello frame we sent; its payload is the nonce
+  std::string goodbye_;    // the goodbye frame we sent (kept alive while written)
+  bool goodbye_sent_ = false;
   bool authenticated_ = false;
   bool paused_ = false;
   bool reading_ = false;
@@ -463,6 +492,16 @@ void FrameAcceptor::Remove(ConnectionId id) {
   }
 }
 
+void FrameAcceptor::SayGoodbye() {
+  if (stopped_) return;
+  acceptor_.Stop();
+  // SayGoodbye may close a connection (still in its handshake) and erase it.
+  std::vector<std::shared_ptr<FrameReaderConnection>> all;
+  all.reserve(connections_.size());
+  for (auto& [id, conn] : connections_) all.push_back(conn);
+  for (auto& conn : all) conn->SayGoodbye();
+}
+
 void FrameAcceptor::Stop() {
   if (stopped_) return;
   stopped_ = true;
@@ -517,6 +556,11 @@ size_t TransportServer::process_buffered_bytes() {
 
 size_t TransportServer::connection_count() const {
   return acceptor_->open_count.load(std::memory_order_relaxed);
+}
+
+void TransportServer::SayGoodbye() {
+  auto acceptor = acceptor_;
+  loop_.RunSync([acceptor] { acceptor->SayGoodbye(); });
 }
 
 void TransportServer::Stop() {

@@ -116,6 +116,15 @@ class TransportServer {
   // delivered first, in order. No-op for unknown or unpaused connections.
   void Resume(ConnectionId id);
   void ResumeAll();
+  // The start of a graceful stop (FrameCodec, "Goodbye"): closes the
+  // listener, closes the connections still in their handshake, and sends a
+  // goodbye frame on the others. Each client answers once it has written
+  // its last frame, and the server closes that connection after delivering
+  // everything before the answer (a paused connection answers when
+  // resumed). So once connection_count() is 0 every frame the clients sent
+  // has been delivered, and they hold what they send next for their next
+  // connection (to this slot's next worker). Idempotent.
+  void SayGoodbye();
   // Open connections right now.
   size_t connection_count() const;
   // Bytes of receive buffers held by every TransportServer of this process.

@@ -26,15 +26,43 @@ std::string KafkaGroupOffsetStore::TopologyOfMetadata(const std::string& metadat
 
 absl::StatusOr<std::unique_ptr<KafkaGroupOffsetStore>> KafkaGroupOffsetStore::Create(
     Options options) {
-  auto store = std::unique_ptr<KafkaGroupOffsetStore>(new KafkaGroupOffsetStore(options));
-  ASSIGN_OR_RETURN(store->member_, kafka::KafkaGroupMember::Join(store->options_.member));
-  return store;
+  // What Join would refuse at once is refused here, so Open still fails on it.
+  if (options.member.group_id.empty()) {
+    return absl::InvalidArgumentError("a consumer group needs an id");
+  }
+  if (options.member.topics.empty()) {
+    return absl::InvalidArgumentError("a consumer group needs topics");
+  }
+  return std::unique_ptr<KafkaGroupOffsetStore>(new KafkaGroupOffsetStore(std::move(options)));
+}
+
+void KafkaGroupOffsetStore::JoinIfWanted() {
+  if (member_ != nullptr || closed_ || wanted_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_join_) return;
+  absl::StatusOr<std::unique_ptr<kafka::KafkaGroupMember>> member =
+      kafka::KafkaGroupMember::Join(options_.member);
+  if (member.ok()) {
+    member_ = *std::move(member);
+    return;
+  }
+  next_join_ = now + kJoinRetry;
+  for (const TopicPartition& tp : wanted_) {
+    OffsetStoreUpdate u;
+    u.kind = Kind::kReadFailed;
+    u.partition = tp;
+    u.status = absl::UnavailableError(absl::StrCat("cannot join consumer group ",
+                                                   options_.member.group_id, ": ",
+                                                   member.status().message()));
+    updates_.push_back(std::move(u));
+  }
 }
 
 KafkaGroupOffsetStore::~KafkaGroupOffsetStore() { Close(std::chrono::seconds(5)); }
 
 void KafkaGroupOffsetStore::SetAssignment(std::vector<TopicPartition> partitions) {
   wanted_ = std::set<TopicPartition>(partitions.begin(), partitions.end());
+  JoinIfWanted();
   for (auto& [tp, owned] : owned_) {
     if (!owned.reported && wanted_.count(tp) > 0) ReportAcquired(tp, owned);
   }
@@ -165,6 +193,7 @@ void KafkaGroupOffsetStore::OnCommitFailed(const absl::Status& status) {
 }
 
 std::vector<OffsetStoreUpdate> KafkaGroupOffsetStore::TakeUpdates() {
+  JoinIfWanted();
   if (member_ != nullptr) {
     for (GroupEvent& e : member_->TakeEvents()) OnEvent(e);
   }
@@ -174,6 +203,7 @@ std::vector<OffsetStoreUpdate> KafkaGroupOffsetStore::TakeUpdates() {
 }
 
 bool KafkaGroupOffsetStore::HasUpdates() const {
+  if (member_ == nullptr && !wanted_.empty() && !closed_) return true;  // a join to retry
   return !updates_.empty() || (member_ != nullptr && member_->HasEvents());
 }
 

@@ -28,8 +28,15 @@ namespace tempest::spout {
 //
 // SetAssignment only says which partitions the spout would accept (it hands
 // over every partition it discovered); acquisitions follow the group's
-// assignments. Owned and called by the spout's executor thread; the
-// KafkaGroupMember does its work on its own thread.
+// assignments. The store joins the group at the first SetAssignment, not at
+// Create: the spout sets its assignment only once it runs (its first
+// NextTuple, which an executor calls only while the topology is active), so
+// a topology submitted inactive is no member of the group yet. Otherwise
+// its tasks would read the group's commits at their assignment, before an
+// upgrade had carried the old topology's offsets in, and the group, having
+// members, would refuse that carry (Kafka takes commits from outside a
+// group only while it is empty). Owned and called by the spout's executor
+// thread; the KafkaGroupMember does its work on its own thread.
 class KafkaGroupOffsetStore : public OffsetStore {
  public:
   struct Options {
@@ -73,6 +80,11 @@ class KafkaGroupOffsetStore : public OffsetStore {
   void OnCommitted(const kafka::GroupEvent& event, const std::vector<SentCommit>& sent);
   void OnCommitFailed(const absl::Status& status);
   void ReportAcquired(const TopicPartition& tp, Owned& owned);
+  // Joins the group if the spout wants partitions and no member exists; a
+  // failed join is reported as kReadFailed of each wanted partition and
+  // tried again after kJoinRetry.
+  void JoinIfWanted();
+  static constexpr std::chrono::seconds kJoinRetry{2};
 
   const Options options_;
   const std::string metadata_ = CommitMetadata(options_.topology_id, options_.task_id);
@@ -83,6 +95,7 @@ class KafkaGroupOffsetStore : public OffsetStore {
   uint64_t next_acquisition_ = 1;
   std::map<uint64_t, std::vector<SentCommit>> in_flight_;  // commit id -> what it carries
   bool closed_ = false;
+  std::chrono::steady_clock::time_point next_join_{};  // after a failed join
 };
 
 }  // namespace tempest::spout

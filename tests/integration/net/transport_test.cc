@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/core/metrics_registry.h"
@@ -161,6 +162,18 @@ class RawPeer {
     return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
            static_cast<ssize_t>(bytes.size());
   }
+  // Reads exactly `size` bytes (the server's challenge), each wait bounded.
+  bool ReadExactly(char* out, size_t size) {
+    size_t done = 0;
+    while (done < size) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 5000) <= 0) return false;
+      const ssize_t n = ::recv(fd_, out + done, size - done, 0);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
   // True once the server has closed the connection (EOF or reset). The
   // server's hello challenge arrives first and is skipped.
   bool ClosedByServer(milliseconds timeout) {
@@ -267,6 +280,99 @@ TEST_F(TransportTest, ReconnectsAfterServerRestartOnTheSamePort) {
   SendRange(*client, 0, 500, 25);
   ASSERT_TRUE(Eventually(kDeadline, [&] { return second.size() == 500; }));
   ExpectInOrder(second.received(), 500);
+}
+
+// A graceful stop (FrameCodec, "Goodbye"): the first server says goodbye
+// while the client streams; once the client has answered, the first server
+// has everything it was sent, and the client holds the rest until the
+// slot's next server listens. Together they receive every message exactly
+// once and in order, and nothing is counted dropped.
+TEST_F(TransportTest, AGoodbyeHandsTheStreamToTheNextServerWithoutLossOrRepeat) {
+  Sink first;
+  auto server = StartServer(first);
+  const int port = server->port();
+  auto client = StartClient(port);
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return client->connected(); }));
+
+  constexpr int64_t kMessages = 20000;
+  constexpr int kPerBatch = 20;
+  std::thread sender([&] {
+    for (int64_t from = 0; from < kMessages; from += kPerBatch) {
+      SendRange(*client, from, from + kPerBatch, kPerBatch);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return first.size() >= 2000; }));
+  server->SayGoodbye();
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return server->connection_count() == 0; }));
+  const size_t before_restart = first.size();
+  server.reset();
+
+  Sink second;
+  TransportServerOptions options;
+  options.port = port;
+  std::unique_ptr<TransportServer> next;
+  ASSERT_TRUE(Eventually(kDeadline, [&] {
+    next = StartServer(second, options);
+    return next != nullptr;
+  }));
+  sender.join();
+  ASSERT_TRUE(
+      Eventually(kDeadline, [&] { return first.size() + second.size() == kMessages; }))
+      << first.size() << " + " << second.size();
+  EXPECT_EQ(first.size(), before_restart) << "the first server took frames after the answer";
+  EXPECT_LT(first.size(), static_cast<size_t>(kMessages)) << "the goodbye came too late to test";
+  std::vector<std::pair<int32_t, std::string>> all = first.received();
+  for (auto& m : second.received()) all.push_back(m);
+  ExpectInOrder(all, kMessages);
+  EXPECT_EQ(metrics_.GetCounter("tempest_net_messages_dropped_total").Value(), 0);
+  EXPECT_EQ(metrics_.GetCounter("tempest_net_peer_goodbyes_total").Value(), 1);
+  EXPECT_EQ(metrics_
+                .GetCounter("tempest_net_connection_errors_total",
+                            {{"side", "client"}, {"reason", "closed_by_peer"}})
+                .Value(),
+            0);
+}
+
+// A server whose receiver is paused reads the answer only once resumed: the
+// goodbye waits behind the frames before it rather than skipping them.
+TEST_F(TransportTest, AGoodbyeIsAnsweredBehindTheFramesOfAPausedConnection) {
+  Sink sink;
+  sink.SetPaused(true);
+  auto server = StartServer(sink);
+  auto client = StartClient(server->port());
+  SendRange(*client, 0, 300, 30);
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return sink.frames() >= 1; }));
+  // All written (what is still queued at the goodbye waits for the next
+  // server), most of it unread behind the pause.
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return client->queued_bytes() == 0; }));
+  server->SayGoodbye();
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(server->connection_count(), 1u) << "closed before delivering what came first";
+  sink.SetPaused(false);
+  server->ResumeAll();
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return server->connection_count() == 0; }));
+  ExpectInOrder(sink.received(), 300);
+}
+
+// A goodbye answer nobody asked for is a protocol error on that connection.
+TEST_F(TransportTest, AnUnaskedGoodbyeAnswerClosesThatConnection) {
+  Sink sink;
+  auto server = StartServer(sink);
+  RawPeer peer(server->port());
+  ASSERT_TRUE(peer.connected());
+  char challenge[FrameCodec::kHeaderSize + FrameCodec::kNonceSize];
+  ASSERT_TRUE(peer.ReadExactly(challenge, sizeof(challenge)));
+  auto mac = FrameMac::Create(kSecret);
+  ASSERT_TRUE(mac.ok());
+  std::string frames;
+  FrameCodec::EncodeHello(std::string_view(challenge + FrameCodec::kHeaderSize,
+                                           FrameCodec::kNonceSize),
+                          0, mac->get(), &frames);
+  FrameCodec::EncodeGoodbye(1, nullptr, &frames);
+  ASSERT_TRUE(peer.Write(frames));
+  EXPECT_TRUE(peer.ClosedByServer(milliseconds(5000)));
+  ASSERT_TRUE(Eventually(kDeadline, [&] { return Errors("protocol") == 1; }));
 }
 
 TEST_F(TransportTest, QueuedBatchesWaitForTheServerToComeUp) {

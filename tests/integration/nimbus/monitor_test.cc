@@ -2,10 +2,12 @@
 // workerbeat nodes written by the test: a worker whose beat stops changing
 // loses its executors after nimbus.task.timeout.secs, a vanished supervisor
 // loses them at once (the child watch, not the periodic round), the
-// transport secret survives reassignment, rebalance and failover, and
-// workerbeats go with their topology.
+// transport secret survives reassignment, rebalance and failover, a
+// rebalance moves only the executors it has to and each write bumps the
+// assignment's version, and workerbeats go with their topology.
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -26,6 +28,42 @@ std::set<std::pair<std::string, int>> SlotsOf(const v1::Assignment& a) {
   std::set<std::pair<std::string, int>> out;
   for (const auto& e : a.executors()) out.insert({e.node(), e.port()});
   return out;
+}
+
+// Executor [start, end] -> its slot.
+using Placement = std::map<std::pair<int, int>, std::pair<std::string, int>>;
+Placement PlacementOf(const v1::Assignment& a) {
+  Placement out;
+  for (const auto& e : a.executors()) out[{e.start_task(), e.end_task()}] = {e.node(), e.port()};
+  return out;
+}
+
+// A rebalance moves only what it has to: every executor that changed slots
+// went to a slot the topology did not use before (more workers) or left one
+// it no longer uses (fewer workers); none moved between slots it keeps.
+void ExpectMovedOnlyToNewOrFromGivenUpSlots(const v1::Assignment& before,
+                                            const v1::Assignment& after) {
+  const Placement old = PlacementOf(before);
+  const std::set<std::pair<std::string, int>> old_slots = SlotsOf(before);
+  const std::set<std::pair<std::string, int>> new_slots = SlotsOf(after);
+  for (const auto& [range, slot] : PlacementOf(after)) {
+    auto it = old.find(range);
+    if (it == old.end() || it->second == slot) continue;
+    EXPECT_TRUE(!old_slots.contains(slot) || !new_slots.contains(it->second))
+        << "[" << range.first << "-" << range.second << "] moved from " << it->second.first
+        << ":" << it->second.second << " to " << slot.first << ":" << slot.second;
+  }
+}
+
+void ExpectChange(const v1::Assignment& a, int64_t version, const std::string& reason, int kept,
+                  int moved, int started, int stopped) {
+  EXPECT_EQ(a.version(), version);
+  EXPECT_EQ(a.last_change().reason(), reason);
+  EXPECT_EQ(a.last_change().kept(), kept);
+  EXPECT_EQ(a.last_change().moved(), moved);
+  EXPECT_EQ(a.last_change().started(), started);
+  EXPECT_EQ(a.last_change().stopped(), stopped);
+  EXPECT_GT(a.last_change().time_secs(), 0);
 }
 
 // Stand-ins for worker processes: every 100 ms each slot of the current
@@ -124,6 +162,7 @@ TEST_F(MonitorTest, ABeatThatStopsChangingMovesItsExecutorsToAnotherSlot) {
   ASSERT_EQ(SlotsOf(*before), (std::set<std::pair<std::string, int>>{{"sup-a", 6700},
                                                                       {"sup-b", 6700}}));
   EXPECT_EQ(before->transport_secret().size(), 32u);
+  ExpectChange(*before, 1, "first", 0, 0, 7, 0);
 
   ASSERT_TRUE(Eventually(kWait, [&] {
     auto a = StoredAssignment(*id);
@@ -132,6 +171,8 @@ TEST_F(MonitorTest, ABeatThatStopsChangingMovesItsExecutorsToAnotherSlot) {
   }));
   const v1::Assignment after = *StoredAssignment(*id);
   EXPECT_EQ(after.transport_secret(), before->transport_secret());
+  // sup-a:6700 runs 4 of the 7 (interleaved dealing), the hung worker 3.
+  ExpectChange(after, 2, "reassignment", 4, 3, 0, 0);
   // Executors of the live worker stay where they were, start time included.
   for (const auto& e : before->executors()) {
     if (e.node() != "sup-a") continue;
@@ -291,6 +332,20 @@ TEST_F(MonitorTest, RebalanceTwoToFourWorkersAndBack) {
     return a && SlotsOf(*a).size() == 2 && a->executors_size() == 7;
   }));
   const std::string secret = StoredAssignment(*id)->transport_secret();
+  const v1::Assignment first = *StoredAssignment(*id);
+  ExpectChange(first, 1, "first", 0, 0, 7, 0);
+
+  // Nothing asked for changes: nothing moves and the version stays.
+  RebalanceRequest same;
+  same.wait_secs = 0;
+  ASSERT_TRUE(n->Rebalance(*id, same).ok());
+  ASSERT_TRUE(Eventually(kWait, [&] {
+    auto t = n->Topology(*id);
+    return t.ok() && t->base.status() == v1::ACTIVE;
+  }));
+  ASSERT_TRUE(n->ReconcileNow().ok());
+  EXPECT_EQ(PlacementOf(*StoredAssignment(*id)), PlacementOf(first));
+  EXPECT_EQ(StoredAssignment(*id)->version(), 1);
 
   RebalanceRequest up;
   up.wait_secs = 0;
@@ -303,7 +358,12 @@ TEST_F(MonitorTest, RebalanceTwoToFourWorkersAndBack) {
     return t.ok() && t->base.status() == v1::ACTIVE && a && SlotsOf(*a).size() == 4;
   }));
   EXPECT_EQ(n->Topology(*id)->base.num_workers(), 4);
-  EXPECT_EQ(StoredAssignment(*id)->transport_secret(), secret);
+  const v1::Assignment wide = *StoredAssignment(*id);
+  EXPECT_EQ(wide.transport_secret(), secret);
+  // 4 + 3 executors become 2 + 2 + 2 + 1: three move to the two new
+  // slots, the other four stay where they ran.
+  ExpectChange(wide, 2, "rebalance", 4, 3, 0, 0);
+  ExpectMovedOnlyToNewOrFromGivenUpSlots(first, wide);
 
   // Back to 2 workers, with one sink executor instead of three.
   RebalanceRequest down;
@@ -320,7 +380,16 @@ TEST_F(MonitorTest, RebalanceTwoToFourWorkersAndBack) {
   auto t = n->Topology(*id);
   EXPECT_EQ(t->base.num_executors(), 5);
   EXPECT_EQ(t->base.component_executors().at("sink"), 1);
-  EXPECT_EQ(StoredAssignment(*id)->transport_secret(), secret);
+  const v1::Assignment narrow = *StoredAssignment(*id);
+  EXPECT_EQ(narrow.transport_secret(), secret);
+  // The two slots kept keep their executors; the three sink executors
+  // stop and their merged range starts.
+  EXPECT_EQ(narrow.version(), 3);
+  EXPECT_EQ(narrow.last_change().reason(), "rebalance");
+  EXPECT_EQ(narrow.last_change().started(), 1);
+  EXPECT_EQ(narrow.last_change().stopped(), 3);
+  EXPECT_EQ(narrow.last_change().kept() + narrow.last_change().moved(), 4);
+  ExpectMovedOnlyToNewOrFromGivenUpSlots(wide, narrow);
 
   // A long wait: REBALANCING until then; activate refused, kill allowed.
   RebalanceRequest later;

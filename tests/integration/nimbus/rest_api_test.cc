@@ -116,6 +116,9 @@ TEST_F(RestApiTest, SubmitListDetailAndStateChanges) {
   EXPECT_EQ(d["spouts"][0]["spoutId"], "gen");
   EXPECT_EQ(d["spouts"][0]["executors"], 2);
   EXPECT_EQ(d["executorsTotal"], 6);
+  // Nothing assigned yet: no version, no change.
+  EXPECT_EQ(d["assignmentVersion"], 0);
+  EXPECT_TRUE(d["lastAssignmentChange"].is_null());
 
   auto deactivated = Call("POST", "/api/v1/topology/" + id + "/deactivate");
   EXPECT_EQ(deactivated.status, 200) << deactivated.body;

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -243,18 +244,67 @@ class WorkerTest : public ::testing::Test {
     EXPECT_EQ(r.unique, o.count);
   }
 
-  std::vector<std::string> Logs(const TopologyOptions& o) {
+  std::vector<std::string> Logs(const TopologyOptions& o, const std::string& prefix = "verify-") {
     std::vector<std::string> logs;
     auto layout = core::TaskLayout::Create(MakeTopology(o, ""), o.ackers);
     for (api::TaskId t : layout->TasksOf(api::ComponentId("verify"))) {
-      logs.push_back(dir_.File("verify-" + std::to_string(t.value()) + ".log"));
+      logs.push_back(dir_.File(prefix + std::to_string(t.value()) + ".log"));
     }
     return logs;
+  }
+
+  // 6000 trees at 2000/s with a message timeout far beyond the tests'
+  // deadlines: a tree lost with a worker can only be replayed because the
+  // spout's worker failed it at once.
+  static TopologyOptions PacedWithoutTimeouts() {
+    TopologyOptions o;
+    o.count = 6000;
+    o.rate = 2000;
+    o.timeout_secs = 600;
+    return o;
+  }
+
+  // B dies; returns once A has failed the trees it took.
+  void KillBAndAwaitItsTreesFailed() {
+    b_.reset();
+    EXPECT_TRUE(Eventually([&] { return a_->Stats().failed > 0; }, seconds(60)))
+        << "no tree was failed after B went away";
+  }
+
+  // Starts C, a third worker running B's executors (its verifier writes
+  // verifyC-{task}.log), and points A at it in place: A's executors keep
+  // running and only its routes change, as when nimbus moves B's share.
+  void MoveBsExecutorsToC(const TopologyOptions& o, const WorkerPlan& pb) {
+    WorkerPlan pc = pb;
+    pc.def = MakeTopology(o, dir_.File("verifyC-{task}.log"));
+    pc.port = support::FreePort();
+    c_ = MakeWorker(pc, Options());
+    ASSERT_TRUE(c_);
+    ASSERT_TRUE(c_->Start().ok());
+    ASSERT_TRUE(a_->UpdateRemoteWorkers({RemoteWorker{"127.0.0.1", pc.port, pb.local_executors}})
+                    .ok());
+  }
+
+  // Waits until A's spout saw `o.count` trees acked, stops A and C and
+  // returns what the verifiers of B and C received together.
+  bolts::VerificationReport FinishWithC(const TopologyOptions& o) {
+    EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(90)))
+        << "acked " << a_->Stats().acked << ", failed " << a_->Stats().failed;
+    EXPECT_TRUE(a_->Kill(seconds(2)).ok());
+    EXPECT_TRUE(c_->Kill(seconds(2)).ok());
+    std::vector<std::string> logs = Logs(o);
+    for (const std::string& l : Logs(o, "verifyC-")) logs.push_back(l);
+    std::vector<std::string> present;
+    for (const std::string& l : logs) {
+      if (std::filesystem::exists(l)) present.push_back(l);
+    }
+    return Verify(present, o.count);
   }
 
   support::TempDir dir_{"worker-test"};
   std::unique_ptr<Worker> a_;
   std::unique_ptr<Worker> b_;
+  std::unique_ptr<Worker> c_;
   bolts::VerificationReport report_;
 };
 
@@ -388,22 +438,86 @@ TEST_F(WorkerTest, RestartedWorkerIsReconnectedAndReplayLosesNothing) {
 // the test's deadlines, every one of them can only be replayed because A
 // failed its pending trees when the connection to B broke.
 TEST_F(WorkerTest, TreesOfALostWorkerAreFailedAtOnceNotAfterTheMessageTimeout) {
-  TopologyOptions o;
-  o.count = 6000;
-  o.rate = 2000;
-  o.timeout_secs = 600;
+  const TopologyOptions o = PacedWithoutTimeouts();
   const WorkerPlan pb = StartWarmPair(o, 1000).second;
   ASSERT_FALSE(HasFailure());
   const auto lost_at = std::chrono::steady_clock::now();
-  b_.reset();
-  EXPECT_TRUE(Eventually([&] { return a_->Stats().failed > 0; }, seconds(60)))
-      << "no tree was failed after B went away";
+  KillBAndAwaitItsTreesFailed();
   // Printed, not asserted: the machine may be loaded.
   std::printf("worker lost -> its trees failed at the spout: %.3f s (message timeout %lld s)\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - lost_at).count(),
               static_cast<long long>(o.timeout_secs));
   EXPECT_GE(MetricSum(*a_, "tempest_worker_peer_losses_total"), 1);
   RestartBAndExpectNothingLost(pb, o);
+}
+
+// A graceful move: B's executors start on C, A takes the new routes in
+// place, and B drains and stops (as a worker whose assignment moved its
+// executors does). A never restarts, and with a message timeout far beyond
+// the test's deadlines nothing can have been replayed unless A failed a
+// tree: none is, and every seq arrives exactly once.
+TEST_F(WorkerTest, RoutesChangedInPlaceMoveTheStreamWithoutReplayOrLoss) {
+  const TopologyOptions o = PacedWithoutTimeouts();
+  const WorkerPlan pb = StartWarmPair(o, 1000).second;
+  ASSERT_FALSE(HasFailure());
+  MoveBsExecutorsToC(o, pb);
+  ASSERT_FALSE(HasFailure());
+  // B drains what A sent before it switched: wait until nothing more
+  // reaches it, then stop it cleanly.
+  int64_t seen = -1;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        const int64_t now = b_->RemoteDelivered();
+        const bool still = now == seen;
+        seen = now;
+        if (!still) std::this_thread::sleep_for(milliseconds(200));
+        return still;
+      },
+      seconds(30)));
+  EXPECT_TRUE(b_->Kill(seconds(5)).ok());
+  const int64_t b_received_after_kill = b_->RemoteDelivered();
+  const bolts::VerificationReport r = FinishWithC(o);
+  EXPECT_EQ(r.missing, 0);
+  EXPECT_EQ(r.unique, o.count);
+  EXPECT_EQ(r.duplicated, 0);
+  EXPECT_EQ(a_->Stats().failed, 0);
+  EXPECT_GT(c_->RemoteDelivered(), 0);
+  EXPECT_EQ(b_->RemoteDelivered(), b_received_after_kill);
+  EXPECT_EQ(MetricSum(*a_, "tempest_worker_peer_losses_total"), 1);
+}
+
+// B dies; its executors come back on C (as nimbus moves a dead worker's
+// executors to a free slot). A keeps running: it failed B's trees when the
+// connection broke, follows the new routes in place, and every seq arrives.
+TEST_F(WorkerTest, ADeadWorkersExecutorsRestartedElsewhereAreFollowedInPlace) {
+  const TopologyOptions o = PacedWithoutTimeouts();
+  const WorkerPlan pb = StartWarmPair(o, 1000).second;
+  ASSERT_FALSE(HasFailure());
+  KillBAndAwaitItsTreesFailed();
+  MoveBsExecutorsToC(o, pb);
+  ASSERT_FALSE(HasFailure());
+  const bolts::VerificationReport r = FinishWithC(o);
+  EXPECT_EQ(r.missing, 0);
+  EXPECT_EQ(r.unique, o.count);
+}
+
+TEST_F(WorkerTest, RoutesThatDoNotCoverTheLayoutAreRefusedAndTheWorkerRunsOn) {
+  TopologyOptions o;
+  o.count = 3000;
+  o.rate = 2000;
+  StartWarmPair(o, 200);
+  ASSERT_FALSE(HasFailure());
+  const absl::Status s = a_->UpdateRemoteWorkers({});
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  // B's tasks named twice, and tasks that are not in the layout.
+  const WorkerPlan pb = MakePlans(MakeTopology(o, ""), 1, 2).second;
+  const RemoteWorker twice{"127.0.0.1", 1, pb.local_executors};
+  const absl::Status overlap = a_->UpdateRemoteWorkers({twice, twice});
+  EXPECT_TRUE(absl::IsInvalidArgument(overlap)) << overlap;
+  EXPECT_NE(overlap.message().find("assigned twice"), std::string::npos) << overlap;
+  const absl::Status outside = a_->UpdateRemoteWorkers({RemoteWorker{"127.0.0.1", 1, {{1, 999}}}});
+  EXPECT_TRUE(absl::IsInvalidArgument(outside)) << outside;
+  EXPECT_TRUE(Eventually([&] { return a_->Stats().acked >= o.count; }, seconds(60)));
 }
 
 // Connects to 127.0.0.1:port, writes `bytes`, and waits (bounded) for the

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -130,6 +131,74 @@ TEST_F(CliErrorsTest, NimbusAtSomethingElseSaysItIsNotANimbus) {
     EXPECT_EQ(r.err.find("resolve"), std::string::npos) << r.err;
   }
   (*server)->Stop();
+}
+
+// A nimbus that has just rejoined the cluster may not list a topology yet
+// that the leader runs. A verb by name sent to it finds the topology at the
+// leader (and the write follows the leader's 503), instead of saying there
+// is no such topology.
+TEST_F(CliErrorsTest, ANameTheAskedNimbusDoesNotListYetIsLookedUpAtTheLeader) {
+  auto loop = net::EventLoop::Create("two-nimbuses");
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  std::atomic<int> deactivated{0};
+  net::HttpRouter leader_routes;
+  ASSERT_TRUE(leader_routes
+                  .Add("GET", "/api/v1/topology/summary",
+                       [](const net::HttpRequest&) {
+                         return net::HttpResponse::Json(
+                             200, R"({"topologies":[{"name":"wc","id":"wc-1-1"}]})");
+                       })
+                  .ok());
+  ASSERT_TRUE(leader_routes
+                  .Add("POST", "/api/v1/topology/wc-1-1/deactivate",
+                       [&deactivated](const net::HttpRequest&) {
+                         ++deactivated;
+                         return net::HttpResponse::Json(200, R"({"status":"success"})");
+                       })
+                  .ok());
+  auto leader = net::HttpServer::Create(**loop, net::HttpServerOptions{}, std::move(leader_routes));
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  const int leader_port = (*leader)->port();
+  net::HttpRouter rejoined_routes;
+  ASSERT_TRUE(rejoined_routes
+                  .Add("GET", "/api/v1/topology/summary",
+                       [](const net::HttpRequest&) {
+                         return net::HttpResponse::Json(200, R"({"topologies":[]})");
+                       })
+                  .ok());
+  ASSERT_TRUE(rejoined_routes
+                  .Add("GET", "/api/v1/nimbus/summary",
+                       [leader_port](const net::HttpRequest&) {
+                         return net::HttpResponse::Json(
+                             200, absl::StrCat(R"({"nimbuses":[{"host":"127.0.0.1","port":)",
+                                               leader_port, R"(,"status":"Leader"}]})"));
+                       })
+                  .ok());
+  ASSERT_TRUE(rejoined_routes
+                  .Add("POST", "/api/v1/topology/wc-1-1/deactivate",
+                       [leader_port](const net::HttpRequest&) {
+                         return net::HttpResponse::Json(
+                             503, absl::StrCat(R"({"error":"Service Unavailable",)",
+                                               R"("errorMessage":"not the leader",)",
+                                               R"("leader":"127.0.0.1:)", leader_port, R"("})"));
+                       })
+                  .ok());
+  auto rejoined =
+      net::HttpServer::Create(**loop, net::HttpServerOptions{}, std::move(rejoined_routes));
+  ASSERT_TRUE(rejoined.ok()) << rejoined.status();
+  const std::string address = absl::StrCat("127.0.0.1:", (*rejoined)->port());
+
+  CommandRun r = Tempest({"deactivate", "wc", "--nimbus", address});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Deactivated topology: wc"), std::string::npos) << r.out;
+  EXPECT_EQ(deactivated.load(), 1);
+  // A name neither knows is still one clear error naming the asked nimbus.
+  CommandRun unknown = Tempest({"deactivate", "nope", "--nimbus", address});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.err;
+  EXPECT_NE(unknown.err.find("no topology named 'nope' on nimbus " + address), std::string::npos)
+      << unknown.err;
+  (*rejoined)->Stop();
+  (*leader)->Stop();
 }
 
 // Nimbus's port (ui.port) is held by another process: `tempest dev` says

@@ -67,11 +67,7 @@ class ClusterFaultsTest : public ClusterFixture {
 
   // Waits until every seq arrived and checks the log has none missing.
   void ExpectAllArrive(int64_t count) {
-    json v;
-    EXPECT_TRUE(Eventually(seconds(180), [&] {
-      v = Verify(VerifierLog(), count);
-      return v.is_object() && v.value("missing", int64_t{-1}) == 0;
-    }, milliseconds(1000))) << v.dump();
+    const json v = ExpectAllVerified(count, seconds(180));
     std::printf("verifier log: %s\n", v.dump().c_str());
   }
 };
@@ -210,8 +206,9 @@ TEST_F(ClusterFaultsTest, SupervisorSigkillMovesItsExecutorsToTheOther) {
 
   // SIGKILL supervisor 1 and its workers, as a machine crash would.
   std::vector<pid_t> victims;
+  std::vector<pid_t> survivors;
   for (const WorkerSlot& w : WorkersOf(id)) {
-    if (w.supervisor == 1) victims.push_back(w.pid);
+    (w.supervisor == 1 ? victims : survivors).push_back(w.pid);
   }
   ASSERT_TRUE(supervisors_[1]->SignalGroup(SIGKILL));
   for (pid_t p : victims) ::kill(-p, SIGKILL);
@@ -239,6 +236,32 @@ TEST_F(ClusterFaultsTest, SupervisorSigkillMovesItsExecutorsToTheOther) {
               "%.2f s (target < nimbus.supervisor.timeout.secs 10 + 5 s; session timeout 4 s)\n",
               SecondsSince(killed_at));
   ExpectAllArrive(count);
+  // Only the dead supervisor's executors moved: the surviving supervisor's
+  // workers took the new assignment in place (the version they report is
+  // the assignment's) and were never restarted, through the whole stream.
+  const std::optional<v1::Assignment> final_assignment = AssignmentOf(id);
+  ASSERT_TRUE(final_assignment.has_value());
+  EXPECT_GE(final_assignment->version(), 2);
+  EXPECT_EQ(final_assignment->last_change().reason(), "reassignment");
+  EXPECT_EQ(final_assignment->last_change().started(), 0);
+  EXPECT_EQ(final_assignment->last_change().stopped(), 0);
+  ASSERT_FALSE(survivors.empty());
+  for (pid_t p : survivors) {
+    std::optional<WorkerSlot> still;
+    for (const WorkerSlot& w : WorkersOf(id)) {
+      if (w.pid == p) still = w;
+    }
+    ASSERT_TRUE(still.has_value()) << "worker " << p << " of the surviving supervisor restarted";
+    EXPECT_TRUE(Eventually(seconds(10), [&] {
+      for (const WorkerSlot& w : WorkersOf(id)) {
+        if (w.pid == p && w.beat.has_value() &&
+            w.beat->assignment_version() == final_assignment->version()) {
+          return true;
+        }
+      }
+      return false;
+    }, milliseconds(200))) << "worker " << p << " does not report the assignment's version";
+  }
 }
 
 TEST_F(ClusterFaultsTest, NimbusLeaderSigkillStandbyTakesOver) {

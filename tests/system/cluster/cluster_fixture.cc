@@ -269,4 +269,13 @@ json ClusterFixture::Verify(const std::string& log, int64_t expected) {
   return j.is_discarded() ? json() : j;
 }
 
+json ClusterFixture::ExpectAllVerified(int64_t count, std::chrono::seconds timeout) {
+  json v;
+  EXPECT_TRUE(Eventually(timeout, [&] {
+    v = Verify(VerifierLog(), count);
+    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
+  }, milliseconds(1000))) << v.dump();
+  return v;
+}
+
 }  // namespace tempest::testing

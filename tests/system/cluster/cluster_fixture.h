@@ -87,6 +87,9 @@ class ClusterFixture : public ::testing::Test {
   std::string VerifierLog() const { return dir_.File("gv/verifier.log"); }
   // `tempest verify LOG --expected N --json`; null if it could not run.
   nlohmann::json Verify(const std::string& log, int64_t expected);
+  // Waits (at most `timeout`) until VerifierLog() holds all `count` values;
+  // fails the test otherwise. Returns the last report.
+  nlohmann::json ExpectAllVerified(int64_t count, std::chrono::seconds timeout);
 
   std::string LocalDir(int supervisor) const;
   std::string ConfigPath() const { return dir_.File("tempest.yaml"); }

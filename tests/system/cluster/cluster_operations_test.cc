@@ -36,6 +36,59 @@ using std::chrono::seconds;
 
 class ClusterOperationsTest : public ClusterFixture {
  protected:
+  // The pids and the acked / failed totals of the topology's beating workers.
+  struct WorkerTotals {
+    std::set<pid_t> pids;
+    int64_t acked = 0;
+    int64_t failed = 0;
+  };
+  WorkerTotals TotalsOf(const std::string& id) {
+    WorkerTotals t;
+    for (const WorkerSlot& w : WorkersOf(id)) {
+      if (!w.beat.has_value()) continue;
+      t.pids.insert(w.pid);
+      t.acked += w.beat->acked();
+      t.failed += w.beat->failed();
+    }
+    return t;
+  }
+
+  // Waits for an assignment newer than `before`, then for `workers` workers
+  // that all beat running it; returns them (empty if either wait ran out).
+  std::vector<WorkerSlot> WaitForNewVersionRunning(const std::string& id,
+                                                  const v1::Assignment& before, size_t workers,
+                                                  v1::Assignment& after) {
+    std::optional<v1::Assignment> newer;
+    if (!Eventually(seconds(60), [&] {
+          newer = AssignmentOf(id);
+          return newer.has_value() && newer->version() > before.version();
+        }, milliseconds(200))) {
+      return {};
+    }
+    after = *newer;
+    std::vector<WorkerSlot> running;
+    const bool all = Eventually(seconds(60), [&] {
+      running = WorkersOf(id);
+      size_t current = 0;
+      for (const WorkerSlot& w : running) {
+        current += w.beat.has_value() && w.beat->assignment_version() == after.version() ? 1 : 0;
+      }
+      return running.size() == workers && current == workers;
+    }, milliseconds(200));
+    return all ? running : std::vector<WorkerSlot>{};
+  }
+
+  // Waits until both workers beat and have acked `acked` trees together:
+  // past the start and the message timeout of trees lost while the workers
+  // connected, so failures counted across a later change are its own.
+  bool WaitForTwoWorkersAcking(const std::string& id, int64_t acked) {
+    return Eventually(seconds(90), [&] {
+      std::vector<WorkerSlot> w = WorkersOf(id);
+      return w.size() == 2 && w[0].beat.has_value() && w[1].beat.has_value() &&
+             w[0].beat->acked() + w[1].beat->acked() >= acked;
+    }, milliseconds(200));
+  }
+
   std::set<std::pair<std::string, int>> Slots(const std::string& id) {
     std::set<std::pair<std::string, int>> slots;
     if (std::optional<v1::Assignment> a = AssignmentOf(id)) {
@@ -125,6 +178,186 @@ TEST_F(ClusterOperationsTest, RebalanceTwoToFourWorkersAndBackLosesNothing) {
     return v.is_object() && v.value("missing", int64_t{-1}) == 0;
   }, milliseconds(1000))) << v.dump();
   std::printf("after rebalance 2 -> 4 -> 2: %s\n", v.dump().c_str());
+}
+
+// identity runs as one executor over two tasks, so `-e identity=2` splits
+// it in place: nimbus keeps every other executor on its slot and puts both
+// halves where their tasks ran, so the worker that does not run identity
+// only learns new routes. It is never restarted and reports the new
+// assignment version; nothing is lost.
+TEST_F(ClusterOperationsTest, RebalanceOfOneBoltLeavesTheWorkerWithoutItRunning) {
+  StartCluster({});  // 2 supervisors x 2 slots
+  ASSERT_FALSE(HasFatalFailure());
+  const int64_t count = 60000;
+  const std::string yaml = absl::StrReplaceAll(
+      PacedExample(count, 4000),
+      {{"className: tempest.IdentityBolt\n    parallelism: 4",
+        "className: tempest.IdentityBolt\n    parallelism: 1\n    numTasks: 2"}});
+  ASSERT_NE(yaml.find("numTasks: 2"), std::string::npos);
+  const std::string id = Submit(yaml, "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(Eventually(seconds(90), [&] {
+    std::vector<WorkerSlot> w = WorkersOf(id);
+    return w.size() == 2 && w[0].beat.has_value() && w[1].beat.has_value();
+  }, milliseconds(200)));
+  const std::optional<v1::Assignment> before = AssignmentOf(id);
+  ASSERT_TRUE(before.has_value());
+  int identity_port = 0;
+  for (const auto& e : before->executors()) {
+    if (e.end_task() > e.start_task()) identity_port = e.port();  // its only 2-task executor
+  }
+  ASSERT_NE(identity_port, 0);
+  std::vector<pid_t> untouched;
+  for (const WorkerSlot& w : WorkersOf(id)) {
+    if (w.port != identity_port) untouched.push_back(w.pid);
+  }
+  ASSERT_EQ(untouched.size(), 1u);
+
+  CommandRun r = Tempest({"rebalance", "cluster-generator-verifier", "-w", "0", "-e", "identity=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::optional<v1::Assignment> after;
+  ASSERT_TRUE(Eventually(seconds(60), [&] {
+    after = AssignmentOf(id);
+    return after.has_value() && after->version() > before->version();
+  }, milliseconds(200)));
+  EXPECT_EQ(after->last_change().reason(), "rebalance");
+  EXPECT_EQ(after->last_change().started(), 2);
+  EXPECT_EQ(after->last_change().stopped(), 1);
+  EXPECT_EQ(after->last_change().moved(), 0);
+  for (const auto& e : after->executors()) EXPECT_EQ(e.start_task(), e.end_task());
+
+  json v;
+  EXPECT_TRUE(Eventually(seconds(240), [&] {
+    v = Verify(VerifierLog(), count);
+    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
+  }, milliseconds(1000))) << v.dump();
+  for (const WorkerSlot& w : WorkersOf(id)) {
+    if (w.pid != untouched[0]) continue;
+    ASSERT_TRUE(w.beat.has_value());
+    EXPECT_EQ(w.beat->assignment_version(), after->version());
+  }
+  bool still_running = false;
+  for (const WorkerSlot& w : WorkersOf(id)) still_running = still_running || w.pid == untouched[0];
+  EXPECT_TRUE(still_running) << "the worker without identity was restarted";
+  // What an operator sees: the version and the diff on the topology page.
+  const json page = RestGet("/api/v1/topology/" + id);
+  EXPECT_EQ(page.value("assignmentVersion", int64_t{0}), after->version()) << page.dump();
+  std::printf("rebalance identity 1 -> 2 executors: %s\n", v.dump().c_str());
+}
+
+// The same split, seen from the worker that runs identity: its tasks stay
+// and are only regrouped into two executors, which it does in place. No
+// worker process restarts (the pids stay), both report the new version,
+// the topology keeps acking, and the component page shows identity's new
+// executors with their own statistics. No tree fails across it.
+TEST_F(ClusterOperationsTest, RebalanceOfOneBoltRestartsNoWorker) {
+  StartCluster({});  // 2 supervisors x 2 slots
+  ASSERT_FALSE(HasFatalFailure());
+  const int64_t count = 60000;
+  const std::string yaml = absl::StrReplaceAll(
+      PacedExample(count, 4000),
+      {{"className: tempest.IdentityBolt\n    parallelism: 4",
+        "className: tempest.IdentityBolt\n    parallelism: 1\n    numTasks: 2"}});
+  const std::string id = Submit(yaml, "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(WaitForTwoWorkersAcking(id, count / 2));
+  const std::optional<v1::Assignment> before = AssignmentOf(id);
+  ASSERT_TRUE(before.has_value());
+  const WorkerTotals at_change = TotalsOf(id);
+
+  CommandRun r =
+      Tempest({"rebalance", "cluster-generator-verifier", "-w", "0", "-e", "identity=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Both workers take the new version without a restart.
+  v1::Assignment after;
+  const std::vector<WorkerSlot> workers = WaitForNewVersionRunning(id, *before, 2, after);
+  ASSERT_EQ(workers.size(), 2u) << "the new assignment is not running on both workers";
+  std::set<pid_t> pids_after;
+  std::set<std::string> identity_ranges;
+  for (const WorkerSlot& w : workers) {
+    pids_after.insert(w.pid);
+    for (const auto& e : w.beat->executors()) {
+      if (e.component() == "identity") {
+        EXPECT_EQ(e.start_task(), e.end_task());
+        identity_ranges.insert(absl::StrCat(e.start_task(), "-", e.end_task()));
+      }
+    }
+  }
+  EXPECT_EQ(pids_after, at_change.pids) << "a worker process was restarted";
+  EXPECT_EQ(identity_ranges.size(), 2u);
+  const auto changed_at = std::chrono::steady_clock::now();
+
+  const json v = ExpectAllVerified(count, seconds(240));
+  // Past a supervisor's exit grace (10 s), after which it would have
+  // replaced a worker it no longer took for the slot's.
+  std::this_thread::sleep_until(changed_at + seconds(12));
+  const WorkerTotals at_end = TotalsOf(id);
+  // Not stopped later either, by a supervisor comparing its launch plan.
+  for (pid_t pid : at_end.pids) {
+    EXPECT_TRUE(at_change.pids.contains(pid)) << "pid " << pid << " replaced a worker";
+  }
+  EXPECT_GT(at_end.acked, at_change.acked) << "the topology stopped acking";
+  EXPECT_EQ(at_end.failed, at_change.failed) << "the regrouping failed trees";
+  std::printf("trees acked %lld -> %lld, failed %lld -> %lld across the regrouping\n",
+              static_cast<long long>(at_change.acked), static_cast<long long>(at_end.acked),
+              static_cast<long long>(at_change.failed), static_cast<long long>(at_end.failed));
+  const json component = RestGet("/api/v1/topology/" + id + "/component/identity");
+  ASSERT_TRUE(component["executorStats"].is_array()) << component.dump();
+  EXPECT_EQ(component["executorStats"].size(), 2u) << component.dump();
+  for (const json& e : component["executorStats"]) {
+    EXPECT_GT(e.value("executed", int64_t{0}), 0) << e.dump();
+  }
+  std::printf("rebalance identity 1 -> 2 executors in place: %s\n", v.dump().c_str());
+}
+
+// Two workers to three: nimbus moves bolt executors only (ADR 0035), so
+// each old worker only loses bolt executors and lets them leave in place.
+// One process starts (the new worker), none restarts, and the topology
+// keeps acking with no tree failed across the change.
+TEST_F(ClusterOperationsTest, RebalanceFromTwoToThreeWorkersStartsOneAndRestartsNone) {
+  StartCluster({});  // 2 supervisors x 2 slots
+  ASSERT_FALSE(HasFatalFailure());
+  // Long enough after the change for a supervisor to have stopped a worker
+  // whose executors no longer match its launch (the exit grace, 10 s).
+  const int64_t count = 100000;
+  const std::string id = Submit(PacedExample(count, 4000), "paced.yaml");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(WaitForTwoWorkersAcking(id, count / 4));
+  const std::optional<v1::Assignment> before = AssignmentOf(id);
+  ASSERT_TRUE(before.has_value());
+  const WorkerTotals at_change = TotalsOf(id);
+  const std::set<pid_t>& old_pids = at_change.pids;
+
+  CommandRun r = Tempest({"rebalance", "cluster-generator-verifier", "-w", "0", "-n", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  v1::Assignment after;
+  const std::vector<WorkerSlot> workers = WaitForNewVersionRunning(id, *before, 3, after);
+  ASSERT_EQ(workers.size(), 3u) << "the new assignment is not running on three workers";
+  EXPECT_EQ(after.last_change().started(), 0);
+  EXPECT_EQ(after.last_change().stopped(), 0);
+  EXPECT_GT(after.last_change().moved(), 0);
+  std::set<pid_t> new_pids;
+  for (const WorkerSlot& w : workers) {
+    if (!old_pids.contains(w.pid)) new_pids.insert(w.pid);
+  }
+  EXPECT_EQ(new_pids.size(), 1u) << "not exactly one process started";
+  std::set<pid_t> kept;
+  for (const WorkerSlot& w : workers) {
+    if (old_pids.contains(w.pid)) kept.insert(w.pid);
+  }
+  EXPECT_EQ(kept, old_pids) << "an old worker process was restarted";
+
+  const json v = ExpectAllVerified(count, seconds(240));
+  const WorkerTotals at_end = TotalsOf(id);
+  for (pid_t pid : at_end.pids) {
+    EXPECT_TRUE(old_pids.contains(pid) || new_pids.contains(pid)) << "pid " << pid;
+  }
+  EXPECT_GT(at_end.acked, at_change.acked) << "the topology stopped acking";
+  EXPECT_EQ(at_end.failed, at_change.failed) << "the change failed trees";
+  std::printf("trees acked %lld -> %lld, failed %lld -> %lld across 2 -> 3 workers: %s\n",
+              static_cast<long long>(at_change.acked), static_cast<long long>(at_end.acked),
+              static_cast<long long>(at_change.failed), static_cast<long long>(at_end.failed),
+              v.dump().c_str());
 }
 
 TEST_F(ClusterOperationsTest, MultilangTopologyRunsWithItsShippedResources) {

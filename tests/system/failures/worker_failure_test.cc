@@ -3,7 +3,7 @@
 // its LineSpout cannot open data/sentences.txt and every worker exits before
 // its first heartbeat. `submit --until-running` fails with the reason; the
 // REST topology and component pages, `tempest get-errors`, `tempest list`
-// (and `--workers`), nimbus's /metrics and the UI's banner all name the
+// (and `--workers`, and the change it has not finished), nimbus's /metrics and the UI's banner all name the
 // failure and count the restarts, from the supervisor's records.
 
 #include <cstdlib>
@@ -136,6 +136,10 @@ TEST(WorkerFailureTest, ACrashLoopIsSeenEverywhere) {
   // 4. list marks it; list --workers shows the failing slot.
   CommandRun list = run({TempestBinary(), "list"});
   EXPECT_TRUE(absl::StrContains(list.out, "! word-count: 1 worker failing")) << list.out;
+  // Its slot never ran the first assignment: the change is still in progress.
+  EXPECT_TRUE(absl::StrContains(
+      list.out, "~ word-count: starting on assignment v1: 0 of 1 workers run it (kept 0"))
+      << list.out;
   CommandRun workers = run({TempestBinary(), "list", "--workers", "--json"});
   const json w = json::parse(workers.out, nullptr, false);
   ASSERT_TRUE(w.is_object() && w["workers"].size() == 1) << workers.out;

@@ -26,7 +26,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/os/child_process.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -161,6 +163,27 @@ class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
     return nodes;
   }
 
+  // How many times the worker's stderr says a partition's ownership was
+  // given up (the ZooKeeper offset store's warning, one line per partition).
+  static int64_t OwnershipGiveUps(const std::string& stderr_text) {
+    int64_t n = 0;
+    for (absl::string_view line : absl::StrSplit(stderr_text, '\n')) {
+      n += absl::StrContains(line, "ownership of ") &&
+           absl::StrContains(line, " lost (ZooKeeper session");
+    }
+    return n;
+  }
+
+  // What a worker continued after its session expired may read twice: one
+  // commit interval and max pending (DuplicateBound), plus what it logged
+  // between SIGCONT and the re-acquisition. Until its client hears that the
+  // session is gone, the zombie's spout still emits (only its commits are
+  // fenced), and all of that is replayed from the offsets stored at the stop.
+  static int64_t ZombieDuplicateBound(const Scenario& s, int64_t logged_at_stop,
+                                      int64_t logged_at_reacquire) {
+    return DuplicateBound(s) + std::max<int64_t>(0, logged_at_reacquire - logged_at_stop);
+  }
+
   static int64_t Sum(const std::map<int, int64_t>& offsets) {
     int64_t sum = 0;
     for (const auto& [p, o] : offsets) sum += o;
@@ -274,8 +297,16 @@ class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
 // timeout (2/3 of the session timeout) while commits happen: whichever member
 // holds the worker's connection goes silent mid-commit, the client moves to
 // another member, and the ambiguous multi is resolved by read-back. Pausing
-// the leader also forces an election. The session (6 s) outlives each pause's
-// disconnection, so nothing is replayed because of it.
+// the leader also forces an election. The session (6 s) outlives each pause.
+//
+// The spout may still give up its partitions during a pause, by design: after
+// a silent disconnect it waits only a quarter of the session timeout for a
+// reconnect before it stops owning (docs/adr/0003: a partitioned owner stops
+// before another may start). A reconnect that has to wait for a paused leader
+// or an election can miss that. Giving up is announced on the worker's stderr
+// and replays what was acked but not yet committed; the test counts each
+// give-up and allows, for it, the records logged during that pause plus one
+// commit interval and max pending. Loss is still checked exactly.
 TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
   const Scenario s = ZkScenario("zk-member-paused", 6000);
   constexpr auto kPause = seconds(5);  // > 2/3 x 6 s: the client gives up on the member
@@ -288,12 +319,15 @@ TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
   ASSERT_NE(worker, nullptr);
   ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 20))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
+  const std::string err_file = dir.File("run-1.err");
+  int64_t give_up_allowance = 0;
   for (int i = 0; i < zk_->size(); ++i) {
     // A commit landed since the previous pause: the next one is due soon.
     ASSERT_TRUE(WaitForNewCommit(watcher, Sum(watcher.Highest())))
         << "no commit before pausing member " << i;
     const std::string mode = zk_->Mode(i).value_or("?");
     const int64_t before = LoggedLines(dir);
+    const int64_t give_ups_before = OwnershipGiveUps(testing::ReadFileOrEmpty(err_file));
     ASSERT_LT(before, kRecords) << "the stream ended before member " << i << " was paused";
     zk_->Pause(i);
     std::this_thread::sleep_for(kPause);
@@ -308,6 +342,19 @@ TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
     // so the ensemble keeps its quorum throughout.
     absl::Status serving = zk_->WaitServing(i, seconds(60));
     ASSERT_TRUE(serving.ok()) << serving;
+    // A give-up can come just after the resume (the reconnect is still
+    // waiting); by the time the member serves again it has happened or not.
+    const int64_t gave_up =
+        OwnershipGiveUps(testing::ReadFileOrEmpty(err_file)) - give_ups_before;
+    if (gave_up > 0) {
+      const int64_t replayable = LoggedLines(dir) - before + DuplicateBound(s);
+      give_up_allowance += replayable;
+      std::printf("[ %s ] member %d: the spout gave up %lld partition(s) during the pause; "
+                  "up to %lld records may be replayed for it\n",
+                  s.name.c_str(), i, static_cast<long long>(gave_up),
+                  static_cast<long long>(replayable));
+      std::fflush(stdout);
+    }
   }
   ASSERT_NO_FATAL_FAILURE(ExpectCompletes(dir, *worker, 1));
 
@@ -315,11 +362,11 @@ TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
   const VerifyReport r = Verify(dir);
   // Observed on a loaded machine: pausing the leader (an election while a
   // commit is unresolved) once replayed about 0.1 s of records more than one
-  // commit interval plus max pending (2936 vs 2666). The cause is not fully
-  // diagnosed; the bound allows one more second of records, which still
-  // tells this case apart from a replay after a lost session (several
-  // seconds of records) and from loss (checked exactly).
-  const int64_t bound = DuplicateBound(s) + MaxRate(s);
+  // commit interval plus max pending (2936 vs 2666) with no give-up logged.
+  // The cause is not fully diagnosed; the bound allows one more second of
+  // records, which still tells this case apart from a replay after a lost
+  // ownership (several seconds of records) and from loss (checked exactly).
+  const int64_t bound = DuplicateBound(s) + MaxRate(s) + give_up_allowance;
   Print(s.name, r, bound);
   ExpectNothingLost(r, bound);
   ExpectCommittedToLogEnd(dir, s.name);
@@ -359,6 +406,7 @@ TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAnd
 
   std::map<int, std::string> after;
   const bool reacquired = WaitForNewOwnerSessions(*zk, s.name, before, after);
+  const int64_t bound = ZombieDuplicateBound(s, logged_at_stop, LoggedLines(dir));
   std::printf("[ %s ] SIGSTOP after %lld logged values; session %s expired after %.1fs; "
               "re-acquired under session %s\n",
               s.name.c_str(), static_cast<long long>(logged_at_stop), before.at(0).c_str(),
@@ -369,8 +417,8 @@ TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAnd
 
   ExpectNeverBackwards(watcher, s.name);
   const VerifyReport r = Verify(dir);
-  Print(s.name, r, DuplicateBound(s));
-  ExpectNothingLost(r, DuplicateBound(s));
+  Print(s.name, r, bound);
+  ExpectNothingLost(r, bound);
   ExpectCommittedToLogEnd(dir, s.name);
 }
 
@@ -418,6 +466,7 @@ TEST_F(KafkaSpoutZkFaultsTest, ZombieOwnerStoppedPastItsSessionCannotRewindOrCom
   ASSERT_TRUE(worker->SignalGroup(SIGCONT));
   std::map<int, std::string> after;
   const bool reacquired = WaitForNewOwnerSessions(*zk, s.name, before, after);
+  const int64_t bound = ZombieDuplicateBound(s, logged_at_stop, LoggedLines(dir));
   std::printf("[ %s ] SIGSTOP after %lld logged values; session %s expired; re-acquired under "
               "session %s\n",
               s.name.c_str(), static_cast<long long>(logged_at_stop), zombie.c_str(),
@@ -429,8 +478,8 @@ TEST_F(KafkaSpoutZkFaultsTest, ZombieOwnerStoppedPastItsSessionCannotRewindOrCom
   ExpectNeverBackwards(watcher, s.name);
   ExpectNoZombieCommits(JournalEntries(dir, s.name), zombie, expired_ms, at_stop);
   const VerifyReport r = Verify(dir);
-  Print(s.name, r, DuplicateBound(s));
-  ExpectNothingLost(r, DuplicateBound(s));
+  Print(s.name, r, bound);
+  ExpectNothingLost(r, bound);
   ExpectCommittedToLogEnd(dir, s.name);
 }
 

@@ -284,6 +284,20 @@ TEST_F(StormRestFieldsTest, ClusterPagesAgreeWithTheRunningTopology) {
   EXPECT_EQ(t["requestedTotalMem"], 2.0);
   EXPECT_EQ(t["assignedCpu"], 2.0);
 
+  // The assignment's version and what its last write changed; every worker
+  // row says which version it runs.
+  const json page = Get("/api/v1/topology/" + id_).second;
+  ASSERT_GE(page["assignmentVersion"].get<int64_t>(), 1) << page.dump();
+  const json& change = page["lastAssignmentChange"];
+  ASSERT_TRUE(change.is_object()) << page.dump();
+  if (page["assignmentVersion"] == 1) {
+    EXPECT_EQ(change["reason"], "first");
+    EXPECT_EQ(change["kept"], 0);
+    EXPECT_GT(change["started"].get<int>(), 0);
+  }
+  EXPECT_GT(change["time"].get<int64_t>(), 0);
+  for (const json& w : page["workers"]) EXPECT_TRUE(w.contains("assignmentVersion")) << w.dump();
+
   const json history = Get("/api/v1/history/summary").second;
   EXPECT_EQ(history["topo-history"], json::array({id_})) << history.dump();
 

@@ -340,6 +340,39 @@ TEST(FrameCodecTest, HelloFramesCarryANonceAndAreAuthenticatedWhenMaced) {
   EXPECT_STREQ(r.reason, "malformed_payload");
 }
 
+TEST(FrameCodecTest, GoodbyeFramesAreEmptyAndMacedWhenTheSenderMacsData) {
+  auto mac = Mac("per-topology-secret");
+  std::string notice, answer;
+  FrameCodec::EncodeGoodbye(0, nullptr, &notice);
+  FrameCodec::EncodeGoodbye(5, mac.get(), &answer);
+  EXPECT_EQ(notice.size(), FrameCodec::kHeaderSize);
+  std::vector<Message> messages;
+  auto r = FrameCodec::Decode(notice, 0, *mac, 0, &messages);
+  ASSERT_EQ(r.kind, Kind::kFrame);
+  EXPECT_EQ(r.flags, FrameCodec::kFlagGoodbye);
+  EXPECT_TRUE(messages.empty());
+  r = FrameCodec::Decode(answer, 5, *mac, 1 << 20, &messages);
+  ASSERT_EQ(r.kind, Kind::kFrame);
+  EXPECT_EQ(r.flags, FrameCodec::kFlagGoodbye | FrameCodec::kFlagMac);
+  // Its MAC covers its place in the connection like a data frame's.
+  r = FrameCodec::Decode(answer, 6, *mac, 1 << 20, &messages);
+  EXPECT_STREQ(r.reason, "bad_mac");
+
+  // A goodbye carries nothing, and is never also a hello.
+  Batch batch;
+  batch.Add(1, "x");
+  std::string loaded;
+  FrameCodec::EncodeFrame(batch, 0, nullptr, &loaded);
+  loaded[5] = static_cast<char>(FrameCodec::kFlagGoodbye);
+  r = FrameCodec::Decode(loaded, 0, *mac, 1 << 20, &messages);
+  EXPECT_STREQ(r.reason, "malformed_payload");
+  std::string both;
+  FrameCodec::EncodeHello(std::string(FrameCodec::kNonceSize, 'n'), 0, nullptr, &both);
+  both[5] = static_cast<char>(FrameCodec::kFlagHello | FrameCodec::kFlagGoodbye);
+  r = FrameCodec::Decode(both, 0, *mac, 1 << 20, &messages);
+  EXPECT_STREQ(r.reason, "bad_flags");
+}
+
 TEST(FrameMacTest, EmptySecretIsRejected) { EXPECT_FALSE(FrameMac::Create("").ok()); }
 
 TEST(FrameMacTest, KnownAnswerMatchesRfc4231TestCase2) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "nimbus/rebalance_plan.h"
 
 namespace tempest::nimbus {
 namespace {
@@ -128,6 +129,60 @@ TEST(EvenSchedulerTest, KilledTopologyKeepsItsSlotsAndIsNeverRescheduled) {
   auto changed = ScheduleCluster({killed, fresh}, {{"s1", {6700, 6701}}});
   ASSERT_EQ(changed.size(), 1u);
   EXPECT_EQ(SlotsOf(changed["b-1-1"]), (std::set<WorkerSlot>{{"s1", 6701}}));
+}
+
+TEST(EvenSchedulerTest, RebalancedTopologyKeepsItsSlotsAndIsPlannedAsAChange) {
+  // Two workers, 1 3 on s1 and 2 4 on s2; a rebalance to three workers.
+  const ExecutorSlots before = {{{1, 1}, {"s1", 6700}}, {{2, 2}, {"s2", 6700}},
+                                {{3, 3}, {"s1", 6700}}, {{4, 4}, {"s2", 6700}}};
+  TopologySchedulingInput t = Topo("t-1-1", Executors(4), 3, before);
+  t.rebalanced = true;
+  const std::vector<SupervisorSlots> supervisors = {{"s1", {6700, 6701}}, {"s2", {6700, 6701}}};
+  auto changed = ScheduleCluster({t}, supervisors);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed["t-1-1"], PlanRebalance(Executors(4), 3, before, {{"s1", 6701}, {"s2", 6701}}));
+  EXPECT_EQ(DiffPlacements(before, changed["t-1-1"]), (PlacementDiff{.kept = 3, .moved = 1}));
+  // An unchanged rebalance changes nothing.
+  t.num_workers = 2;
+  EXPECT_TRUE(ScheduleCluster({t}, supervisors).empty());
+}
+
+TEST(EvenSchedulerTest, RebalancedTopologysNewRangesStayWithTheirTasks) {
+  const ExecutorSlots before = {{{1, 1}, {"s1", 6700}}, {{2, 3}, {"s2", 6700}}};
+  TopologySchedulingInput t = Topo("t-1-1", {{1, 1}, {2, 2}, {3, 3}}, 2, before);
+  t.rebalanced = true;
+  // Another topology waits for a slot: the rebalance takes none of them.
+  TopologySchedulingInput other = Topo("u-1-1", Executors(1), 1);
+  auto changed = ScheduleCluster({t, other}, {{"s1", {6700, 6701}}, {"s2", {6700}}});
+  const ExecutorSlots expected = {
+      {{1, 1}, {"s1", 6700}}, {{2, 2}, {"s2", 6700}}, {{3, 3}, {"s2", 6700}}};
+  EXPECT_EQ(changed["t-1-1"], expected);
+  EXPECT_EQ(SlotsOf(changed["u-1-1"]), (std::set<WorkerSlot>{{"s1", 6701}}));
+}
+
+TEST(EvenSchedulerTest, StoredRangesTheTopologyNoLongerHasArePlannedAsARebalance) {
+  // A leader applied a rebalance that split [2-3] and died before writing
+  // the assignment: the next leader does not know it rebalanced, but the
+  // stored ranges tell it, and the split stays in its worker instead of
+  // waiting for a free slot.
+  const ExecutorSlots before = {{{1, 1}, {"s1", 6700}}, {{2, 3}, {"s2", 6700}}};
+  TopologySchedulingInput t = Topo("t-1-1", {{1, 1}, {2, 2}, {3, 3}}, 2, before);
+  auto changed = ScheduleCluster({t}, {{"s1", {6700}}, {"s2", {6700}}});
+  const ExecutorSlots expected = {
+      {{1, 1}, {"s1", 6700}}, {{2, 2}, {"s2", 6700}}, {{3, 3}, {"s2", 6700}}};
+  EXPECT_EQ(changed["t-1-1"], expected);
+}
+
+TEST(EvenSchedulerTest, RebalancedTopologyOnADeadSlotMovesOnlyThoseExecutors) {
+  const ExecutorSlots before = {{{1, 1}, {"s1", 6700}}, {{2, 2}, {"s2", 6700}},
+                                {{3, 3}, {"s1", 6700}}, {{4, 4}, {"s2", 6700}}};
+  TopologySchedulingInput t = Topo("t-1-1", Executors(4), 2, before);
+  t.rebalanced = true;
+  // s2 is gone: its executors go to a new slot, s1's stay.
+  auto changed = ScheduleCluster({t}, {{"s1", {6700}}, {"s3", {6700}}});
+  const ExecutorSlots expected = {{{1, 1}, {"s1", 6700}}, {{2, 2}, {"s3", 6700}},
+                                  {{3, 3}, {"s1", 6700}}, {{4, 4}, {"s3", 6700}}};
+  EXPECT_EQ(changed["t-1-1"], expected);
 }
 
 }  // namespace

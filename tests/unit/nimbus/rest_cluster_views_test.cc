@@ -148,6 +148,10 @@ TEST(RestClusterViewsTest, TopologySummaryHasReplicationAndSlotResources) {
   EXPECT_EQ(t["assignedTotalMem"], 2.0);
   EXPECT_EQ(t["assignedCpu"], 2.0);
   EXPECT_EQ(t["uptimeSeconds"], 100);
+  // What `tempest list` needs to show a change in progress.
+  EXPECT_TRUE(t.contains("assignmentVersion")) << t.dump();
+  EXPECT_TRUE(t["workersApplying"].is_number()) << t.dump();
+  EXPECT_TRUE(t.contains("lastAssignmentChange")) << t.dump();
 }
 
 TEST(RestClusterViewsTest, ResourceFieldsForTheTopologyAndComponentPages) {

@@ -159,8 +159,71 @@ TEST(RestViewsTest, TopologyDetailListsExecutorsAndWorkers) {
   EXPECT_EQ(body["workers"][0]["lastBeatSecsAgo"], 5);
   EXPECT_EQ(body["workers"][0]["executors"], json::parse(R"(["[1-1]"])"));
   EXPECT_EQ(body["workers"][0]["uptime"], "1m 5s");
+  EXPECT_EQ(body["workers"][0]["assignmentVersion"], 0);
+  // An assignment written before versions existed.
+  EXPECT_EQ(body["assignmentVersion"], 0);
+  EXPECT_EQ(body["lastAssignmentChange"], nullptr);
   EXPECT_FALSE(body.contains("removeInSeconds"));
   EXPECT_FALSE(body.contains("rebalanceInSeconds"));
+}
+
+TEST(RestViewsTest, TopologyDetailShowsTheAssignmentsVersionAndWhatEachWorkerRuns) {
+  TopologyView view = WordCount();
+  view.assignment->set_version(3);
+  v1::AssignmentChange* change = view.assignment->mutable_last_change();
+  change->set_time_secs(190);
+  change->set_reason("rebalance");
+  change->set_kept(5);
+  change->set_moved(1);
+  change->set_started(2);
+  change->set_stopped(1);
+  view.beats[0].beat.set_assignment_version(2);
+  const json body = json::parse(RenderTopologyDetail(view, 200));
+  EXPECT_EQ(body["assignmentVersion"], 3);
+  EXPECT_EQ(body["lastAssignmentChange"],
+            json::parse(R"({"time":190000,"reason":"rebalance","kept":5,"moved":1,"started":2,
+                            "stopped":1})"));
+  // The worker has not applied version 3 yet.
+  ASSERT_EQ(body["workers"].size(), 1u);
+  EXPECT_EQ(body["workers"][0]["assignmentVersion"], 2);
+  EXPECT_EQ(body["workersApplying"], 1);
+  view.beats[0].beat.set_assignment_version(3);
+  EXPECT_EQ(json::parse(RenderTopologyDetail(view, 200))["workersApplying"], 0);
+  view.beats.clear();  // restarting: no beat on the slot counts as applying
+  EXPECT_EQ(json::parse(RenderTopologyDetail(view, 200))["workersApplying"], 1);
+  view.assignment.reset();
+  const json unassigned = json::parse(RenderTopologyDetail(view, 200));
+  EXPECT_EQ(unassigned["assignmentVersion"], 0);
+  EXPECT_EQ(unassigned["lastAssignmentChange"], nullptr);
+}
+
+TEST(RestViewsTest, TopologyDetailSaysWhereEachKafkaSpoutKeepsItsOffsets) {
+  TopologyView view = WordCount();
+  EXPECT_EQ(json::parse(RenderTopologyDetail(view, 200))["kafkaSpouts"], json::array());
+  spout::SpoutLagTarget zk;
+  zk.component = "legacy";
+  zk.config.topics = {"events"};
+  zk.config.zk_root = "/kafkaspout";
+  zk.config.id = "reader";
+  zk.zk_connect = "zk1:2181";
+  spout::SpoutLagTarget group;
+  group.component = "client";
+  group.config.topics = {"events"};
+  group.config.group_id = "readers";
+  group.config.bootstrap_servers = "k1:9092";
+  view.kafka_spouts = {zk, group};
+  const json spouts = json::parse(RenderTopologyDetail(view, 200))["kafkaSpouts"];
+  ASSERT_EQ(spouts.size(), 2u);
+  EXPECT_EQ(spouts[0]["spoutId"], "legacy");
+  EXPECT_EQ(spouts[0]["offsetsIn"], "zookeeper");
+  EXPECT_EQ(spouts[0]["zkConnect"], "zk1:2181");
+  EXPECT_EQ(spouts[0]["zkRoot"], "/kafkaspout");
+  EXPECT_EQ(spouts[0]["id"], "reader");
+  EXPECT_EQ(spouts[0]["topics"], json::array({"events"}));
+  EXPECT_EQ(spouts[1]["offsetsIn"], "kafka");
+  EXPECT_EQ(spouts[1]["groupId"], "readers");
+  EXPECT_EQ(spouts[1]["bootstrapServers"], "k1:9092");
+  EXPECT_FALSE(spouts[1].contains("errorInfo"));
 }
 
 TEST(RestViewsTest, TopologyDetailOfAKilledTopologyCountsDownItsRemoval) {

@@ -50,6 +50,14 @@ class RecordingTargets : public FaultTargets {
     calls.push_back("wait running");
     return absl::OkStatus();
   }
+  absl::Status RebalanceTopologies(int executors) override {
+    calls.push_back(absl::StrCat("rebalance transform=", executors));
+    return absl::OkStatus();
+  }
+  absl::Status UpgradeTopologies() override {
+    calls.push_back("upgrade");
+    return absl::OkStatus();
+  }
 
   bool logs_refuse = true;
   double now = 0;
@@ -88,6 +96,26 @@ TEST(FaultInjectorTest, RetentionHoldsProductionWhileTheTopologiesDieAndResubmit
   targets.calls.clear();
   ASSERT_TRUE(injector.Heal().ok());
   EXPECT_THAT(targets.calls, ElementsAre("retention loss", "submit"));
+}
+
+TEST(FaultInjectorTest, ARebalanceSplitsTheTransformAndHealingMergesItBack) {
+  RecordingTargets targets;
+  FaultInjector injector(nullptr, FaultKind::kRebalance, FaultPlan{2, 8, 0}, "unused", targets);
+  ASSERT_TRUE(injector.Inject().ok());
+  EXPECT_THAT(targets.calls, ElementsAre("rebalance transform=2"));
+  targets.calls.clear();
+  ASSERT_TRUE(injector.Heal().ok());
+  EXPECT_THAT(targets.calls, ElementsAre("rebalance transform=1"));
+}
+
+TEST(FaultInjectorTest, AnUpgradeIsOneEventWithNothingToHeal) {
+  RecordingTargets targets;
+  FaultInjector injector(nullptr, FaultKind::kUpgrade, FaultPlan{}, "unused", targets);
+  ASSERT_TRUE(injector.Inject().ok());
+  EXPECT_THAT(targets.calls, ElementsAre("upgrade"));
+  targets.calls.clear();
+  ASSERT_TRUE(injector.Heal().ok());
+  EXPECT_TRUE(targets.calls.empty());
 }
 
 TEST(FaultInjectorTest, AWorkerKillWithoutSpoutWorkersIsNoted) {

@@ -9,14 +9,15 @@
 namespace tempest::study {
 namespace {
 
-TEST(ScenarioTest, BuiltinsAreTheNamedFifteenOnOneHostAndSixPartitions) {
+TEST(ScenarioTest, BuiltinsAreTheNamedSeventeenOnOneHostAndSixPartitions) {
   std::set<std::string> names;
   for (const Scenario& s : DefaultScenarios(/*hosts=*/false)) names.insert(s.name);
   const std::set<std::string> expected = {
-      "worker-kill",           "supervisor-kill",    "nimbus-kill",     "zk-session-expiry",
-      "zk-leader-kill",        "zk-quorum-loss",     "zombie-spout",    "kafka-broker-down",
-      "retention-past-offset", "bolt-failures",      "slow-bolt",       "clean-restart",
-      "zk-overload",           "zk-permission-lost", "zk-misconfigured"};
+      "worker-kill",           "supervisor-kill",    "nimbus-kill",      "zk-session-expiry",
+      "zk-leader-kill",        "zk-quorum-loss",     "zombie-spout",     "kafka-broker-down",
+      "retention-past-offset", "bolt-failures",      "slow-bolt",        "clean-restart",
+      "zk-overload",           "zk-permission-lost", "zk-misconfigured", "rebalance-under-load",
+      "upgrade-under-load"};
   EXPECT_EQ(names, expected);
   std::set<std::string> partitions;
   for (const Scenario& s : DefaultScenarios(/*hosts=*/true)) {

@@ -17,6 +17,28 @@ TEST(SpscRingTest, CapacityRoundsUpToPowerOfTwo) {
   EXPECT_EQ(SpscRing<int>(0).capacity(), 2u);
 }
 
+// Slots are constructed by the first write that reaches them and destroyed
+// with the ring, each exactly once: a value that counts its live copies
+// shows none leaked or destroyed twice, whether the ring was left part-way
+// through its first lap or after several.
+TEST(SpscRingTest, SlotsAreBuiltOnFirstUseAndDestroyedOnce) {
+  auto live = std::make_shared<int>(0);
+  for (int pushes : {0, 3, 8, 21}) {
+    {
+      SpscRing<std::shared_ptr<int>> ring(8);
+      for (int i = 0; i < pushes; ++i) {
+        ASSERT_TRUE(ring.TryPush(std::shared_ptr<int>(live)));
+        std::shared_ptr<int> out;
+        if (i % 2 == 1 || ring.FreeSlots() == 0) {
+          while (ring.TryPop(out)) out.reset();
+        }
+      }
+      EXPECT_GE(live.use_count(), 1);
+    }
+    EXPECT_EQ(live.use_count(), 1) << pushes << " pushes left copies behind";
+  }
+}
+
 TEST(SpscRingTest, FifoAcrossWrapAround) {
   SpscRing<int> ring(4);
   int next_in = 0, next_out = 0;
