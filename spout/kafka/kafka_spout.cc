@@ -256,16 +256,22 @@ void KafkaSpout::Activate() { active_ = true; }
 
 void KafkaSpout::Deactivate() {
   active_ = false;
-  if (opened_ && !closed_) CommitNow();
+  if (!opened_ || closed_) return;
+  if (config_.guarantee != ProcessingGuarantee::kAtLeastOnce) EmitBeforeDeactivating();
+  // AT_MOST_ONCE has nothing emitted above its commits; committing what it
+  // fetched would only add records it must then emit.
+  if (config_.guarantee != ProcessingGuarantee::kAtMostOnce) CommitNow();
 }
 
 void KafkaSpout::Close() {
   if (closed_) return;
   closed_ = true;
   if (opened_) {
-    // Unlike storm-kafka, a clean close commits what is complete.
+    // Unlike storm-kafka, a clean close commits what is complete. Under
+    // AT_MOST_ONCE that is what it already committed: a commit now could only
+    // cover records it fetched and will never emit.
     Drain(clock_->Now());
-    CommitNow();
+    if (config_.guarantee != ProcessingGuarantee::kAtMostOnce) CommitNow();
     rewind_watcher_.reset();  // before the store closes the session it uses
     store_->Close(hooks_.close_timeout);
     source_->StopMetadata();

@@ -49,7 +49,7 @@ class ZkOffsetStore;
 //     polled on the executor thread without waiting).
 // Answers of the store and the metadata side come back through mailboxes
 // drained at the start of NextTuple. Only Close waits (bounded) for the
-// final commit.
+// final commit, and Deactivate under AT_MOST_ONCE for a commit in flight.
 //
 // Construction parses the configuration only (no I/O), as the validator
 // requires; Open builds the store, the source and the dead-letter sink
@@ -61,6 +61,9 @@ class KafkaSpout : public api::Spout {
     core::Clock* clock = nullptr;              // nullptr: the real clock
     core::MetricsRegistry* metrics = nullptr;  // nullptr: the global registry
     std::chrono::milliseconds close_timeout{5000};
+    // AT_MOST_ONCE: how long Deactivate waits for a commit in flight, whose
+    // records it then emits (see EmitBeforeDeactivating).
+    std::chrono::milliseconds deactivate_commit_wait{2000};
     // Most tuples emitted per NextTuple call (Storm emits one; batching a few
     // keeps per-call overhead off the hot path).
     int max_emit_per_call = 64;
@@ -150,6 +153,8 @@ class KafkaSpout : public api::Spout {
   // A reader event (out of range, end of partition, error) of a partition.
   void OnPartitionEvent(const kafka::PartitionEvent& e);
   bool AwaitingAtMostOnceCommit() const;
+  bool AnyCommitInFlight() const;
+  void EmitBeforeDeactivating();
   int EmitSome(core::Clock::TimePoint now, int budget);
   // Due retries first (AT_LEAST_ONCE): they hold back the commit point.
   int EmitRetries(core::Clock::TimePoint now, int budget);

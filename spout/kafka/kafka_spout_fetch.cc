@@ -4,6 +4,8 @@
 // records, and the dead-letter sends and their outcomes. The Spout methods
 // are in kafka_spout.cc.
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "spdlog/spdlog.h"
 #include "spout/kafka/kafka_message_id.h"
@@ -36,6 +38,48 @@ bool KafkaSpout::AwaitingAtMostOnceCommit() const {
     if (p.phase() == Partition::Phase::kActive && p.window().HasWaiting()) return true;
   }
   return false;
+}
+
+bool KafkaSpout::AnyCommitInFlight() const {
+  for (int slot : assigned_slots_) {
+    if (partitions_[slot]->commit_in_flight()) return true;
+  }
+  return false;
+}
+
+// AT_MOST_ONCE and NO_GUARANTEE commit records whether or not they were
+// emitted (AT_MOST_ONCE before it emits them, NO_GUARANTEE what it fetched).
+// A deactivated spout is not called again until it is activated, and an
+// upgrade or a kill with a wait deactivates the spout and later stops it:
+// records committed but still in the spout would be lost although nothing
+// failed. So deactivation first emits them. AT_MOST_ONCE waits (bounded) for
+// its commits in flight and emits every record the stored commits cover; what
+// no commit covers is left to whoever reads the partition next. NO_GUARANTEE
+// emits everything it fetched, then commits it.
+void KafkaSpout::EmitBeforeDeactivating() {
+  const bool at_most_once = config_.guarantee == ProcessingGuarantee::kAtMostOnce;
+  const auto deadline = std::chrono::steady_clock::now() + hooks_.deactivate_commit_wait;
+  Drain(clock_->Now());
+  while (at_most_once && AnyCommitInFlight() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+    Drain(clock_->Now());
+  }
+  const Clock::TimePoint now = clock_->Now();
+  int emitted = 0;
+  for (int n = EmitSome(now, hooks_.max_emit_per_call); n > 0;
+       n = EmitSome(now, hooks_.max_emit_per_call)) {
+    emitted += n;
+  }
+  if (emitted > 0) {
+    spdlog::info("kafka spout {}: deactivated; emitted the {} records it had fetched{}", config_.id,
+                 emitted, at_most_once ? " and committed" : "");
+  }
+  if (at_most_once && AnyCommitInFlight()) {
+    spdlog::warn(
+        "kafka spout {}: deactivated with an AT_MOST_ONCE commit unanswered after {} ms; the "
+        "records it covers are emitted on activation, and are lost if the topology stops first",
+        config_.id, hooks_.deactivate_commit_wait.count());
+  }
 }
 
 void KafkaSpout::PollKafka(Clock::TimePoint now) {

@@ -179,6 +179,7 @@ class KafkaSpoutPartition {
   // A commit round failed: nothing is in flight, and AT_MOST_ONCE asks
   // again from `retry_at`.
   void CommitFailed(core::Clock::TimePoint retry_at);
+  bool commit_in_flight() const { return commit_in_flight_; }
   // AT_MOST_ONCE: whether a commit may be requested now.
   bool AtMostOnceCommitDue(core::Clock::TimePoint now) const {
     return assigned_ && !commit_in_flight_ && now >= amo_retry_at_;

@@ -47,6 +47,7 @@ class KafkaSpoutStateTest : public ::testing::Test {
     KafkaSpout::Hooks hooks;
     hooks.clock = &clock_;
     hooks.metrics = &metrics_;
+    hooks.deactivate_commit_wait = deactivate_commit_wait_;
     hooks.backends.offset_store = [this](const KafkaSpoutSite&) {
       auto s = std::make_unique<FakeOffsetStore>();
       store_ = s.get();
@@ -100,6 +101,7 @@ class KafkaSpoutStateTest : public ::testing::Test {
   }
 
   tempest::testing::FakeClock clock_;
+  std::chrono::milliseconds deactivate_commit_wait_{2000};
   core::MetricsRegistry metrics_;
   api::TopologyContext context_ = tempest::testing::MakeContext("kafka");
   tempest::testing::FakeSpoutCollector collector_;
@@ -385,6 +387,76 @@ TEST_F(KafkaSpoutStateTest, CloseCommitsClosesTheStoreAndStopsMetadata) {
   spout_->Close();
   ASSERT_THAT(store_->requested, SizeIs(1));
   EXPECT_EQ(store_->requested[0].state.offset, 1);
+}
+
+KafkaSpoutConfig AtMostOnceConfig() {
+  KafkaSpoutConfig c = TestConfig();
+  c.guarantee = ProcessingGuarantee::kAtMostOnce;
+  return c;
+}
+
+TEST_F(KafkaSpoutStateTest, AtMostOnceEmitsOnlyWhatACommitCovers) {
+  Open(AtMostOnceConfig());
+  OwnAll({kP0}, 5);
+  spout_->NextTuple();
+  ASSERT_THAT(store_->requested, SizeIs(1));
+  EXPECT_EQ(store_->requested[0].state.offset, 5);
+  EXPECT_THAT(EmittedOffsets(), IsEmpty()) << "emitted before its commit was stored";
+  store_->Push(Kind::kCommitted, kP0, {}, 5);
+  spout_->NextTuple();
+  EXPECT_THAT(EmittedOffsets(), ElementsAre(0, 1, 2, 3, 4));
+}
+
+// An upgrade or a kill with a wait deactivates the spout, then stops it. The
+// records a commit in flight covers were committed: they must be emitted,
+// not left in the spout to vanish with it.
+TEST_F(KafkaSpoutStateTest, AtMostOnceDeactivationEmitsWhatItsCommitInFlightCovers) {
+  Open(AtMostOnceConfig());
+  OwnAll({kP0, kP1}, 3);
+  spout_->NextTuple();
+  ASSERT_THAT(store_->requested, SizeIs(2));
+  EXPECT_THAT(EmittedOffsets(), IsEmpty());
+  // The store answers while the spout is being deactivated.
+  store_->Push(Kind::kCommitted, kP0, {}, 3);
+  store_->Push(Kind::kCommitted, kP1, {}, 3);
+  spout_->Deactivate();
+  EXPECT_THAT(EmittedOffsets(), SizeIs(6));
+  EXPECT_THAT(store_->requested, SizeIs(2)) << "deactivation committed more than it emitted";
+  spout_->NextTuple();
+  EXPECT_THAT(EmittedOffsets(), SizeIs(6)) << "a deactivated spout emitted";
+}
+
+TEST_F(KafkaSpoutStateTest, AtMostOnceDeactivationWaitsOnlySoLongForAnUnansweredCommit) {
+  deactivate_commit_wait_ = milliseconds(20);
+  Open(AtMostOnceConfig());
+  OwnAll({kP0}, 4);
+  spout_->NextTuple();
+  ASSERT_THAT(store_->requested, SizeIs(1));
+  tempest::testing::LogCapture log;
+  spout_->Deactivate();
+  EXPECT_THAT(EmittedOffsets(), IsEmpty()) << "emitted records no stored commit covers";
+  EXPECT_EQ(log.Count("commit unanswered"), 1);
+  // The answer comes later: the records go out once the spout is active again.
+  store_->Push(Kind::kCommitted, kP0, {}, 4);
+  spout_->Activate();
+  spout_->NextTuple();
+  EXPECT_THAT(EmittedOffsets(), ElementsAre(0, 1, 2, 3));
+}
+
+TEST_F(KafkaSpoutStateTest, NoGuaranteeDeactivationEmitsWhatItFetchedBeforeCommittingIt) {
+  KafkaSpoutConfig config = TestConfig();
+  config.guarantee = ProcessingGuarantee::kNoGuarantee;
+  Open(config);
+  OwnAll({kP0}, 100);
+  spout_->NextTuple();
+  const size_t emitted_active = EmittedOffsets().size();
+  ASSERT_LT(emitted_active, 100u) << "one NextTuple emitted every fetched record";
+  spout_->Deactivate();
+  std::vector<int64_t> all(100);
+  for (int i = 0; i < 100; ++i) all[i] = i;
+  EXPECT_EQ(EmittedOffsets(), all);
+  ASSERT_THAT(store_->requested, SizeIs(1));
+  EXPECT_EQ(store_->requested[0].state.offset, 100);
 }
 
 TEST(KafkaMessageIdTest, CompactIdRoundTripsWithTheEpochModulo256) {
