@@ -36,6 +36,17 @@ using std::chrono::seconds;
 
 class ClusterOperationsTest : public ClusterFixture {
  protected:
+  // The paced example with identity as one executor over two tasks, which
+  // `-e identity=2` splits in place; its id, or empty.
+  std::string SubmitWithIdentityAsOneExecutorOfTwoTasks(int64_t count) {
+    const std::string yaml = absl::StrReplaceAll(
+        PacedExample(count, 4000),
+        {{"className: tempest.IdentityBolt\n    parallelism: 4",
+          "className: tempest.IdentityBolt\n    parallelism: 1\n    numTasks: 2"}});
+    EXPECT_NE(yaml.find("numTasks: 2"), std::string::npos) << "the example's identity changed";
+    return Submit(yaml, "paced.yaml");
+  }
+
   // The pids and the acked / failed totals of the topology's beating workers.
   struct WorkerTotals {
     std::set<pid_t> pids;
@@ -172,11 +183,7 @@ TEST_F(ClusterOperationsTest, RebalanceTwoToFourWorkersAndBackLosesNothing) {
     return Slots(id).size() == 2 && WorkersOf(id).size() == 2;
   }, milliseconds(200))) << "did not go back to 2 workers";
 
-  json v;
-  EXPECT_TRUE(Eventually(seconds(240), [&] {
-    v = Verify(VerifierLog(), count);
-    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
-  }, milliseconds(1000))) << v.dump();
+  const json v = ExpectAllVerified(count, seconds(240));
   std::printf("after rebalance 2 -> 4 -> 2: %s\n", v.dump().c_str());
 }
 
@@ -189,12 +196,7 @@ TEST_F(ClusterOperationsTest, RebalanceOfOneBoltLeavesTheWorkerWithoutItRunning)
   StartCluster({});  // 2 supervisors x 2 slots
   ASSERT_FALSE(HasFatalFailure());
   const int64_t count = 60000;
-  const std::string yaml = absl::StrReplaceAll(
-      PacedExample(count, 4000),
-      {{"className: tempest.IdentityBolt\n    parallelism: 4",
-        "className: tempest.IdentityBolt\n    parallelism: 1\n    numTasks: 2"}});
-  ASSERT_NE(yaml.find("numTasks: 2"), std::string::npos);
-  const std::string id = Submit(yaml, "paced.yaml");
+  const std::string id = SubmitWithIdentityAsOneExecutorOfTwoTasks(count);
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(Eventually(seconds(90), [&] {
     std::vector<WorkerSlot> w = WorkersOf(id);
@@ -226,11 +228,7 @@ TEST_F(ClusterOperationsTest, RebalanceOfOneBoltLeavesTheWorkerWithoutItRunning)
   EXPECT_EQ(after->last_change().moved(), 0);
   for (const auto& e : after->executors()) EXPECT_EQ(e.start_task(), e.end_task());
 
-  json v;
-  EXPECT_TRUE(Eventually(seconds(240), [&] {
-    v = Verify(VerifierLog(), count);
-    return v.is_object() && v.value("missing", int64_t{-1}) == 0;
-  }, milliseconds(1000))) << v.dump();
+  const json v = ExpectAllVerified(count, seconds(240));
   for (const WorkerSlot& w : WorkersOf(id)) {
     if (w.pid != untouched[0]) continue;
     ASSERT_TRUE(w.beat.has_value());
@@ -254,11 +252,7 @@ TEST_F(ClusterOperationsTest, RebalanceOfOneBoltRestartsNoWorker) {
   StartCluster({});  // 2 supervisors x 2 slots
   ASSERT_FALSE(HasFatalFailure());
   const int64_t count = 60000;
-  const std::string yaml = absl::StrReplaceAll(
-      PacedExample(count, 4000),
-      {{"className: tempest.IdentityBolt\n    parallelism: 4",
-        "className: tempest.IdentityBolt\n    parallelism: 1\n    numTasks: 2"}});
-  const std::string id = Submit(yaml, "paced.yaml");
+  const std::string id = SubmitWithIdentityAsOneExecutorOfTwoTasks(count);
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(WaitForTwoWorkersAcking(id, count / 2));
   const std::optional<v1::Assignment> before = AssignmentOf(id);

@@ -175,6 +175,19 @@ spouts:
 
 class LiveUpgradeTest : public ClusterFixture {
  protected:
+  // One supervisor with room for both versions' workers, and a Kafka with
+  // the input topic "events" and the output topic "out".
+  void StartClusterAndKafka() {
+    ClusterSpec spec;
+    spec.supervisors = 1;
+    spec.slots_per_supervisor = 4;
+    StartCluster(spec);
+    ASSERT_FALSE(HasFatalFailure());
+    auto kafka = DevKafka::Start(1, {{"events", kPartitions}, {"out", 1}});
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = *std::move(kafka);
+  }
+
   // Values first..first+per_partition*kPartitions-1 into "events".
   void Produce(int first, int per_partition) {
     for (int p = 0; p < kPartitions; ++p) {
@@ -289,14 +302,8 @@ class LiveUpgradeTest : public ClusterFixture {
 };
 
 TEST_F(LiveUpgradeTest, StormKafkaToStormKafkaClientMidStreamLosesNothing) {
-  ClusterSpec spec;
-  spec.supervisors = 1;
-  spec.slots_per_supervisor = 4;
-  StartCluster(spec);
+  StartClusterAndKafka();
   ASSERT_FALSE(HasFatalFailure());
-  auto kafka = DevKafka::Start(1, {{"events", kPartitions}, {"out", 1}});
-  ASSERT_TRUE(kafka.ok()) << kafka.status();
-  kafka_ = *std::move(kafka);
   ASSERT_NO_FATAL_FAILURE(Produce(0, 1000));
 
   Submit(OldTopology(zk_->ConnectString(), kafka_->bootstrap_servers()), "events-v1.yaml");
@@ -373,14 +380,8 @@ TEST_F(LiveUpgradeTest, StormKafkaToStormKafkaClientMidStreamLosesNothing) {
 // lost, and each cutover reads again at most what its old spout had in
 // flight.
 TEST_F(LiveUpgradeTest, RollbackToStormKafkaMidStreamLosesNothing) {
-  ClusterSpec spec;
-  spec.supervisors = 1;
-  spec.slots_per_supervisor = 4;
-  StartCluster(spec);
+  StartClusterAndKafka();
   ASSERT_FALSE(HasFatalFailure());
-  auto kafka = DevKafka::Start(1, {{"events", kPartitions}, {"out", 1}});
-  ASSERT_TRUE(kafka.ok()) << kafka.status();
-  kafka_ = *std::move(kafka);
   const std::string zk = zk_->ConnectString();
   const std::string bootstrap = kafka_->bootstrap_servers();
   // 6000 records at 4 ms each in every version: each cutover comes with
@@ -444,14 +445,8 @@ TEST_F(LiveUpgradeTest, RollbackToStormKafkaMidStreamLosesNothing) {
 // nodes into a group), then to another group.id (the commits copied). Each
 // cutover reads again at most what its old spout had in flight.
 TEST_F(LiveUpgradeTest, EveryCarryMidStreamLosesNothing) {
-  ClusterSpec spec;
-  spec.supervisors = 1;
-  spec.slots_per_supervisor = 4;
-  StartCluster(spec);
+  StartClusterAndKafka();
   ASSERT_FALSE(HasFatalFailure());
-  auto kafka = DevKafka::Start(1, {{"events", kPartitions}, {"out", 1}});
-  ASSERT_TRUE(kafka.ok()) << kafka.status();
-  kafka_ = *std::move(kafka);
   const std::string zk = zk_->ConnectString();
   const std::string bootstrap = kafka_->bootstrap_servers();
   ASSERT_NO_FATAL_FAILURE(Produce(0, 2000));

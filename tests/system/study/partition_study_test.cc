@@ -35,22 +35,19 @@ const char* const kScenarios[] = {"partition-worker-pair",     "partition-spout-
 
 TEST(PartitionStudyTest, EveryPartitionKeepsEachGuaranteesPromiseWithinItsBounds) {
   TempDir dir("tempest-study-hosts");
-  const std::string out = dir.File("study");
   // 3000 records at 300/s: 10 s of production, so every fault (8-15 s)
   // lands while records flow and heals before or soon after they end.
-  CommandRun r = RunCommand({TempestBinary(), "study", "--hosts", "--records", "3000", "--rate",
-                             "300", "--seed", "3", "--out", out},
-                            dir.File("study"), std::chrono::minutes(12));
-  ASSERT_TRUE(r.finished) << r.err;
-  std::printf("%s", r.err.c_str());
-  const std::string report = ReadFileOrEmpty(out + "/report.md");
-  ASSERT_EQ(r.exit_code, 0)
+  const StudyOutput study =
+      RunStudy(dir, {"--hosts", "--records", "3000", "--rate", "300", "--seed", "3"},
+               std::chrono::minutes(12));
+  ASSERT_TRUE(study.command.finished) << study.command.err;
+  const std::string& report = study.report;
+  ASSERT_EQ(study.command.exit_code, 0)
       << "tempest study --hosts failed (it needs root, iproute2 and nftables to make network "
          "namespace hosts; this test fails rather than skips):\n"
-      << r.err << report;
-
-  json results = json::parse(ReadFileOrEmpty(out + "/results.json"), nullptr, false);
-  ASSERT_FALSE(results.is_discarded()) << ReadFileOrEmpty(out + "/results.json");
+      << study.command.err << report;
+  const json& results = study.results;
+  ASSERT_FALSE(results.is_discarded());
   ASSERT_TRUE(results["runs"].is_array());
   std::set<std::pair<std::string, std::string>> seen;
   std::map<std::string, int> fenced_runs;  // per scenario: runs whose owner had to fence
@@ -62,16 +59,8 @@ TEST(PartitionStudyTest, EveryPartitionKeepsEachGuaranteesPromiseWithinItsBounds
     ExpectEachGuaranteeKept(run);
 
     // Every figure against its bound, as the report marks it.
-    ASSERT_TRUE(run.contains("bounds") && run["bounds"].is_array()) << run.dump();
-    std::set<std::string> figures;
-    for (const json& b : run["bounds"]) {
-      figures.insert(b.value("figure", ""));
-      EXPECT_TRUE(b.value("pass", false)) << b.dump();
-    }
-    for (const char* figure : {"lost", "duplicated", "zombie commits", "time to fence (s)",
-                               "time to recover (s)"}) {
-      EXPECT_TRUE(figures.contains(figure)) << figure << " has no bound: " << run["bounds"];
-    }
+    ExpectEveryBoundKept(
+        run, {"lost", "duplicated", "zombie commits", "time to fence (s)", "time to recover (s)"});
     if (run.value("fence_expected", false)) {
       ++fenced_runs[scenario];
       // Within the session timeout (4 s) plus one commit interval (0.5 s).
@@ -109,9 +98,9 @@ TEST(PartitionStudyTest, EveryPartitionKeepsEachGuaranteesPromiseWithinItsBounds
 
 TEST(PartitionStudyTest, PartitionScenariosNeedHosts) {
   TempDir dir("tempest-study-nohosts");
-  CommandRun r = RunCommand({TempestBinary(), "study", "--scenario", "partition-spout-zk", "--out",
-                             dir.File("study")},
-                            dir.File("study"), std::chrono::seconds(30));
+  CommandRun r = RunCommand(
+      {TempestBinary(), "study", "--scenario", "partition-spout-zk", "--out", dir.File("study")},
+      dir.File("study"), std::chrono::seconds(30));
   ASSERT_TRUE(r.finished);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("needs --hosts"), std::string::npos) << r.err;

@@ -24,21 +24,19 @@ using json = nlohmann::json;
 
 TEST(ZkOffsetPathStudyTest, OverloadRevokedAclAndMisconfigurationKeepEachGuaranteesPromise) {
   TempDir dir("tempest-study-zk");
-  const std::string out = dir.File("study");
   // 3000 records at 300/s: 10 s of production, so each fault lands while
   // records flow; the study's default partitions (4).
-  CommandRun r =
-      RunCommand({TempestBinary(), "study", "--scenario", "zk-overload", "--scenario",
-                  "zk-permission-lost", "--scenario", "zk-misconfigured", "--guarantee", "all",
-                  "--records", "3000", "--rate", "300", "--seed", "7", "--out", out},
-                 dir.File("study"), std::chrono::minutes(8));
-  ASSERT_TRUE(r.finished) << r.err;
-  std::printf("%s", r.err.c_str());
-  const std::string report = ReadFileOrEmpty(out + "/report.md");
-  EXPECT_EQ(r.exit_code, 0) << r.err << report;
-
-  json results = json::parse(ReadFileOrEmpty(out + "/results.json"), nullptr, false);
-  ASSERT_FALSE(results.is_discarded()) << ReadFileOrEmpty(out + "/results.json");
+  const StudyOutput study =
+      RunStudy(dir,
+               {"--scenario", "zk-overload", "--scenario", "zk-permission-lost", "--scenario",
+                "zk-misconfigured", "--guarantee", "all", "--records", "3000", "--rate", "300",
+                "--seed", "7"},
+               std::chrono::minutes(8));
+  ASSERT_TRUE(study.command.finished) << study.command.err;
+  const std::string& report = study.report;
+  EXPECT_EQ(study.command.exit_code, 0) << study.command.err << report;
+  const json& results = study.results;
+  ASSERT_FALSE(results.is_discarded());
   ASSERT_TRUE(results["runs"].is_array());
   ASSERT_EQ(results["runs"].size(), 9u) << report;
   std::set<std::pair<std::string, std::string>> seen;

@@ -7,16 +7,10 @@
 #include "study/pipeline_topology.h"
 #include "study/report_markdown.h"
 #include "study/results_json.h"
+#include "tests/unit/study/study_run_checks.h"
 
 namespace tempest::study {
 namespace {
-
-BoundCheck Find(const std::vector<BoundCheck>& bounds, const std::string& figure) {
-  for (const BoundCheck& b : bounds) {
-    if (b.figure == figure) return b;
-  }
-  return BoundCheck{"missing", "", "", false};
-}
 
 // Production of 10 records/s with the sink 0.2 s behind, except between 3.0
 // and 4.0 s, when it receives nothing.
@@ -93,11 +87,11 @@ TEST(RebalanceRunTest, BoundsHoldLostAtZeroDuplicatesToTheReplayBoundAndEveryWor
   ok.dedup_sink = DedupSinkResult{};
   std::vector<BoundCheck> b = CheckRebalanceBounds(ok);
   for (const BoundCheck& c : b) EXPECT_TRUE(c.pass) << c.figure << " " << c.value;
-  EXPECT_EQ(Find(b, "workers kept").value, "2 of 2");
-  EXPECT_EQ(Find(b, "workers restarted").bound, "= 0");
-  EXPECT_EQ(Find(b, "settle (s)").value, "1.2, 0.8");
-  EXPECT_EQ(Find(b, "longest output gap (s)").value, "1.4");
-  EXPECT_EQ(Find(b, "output gap per rebalance (s)").value, "1.4, 0.2");
+  EXPECT_EQ(BoundOf(b, "workers kept").value, "2 of 2");
+  EXPECT_EQ(BoundOf(b, "workers restarted").bound, "= 0");
+  EXPECT_EQ(BoundOf(b, "settle (s)").value, "1.2, 0.8");
+  EXPECT_EQ(BoundOf(b, "longest output gap (s)").value, "1.4");
+  EXPECT_EQ(BoundOf(b, "output gap per rebalance (s)").value, "1.4, 0.2");
   EXPECT_TRUE(RebalanceViolations(ok).empty());
 
   RunResult bad = RebalancedRun("no-guarantee");
@@ -107,16 +101,16 @@ TEST(RebalanceRunTest, BoundsHoldLostAtZeroDuplicatesToTheReplayBoundAndEveryWor
   bad.rebalance->restarted = 2;
   bad.rebalance->applied = 1;
   b = CheckRebalanceBounds(bad);
-  EXPECT_FALSE(Find(b, "lost").pass) << "a rebalance may not lose, whatever the guarantee";
-  EXPECT_FALSE(Find(b, "duplicated").pass);
-  EXPECT_FALSE(Find(b, "workers kept").pass);
-  EXPECT_FALSE(Find(b, "workers restarted").pass);
-  EXPECT_FALSE(Find(b, "rebalances applied").pass);
+  EXPECT_FALSE(BoundOf(b, "lost").pass) << "a rebalance may not lose, whatever the guarantee";
+  EXPECT_FALSE(BoundOf(b, "duplicated").pass);
+  EXPECT_FALSE(BoundOf(b, "workers kept").pass);
+  EXPECT_FALSE(BoundOf(b, "workers restarted").pass);
+  EXPECT_FALSE(BoundOf(b, "rebalances applied").pass);
   EXPECT_EQ(RebalanceViolations(bad).size(), 5u);
 
   RunResult amo = RebalancedRun("at-most-once");
   amo.duplicated = 1;
-  EXPECT_EQ(Find(CheckRebalanceBounds(amo), "duplicated").bound, "= 0");
+  EXPECT_EQ(BoundOf(CheckRebalanceBounds(amo), "duplicated").bound, "= 0");
   // CheckExpectations already reports an at-most-once duplicate.
   EXPECT_TRUE(RebalanceViolations(amo).empty());
 }
@@ -142,12 +136,9 @@ TEST(RebalanceRunTest, FiguresRoundTripAndFillTheirOwnTable) {
   EXPECT_NEAR(*f.output_gap_s, 1.4, 1e-9);
   EXPECT_EQ(out->runs[0].bounds.size(), r.bounds.size());
 
-  const std::string md = ReportMarkdown(in, {}, "", {});
-  EXPECT_EQ(md.find("## Bounds (partition scenarios)"), std::string::npos) << md;
-  const size_t section = md.find("## Rebalance under load");
-  ASSERT_NE(section, std::string::npos) << md;
-  EXPECT_NE(md.find("| rebalance-under-load | at-least-once |", section), std::string::npos);
-  EXPECT_NE(md.find("2 of 2 (all) pass", section), std::string::npos) << md;
+  const std::string section = ExpectOwnReportSection(in, "## Rebalance under load",
+                                                     "| rebalance-under-load | at-least-once |");
+  EXPECT_NE(section.find("2 of 2 (all) pass"), std::string::npos) << section;
 }
 
 TEST(RebalanceRunTest, TheRebalancedPipelineGivesItsTransformTasksToSplit) {

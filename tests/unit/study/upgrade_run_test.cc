@@ -15,16 +15,10 @@
 #include "study/results_json.h"
 #include "study/scenario.h"
 #include "tests/support/temp_dir.h"
+#include "tests/unit/study/study_run_checks.h"
 
 namespace tempest::study {
 namespace {
-
-BoundCheck Find(const std::vector<BoundCheck>& bounds, const std::string& figure) {
-  for (const BoundCheck& b : bounds) {
-    if (b.figure == figure) return b;
-  }
-  return BoundCheck{"missing", "", "", false};
-}
 
 // 10 records/s with the sink 0.2 s behind and committing as it receives.
 RunResult UpgradedRun(const std::string& guarantee) {
@@ -72,10 +66,10 @@ TEST(UpgradeRunTest, BoundsHoldLostAtZeroDuplicatesToTheReplayBoundAndTheUpgrade
   ok.dedup_sink = DedupSinkResult{};
   std::vector<BoundCheck> b = CheckUpgradeBounds(ok);
   for (const BoundCheck& c : b) EXPECT_TRUE(c.pass) << c.figure << " " << c.value;
-  EXPECT_EQ(Find(b, "upgrades applied").value, "1");
-  EXPECT_EQ(Find(b, "command's output gap (s)").value, "6.5");
-  EXPECT_EQ(Find(b, "old topology's drain (s)").value, "5.2");
-  EXPECT_EQ(Find(b, "longest output gap (s)").value, "0.2");
+  EXPECT_EQ(BoundOf(b, "upgrades applied").value, "1");
+  EXPECT_EQ(BoundOf(b, "command's output gap (s)").value, "6.5");
+  EXPECT_EQ(BoundOf(b, "old topology's drain (s)").value, "5.2");
+  EXPECT_EQ(BoundOf(b, "longest output gap (s)").value, "0.2");
   EXPECT_TRUE(UpgradeViolations(ok).empty());
 
   RunResult bad = UpgradedRun("no-guarantee");
@@ -83,14 +77,14 @@ TEST(UpgradeRunTest, BoundsHoldLostAtZeroDuplicatesToTheReplayBoundAndTheUpgrade
   bad.duplicated = 1000;
   bad.upgrade->applied = 0;
   b = CheckUpgradeBounds(bad);
-  EXPECT_FALSE(Find(b, "lost").pass) << "an upgrade may not lose, whatever the guarantee";
-  EXPECT_FALSE(Find(b, "duplicated").pass);
-  EXPECT_FALSE(Find(b, "upgrades applied").pass);
+  EXPECT_FALSE(BoundOf(b, "lost").pass) << "an upgrade may not lose, whatever the guarantee";
+  EXPECT_FALSE(BoundOf(b, "duplicated").pass);
+  EXPECT_FALSE(BoundOf(b, "upgrades applied").pass);
   EXPECT_EQ(UpgradeViolations(bad).size(), 3u);
 
   RunResult amo = UpgradedRun("at-most-once");
   amo.duplicated = 1;
-  EXPECT_EQ(Find(CheckUpgradeBounds(amo), "duplicated").bound, "= 0");
+  EXPECT_EQ(BoundOf(CheckUpgradeBounds(amo), "duplicated").bound, "= 0");
   EXPECT_TRUE(UpgradeViolations(amo).empty()) << "CheckExpectations reports it already";
 }
 
@@ -111,11 +105,7 @@ TEST(UpgradeRunTest, FiguresRoundTripAndFillTheirOwnTable) {
   EXPECT_DOUBLE_EQ(f.output_gap_s.value_or(0), 0.2);
   EXPECT_EQ(out->runs[0].bounds.size(), r.bounds.size());
 
-  const std::string md = ReportMarkdown(in, {}, "", {});
-  EXPECT_EQ(md.find("## Bounds (partition scenarios)"), std::string::npos) << md;
-  const size_t section = md.find("## Upgrade under load");
-  ASSERT_NE(section, std::string::npos) << md;
-  EXPECT_NE(md.find("| upgrade-under-load | at-least-once |", section), std::string::npos);
+  ExpectOwnReportSection(in, "## Upgrade under load", "| upgrade-under-load | at-least-once |");
 }
 
 TEST(UpgradeRunTest, TheCopyHasAnotherNameAndKeepsTheSpoutId) {
