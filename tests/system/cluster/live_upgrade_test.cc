@@ -188,6 +188,16 @@ class LiveUpgradeTest : public ClusterFixture {
     kafka_ = *std::move(kafka);
   }
 
+  // `per_partition` records into each partition of "events", the old
+  // (storm-kafka) topology events-v1 reading them, and a wait until it has
+  // written `written` distinct values to "out": mid-stream from then on.
+  void StartOldVersionMidStream(int per_partition, size_t written) {
+    ASSERT_NO_FATAL_FAILURE(Produce(0, per_partition));
+    Submit(OldTopology(zk_->ConnectString(), kafka_->bootstrap_servers()), "events-v1.yaml");
+    ASSERT_TRUE(Eventually(
+        seconds(120), [&] { return Output().size() >= written; }, seconds(1)));
+  }
+
   // Values first..first+per_partition*kPartitions-1 into "events".
   void Produce(int first, int per_partition) {
     for (int p = 0; p < kPartitions; ++p) {
@@ -304,13 +314,9 @@ class LiveUpgradeTest : public ClusterFixture {
 TEST_F(LiveUpgradeTest, StormKafkaToStormKafkaClientMidStreamLosesNothing) {
   StartClusterAndKafka();
   ASSERT_FALSE(HasFatalFailure());
-  ASSERT_NO_FATAL_FAILURE(Produce(0, 1000));
-
-  Submit(OldTopology(zk_->ConnectString(), kafka_->bootstrap_servers()), "events-v1.yaml");
   // Mid-stream: the old topology has written 1200 of the 3000 (its bolt takes
   // 4 ms a record), so it has offsets to carry and records left to read.
-  ASSERT_TRUE(Eventually(
-      seconds(120), [&] { return Output().size() >= 1200; }, seconds(1)));
+  ASSERT_NO_FATAL_FAILURE(StartOldVersionMidStream(1000, 1200));
 
   // Refused before anything changes: the same name, other topics, a NEW that
   // would not read on from the carried offsets.
@@ -386,11 +392,7 @@ TEST_F(LiveUpgradeTest, RollbackToStormKafkaMidStreamLosesNothing) {
   const std::string bootstrap = kafka_->bootstrap_servers();
   // 6000 records at 4 ms each in every version: each cutover comes with
   // records left to read.
-  ASSERT_NO_FATAL_FAILURE(Produce(0, 2000));
-
-  Submit(OldTopology(zk, bootstrap), "events-v1.yaml");
-  ASSERT_TRUE(Eventually(
-      seconds(120), [&] { return Output().size() >= 1000; }, seconds(1)));
+  ASSERT_NO_FATAL_FAILURE(StartOldVersionMidStream(2000, 1000));
   Upgrade("events-v1", NewTopology(bootstrap, 4000), "events-v2.yaml");
   ASSERT_FALSE(HasFailure());
   ASSERT_TRUE(Eventually(
@@ -449,11 +451,7 @@ TEST_F(LiveUpgradeTest, EveryCarryMidStreamLosesNothing) {
   ASSERT_FALSE(HasFatalFailure());
   const std::string zk = zk_->ConnectString();
   const std::string bootstrap = kafka_->bootstrap_servers();
-  ASSERT_NO_FATAL_FAILURE(Produce(0, 2000));
-
-  Submit(OldTopology(zk, bootstrap), "events-v1.yaml");
-  ASSERT_TRUE(Eventually(
-      seconds(120), [&] { return Output().size() >= 800; }, seconds(1)));
+  ASSERT_NO_FATAL_FAILURE(StartOldVersionMidStream(2000, 800));
   const CommandRun zk_to_zk = Upgrade(
       "events-v1", OldTopology(zk, bootstrap, "events-v2", "events-reader-2"), "events-v2.yaml");
   ASSERT_FALSE(HasFailure());
