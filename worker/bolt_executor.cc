@@ -28,8 +28,8 @@ class BoltExecutor::Collector final : public api::OutputCollector {
   void Rebind(BoltExecutor& executor) { executor_ = &executor; }
 
  protected:
-  void DoEmit(const api::StreamId& stream, std::span<const api::Tuple> anchors,
-              api::Values values, std::vector<api::TaskId>* task_ids) override {
+  void DoEmit(const api::StreamId& stream, std::span<const api::Tuple> anchors, api::Values values,
+              std::vector<api::TaskId>* task_ids) override {
     executor_->Emit(task_, stream, anchors, std::move(values), task_ids, std::nullopt);
   }
   void DoEmitDirect(api::TaskId task, const api::StreamId& stream,
@@ -48,8 +48,7 @@ BoltExecutor::Task::~Task() = default;
 BoltExecutor::BoltExecutor(WorkerContext& ctx, core::ExecutorInfo info)
     : Executor(ctx, std::move(info), Kind::kBolt),
       random_(std::random_device()() ^ (static_cast<uint64_t>(info_.start.value()) << 40) ^
-              static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())),
+              static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())),
       budget_(ctx_.options.drain_batch) {}
 
 BoltExecutor::~BoltExecutor() = default;
@@ -77,8 +76,8 @@ absl::Status BoltExecutor::AdoptTasks() {
   for (int32_t id = info_.start.value(); id <= info_.end.value(); ++id) {
     auto it = adopted_->find(id);
     if (it == adopted_->end()) {
-      return absl::InternalError(absl::StrCat("no executor handed over task ", id, " of ",
-                                              info_.component.value()));
+      return absl::InternalError(
+          absl::StrCat("no executor handed over task ", id, " of ", info_.component.value()));
     }
     it->second->collector->Rebind(*this);
     tasks_.push_back(std::move(it->second));
@@ -202,6 +201,10 @@ void BoltExecutor::Process(Envelope& e) {
   Task* task = TaskById(e.task);
   if (task == nullptr || e.kind != MessageKind::kTuple) return;
   Execute(*task, e.tuple);
+  // Drop the input here rather than leave it in its ring slot: otherwise the
+  // producer frees it when it overwrites the slot, and the producer (a spout,
+  // usually) is the busiest thread of the topology.
+  e.tuple = api::Tuple();
 }
 
 bool BoltExecutor::PollTasks() {
@@ -271,8 +274,8 @@ void BoltExecutor::Ack(Task& task, const api::Tuple& input) {
   InputCounters& counters = InputOf(task, input);
   counters.acked.Inc();
   if (current_input_ == &input.values()) {
-    current_counters_->process_latency->Record((ctx_.clock->Now().time_since_epoch().count() - current_start_ns_) /
-                             1000);
+    current_counters_->process_latency->Record(
+        (ctx_.clock->Now().time_since_epoch().count() - current_start_ns_) / 1000);
     current_input_ = nullptr;
   }
 }
@@ -313,8 +316,7 @@ void BoltExecutor::FlushMetrics() {
 }
 
 void BoltExecutor::Loop() {
-  const auto max_park =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
+  const auto max_park = std::chrono::duration_cast<std::chrono::nanoseconds>(ctx_.options.max_park);
   auto process = [this](Envelope& e) { Process(e); };
   // The previous iteration, for the budget: its start and what it handled
   // without parking (0: it parked, so its time says nothing about speed).
@@ -348,9 +350,9 @@ void BoltExecutor::Loop() {
       transfer_.Flush(/*idle=*/true);
       FlushMetrics();
       Publish(/*quiet=*/true);
-      got = queue_->Drain(max, process,
-                          ParkDeadline(ticks_, poll_interval_ ? std::min(max_park, *poll_interval_)
-                                                              : max_park));
+      got = queue_->Drain(
+          max, process,
+          ParkDeadline(ticks_, poll_interval_ ? std::min(max_park, *poll_interval_) : max_park));
       unparked_items = 0;
     }
     transfer_.Flush();
