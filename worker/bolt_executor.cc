@@ -251,11 +251,9 @@ void BoltExecutor::Emit(Task& task, const api::StreamId& stream,
         }
       }
     }
-    api::Values v = (i + 1 == n) ? std::move(values) : values;
-    Envelope e;
-    e.tuple = api::Tuple(route->schema, task.id, std::move(v), std::move(out));
-    e.task = targets_[i].value();
-    transfer_.Send(std::move(e));
+    // The last target takes the values without copying.
+    transfer_.SendTuple(targets_[i].value(), route->schema, task.id, values, i + 1 == n,
+                        std::move(out));
   }
   route->transferred.Inc(static_cast<int64_t>(n));
 }

@@ -209,9 +209,7 @@ class Reader {
     return true;
   }
   // A count of items that each take at least `min_bytes` bytes.
-  bool Count(uint64_t& n, size_t min_bytes) {
-    return Varint(n) && n <= remaining() / min_bytes;
-  }
+  bool Count(uint64_t& n, size_t min_bytes) { return Varint(n) && n <= remaining() / min_bytes; }
 
  private:
   const char* p_;
@@ -344,19 +342,18 @@ absl::StatusOr<std::unique_ptr<EnvelopeCodec>> EnvelopeCodec::Create(
   return codec;
 }
 
-absl::StatusOr<uint32_t> EnvelopeCodec::StreamIndexByName(const api::Tuple& t) const {
-  auto by_name = index_by_name_.find(NameKey(t.source_component(), t.source_stream()));
+absl::StatusOr<uint32_t> EnvelopeCodec::StreamIndexByName(const api::StreamSchema& schema) const {
+  auto by_name = index_by_name_.find(NameKey(schema.component, schema.stream));
   if (by_name == index_by_name_.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("envelope: undeclared stream ",
-                                                   t.source_component().value(), ":",
-                                                   t.source_stream().value()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "envelope: undeclared stream ", schema.component.value(), ":", schema.stream.value()));
   }
   return by_name->second;
 }
 
 absl::Status EnvelopeCodec::Encode(const Envelope& e, std::string& out) const {
-  const size_t start = out.size();
   if (e.kind != MessageKind::kTuple) {
+    const size_t start = out.size();
     out.resize(start + 1 + 8 + 8 + kMaxVarint);
     Writer w(out.data() + start);
     w.U8(static_cast<uint8_t>(e.kind));
@@ -367,23 +364,30 @@ absl::Status EnvelopeCodec::Encode(const Envelope& e, std::string& out) const {
     return absl::OkStatus();
   }
   const api::Tuple& t = e.tuple;
-  const int32_t source = t.valid() ? t.source_task().value() : 0;
+  if (!t.valid() || t.schema() == nullptr) {
+    return absl::InvalidArgumentError("envelope: tuple without a layout source task");
+  }
+  return EncodeTuple(*t.schema(), t.source_task().value(), t.anchors(), t.values(), out);
+}
+
+absl::Status EnvelopeCodec::EncodeTuple(const api::StreamSchema& schema, int32_t source,
+                                        const api::TupleAnchors& anchors, const api::Values& values,
+                                        std::string& out) const {
   if (source <= 0 || static_cast<size_t>(source) >= streams_by_task_.size()) {
     return absl::InvalidArgumentError("envelope: tuple without a layout source task");
   }
   uint32_t index = 0;
-  if (auto it = index_by_schema_.find(t.schema().get()); it != index_by_schema_.end()) {
+  if (auto it = index_by_schema_.find(&schema); it != index_by_schema_.end()) {
     index = it->second;  // the interned schema: every tuple the runtime builds
   } else {
-    ASSIGN_OR_RETURN(index, StreamIndexByName(t));
+    ASSIGN_OR_RETURN(index, StreamIndexByName(schema));
   }
-  const api::TupleAnchors& anchors = t.anchors();
-  const api::Values& values = t.values();
+  const size_t start = out.size();
   size_t bound = 1 + 4 * kMaxVarint + 16 * anchors.size();
   for (const api::Value& v : values) bound += MaxValueSize(v);
   out.resize(start + bound);
   Writer w(out.data() + start);
-  w.U8(static_cast<uint8_t>(e.kind));
+  w.U8(static_cast<uint8_t>(MessageKind::kTuple));
   w.Varint(static_cast<uint32_t>(source));
   w.Varint(index);
   w.Varint(anchors.size());
@@ -439,9 +443,9 @@ absl::Status EnvelopeCodec::Decode(std::string_view bytes, int32_t task, Envelop
   uint64_t n_values = 0;
   if (!r.Count(n_values, 1)) return Malformed("value count beyond the buffer");
   if (n_values != static_cast<uint64_t>(schema->fields.size())) {
-    return Malformed(absl::StrCat("stream ", schema->component.value(), ":",
-                                  schema->stream.value(), " has ", schema->fields.size(),
-                                  " fields, message has ", n_values, " values"));
+    return Malformed(absl::StrCat("stream ", schema->component.value(), ":", schema->stream.value(),
+                                  " has ", schema->fields.size(), " fields, message has ", n_values,
+                                  " values"));
   }
   api::Values values;
   values.reserve(static_cast<size_t>(n_values));

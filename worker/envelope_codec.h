@@ -53,6 +53,12 @@ class EnvelopeCodec {
   // InvalidArgument for a tuple whose (component, stream) is not declared or
   // whose source task is not in the layout (e.g. a tick tuple).
   absl::Status Encode(const Envelope& e, std::string& out) const;
+  // Appends the encoding of a data tuple given by its parts, as Encode
+  // would for an Envelope holding api::Tuple(schema, source, values,
+  // anchors): a sender to another worker need not build the tuple.
+  absl::Status EncodeTuple(const api::StreamSchema& schema, int32_t source,
+                           const api::TupleAnchors& anchors, const api::Values& values,
+                           std::string& out) const;
 
   // Decodes `bytes` into `out` (which should be a fresh Envelope), setting
   // out.task = `task`.
@@ -61,9 +67,9 @@ class EnvelopeCodec {
  private:
   EnvelopeCodec() = default;
 
-  // The index of `t`'s stream among its component's declared streams, for a
-  // tuple whose schema was not interned (tests).
-  absl::StatusOr<uint32_t> StreamIndexByName(const api::Tuple& t) const;
+  // The index of `schema`'s stream among its component's declared streams,
+  // for a tuple whose schema was not interned (tests).
+  absl::StatusOr<uint32_t> StreamIndexByName(const api::StreamSchema& schema) const;
 
   struct StreamEntry {
     std::shared_ptr<const api::StreamSchema> schema;

@@ -157,11 +157,8 @@ void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values&& 
     }
     // Each target gets its own tuple (its own acking metadata); the last
     // one takes the values without copying.
-    api::Values v = (i + 1 == n) ? std::move(values) : values;
-    Envelope e;
-    e.tuple = api::Tuple(route->schema, task.id, std::move(v), std::move(anchors));
-    e.task = targets_[i].value();
-    transfer_.Send(std::move(e));
+    transfer_.SendTuple(targets_[i].value(), route->schema, task.id, values, i + 1 == n,
+                        std::move(anchors));
   }
   route->transferred.Inc(static_cast<int64_t>(n));
   if (tracked) {

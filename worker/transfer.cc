@@ -158,28 +158,59 @@ bool Transfer::FollowRoutes() {
   return true;
 }
 
-void Transfer::SendRemote(int worker, Envelope&& e) {
+template <typename Encode>
+void Transfer::EncodeToRemote(int worker, int32_t task, Encode&& encode) {
   if (FollowRoutes()) {
     // Checked per remote message, not per Flush: an executor that was
     // parked through the change sends its first tuple before it flushes.
-    worker = by_task_[static_cast<size_t>(e.task)].remote;
+    worker = by_task_[static_cast<size_t>(task)].remote;
     if (worker < 0) {
       ++dropped_;
       return;
     }
   }
-  scratch_.clear();
-  if (absl::Status s = routes_->codec->Encode(e, scratch_); !s.ok()) {
-    spdlog::error("transfer: cannot encode a message for task {}: {}", e.task, s.ToString());
+  Remote& r = remote_[worker];
+  absl::Status status;
+  // Straight into the batch: a scratch buffer would cost a copy per message.
+  r.data.AddEncoded(task, [&](std::string& out) {
+    status = encode(*routes_->codec, out);
+    return status.ok();
+  });
+  if (!status.ok()) {
+    spdlog::error("transfer: cannot encode a message for task {}: {}", task, status.ToString());
     ++dropped_;
     return;
   }
   ++remote_sent_;
-  Remote& r = remote_[worker];
-  r.data.Add(e.task, scratch_);
   if (r.data.payload_size() >= routes_->outboxes[worker]->max_batch_bytes()) {
     FlushRemoteData(r, worker);
   }
+}
+
+void Transfer::SendTuple(int32_t task, const std::shared_ptr<const api::StreamSchema>& schema,
+                         api::TaskId source, api::Values& values, bool take_values,
+                         api::TupleAnchors&& anchors) {
+  const size_t t = static_cast<size_t>(task);
+  if (t < by_task_.size()) {
+    const Target& target = by_task_[t];
+    if (!target.self && target.producer == nullptr && target.remote >= 0) {
+      EncodeToRemote(target.remote, task, [&](const EnvelopeCodec& codec, std::string& out) {
+        return codec.EncodeTuple(*schema, source.value(), anchors, values, out);
+      });
+      return;
+    }
+  }
+  Envelope e;
+  e.tuple =
+      api::Tuple(schema, source, take_values ? std::move(values) : values, std::move(anchors));
+  e.task = task;
+  Send(std::move(e));
+}
+
+void Transfer::SendRemote(int worker, Envelope&& e) {
+  EncodeToRemote(worker, e.task, [&e](const EnvelopeCodec& codec, std::string& out) {
+    return codec.Encode(e, out);
+  });
 }
 
 void Transfer::FlushRemoteData(Remote& r, int worker) {
@@ -223,14 +254,13 @@ void Transfer::PostToSpout(Envelope&& e) {
       ++dropped_;
       return;
     }
-    scratch_.clear();
-    if (!routes_->codec->Encode(e, scratch_).ok()) {
+    Remote& r = remote_[worker];
+    if (!r.replies.AddEncoded(
+            e.task, [&](std::string& out) { return routes_->codec->Encode(e, out).ok(); })) {
       ++dropped_;
       return;
     }
     ++remote_sent_;
-    Remote& r = remote_[worker];
-    r.replies.Add(e.task, scratch_);
     if (r.replies.payload_size() >= routes_->outboxes[worker]->max_batch_bytes()) {
       r.overflow.push_back(std::move(r.replies));
       r.replies = net::Batch();

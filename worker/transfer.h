@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -62,6 +64,13 @@ class Transfer {
 
   // A data tuple or acker message for `e.task`.
   void Send(Envelope&& e);
+  // A data tuple for `task`, given by its parts. To a task of another worker
+  // it is encoded straight into that worker's batch, without building the
+  // tuple, and `values` is left as it was; otherwise the tuple is built with
+  // `values`, moved when `take_values`, else copied.
+  void SendTuple(int32_t task, const std::shared_ptr<const api::StreamSchema>& schema,
+                 api::TaskId source, api::Values& values, bool take_values,
+                 api::TupleAnchors&& anchors);
   // An acker message: picks the acker task for e.root (root mod #ackers,
   // Storm's fields grouping on the root id with a simpler hash) and sends.
   void SendToAcker(Envelope&& e) {
@@ -110,6 +119,10 @@ class Transfer {
     bool unkicked = false;             // handed data over since the last idle flush
   };
   void SendRemote(int worker, Envelope&& e);
+  // Appends one message for `task` to `worker`'s batch:
+  // `encode(const EnvelopeCodec&, std::string& out)` appends its bytes.
+  template <typename Encode>
+  void EncodeToRemote(int worker, int32_t task, Encode&& encode);
   // Switches to the worker's current RemoteRoutes snapshot if it changed;
   // true if it did (remote targets re-resolved).
   bool FollowRoutes();
@@ -128,7 +141,7 @@ class Transfer {
 
   WorkerContext& ctx_;
   Executor* const self_;
-  std::vector<Target> by_task_;  // index: task id
+  std::vector<Target> by_task_;                      // index: task id
   std::vector<ExecutorQueue::Producer*> producers_;  // the ones by_task_ uses
   // Every producer registered, by target executor (kept across regroupings:
   // a queue takes a bounded number of producers).
@@ -142,7 +155,6 @@ class Transfer {
   // it last looked; nullptr when every task is local).
   const RemoteRoutes* routes_ = nullptr;
   std::vector<Remote> remote_;  // index: RemoteRoutes::outboxes
-  std::string scratch_;         // one encoded envelope
   int64_t sent_ = 0;
   int64_t remote_sent_ = 0;
   int64_t dropped_ = 0;

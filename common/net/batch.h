@@ -33,6 +33,23 @@ class Batch {
   void Reserve(size_t payload_bytes) { payload_.reserve(payload_bytes); }
   // Appends one message. Messages of one batch are delivered in this order.
   void Add(int32_t task_id, std::string_view bytes);
+  // Appends one message whose bytes `encode(std::string& payload)` appends
+  // to the batch's own buffer, so a sender encodes straight into the frame
+  // payload instead of into a scratch buffer that Add would copy. When
+  // `encode` returns false the batch is left as it was.
+  template <typename Encode>
+  bool AddEncoded(int32_t task_id, Encode&& encode) {
+    const size_t start = payload_.size();
+    payload_.resize(start + kPerMessageOverhead);
+    if (!encode(payload_)) {
+      payload_.resize(start);
+      return false;
+    }
+    WritePrefix(payload_.data() + start, task_id,
+                static_cast<uint32_t>(payload_.size() - start - kPerMessageOverhead));
+    ++count_;
+    return true;
+  }
   void Clear();
 
   bool empty() const { return count_ == 0; }
@@ -42,6 +59,9 @@ class Batch {
   const std::string& payload() const { return payload_; }
 
  private:
+  // The message prefix: task id and length, both int32 LE.
+  static void WritePrefix(char* at, int32_t task_id, uint32_t length);
+
   std::string payload_;
   uint32_t count_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/net/batch.h"
@@ -49,6 +50,29 @@ TEST(FrameCodecTest, RoundTripPreservesTasksBytesAndOrder) {
   EXPECT_EQ(messages[2].task_id, 123456);
   EXPECT_EQ(messages[2].bytes, std::string(1000, 'x'));
   EXPECT_EQ(messages[3].bytes, std::string("\0\1\2", 3));
+}
+
+TEST(FrameCodecTest, MessagesEncodedInPlaceEqualAddedOnesAndAFailedEncodeLeavesNothing) {
+  Batch added = SampleBatch();
+  Batch encoded;
+  for (auto [task, bytes] :
+       std::vector<std::pair<int32_t, std::string>>{{7, "hello"},
+                                                    {-1, ""},
+                                                    {123456, std::string(1000, 'x')},
+                                                    {0, std::string("\0\1\2", 3)}}) {
+    // A failed encode in between (after writing part of its bytes) must not
+    // leave a message or a byte behind.
+    EXPECT_FALSE(encoded.AddEncoded(99, [](std::string& out) {
+      out += "partial";
+      return false;
+    }));
+    EXPECT_TRUE(encoded.AddEncoded(task, [&bytes](std::string& out) {
+      out += bytes;
+      return true;
+    }));
+  }
+  EXPECT_EQ(encoded.message_count(), added.message_count());
+  EXPECT_EQ(encoded.payload(), added.payload());
 }
 
 TEST(FrameCodecTest, HeaderLayoutIsLittleEndianWithMagicVersionAndCounts) {

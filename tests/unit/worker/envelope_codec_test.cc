@@ -40,9 +40,9 @@ class EnvelopeCodecTest : public ::testing::Test {
   }
 
   api::Tuple SideTuple(api::Value v, api::TupleAnchors anchors = {}) {
-    return api::Tuple(InternSchema(api::ComponentId("spout"), api::StreamId("side"),
-                                   api::Fields({"v"})),
-                      api::TaskId(spout_task_), api::Values{std::move(v)}, std::move(anchors));
+    return api::Tuple(
+        InternSchema(api::ComponentId("spout"), api::StreamId("side"), api::Fields({"v"})),
+        api::TaskId(spout_task_), api::Values{std::move(v)}, std::move(anchors));
   }
 
   Envelope RoundTrip(const Envelope& in) {
@@ -64,8 +64,11 @@ class EnvelopeCodecTest : public ::testing::Test {
 
 TEST_F(EnvelopeCodecTest, TupleRoundTripKeepsSchemaValuesAndAnchors) {
   api::ValueMap inner{{"k", api::Value(int64_t{-7})}, {"z", api::Value()}};
-  api::ValueList list{api::Value(true), api::Value(false), api::Value(2.5),
-                      api::Value(std::string("text")), api::Value::OfBytes(std::string("\0\1\xff", 3)),
+  api::ValueList list{api::Value(true),
+                      api::Value(false),
+                      api::Value(2.5),
+                      api::Value(std::string("text")),
+                      api::Value::OfBytes(std::string("\0\1\xff", 3)),
                       api::Value(inner)};
   api::TupleAnchors anchors;
   anchors.push_back({api::RootId(0xFFFFFFFFFFFFFFFFULL), api::EdgeId(1)});
@@ -101,14 +104,33 @@ TEST_F(EnvelopeCodecTest, IntegerExtremesAndEmptyStrings) {
 }
 
 TEST_F(EnvelopeCodecTest, TupleWithNonInternedSchemaEncodesByName) {
-  auto schema = std::make_shared<const api::StreamSchema>(
-      api::StreamSchema{api::ComponentId("bolt"), api::StreamId("default"), api::Fields({"a", "b"})});
+  auto schema = std::make_shared<const api::StreamSchema>(api::StreamSchema{
+      api::ComponentId("bolt"), api::StreamId("default"), api::Fields({"a", "b"})});
   Envelope in;
   in.task = bolt_task_;
   in.tuple = api::Tuple(schema, api::TaskId(bolt_task_), api::Values{1, "x"});
   Envelope out = RoundTrip(in);
   EXPECT_EQ(out.tuple.source_component().value(), "bolt");
   EXPECT_EQ(out.tuple.GetString(1), "x");
+}
+
+TEST_F(EnvelopeCodecTest, TupleEncodedFromItsPartsEqualsTheBuiltTuple) {
+  api::TupleAnchors anchors;
+  anchors.push_back({api::RootId(5), api::EdgeId(9)});
+  Envelope in;
+  in.task = bolt_task_;
+  in.tuple = SideTuple(api::Value(std::string("payload")), anchors);
+  std::string built;
+  ASSERT_TRUE(codec_->Encode(in, built).ok());
+  std::string parts = "prefix";  // EncodeTuple appends, as Encode does
+  ASSERT_TRUE(
+      codec_->EncodeTuple(*in.tuple.schema(), spout_task_, anchors, in.tuple.values(), parts).ok());
+  EXPECT_EQ(parts, "prefix" + built);
+  // A source task outside the layout is refused, and nothing is appended.
+  std::string refused;
+  EXPECT_FALSE(
+      codec_->EncodeTuple(*in.tuple.schema(), 0, anchors, in.tuple.values(), refused).ok());
+  EXPECT_TRUE(refused.empty());
 }
 
 TEST_F(EnvelopeCodecTest, AckingMessagesRoundTrip) {
