@@ -75,7 +75,11 @@ class ClusterFaultsTest : public ClusterFixture {
 TEST_F(ClusterFaultsTest, WorkerSigkillIsRestartedAndAcksResume) {
   StartCluster({});
   ASSERT_FALSE(HasFatalFailure());
-  const int64_t count = 150000;
+  // The kill lands after 1000 acked of these. The restarted spout emits the
+  // sequence again from 0 (SequenceSpout keeps no position), so the whole
+  // count, 10 s at 5000/s, still flows after the restart: longer than the
+  // waits for its first acks and for the restart count below.
+  const int64_t count = 50000;
   const std::string id = Submit(PacedExample(count, 5000), "paced.yaml");
   ASSERT_FALSE(id.empty());
   std::optional<WorkerSlot> spout_worker;
@@ -192,7 +196,11 @@ TEST_F(ClusterFaultsTest, WorkerWithoutTheSpoutSigkilledItsTreesAreFailedAtOnce)
 TEST_F(ClusterFaultsTest, SupervisorSigkillMovesItsExecutorsToTheOther) {
   StartCluster({});
   ASSERT_FALSE(HasFatalFailure());
-  const int64_t count = 150000;
+  // 15 s at 5000/s: the kill lands after 5000 of them, and the reassignment
+  // comes within the session timeout (4 s) or nimbus.supervisor.timeout.secs
+  // (10 s), so the stream still runs on the survivor (or, if the spout
+  // moved, starts there again at 0).
+  const int64_t count = 75000;
   const std::string id = Submit(PacedExample(count, 5000), "paced.yaml");
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(Eventually(seconds(90), [&] {
@@ -232,10 +240,16 @@ TEST_F(ClusterFaultsTest, SupervisorSigkillMovesItsExecutorsToTheOther) {
     return spout.has_value() && spout->beat->acked() > 0 &&
            std::none_of(victims.begin(), victims.end(), [&](pid_t p) { return p == spout->pid; });
   }, milliseconds(200))) << "executors were not moved to the surviving supervisor";
+  const auto reassigned_at = SteadyClock::now();
   std::printf("supervisor SIGKILL -> executors reassigned and acking on the other supervisor: "
               "%.2f s (target < nimbus.supervisor.timeout.secs 10 + 5 s; session timeout 4 s)\n",
               SecondsSince(killed_at));
   ExpectAllArrive(count);
+  // A surviving worker that no longer matched its launch would be stopped
+  // by its supervisor after the exit grace (10 s; supervisor checks every
+  // 1 s), and one that stopped beating after supervisor.worker.timeout.secs
+  // (10 s): the checks below come after both, however soon the stream ended.
+  std::this_thread::sleep_until(reassigned_at + seconds(12));
   // Only the dead supervisor's executors moved: the surviving supervisor's
   // workers took the new assignment in place (the version they report is
   // the assignment's) and were never restarted, through the whole stream.

@@ -41,6 +41,9 @@ constexpr int kPartitions = 3;
 // Per spout task, and the old topology has one: the most records its spout
 // can have emitted and not yet seen complete, so the most NEW reads again.
 constexpr int kMaxSpoutPending = 50;
+// How often a wait reads the output topic again (one kcat run over at most
+// a few thousand short records).
+constexpr milliseconds kOutputPoll{500};
 
 // Both versions' sink (KafkaBolt writing `field` of each tuple to "out")
 // and their streams kafka -> work -> out.
@@ -69,14 +72,18 @@ streams:
 }
 
 // Both versions' name and config: one worker, at most kMaxSpoutPending
-// trees in flight per spout task, a 10 s message timeout.
+// trees in flight per spout task, a 5 s message timeout. `tempest upgrade`
+// kills OLD with its message timeout as the wait, during which nothing
+// reads (OLD's spouts are deactivated, NEW's not yet active): 5 s is still
+// 25 times what a full max.spout.pending takes through the 4 ms bolt
+// (0.2 s), and ten times the spouts' 500 ms commit interval.
 std::string Header(const std::string& name) {
   return absl::StrCat("name: ", name, R"(
 config:
   topology.workers: 1
   topology.max.spout.pending: )",
                       kMaxSpoutPending, R"(
-  topology.message.timeout.secs: 10
+  topology.message.timeout.secs: 5
 )");
 }
 
@@ -195,7 +202,7 @@ class LiveUpgradeTest : public ClusterFixture {
     ASSERT_NO_FATAL_FAILURE(Produce(0, per_partition));
     Submit(OldTopology(zk_->ConnectString(), kafka_->bootstrap_servers()), "events-v1.yaml");
     ASSERT_TRUE(Eventually(
-        seconds(120), [&] { return Output().size() >= written; }, seconds(1)));
+        seconds(120), [&] { return Output().size() >= written; }, kOutputPoll));
   }
 
   // Values first..first+per_partition*kPartitions-1 into "events".
@@ -254,7 +261,7 @@ class LiveUpgradeTest : public ClusterFixture {
           seen = Output();
           return static_cast<int64_t>(seen.size()) >= total;
         },
-        seconds(2)));
+        kOutputPoll));
     int64_t missing = 0;
     int64_t duplicates = 0;
     for (int64_t v = 0; v < total; ++v) {
@@ -396,7 +403,7 @@ TEST_F(LiveUpgradeTest, RollbackToStormKafkaMidStreamLosesNothing) {
   Upgrade("events-v1", NewTopology(bootstrap, 4000), "events-v2.yaml");
   ASSERT_FALSE(HasFailure());
   ASSERT_TRUE(Eventually(
-      seconds(120), [&] { return Output().size() >= 2500; }, seconds(1)));
+      seconds(120), [&] { return Output().size() >= 2500; }, kOutputPoll));
 
   const CommandRun back =
       Upgrade("events-v2", OldTopology(zk, bootstrap, "events-v3"), "events-v3.yaml");
@@ -461,12 +468,12 @@ TEST_F(LiveUpgradeTest, EveryCarryMidStreamLosesNothing) {
       << zk_to_zk.out;
 
   ASSERT_TRUE(Eventually(
-      seconds(120), [&] { return Output().size() >= 2000; }, seconds(1)));
+      seconds(120), [&] { return Output().size() >= 2000; }, kOutputPoll));
   Upgrade("events-v2", NewTopology(bootstrap, 4000, "events-v3", "events-a"), "events-v3.yaml");
   ASSERT_FALSE(HasFailure());
 
   ASSERT_TRUE(Eventually(
-      seconds(120), [&] { return Output().size() >= 3200; }, seconds(1)));
+      seconds(120), [&] { return Output().size() >= 3200; }, kOutputPoll));
   const CommandRun group_to_group =
       Upgrade("events-v3", NewTopology(bootstrap, 4000, "events-v4", "events-b"), "events-v4.yaml");
   ASSERT_FALSE(HasFailure());
