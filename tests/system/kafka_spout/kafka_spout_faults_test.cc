@@ -1,7 +1,7 @@
 // KafkaSpout fault tolerance end to end: the real `tempest local` binary as a
 // child process, a real ZooKeeper and the dev Kafka cluster in this process,
-// 100k sequenced records, and the VerifierBolt's durable log checked with
-// `tempest verify`. Faults: the worker SIGKILLed mid-stream and restarted
+// up to 100k sequenced records, and the VerifierBolt's durable log checked
+// with `tempest verify`. Faults: the worker SIGKILLed mid-stream and restarted
 // (AT_LEAST_ONCE and AT_MOST_ONCE), the Kafka broker down then up, a bolt
 // failing 10% of its tuples, a tuple that always fails (dead-letter topic),
 // and retention past the committed offset. ZooKeeper faults are in
@@ -40,6 +40,12 @@ namespace {
 
 constexpr int64_t kBoltDelayMicros = 100;  // every scenario here: at most 10k tuples/s
 constexpr int kBrokerId = 1;               // the dev cluster's only broker
+// Records per scenario. A killed worker is killed after 25k logged values,
+// far more than the duplicate bound (6k), so a restart that ignored the
+// commits would break the bound; it then needs only a stretch of stream to
+// finish. The other scenarios need no long stream: 40k records, 4 s or more.
+constexpr int64_t kKillRecords = 50'000;
+constexpr int64_t kShortRecords = 40'000;
 
 // One standalone ZooKeeper and one single-broker dev Kafka for the whole file.
 class KafkaSpoutFaultsTest : public SpoutFaultsFixture {
@@ -70,20 +76,20 @@ class KafkaSpoutFaultsTest : public SpoutFaultsFixture {
 // to the same verifier log.
 TEST_F(KafkaSpoutFaultsTest, WorkerKilledMidStreamAndRestartedLosesNothing) {
   const Scenario s = MakeScenario("kill-alo", "AT_LEAST_ONCE", 0, std::nullopt);
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kKillRecords));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
 
   std::unique_ptr<os::ChildProcess> first = StartWorker(dir, topology, 1);
   ASSERT_NE(first, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 4))
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 2))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   ASSERT_TRUE(first->Running()) << "the first run ended before it could be killed";
   first->Kill();
   const int64_t logged_at_kill = LoggedLines(dir);
   std::printf("[ %s ] SIGKILL after %lld logged values\n", s.name.c_str(),
               static_cast<long long>(logged_at_kill));
-  ASSERT_LT(logged_at_kill, kRecords) << "the kill came too late to be mid-stream";
+  ASSERT_LT(logged_at_kill, Records()) << "the kill came too late to be mid-stream";
 
   std::unique_ptr<os::ChildProcess> second = StartWorker(dir, topology, 2);
   ASSERT_NE(second, nullptr);
@@ -100,14 +106,18 @@ TEST_F(KafkaSpoutFaultsTest, WorkerKilledMidStreamAndRestartedLosesNothing) {
 // while it is down (otherwise librdkafka's prefetch would hold the whole
 // topic and the outage would never reach the data path).
 TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
-  const Scenario s = MakeScenario("broker-down", "AT_LEAST_ONCE", 0, 2000);
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  Scenario s = MakeScenario("broker-down", "AT_LEAST_ONCE", 0, 2000);
+  // librdkafka backs off reconnecting up to 10 s by default, and the outage
+  // grows its backoff to several seconds that the stream would sit idle
+  // after the broker is back; the resume, not its delay, is under test.
+  s.kafka_props["reconnect.backoff.max.ms"] = "500";
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
 
   std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 5))
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 4))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   ASSERT_TRUE(kafka_->SetBrokerDown(kBrokerId).ok());
   // Bring the broker back whatever happens below: later tests share it.
@@ -134,7 +144,7 @@ TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
   std::printf("[ %s ] broker down after %lld logged values; stalled at %lld\n", s.name.c_str(),
               static_cast<long long>(logged_at_down), static_cast<long long>(logged_while_down));
   ASSERT_TRUE(stalled) << "the stream never stalled while the broker was down";
-  ASSERT_LT(logged_while_down, kRecords) << "the outage came too late to matter";
+  ASSERT_LT(logged_while_down, Records()) << "the outage came too late to matter";
   ASSERT_TRUE(worker->Running()) << testing::ReadFileOrEmpty(dir.File("run-1.err"));
 
   ASSERT_TRUE(kafka_->SetBrokerUp(kBrokerId).ok());
@@ -150,7 +160,7 @@ TEST_F(KafkaSpoutFaultsTest, BrokerDownThenUpLosesNothing) {
 // until they pass, and the commit point never moves past a failed one.
 TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
   const Scenario s = MakeScenario("flaky-bolt", "AT_LEAST_ONCE", 0.1, std::nullopt);
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
 
@@ -162,7 +172,7 @@ TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
   const int64_t failed = FailedInDoneLine(out);
   std::printf("[ %s ] %lld tuple trees failed and were replayed\n", s.name.c_str(),
               static_cast<long long>(failed));
-  EXPECT_GT(failed, kRecords / 20) << out;
+  EXPECT_GT(failed, Records() / 20) << out;
 
   const VerifyReport r = Verify(dir);
   Print(s.name, r, kDuplicateBound);
@@ -175,20 +185,20 @@ TEST_F(KafkaSpoutFaultsTest, BoltFailingTenPercentLosesNothing) {
 // was committed but not yet logged at the kill is lost, and reported.
 TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
   const Scenario s = MakeScenario("kill-amo", "AT_MOST_ONCE", 0, std::nullopt);
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kKillRecords));
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
 
   std::unique_ptr<os::ChildProcess> first = StartWorker(dir, topology, 1);
   ASSERT_NE(first, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 4))
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 2))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   ASSERT_TRUE(first->Running()) << "the first run ended before it could be killed";
   first->Kill();
   const int64_t logged_at_kill = LoggedLines(dir);
   std::printf("[ %s ] SIGKILL after %lld logged values\n", s.name.c_str(),
               static_cast<long long>(logged_at_kill));
-  ASSERT_LT(logged_at_kill, kRecords) << "the kill came too late to be mid-stream";
+  ASSERT_LT(logged_at_kill, Records()) << "the kill came too late to be mid-stream";
 
   std::unique_ptr<os::ChildProcess> second = StartWorker(dir, topology, 2);
   ASSERT_NE(second, nullptr);
@@ -199,7 +209,7 @@ TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
   EXPECT_EQ(r.duplicated, 0);
   EXPECT_EQ(r.unexpected, 0);
   EXPECT_EQ(r.malformed, 0);
-  EXPECT_EQ(r.unique + r.missing, kRecords);
+  EXPECT_EQ(r.unique + r.missing, Records());
   EXPECT_GT(r.unique, logged_at_kill);  // the restart really continued the stream
   ExpectCommittedToLogEnd(dir, s.name);
 }
@@ -209,14 +219,15 @@ TEST_F(KafkaSpoutFaultsTest, AtMostOnceWorkerKilledMidStreamDuplicatesNothing) {
 // completes, so the partition's commits move past it. It is missing from
 // the verifier log only because it is in the dead-letter topic.
 TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMovePast) {
-  constexpr int64_t kPoison = 2 * kPerPartition + 4321;  // partition 2, offset 4321
+  // Partition 2, offset 4321.
+  constexpr int64_t kPoison = 2 * (kShortRecords / kPartitions) + 4321;
   const std::string dlq = "dead-letter-dlq";
   Scenario s = MakeScenario("dead-letter");
   s.spout_extra = Property("deadLetterTopic", dlq) + Property("retryLimit", "3") +
                   Property("retryInitialDelayMs", "1");
   s.bolt_extra = Property("failField", "value") +
                  Property("failValues", absl::StrCat("[\"", kPoison, "\"]"));
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords));
   ASSERT_TRUE(kafka_->CreateTopic(dlq, 1).ok());
   testing::TempDir dir("spout-faults");
   const std::string topology = WriteTopology(dir, s);
@@ -255,7 +266,7 @@ TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMo
   EXPECT_EQ(r.missing, 1);
   EXPECT_EQ(r.missing_sample, std::vector<int64_t>{kPoison});
   EXPECT_EQ(lost, 0);
-  EXPECT_EQ(r.unique, kRecords - 1);
+  EXPECT_EQ(r.unique, Records() - 1);
   EXPECT_EQ(r.unexpected, 0);
   EXPECT_EQ(r.malformed, 0);
   EXPECT_GE(r.duplicated, 0);
@@ -270,7 +281,8 @@ TEST_F(KafkaSpoutFaultsTest, TupleAlwaysFailingGoesToDeadLetterTopicAndCommitsMo
 // are missing. Nothing else is lost.
 TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndCountsTheLoss) {
   const Scenario s = MakeScenario("retention");
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name, /*partition0_key_bytes=*/300));
+  // 10k records with 1000-byte keys: about 10 MiB, twice the retention.
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords, /*partition0_key_bytes=*/1000));
   auto marks = kafka_->Watermarks(s.name, 0);
   ASSERT_TRUE(marks.ok()) << marks.status();
   const int64_t low = marks->first;
@@ -303,7 +315,7 @@ TEST_F(KafkaSpoutFaultsTest, RetentionPastCommittedOffsetContinuesAtLogStartAndC
               static_cast<long long>(kDuplicateBound));
   EXPECT_EQ(r.missing, low);  // exactly the records retention dropped
   EXPECT_EQ(r.missing_sample.empty() ? -1 : r.missing_sample.front(), 0);
-  EXPECT_EQ(r.unique, kRecords - low);
+  EXPECT_EQ(r.unique, Records() - low);
   EXPECT_EQ(r.unexpected, 0);
   EXPECT_EQ(r.malformed, 0);
   EXPECT_GE(r.duplicated, 0);

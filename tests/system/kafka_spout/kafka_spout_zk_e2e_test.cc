@@ -1,14 +1,15 @@
 // KafkaSpout end to end against ZooKeeper faults: the real `tempest local`
 // binary as a child process, a 3-member ZooKeeper ensemble and the dev Kafka
-// cluster in this process, 100k sequenced records, and the VerifierBolt's
-// durable log checked with `tempest verify`. Faults: each ensemble member
-// SIGSTOPped in turn while commits happen, the worker itself SIGSTOPped until
-// the server expires its session, the same with an operator's rewind sent
-// to the stopped (zombie) owner, and the quorum lost (2 of 3 members
-// killed) for longer than 3 commit intervals. In every scenario nothing is
-// lost, duplicates stay within rate x commit interval + max spout pending,
-// and a watcher polling the offset nodes sees no committed offset go
-// backwards. See spout_faults_fixture.h for the topology and the bound.
+// cluster in this process, up to 100k sequenced records, and the
+// VerifierBolt's durable log checked with `tempest verify`. Faults: each
+// ensemble member SIGSTOPped in turn while commits happen, the worker itself
+// SIGSTOPped until the server expires its session, the same with an
+// operator's rewind sent to the stopped (zombie) owner, and the quorum lost
+// (2 of 3 members killed) for longer than 3 commit intervals. In every
+// scenario nothing is lost, duplicates stay within rate x commit interval +
+// max spout pending, and a watcher polling the offset nodes sees no
+// committed offset go backwards. See spout_faults_fixture.h for the topology
+// and the bound.
 
 #include <signal.h>
 #include <zookeeper/zookeeper.h>
@@ -43,9 +44,15 @@
 namespace tempest::spout_faults {
 namespace {
 
-// 300 us per tuple: at most 3333 tuples/s, so 100k records take 30 s or more
-// and every fault below lands mid-stream.
+// 300 us per tuple: at most 3333 tuples/s, so 80k records take 24 s or more.
+// The three member pauses with the waits between them end after about 40k
+// logged values (at about 2.5k/s); 80k leaves room for slow elections
+// between them. The other faults come after 5k to 20k logged values
+// (several commits, more than the duplicate bound) and need only a stretch
+// of stream after them.
 constexpr int64_t kBoltDelayMicros = 300;
+constexpr int64_t kPausesRecords = 80'000;
+constexpr int64_t kShortRecords = 40'000;
 // A 500 ms tick lets sessions last 1..10 s (2..20 ticks).
 constexpr int kTickMs = 500;
 
@@ -310,14 +317,14 @@ class KafkaSpoutZkFaultsTest : public SpoutFaultsFixture {
 TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
   const Scenario s = ZkScenario("zk-member-paused", 6000);
   constexpr auto kPause = seconds(5);  // > 2/3 x 6 s: the client gives up on the member
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kPausesRecords));
   testing::TempDir dir("spout-zk-faults");
   const std::string topology = WriteTopology(dir, s);
   CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
 
   std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 20))
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 20))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   const std::string err_file = dir.File("run-1.err");
   int64_t give_up_allowance = 0;
@@ -328,7 +335,7 @@ TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
     const std::string mode = zk_->Mode(i).value_or("?");
     const int64_t before = LoggedLines(dir);
     const int64_t give_ups_before = OwnershipGiveUps(testing::ReadFileOrEmpty(err_file));
-    ASSERT_LT(before, kRecords) << "the stream ended before member " << i << " was paused";
+    ASSERT_LT(before, Records()) << "the stream ended before member " << i << " was paused";
     zk_->Pause(i);
     std::this_thread::sleep_for(kPause);
     zk_->Resume(i);
@@ -379,7 +386,7 @@ TEST_F(KafkaSpoutZkFaultsTest, EachMemberPausedDuringCommitsLosesNothing) {
 // ignored, so what was in flight is replayed: duplicates, never loss.
 TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAndContinues) {
   const Scenario s = ZkScenario("zk-session-expiry", 2000);
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords));
   testing::TempDir dir("spout-zk-faults");
   const std::string topology = WriteTopology(dir, s);
   CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
@@ -388,7 +395,7 @@ TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAnd
 
   std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 5))
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 2))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   const std::map<int, std::string> before = OwnerSessions(*zk, s.name);
   ASSERT_EQ(before.size(), static_cast<size_t>(kPartitions));
@@ -396,7 +403,7 @@ TEST_F(KafkaSpoutZkFaultsTest, WorkerSessionExpiresWhileStoppedThenReacquiresAnd
   ASSERT_TRUE(worker->SignalGroup(SIGSTOP));
   ContinueOnExit resume_worker{worker.get()};
   const int64_t logged_at_stop = LoggedLines(dir);
-  ASSERT_LT(logged_at_stop, kRecords) << "the stop came too late to be mid-stream";
+  ASSERT_LT(logged_at_stop, Records()) << "the stop came too late to be mid-stream";
   const auto stopped_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitForOwnersGone(*zk, s.name))
       << "the stopped worker's ownership nodes never vanished";
@@ -433,7 +440,7 @@ TEST_F(KafkaSpoutZkFaultsTest, ZombieOwnerStoppedPastItsSessionCannotRewindOrCom
   // Longer than the tool's 3 s wait plus its start, so the owner stays live
   // (in ZooKeeper's eyes) for the whole request.
   const Scenario s = ZkScenario("zk-zombie-owner", 10'000);
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords));
   testing::TempDir dir("spout-zk-faults");
   const std::string topology = WriteTopology(dir, s);
   CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
@@ -442,7 +449,10 @@ TEST_F(KafkaSpoutZkFaultsTest, ZombieOwnerStoppedPastItsSessionCannotRewindOrCom
 
   std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 5))
+  // Early: the spout takes 10k of partition 0 before the others (see Seed),
+  // and every partition must still have records (and commits) left after
+  // the stop, under the new session.
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 8))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   ASSERT_TRUE(WaitForNewCommit(watcher, 0));
   const std::map<int, std::string> before = OwnerSessions(*zk, s.name);
@@ -454,8 +464,11 @@ TEST_F(KafkaSpoutZkFaultsTest, ZombieOwnerStoppedPastItsSessionCannotRewindOrCom
   // A commit the worker sent just before the stop still reaches the server.
   std::this_thread::sleep_for(milliseconds(200));
   const int64_t logged_at_stop = LoggedLines(dir);
-  ASSERT_LT(logged_at_stop, kRecords) << "the stop came too late to be mid-stream";
+  ASSERT_LT(logged_at_stop, Records()) << "the stop came too late to be mid-stream";
   const std::map<int, OffsetNode> at_stop = OffsetNodes(*zk, s.name);
+  for (const auto& [p, node] : at_stop) {
+    ASSERT_LT(node.offset, PerPartition()) << "partition " << p << " was done before the stop";
+  }
   ASSERT_NO_FATAL_FAILURE(ExpectRewindUnanswered(dir, *zk, s.name, at_stop));
   ASSERT_EQ(OwnerSessions(*zk, s.name), before)
       << "the owner's session ended before the tool gave up: it was no live owner";
@@ -493,14 +506,14 @@ TEST_F(KafkaSpoutZkFaultsTest, QuorumLostLongerThanThreeCommitsPausesThenResumes
   constexpr int64_t kLimit = 1000;
   Scenario s = ZkScenario("zk-quorum-lost", 10'000);
   s.extra_config = absl::StrCat("  tempest.kafka.max.uncommitted.offsets: ", kLimit, "\n");
-  ASSERT_NO_FATAL_FAILURE(Seed(s.name));
+  ASSERT_NO_FATAL_FAILURE(Seed(s.name, kShortRecords));
   testing::TempDir dir("spout-zk-faults");
   const std::string topology = WriteTopology(dir, s);
   CommittedOffsetWatcher watcher(zk_->ConnectString(), s.name);
 
   std::unique_ptr<os::ChildProcess> worker = StartWorker(dir, topology, 1);
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(WaitForLoggedLines(dir, kRecords / 10))
+  ASSERT_TRUE(WaitForLoggedLines(dir, Records() / 4))
       << testing::ReadFileOrEmpty(dir.File("run-1.err"));
   ASSERT_TRUE(WaitForNewCommit(watcher, 0));
 
@@ -510,7 +523,7 @@ TEST_F(KafkaSpoutZkFaultsTest, QuorumLostLongerThanThreeCommitsPausesThenResumes
   const int64_t logged_at_loss = LoggedLines(dir);
   for (int i : killed) zk_->Kill(i);
   const auto lost_at = std::chrono::steady_clock::now();
-  ASSERT_LT(logged_at_loss, kRecords) << "the outage came too late to matter";
+  ASSERT_LT(logged_at_loss, Records()) << "the outage came too late to matter";
 
   // Processing goes on up to the limit, then stops (no new line for 1 s).
   const bool stalled = WaitForStall(dir, milliseconds(1000), seconds(6));

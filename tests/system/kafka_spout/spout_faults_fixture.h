@@ -2,14 +2,14 @@
 #define TEMPEST_TESTS_SYSTEM_KAFKA_SPOUT_SPOUT_FAULTS_FIXTURE_H_
 
 // Shared by the KafkaSpout end-to-end fault tests: the test process hosts
-// ZooKeeper and a single-broker dev Kafka, seeds 100k sequenced records, runs
-// the real `tempest local` binary as a child process on a Flux topology
-// KafkaSpout (1 task, 4 partitions) -> IdentityBolt (1 task, delayMicros) ->
-// VerifierBolt (global), and checks the outcome with `tempest verify --json`
-// and `tempest offsets show --json`. The spout is written in one of two Flux
-// forms (SpoutForm): storm-kafka's, offsets in ZooKeeper, or
-// storm-kafka-client's, offsets in a Kafka consumer group (that form needs
-// no ZooKeeper: StartKafkaOnly).
+// ZooKeeper and a single-broker dev Kafka, seeds up to 100k sequenced records
+// (as many as the scenario's fault needs), runs the real `tempest local`
+// binary as a child process on a Flux topology KafkaSpout (1 task, 4
+// partitions) -> IdentityBolt (1 task, delayMicros) -> VerifierBolt (global),
+// and checks the outcome with `tempest verify --json` and `tempest offsets
+// show --json`. The spout is written in one of two Flux forms (SpoutForm):
+// storm-kafka's, offsets in ZooKeeper, or storm-kafka-client's, offsets in a
+// Kafka consumer group (that form needs no ZooKeeper: StartKafkaOnly).
 //
 // The IdentityBolt's per-tuple sleep caps the rate at which tuples reach the
 // verifier, so a scenario's duplicate bound follows from its configuration
@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -52,8 +53,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 inline constexpr int kPartitions = 4;
-inline constexpr int64_t kRecords = 100'000;
-inline constexpr int64_t kPerPartition = kRecords / kPartitions;
+// Records a scenario seeds unless it asks for fewer (Seed): scenarios whose
+// fault needs no long stream seed fewer, and take less time.
+inline constexpr int64_t kDefaultRecords = 100'000;
 inline constexpr int64_t kCommitIntervalMs = 500;  // stateUpdateIntervalMs
 inline constexpr int64_t kMaxSpoutPending = 1000;  // topology.max.spout.pending
 inline constexpr const char* kZkRoot = "/spout-faults";
@@ -79,8 +81,15 @@ struct Scenario {
   int64_t session_timeout_ms = 4000;               // storm.zookeeper.session.timeout
   // kKafkaClient: the group member's session.timeout.ms. The dev cluster
   // waits up to this minus 1 s for members to rejoin on every membership
-  // change, so it is kept short.
-  int64_t group_session_timeout_ms = 6000;
+  // change (and a dead member holds the group up for a session), so it is
+  // kept short; the heartbeat is short to match, so that members hear of a
+  // rebalance well within that wait and a session survives several missed
+  // heartbeats.
+  int64_t group_session_timeout_ms = 3000;
+  int64_t group_heartbeat_interval_ms = 500;
+  // More librdkafka consumer settings: `kafka.KEY` spout properties
+  // (kZooKeeper) or setProp entries (kKafkaClient).
+  std::map<std::string, std::string> kafka_props;
   std::string extra_config;  // more `config:` lines, each "  key: value\n"
   // More spout / IdentityBolt properties, each "      - name: N\n        value: V\n"
   // (kKafkaClient: the spout's own properties, stopAtEnd / deadLetterTopic).
@@ -235,27 +244,39 @@ class SpoutFaultsFixture : public ::testing::Test {
   }
 
   void SetUp() override {
+    records_ = kDefaultRecords;  // until the test's Seed says otherwise
     if (!kafka_only_) {
       ASSERT_NE(zk_, nullptr);
     }
     ASSERT_NE(kafka_, nullptr);
   }
 
-  // A topic of kRecords records whose values are their sequence numbers,
-  // partition p holding p*kPerPartition .. (p+1)*kPerPartition-1 in order.
-  // With `partition0_key_bytes`, partition 0's records carry keys that large,
-  // so the dev cluster's size-based retention drops its oldest records.
-  static void Seed(const std::string& topic, int partition0_key_bytes = 0) {
+  // A topic of `records` records (Records() from here on) whose values are
+  // their sequence numbers, partition p holding p*PerPartition() ..
+  // (p+1)*PerPartition()-1 in order. With `partition0_key_bytes`, partition
+  // 0's records carry keys that large, so the dev cluster's size-based
+  // retention drops its oldest records.
+  //
+  // The dev cluster answers a fetch with one producer batch per partition,
+  // and the producer batches up to 10k records, so a spout drains about 10k
+  // of one partition before the next; `records_per_batch` produces smaller
+  // batches, which the spout then takes from all partitions in turn.
+  static void Seed(const std::string& topic, int64_t records = kDefaultRecords,
+                   int partition0_key_bytes = 0, int64_t records_per_batch = 0) {
+    ASSERT_EQ(records % kPartitions, 0);
+    records_ = records;
+    if (records_per_batch <= 0) records_per_batch = PerPartition();
     ASSERT_TRUE(kafka_->CreateTopic(topic, kPartitions).ok());
     for (int p = 0; p < kPartitions; ++p) {
-      std::vector<testing::DevKafka::Record> records;
-      records.reserve(kPerPartition);
-      for (int64_t i = 0; i < kPerPartition; ++i) {
-        records.push_back({p == 0 ? std::string(partition0_key_bytes, 'k') : std::string(),
-                           absl::StrCat(p * kPerPartition + i)});
+      for (int64_t first = 0; first < PerPartition(); first += records_per_batch) {
+        std::vector<testing::DevKafka::Record> batch;
+        for (int64_t i = first; i < std::min(PerPartition(), first + records_per_batch); ++i) {
+          batch.push_back({p == 0 ? std::string(partition0_key_bytes, 'k') : std::string(),
+                           absl::StrCat(p * PerPartition() + i)});
+        }
+        absl::Status s = kafka_->Produce(topic, p, batch);
+        ASSERT_TRUE(s.ok()) << s;
       }
-      absl::Status s = kafka_->Produce(topic, p, records);
-      ASSERT_TRUE(s.ok()) << s;
     }
     for (int p = 0; p < kPartitions; ++p) {
       auto marks = kafka_->Watermarks(topic, p);
@@ -263,7 +284,7 @@ class SpoutFaultsFixture : public ::testing::Test {
       if (p != 0 || partition0_key_bytes == 0) {
         ASSERT_EQ(marks->first, 0) << "the dev cluster dropped records";
       }
-      ASSERT_EQ(marks->second, kPerPartition);
+      ASSERT_EQ(marks->second, PerPartition());
     }
   }
 
@@ -312,7 +333,7 @@ class SpoutFaultsFixture : public ::testing::Test {
         "      - name: reportPath\n"
         "        value: ", dir.File(d.report), "\n",
         "      - name: expected\n"
-        "        value: ", kRecords, "\n",
+        "        value: ", Records(), "\n",
         "streams:\n"
         "  - from: kafka\n"
         "    to: identity\n"
@@ -330,6 +351,7 @@ class SpoutFaultsFixture : public ::testing::Test {
   // The `spouts:` section of SpoutForm::kZooKeeper.
   static std::string ZooKeeperSpout(const Scenario& s) {
     std::string spout_extra = s.spout_extra;
+    for (const auto& [key, value] : s.kafka_props) spout_extra += Property("kafka." + key, value);
     if (s.max_uncommitted_offsets.has_value()) {
       spout_extra += Property("maxUncommittedOffsets", absl::StrCat(*s.max_uncommitted_offsets));
     }
@@ -363,6 +385,10 @@ class SpoutFaultsFixture : public ::testing::Test {
   // KafkaSpoutConfig$Builder (group s.name, commits every kCommitIntervalMs),
   // Tempest's own stopAtEnd on the spout.
   static std::string KafkaClientSpout(const Scenario& s) {
+    std::string props;
+    for (const auto& [key, value] : s.kafka_props) {
+      absl::StrAppend(&props, "              \"", key, "\": \"", value, "\",\n");
+    }
     std::string builder_extra;
     if (s.max_uncommitted_offsets.has_value()) {
       builder_extra = absl::StrCat("      - name: \"setMaxUncommittedOffsets\"\n"
@@ -386,7 +412,9 @@ class SpoutFaultsFixture : public ::testing::Test {
         "\"org.apache.kafka.common.serialization.StringDeserializer\",\n"
         "              \"value.deserializer\": "
         "\"org.apache.kafka.common.serialization.StringDeserializer\",\n"
-        "              \"group.id\": \"", s.name, "\",\n"
+        "              \"group.id\": \"", s.name, "\",\n",
+        props,
+        "              \"heartbeat.interval.ms\": ", s.group_heartbeat_interval_ms, ",\n"
         "              \"session.timeout.ms\": ", s.group_session_timeout_ms, "\n"
         "            }\n"
         "      - name: \"setProcessingGuarantee\"\n"
@@ -481,12 +509,12 @@ class SpoutFaultsFixture : public ::testing::Test {
     return run.out;
   }
 
-  // `tempest verify LOG... --expected kRecords --json`, computed offline.
+  // `tempest verify LOG... --expected Records() --json`, computed offline.
   static VerifyReport Verify(const testing::TempDir& dir,
                              const std::vector<std::string>& logs = {"verifier.log"}) {
     std::vector<std::string> args = {"verify"};
     for (const std::string& log : logs) args.push_back(dir.File(log));
-    args.insert(args.end(), {"--expected", absl::StrCat(kRecords), "--json"});
+    args.insert(args.end(), {"--expected", absl::StrCat(Records()), "--json"});
     const std::string text = RunTempest(dir, "verify", std::move(args));
     VerifyReport r;
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -547,7 +575,7 @@ class SpoutFaultsFixture : public ::testing::Test {
   // storm-kafka nodes that `tempest offsets show` reads.
   static void ExpectCommittedToLogEnd(const testing::TempDir& dir, const std::string& id) {
     std::map<int, int64_t> expected;
-    for (int p = 0; p < kPartitions; ++p) expected[p] = kPerPartition;
+    for (int p = 0; p < kPartitions; ++p) expected[p] = PerPartition();
     EXPECT_EQ(CommittedOffsets(dir, id), expected);
   }
 
@@ -570,13 +598,18 @@ class SpoutFaultsFixture : public ::testing::Test {
   // At-least-once end state: every record, nothing foreign, few duplicates.
   static void ExpectNothingLost(const VerifyReport& r, int64_t duplicate_bound) {
     EXPECT_EQ(r.missing, 0);
-    EXPECT_EQ(r.unique, kRecords);
+    EXPECT_EQ(r.unique, Records());
     EXPECT_EQ(r.unexpected, 0);
     EXPECT_EQ(r.malformed, 0);
     EXPECT_GE(r.duplicated, 0);
     EXPECT_LE(r.duplicated, duplicate_bound);
   }
 
+  // The running test's record count (its Seed's) and records per partition.
+  static int64_t Records() { return records_; }
+  static int64_t PerPartition() { return records_ / kPartitions; }
+
+  inline static int64_t records_ = kDefaultRecords;
   inline static testing::ZkEnsemble* zk_ = nullptr;  // null after StartKafkaOnly
   inline static bool kafka_only_ = false;
   inline static testing::DevKafka* kafka_ = nullptr;
