@@ -9,6 +9,13 @@
 #include "spdlog/spdlog.h"
 
 namespace tempest::worker {
+namespace {
+
+// How an acker waits for messages: a quarter of the default spin, then
+// yields (WaitStrategy; why in Executor::CreateInbound).
+constexpr WaitOptions kAckerWait{.spin_iterations = 64, .yield_iterations = 64};
+
+}  // namespace
 
 Executor::Executor(WorkerContext& ctx, core::ExecutorInfo info, Kind kind)
     : ctx_(ctx), info_(std::move(info)), kind_(kind), transfer_(ctx, this) {}
@@ -29,6 +36,12 @@ absl::Status Executor::CreateInbound(size_t max_producers) {
   options.ring_capacity = ctx_.options.ring_capacity;
   options.batch_size = ctx_.options.batch_size;
   options.max_producers = std::max<size_t>(max_producers, 1);
+  // An acker does a few nanoseconds of work per message and waits the rest
+  // of the time. With its spout and bolts it makes more busy threads than
+  // this machine has cores, so a long pause-spin holds a core the spout
+  // needs; yielding hands it over at once (and returns at once when nothing
+  // else wants it). Measured in docs/benchmarks.md, "The acker yields".
+  if (kind_ == Kind::kAcker) options.consumer_wait = kAckerWait;
   ASSIGN_OR_RETURN(queue_, ExecutorQueue::Create(options));
   return absl::OkStatus();
 }
@@ -47,8 +60,9 @@ std::future<absl::Status> Executor::Start() {
   auto ready = std::make_shared<std::promise<absl::Status>>();
   std::future<absl::Status> result = ready->get_future();
   absl::Status started =
-      os::StartThread(thread_, absl::StrCat("executor ", info_.component.value(), " [",
-                                            info_.start.value(), ", ", info_.end.value(), "]"),
+      os::StartThread(thread_,
+                      absl::StrCat("executor ", info_.component.value(), " [", info_.start.value(),
+                                   ", ", info_.end.value(), "]"),
                       [this, ready] { ThreadMain(std::move(*ready)); });
   if (!started.ok()) ready->set_value(std::move(started));
   return result;
