@@ -271,7 +271,12 @@ class ReceiveQueue {
       const size_t got = TryDrain(max, fn);
       if (got > 0) return got;
       if (closed_.load(std::memory_order_acquire)) return TryDrain(max, fn);
-      if (woken_.exchange(false, std::memory_order_acq_rel)) return 0;
+      // Read before the exchange: an exchange writes the line even when it
+      // changes nothing, and this runs every time the queue is found empty.
+      if (woken_.load(std::memory_order_relaxed) &&
+          woken_.exchange(false, std::memory_order_acq_rel)) {
+        return 0;
+      }
       const bool ready = consumer_wait_.Await(
           not_empty_,
           [this] {
@@ -354,11 +359,13 @@ class ReceiveQueue {
   size_t registered_ ABSL_GUARDED_BY(register_mu_) = 0;
   const std::unique_ptr<std::unique_ptr<Producer>[]> producers_;
   std::atomic<size_t> num_producers_{0};
+  // Read by every Push; written once, by Close().
   std::atomic<bool> closed_{false};
-  std::atomic<bool> woken_{false};
 
-  // Consumer-only state, kept off the lines producers write.
+  // Consumer state, kept off the line of closed_ that every Push reads.
   alignas(kFalseSharingRange) size_t next_ring_ = 0;
+  // Set by Wake() (rare, any thread), cleared by the consumer.
+  std::atomic<bool> woken_{false};
   // The consumer parks on this; producers notify it once per published batch.
   alignas(kFalseSharingRange) EventCount not_empty_;
 };
