@@ -37,10 +37,10 @@ absl::Status Executor::CreateInbound(size_t max_producers) {
   options.batch_size = ctx_.options.batch_size;
   options.max_producers = std::max<size_t>(max_producers, 1);
   // An acker does a few nanoseconds of work per message and waits the rest
-  // of the time. With its spout and bolts it makes more busy threads than
-  // this machine has cores, so a long pause-spin holds a core the spout
-  // needs; yielding hands it over at once (and returns at once when nothing
-  // else wants it). Measured in docs/benchmarks.md, "The acker yields".
+  // of the time. With its spout and bolts there are often more busy threads
+  // than cores, so a long pause-spin holds a core the spout needs; a yield
+  // hands it over at once (and returns at once when nothing else wants it).
+  // Measured in docs/benchmarks.md, "The acker yields".
   if (kind_ == Kind::kAcker) options.consumer_wait = kAckerWait;
   ASSIGN_OR_RETURN(queue_, ExecutorQueue::Create(options));
   return absl::OkStatus();
