@@ -261,13 +261,19 @@ void BoltExecutor::Emit(Task& task, const api::StreamId& stream,
 void BoltExecutor::Ack(Task& task, const api::Tuple& input) {
   if (!input.valid()) return;
   if (ctx_.acking()) {
+    // A tuple that carries its tree's init (a spout's, from this worker)
+    // has exactly one anchor: its ack goes as the init, with the init's
+    // XOR already in ack_val.
+    const int32_t carried_init_task = input.carried_init_task();
     for (const api::TupleAnchor& a : input.anchors()) {
       Envelope e;
-      e.kind = MessageKind::kAckAck;
+      e.kind = carried_init_task >= 0 ? MessageKind::kAckInit : MessageKind::kAckAck;
       e.root = a.root.value();
       e.value = a.edge.value() ^ input.ack_val();
+      if (carried_init_task >= 0) e.spout_task = carried_init_task;
       transfer_.SendToAcker(std::move(e));
     }
+    if (carried_init_task >= 0) input.ClearCarriedInit();
   }
   InputCounters& counters = InputOf(task, input);
   counters.acked.Inc();
@@ -278,9 +284,28 @@ void BoltExecutor::Ack(Task& task, const api::Tuple& input) {
   }
 }
 
+void BoltExecutor::HandOnCarriedInit(const api::Tuple& input) {
+  const int32_t spout_task = input.carried_init_task();
+  if (spout_task < 0) return;
+  // The XOR sent is the init's and that of the tuples emitted anchored to
+  // the input so far, without the input's own edge: the tree stays open
+  // (its value holds that edge) until the input's ack or fail.
+  for (const api::TupleAnchor& a : input.anchors()) {
+    Envelope e;
+    e.kind = MessageKind::kAckInit;
+    e.root = a.root.value();
+    e.value = input.ack_val();
+    e.spout_task = spout_task;
+    transfer_.SendToAcker(std::move(e));
+  }
+  input.ClearCarriedInit();
+}
+
 void BoltExecutor::Fail(Task& task, const api::Tuple& input) {
   if (!input.valid()) return;
   if (ctx_.acking()) {
+    // The acker reports a failure only to a known spout task.
+    HandOnCarriedInit(input);
     for (const api::TupleAnchor& a : input.anchors()) {
       Envelope e;
       e.kind = MessageKind::kAckFail;
@@ -294,6 +319,8 @@ void BoltExecutor::Fail(Task& task, const api::Tuple& input) {
 void BoltExecutor::ResetTimeout(Task& task, const api::Tuple& input) {
   (void)task;
   if (!input.valid() || !ctx_.acking()) return;
+  // The acker forwards a reset only to a known spout task.
+  HandOnCarriedInit(input);
   for (const api::TupleAnchor& a : input.anchors()) {
     Envelope e;
     e.kind = MessageKind::kAckReset;

@@ -36,7 +36,10 @@ namespace tempest::worker {
 // and the new tuple carries root -> xor(e) for each of the anchor's roots.
 // Ack(input) sends `__ack_ack` [root, edge ^ ack_val] per root to the acker
 // (root mod #ackers); Fail sends `__ack_fail`; ResetTimeout sends
-// `__ack_reset_timeout`. A throwing Execute fails its input and reports an
+// `__ack_reset_timeout`. A spout's tuple from this worker may carry its
+// tree's init (api::Tuple::CarryInit): its ack then goes as `__ack_init`
+// [root, edge ^ ack_val, spout task], and a fail or reset first sends the
+// init on its own (HandOnCarriedInit). A throwing Execute fails its input and reports an
 // error; the executor keeps running.
 //
 // Metrics, per task and input stream (source component, stream: Storm's
@@ -105,7 +108,6 @@ class BoltExecutor final : public Executor {
   };
 
  private:
-
   absl::Status Setup() override;
   void Loop() override;
   void Teardown() override;
@@ -127,6 +129,10 @@ class BoltExecutor final : public Executor {
   void Ack(Task& task, const api::Tuple& input);
   void Fail(Task& task, const api::Tuple& input);
   void ResetTimeout(Task& task, const api::Tuple& input);
+  // Sends the tree init `input` carries, if any, as an init of its own
+  // (before a fail or a timeout reset, which the acker can only pass on
+  // once it knows the spout task).
+  void HandOnCarriedInit(const api::Tuple& input);
   void ReportError(Task& task, const absl::Status& error);
 
   Task* TaskById(int32_t id) {

@@ -17,15 +17,12 @@ class SpoutExecutor::Collector final : public api::SpoutOutputCollector {
  public:
   Collector(SpoutExecutor& executor, Task& task) : executor_(executor), task_(task) {}
   void ReportError(const absl::Status& error) override { executor_.ReportError(task_, error); }
-  int64_t PendingCount() const override {
-    return static_cast<int64_t>(task_.pending.size());
-  }
+  int64_t PendingCount() const override { return static_cast<int64_t>(task_.pending.size()); }
 
  protected:
   void DoEmit(const api::StreamId& stream, api::Values values, api::MessageId message_id,
               std::vector<api::TaskId>* task_ids) override {
-    executor_.Emit(task_, stream, std::move(values), std::move(message_id), task_ids,
-                   std::nullopt);
+    executor_.Emit(task_, stream, std::move(values), std::move(message_id), task_ids, std::nullopt);
   }
   void DoEmitDirect(api::TaskId task, const api::StreamId& stream, api::Values values,
                     api::MessageId message_id) override {
@@ -39,10 +36,8 @@ class SpoutExecutor::Collector final : public api::SpoutOutputCollector {
 
 SpoutExecutor::SpoutExecutor(WorkerContext& ctx, core::ExecutorInfo info)
     : Executor(ctx, std::move(info), Kind::kSpout),
-      random_(std::random_device()() ^
-              (static_cast<uint64_t>(info_.start.value()) << 32) ^
-              static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())),
+      random_(std::random_device()() ^ (static_cast<uint64_t>(info_.start.value()) << 32) ^
+              static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())),
       budget_(static_cast<size_t>(std::max(1, ctx_.options.spout_burst))) {
   next_root_ = random_.Next();
 }
@@ -145,24 +140,35 @@ void SpoutExecutor::Emit(Task& task, const api::StreamId& stream, api::Values&& 
   const bool has_id = !message_id.is_nil();
   const bool tracked = has_id && ctx_.acking();
   uint64_t root = 0;
-  uint64_t xor_of_edges = 0;
-  if (tracked) root = NextRoot(task);
   const size_t n = targets_.size();
+  // A tracked tree's edge ids are drawn first: the first tuple that stays in
+  // this worker carries the init (their XOR), so it must be known before
+  // anything is sent (see Transfer::SendTuple).
+  Transfer::CarriedInit init;
+  if (tracked) {
+    root = NextRoot(task);
+    edges_.resize(n);
+    for (uint64_t& edge : edges_) {
+      edge = random_.NextNonZero();
+      init.xor_of_edges ^= edge;
+    }
+    init.spout_task = task.id.value();
+  }
+  bool init_carried = false;
   for (size_t i = 0; i < n; ++i) {
     api::TupleAnchors anchors;
-    if (tracked) {
-      const uint64_t edge = random_.NextNonZero();
-      xor_of_edges ^= edge;
-      anchors.push_back({api::RootId(root), api::EdgeId(edge)});
-    }
+    if (tracked) anchors.push_back({api::RootId(root), api::EdgeId(edges_[i])});
     // Each target gets its own tuple (its own acking metadata); the last
     // one takes the values without copying.
-    transfer_.SendTuple(targets_[i].value(), route->schema, task.id, values, i + 1 == n,
-                        std::move(anchors));
+    const bool carried =
+        transfer_.SendTuple(targets_[i].value(), route->schema, task.id, values, i + 1 == n,
+                            std::move(anchors), tracked && !init_carried ? &init : nullptr);
+    init_carried = init_carried || carried;
   }
   route->transferred.Inc(static_cast<int64_t>(n));
   if (tracked) {
-    TrackTree(task, route, root, xor_of_edges, std::move(message_id));
+    TrackTree(task, route, root, init_carried ? std::nullopt : std::optional(init.xor_of_edges),
+              std::move(message_id));
   } else if (has_id) {
     // No ackers: Storm acks at emit time. We call Ack right after the
     // NextTuple that emitted it, not re-entrantly from inside Emit.
@@ -178,7 +184,7 @@ uint64_t SpoutExecutor::NextRoot(Task& task) {
 }
 
 void SpoutExecutor::TrackTree(Task& task, StreamRoute* route, uint64_t root,
-                              uint64_t xor_of_edges, api::MessageId message_id) {
+                              std::optional<uint64_t> init_to_send, api::MessageId message_id) {
   PendingTuple p;
   // A spout roots its trees on one or a few streams: a short scan.
   while (p.route < task.routes.size() && task.routes[p.route] != route) ++p.route;
@@ -202,10 +208,11 @@ void SpoutExecutor::TrackTree(Task& task, StreamRoute* route, uint64_t root,
     p.start_us = us == 0 ? 1 : us;  // 0 means "not sampled"
   }
   task.pending.Put(root, p);
+  if (!init_to_send.has_value()) return;  // a tuple carries it
   Envelope init;
   init.kind = MessageKind::kAckInit;
   init.root = root;
-  init.value = xor_of_edges;
+  init.value = *init_to_send;
   init.spout_task = task.id.value();
   transfer_.SendToAcker(std::move(init));
 }

@@ -118,9 +118,10 @@ class SpoutExecutor final : public Executor {
   // Fails every pending tree of `task` at once (MessageKind::kSpoutFailAll).
   void FailAllPending(Task& task);
   // Pending-map entries: records a tree emitted with `message_id` (and
-  // sends its init to the acker), and takes the id back out of one.
-  void TrackTree(Task& task, StreamRoute* route, uint64_t root, uint64_t xor_of_edges,
-                 api::MessageId message_id);
+  // sends `init_to_send`, its init, to the acker unless one of its tuples
+  // carries it), and takes the id back out of one.
+  void TrackTree(Task& task, StreamRoute* route, uint64_t root,
+                 std::optional<uint64_t> init_to_send, api::MessageId message_id);
   api::MessageId TakeMessageId(const PendingTuple& p);
   StreamRoute* RouteOf(Task& task, const PendingTuple& p) const {
     return task.routes[p.route & ~kBoxedId];
@@ -153,13 +154,14 @@ class SpoutExecutor final : public Executor {
   bool active_ = false;
   std::atomic<bool> exhausted_{false};
   FastRandom random_;
-  std::vector<api::TaskId> targets_;       // scratch
-  std::vector<Envelope> lane_items_;       // scratch
-  uint64_t next_root_ = 0;                 // see NextRoot()
+  std::vector<api::TaskId> targets_;  // scratch
+  std::vector<uint64_t> edges_;       // scratch: a tracked emit's edge ids
+  std::vector<Envelope> lane_items_;  // scratch
+  uint64_t next_root_ = 0;            // see NextRoot()
   // Non-integer message ids of pending trees, and the free indexes in it.
   std::vector<api::MessageId> boxed_ids_;
   std::vector<uint32_t> free_boxed_ids_;
-  std::vector<AckNow> ack_now_;            // ackers = 0: ack after NextTuple
+  std::vector<AckNow> ack_now_;  // ackers = 0: ack after NextTuple
   static constexpr int kShortIdlePasses = 100;
   static constexpr std::chrono::nanoseconds kShortIdlePark{50'000};
   int consecutive_idle_ = 0;

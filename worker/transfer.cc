@@ -187,24 +187,31 @@ void Transfer::EncodeToRemote(int worker, int32_t task, Encode&& encode) {
   }
 }
 
-void Transfer::SendTuple(int32_t task, const std::shared_ptr<const api::StreamSchema>& schema,
+bool Transfer::SendTuple(int32_t task, const std::shared_ptr<const api::StreamSchema>& schema,
                          api::TaskId source, api::Values& values, bool take_values,
-                         api::TupleAnchors&& anchors) {
+                         api::TupleAnchors&& anchors, const CarriedInit* init) {
   const size_t t = static_cast<size_t>(task);
+  bool local = false;
   if (t < by_task_.size()) {
     const Target& target = by_task_[t];
     if (!target.self && target.producer == nullptr && target.remote >= 0) {
       EncodeToRemote(target.remote, task, [&](const EnvelopeCodec& codec, std::string& out) {
         return codec.EncodeTuple(*schema, source.value(), anchors, values, out);
       });
-      return;
+      return false;
     }
+    local = target.self || target.producer != nullptr;
   }
+  // Without a route Send() reports the wiring bug; the init stays with the
+  // spout, which sends it to the acker, so the tree times out as before.
+  if (!local) init = nullptr;
   Envelope e;
   e.tuple =
       api::Tuple(schema, source, take_values ? std::move(values) : values, std::move(anchors));
+  if (init != nullptr) e.tuple.CarryInit(init->xor_of_edges, init->spout_task);
   e.task = task;
   Send(std::move(e));
+  return init != nullptr;
 }
 
 void Transfer::SendRemote(int worker, Envelope&& e) {

@@ -68,9 +68,19 @@ class Transfer {
   // it is encoded straight into that worker's batch, without building the
   // tuple, and `values` is left as it was; otherwise the tuple is built with
   // `values`, moved when `take_values`, else copied.
-  void SendTuple(int32_t task, const std::shared_ptr<const api::StreamSchema>& schema,
+  //
+  // `init`, for a spout's tracked tuple: the tree's ack-init, which the
+  // tuple carries (api::Tuple::CarryInit) when `task` runs in this worker.
+  // Returns whether it did; if not, the spout must send the init itself.
+  // Only tuples that stay in this process carry one, so nothing about it
+  // reaches the wire or another worker's version of the runtime.
+  struct CarriedInit {
+    uint64_t xor_of_edges = 0;
+    int32_t spout_task = 0;
+  };
+  bool SendTuple(int32_t task, const std::shared_ptr<const api::StreamSchema>& schema,
                  api::TaskId source, api::Values& values, bool take_values,
-                 api::TupleAnchors&& anchors);
+                 api::TupleAnchors&& anchors, const CarriedInit* init = nullptr);
   // An acker message: picks the acker task for e.root (root mod #ackers,
   // Storm's fields grouping on the root id with a simpler hash) and sends.
   void SendToAcker(Envelope&& e) {

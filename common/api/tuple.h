@@ -86,6 +86,22 @@ class Tuple {
   uint64_t ack_val() const { return body_->ack_val; }
   void XorAckVal(uint64_t edge) const { body_->ack_val ^= edge; }
 
+  // Runtime only: a spout's tuple for a task in its own worker may carry its
+  // tree's ack-init (the XOR of the tree's edges, folded into ack_val, and
+  // the spout task to answer), so the receiving bolt's ack tells the acker
+  // both at once: one acking message per tree instead of two. -1 when the
+  // tuple carries none.
+  int32_t carried_init_task() const { return body_->carried_init_task; }
+  void CarryInit(uint64_t xor_of_edges, int32_t spout_task) const {
+    body_->ack_val ^= xor_of_edges;
+    body_->carried_init_task = spout_task;
+  }
+  // The carried init was handed on: forget it and the XOR sent with it.
+  void ClearCarriedInit() const {
+    body_->ack_val = 0;
+    body_->carried_init_task = -1;
+  }
+
   // "spout:default@3 [1, \"a\"]" for logs.
   std::string DebugString() const;
 
@@ -101,6 +117,7 @@ class Tuple {
     }
     std::shared_ptr<const StreamSchema> schema;
     TaskId source_task;
+    int32_t carried_init_task = -1;  // in source_task's padding: no size change
     Values values;
     TupleAnchors anchors;
     uint64_t ack_val = 0;

@@ -4,10 +4,16 @@
 
 namespace tempest::core {
 
-AckLedger::AckLedger(int buckets)
-    : buckets_(static_cast<uint16_t>(std::clamp(buckets, 2, 1000))) {}
+AckLedger::AckLedger(int buckets) : buckets_(static_cast<uint16_t>(std::clamp(buckets, 2, 1000))) {}
 
 AckResult AckLedger::Init(uint64_t root, uint64_t xor_of_edges, int32_t spout_task) {
+  if (xor_of_edges == 0) {
+    // A whole tree in one message (a bolt's ack that carries the init, or a
+    // tuple that went nowhere) completes without an entry, unless acks or
+    // fails for it arrived first.
+    const size_t found = table_.IndexOf(root);
+    if (found == ProbeTable<Slot>::kNotFound) return {AckOutcome::kCompleted, spout_task};
+  }
   const size_t index = FindOrInsert(root);
   table_.at(index).value ^= xor_of_edges;
   table_.at(index).spout_task = spout_task;

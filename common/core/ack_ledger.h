@@ -78,7 +78,10 @@ class AckLedger {
   explicit AckLedger(int buckets = kDefaultBuckets);
 
   // `__ack_init` [root, xor of the spout's edge ids, spout task]. An init value
-  // of 0 (the tuple went nowhere) completes at once.
+  // of 0 (the tuple went nowhere, or a bolt's ack carried the init of a tree
+  // it finished) completes at once, without an entry when none exists. A
+  // bolt's ack may stand in for the init: its value is then the init's XOR
+  // and the ack's together, which is the same sum.
   AckResult Init(uint64_t root, uint64_t xor_of_edges, int32_t spout_task);
   // `__ack_ack` [root, xor value].
   AckResult Ack(uint64_t root, uint64_t xor_value);

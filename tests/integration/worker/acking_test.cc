@@ -272,6 +272,93 @@ TEST(AckingTest, HeldTupleWithoutResetTimesOut) {
   ASSERT_TRUE(cluster->Kill(milliseconds(0)).ok());
 }
 
+// A spout's tuple for a bolt in its own worker carries its tree's init, so
+// the acker hears of a tree only when the bolt answers: it tracks nothing
+// while the bolt holds the tuples, and the acks alone complete the trees.
+TEST(AckingTest, TreesToABoltInTheSameWorkerReachTheAckerWithTheAck) {
+  api::ComponentRegistry r;
+  Feed f;
+  AddFeeder(r, "feeder", f);
+  auto control = std::make_shared<HoldControl>();
+  AddBolt(r, "hold", [control] { return std::make_unique<HoldBolt>(control); });
+  TopologyBuilder b("carried-init");
+  b.SetSpout("1", "feeder");
+  b.SetBolt("2", "hold").ShuffleGrouping("1");
+  auto cluster = StartCluster(b.Build(), r);
+  ASSERT_NE(cluster, nullptr);
+  std::string acker_task;
+  for (const core::ExecutorInfo& e : cluster->Executors()) {
+    if (e.component.value() == api::kAckerComponentName) {
+      acker_task = std::to_string(e.start.value());
+    }
+  }
+  ASSERT_FALSE(acker_task.empty());
+  core::Gauge& acker_trees = cluster->metrics().GetGauge(
+      "tempest_acker_pending_trees",
+      {{"component", std::string(api::kAckerComponentName)}, {"task", acker_task}});
+
+  for (int i = 1; i <= 3; ++i) f.feeder->Feed(Num(i), api::Value(i));
+  ASSERT_TRUE(cluster->TrackedWait(3, kWait));
+  ASSERT_EQ(control->received.load(), 3);
+  EXPECT_EQ(acker_trees.Value(), 0) << "the acker was sent the inits of held tuples";
+  EXPECT_EQ(f.tracker->num_acked(), 0u);
+
+  control->hold = false;
+  f.feeder->Feed(Num(4), api::Value(4));  // its Execute acks all four
+  ASSERT_TRUE(cluster->TrackedWait(1, kWait));
+  EXPECT_EQ(f.tracker->num_acked(), 4u);
+  EXPECT_EQ(f.tracker->num_failed(), 0u);
+  EXPECT_EQ(acker_trees.Value(), 0);
+  ASSERT_TRUE(cluster->Kill(milliseconds(0)).ok());
+}
+
+// Emits one tuple anchored to each input and holds the input; an input
+// with a negative number fails every held one and is acked itself.
+class FailHeldOnSignalBolt final : public TestBolt {
+ public:
+  void Execute(const api::Tuple& input) override {
+    if (input.GetInt(0) < 0) {
+      for (const api::Tuple& t : held_) collector_->Fail(t);
+      held_.clear();
+      collector_->Ack(input);
+      return;
+    }
+    collector_->Emit(input, {input.Get(0)});
+    held_.push_back(input);
+  }
+
+ private:
+  std::vector<api::Tuple> held_;
+};
+
+// A held tuple that carries its tree's init and is then failed reaches the
+// spout as a failure at once, not after the message timeout (30 s here),
+// even though the tuple it emitted was acked first: the init handed on with
+// the fail keeps the tree open until the fail arrives.
+TEST(AckingTest, FailingAHeldTupleThatCarriesItsInitFailsItAtOnce) {
+  api::ComponentRegistry r;
+  Feed f;
+  AddFeeder(r, "feeder", f);
+  AddBolt(r, "fail-later", [] { return std::make_unique<FailHeldOnSignalBolt>(); });
+  AddBolt(r, "ack", [] { return std::make_unique<AckBolt>(); });
+  TopologyBuilder b("carried-init-fail");
+  b.SetSpout("1", "feeder");
+  b.SetBolt("2", "fail-later").ShuffleGrouping("1");
+  b.SetBolt("3", "ack").ShuffleGrouping("2");
+  auto cluster = StartCluster(b.Build(), r);
+  ASSERT_NE(cluster, nullptr);
+  f.feeder->Feed(Num(1), api::Value(1));
+  f.feeder->Feed(Num(2), api::Value(2));
+  ASSERT_TRUE(cluster->TrackedWait(2, kWait));
+  EXPECT_EQ(f.tracker->num_acked() + f.tracker->num_failed(), 0u);
+  f.feeder->Feed(Num(-1), api::Value(3));  // the signal: fail what is held, ack it
+  ASSERT_TRUE(cluster->TrackedWait(1, kWait));
+  EXPECT_TRUE(f.tracker->IsFailed(api::Value(1)));
+  EXPECT_TRUE(f.tracker->IsFailed(api::Value(2)));
+  EXPECT_TRUE(f.tracker->IsAcked(api::Value(3)));
+  ASSERT_TRUE(cluster->Kill(milliseconds(0)).ok());
+}
+
 // topology.max.spout.pending: with 3 allowed and a bolt that holds every
 // tuple, the spout stops calling NextTuple after 3; releasing the bolt lets
 // the rest through, and the stall is counted.

@@ -33,6 +33,31 @@ TEST(AckLedgerTest, InitWithZeroCompletesImmediately) {
   EXPECT_EQ(ledger.size(), 0u);
 }
 
+// A bolt's ack that carries the init (a spout tuple that stayed in its
+// worker) sends init ^ ack as one __ack_init: for a one-hop tree that is 0.
+TEST(AckLedgerTest, AnAckCarryingTheInitCompletesAOneHopTree) {
+  AckLedger ledger;
+  const uint64_t e1 = 0x1111;
+  EXPECT_EQ(ledger.Init(4, e1 ^ e1, 2), Completed(2));
+  EXPECT_EQ(ledger.size(), 0u);
+  EXPECT_EQ(ledger.Ack(4, 0x55), kPending);  // a later stray ack opens a fresh entry
+  EXPECT_EQ(ledger.size(), 1u);
+}
+
+// The same with a second branch whose ack arrived first: the zero-valued
+// init must settle the existing entry, not bypass it.
+TEST(AckLedgerTest, AnInitOfZeroSettlesAnEntryThatAcksOpened) {
+  AckLedger ledger;
+  const uint64_t e1 = 0x1111, e2 = 0x2222;
+  EXPECT_EQ(ledger.Ack(6, e2), kPending);
+  // Bolt A carried the init e1 ^ e2 and acks e1 and a child e3 it emitted.
+  const uint64_t e3 = 0x4444;
+  EXPECT_EQ(ledger.Init(6, (e1 ^ e2) ^ (e1 ^ e3), 8), kPending);
+  EXPECT_EQ(ledger.Init(6, 0, 8), kPending);  // an init of 0 changes no XOR
+  EXPECT_EQ(ledger.Ack(6, e3), Completed(8));
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
 TEST(AckLedgerTest, AckBeforeInitCompletesWhenInitArrives) {
   AckLedger ledger;
   EXPECT_EQ(ledger.Ack(9, 0xAA), kPending);
